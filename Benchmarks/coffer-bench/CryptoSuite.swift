@@ -1,0 +1,111 @@
+import Coffer
+import Foundation
+
+/// The primitives of the blob write path, per core: what a 64 KiB chunk costs at each stage.
+enum CryptoSuite {
+    static let chunk = SecureRandom.bytes(count: 64 << 10)
+    /// The size of a small keychain record.
+    static let record = SecureRandom.bytes(count: 256)
+    /// Log-like text: compressible, but not trivially.
+    static let text: [UInt8] = {
+        var bytes: [UInt8] = []
+        var line = 0
+        while bytes.count < 64 << 10 {
+            bytes += Array("\(line) GET /files/\(line * 7919 % 1000).dat 200 \(line * 104_729 % 65_536) bytes\n".utf8)
+            line += 1
+        }
+        return Array(bytes.prefix(64 << 10))
+    }()
+
+    static func benchmarks(quick: Bool) -> [any Benchmark] {
+        let repeats = quick ? 64 : 512
+        return [
+            AESSeal(name: "64 KiB", message: chunk, repeats: repeats, reuse: true),
+            AESSeal(name: "64 KiB", message: chunk, repeats: repeats, reuse: false),
+            AESSeal(name: "256 B", message: record, repeats: repeats * 64, reuse: true),
+            AESSeal(name: "256 B", message: record, repeats: repeats * 64, reuse: false),
+            Digest(name: "crypto/sha-256 64 KiB", repeats: repeats),
+            MAC(name: "crypto/hmac-sha256 64 KiB (chunk id)", repeats: repeats, reference: "crypto/sha-256 64 KiB"),
+            Compress(name: "compression/zstd-3 64 KiB text", repeats: repeats / 4),
+            KDF(),
+        ]
+    }
+
+    struct AESSeal: Benchmark {
+        let name: String
+        let message: [UInt8]
+        let repeats: Int
+        let reuse: Bool
+        var reference: String? = nil
+        var bytesPerRun: Int { repeats * message.count }
+        let key = SecureBytes.random(count: 32)
+        var gcm: AESGCM?
+
+        /// Sealing `message` `repeats` times; the new-context variant is compared with the reused one.
+        init(name size: String, message: [UInt8], repeats: Int, reuse: Bool) {
+            let reused = "crypto/aes-256-gcm seal \(size) (reused context)"
+            self.name = reuse ? reused : "crypto/aes-256-gcm seal \(size) (new context each)"
+            self.reference = reuse ? nil : reused
+            self.message = message
+            self.repeats = repeats
+            self.reuse = reuse
+        }
+
+        mutating func setUp() throws { gcm = try AESGCM() }
+
+        mutating func run() throws {
+            for _ in 0..<repeats {
+                let context = reuse ? gcm! : try AESGCM()
+                _ = try context.seal(message, key: key, authenticating: [1, 2, 3])
+            }
+        }
+    }
+
+    struct Digest: Benchmark {
+        let name: String
+        let repeats: Int
+        var bytesPerRun: Int { repeats * chunk.count }
+        mutating func run() throws {
+            let hasher = try SHA256()
+            for _ in 0..<repeats {
+                try hasher.update(chunk)
+                _ = try hasher.finalize()
+            }
+        }
+    }
+
+    struct MAC: Benchmark {
+        let name: String
+        let repeats: Int
+        let reference: String?
+        var bytesPerRun: Int { repeats * chunk.count }
+        mutating func run() throws {
+            let mac = try HMACSHA256(key: SecureBytes.random(count: 32))
+            for _ in 0..<repeats { _ = try mac.authenticationCode(for: chunk) }
+        }
+    }
+
+    struct Compress: Benchmark {
+        let name: String
+        let repeats: Int
+        var bytesPerRun: Int { repeats * text.count }
+        var compressor: ZstdCompressor?
+        mutating func setUp() throws { compressor = try ZstdCompressor(level: 3) }
+        mutating func run() throws {
+            for _ in 0..<repeats { _ = try compressor!.compress(text) }
+        }
+    }
+
+    struct KDF: Benchmark {
+        let name = "crypto/scrypt unlock (N=2^15 r=8 p=1)"
+        mutating func run() throws {
+            _ = try Scrypt.deriveKey(
+                password: Array("passphrase".utf8),
+                salt: [UInt8](repeating: 1, count: 32),
+                logN: 15,
+                r: 8,
+                p: 1
+            )
+        }
+    }
+}

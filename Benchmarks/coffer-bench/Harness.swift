@@ -1,0 +1,101 @@
+import Foundation
+
+/// One measured operation. `setUp` runs once before the warm-up, `run` once per measured run,
+/// `tearDown` once at the end. `bytesPerRun` or `operationsPerRun` turns a time into a throughput.
+protocol Benchmark {
+    /// The figure's name, e.g. `crypto/aes-256-gcm seal 64 KiB`.
+    var name: String { get }
+    /// What a run processes, for MB/s.
+    var bytesPerRun: Int { get }
+    /// How many operations one run performs, for ops/s.
+    var operationsPerRun: Int { get }
+    /// The name of the benchmark this one is compared with, if any.
+    var reference: String? { get }
+
+    mutating func setUp() throws
+    mutating func run() throws
+    mutating func tearDown() throws
+}
+
+extension Benchmark {
+    var bytesPerRun: Int { 0 }
+    var operationsPerRun: Int { 1 }
+    var reference: String? { nil }
+    mutating func setUp() throws {}
+    mutating func tearDown() throws {}
+}
+
+/// The measured result of one benchmark.
+struct Measurement: Encodable {
+    let name: String
+    let unit: String
+    let median: Double
+    let min: Double
+    let max: Double
+    let runs: Int
+    let reference: String?
+    /// median / reference median, when there is a reference in the same run.
+    var ratio: Double?
+}
+
+/// Runs benchmarks: each is set up and warmed up once, then the measured runs go round-robin (one
+/// run of every benchmark per round), so drift on a shared, noisy machine touches a figure and its
+/// reference alike and their ratio stays meaningful.
+struct Harness {
+    let runs: Int
+
+    func measure(_ benchmarks: [any Benchmark]) throws -> [Measurement] {
+        var benchmarks = benchmarks
+        var rates = [[Double]](repeating: [], count: benchmarks.count)
+        defer {
+            for index in benchmarks.indices { try? benchmarks[index].tearDown() }
+        }
+        for index in benchmarks.indices {
+            try benchmarks[index].setUp()
+            try benchmarks[index].run()
+        }
+        for _ in 0..<runs {
+            for index in benchmarks.indices {
+                let start = DispatchTime.now().uptimeNanoseconds
+                try benchmarks[index].run()
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                let benchmark = benchmarks[index]
+                rates[index].append(
+                    benchmark.bytesPerRun > 0
+                        ? Double(benchmark.bytesPerRun) / seconds / 1e6 : Double(benchmark.operationsPerRun) / seconds
+                )
+            }
+        }
+        var results = zip(benchmarks, rates).map { benchmark, rates in
+            let sorted = rates.sorted()
+            return Measurement(
+                name: benchmark.name,
+                unit: benchmark.bytesPerRun > 0 ? "MB/s" : "ops/s",
+                median: sorted[sorted.count / 2],
+                min: sorted[0],
+                max: sorted[sorted.count - 1],
+                runs: runs,
+                reference: benchmark.reference,
+                ratio: nil
+            )
+        }
+        for index in results.indices {
+            if let reference = results[index].reference, let base = results.first(where: { $0.name == reference }) {
+                results[index].ratio = results[index].median / base.median
+            }
+        }
+        return results
+    }
+}
+
+/// Prints the machine the figures come from.
+enum Machine {
+    static var summary: String {
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        let memory = ProcessInfo.processInfo.physicalMemory >> 30
+        return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu), \(memory) GiB"
+    }
+}

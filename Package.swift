@@ -1,0 +1,104 @@
+// swift-tools-version:6.2
+//
+// Coffer: an encrypted, sync-capable storage engine on LMDB.
+// The three C libraries come from Debian's packages (see Tools/install-deps); nothing is fetched.
+
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 language mode and warnings as errors.
+let strictSettings: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Coffer",
+    products: [
+        .library(name: "Coffer", targets: ["Coffer"]),
+        .executable(name: "coffer", targets: ["coffer"]),
+        .executable(name: "coffer-bench", targets: ["coffer-bench"]),
+    ],
+    targets: [
+        // C libraries, one systemLibrary target each: a module map and a shim.h in the module's folder.
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Sources/CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            path: "Sources/CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
+        // The library: the public API plus `package` building blocks for the CLI and the benchmarks.
+        .target(
+            name: "Coffer",
+            dependencies: ["CLMDB", "CZstd", "COpenSSL"],
+            path: "Sources/Coffer",
+            swiftSettings: strictSettings
+        ),
+
+        // The command-line tool: a library with the commands (so tests and fuzzers can drive the
+        // parser) and a thin executable.
+        .target(
+            name: "CofferCLI",
+            dependencies: ["Coffer"],
+            path: "Tools/CofferCLI",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "coffer",
+            dependencies: ["CofferCLI"],
+            path: "Tools/coffer",
+            swiftSettings: strictSettings
+        ),
+
+        // The benchmark harness.
+        .executableTarget(
+            name: "coffer-bench",
+            dependencies: ["Coffer"],
+            path: "Benchmarks/coffer-bench",
+            swiftSettings: strictSettings
+        ),
+
+        // A test fixture process: plays a crashed foreign process (e.g. one that died holding an LMDB
+        // read slot), which a test cannot do inside its own process.
+        .executableTarget(
+            name: "coffer-test-fixture",
+            dependencies: ["CLMDB"],
+            path: "Tests/Fixtures/coffer-test-fixture",
+            swiftSettings: strictSettings
+        ),
+
+        // Fixtures both test targets share: temporary directories, built products, child processes.
+        .target(
+            name: "CofferTestSupport",
+            path: "Tests/CofferTestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CofferTests",
+            dependencies: ["Coffer", "CofferTestSupport"],
+            path: "Tests/CofferTests",
+            resources: [.copy("Vectors")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CofferCLITests",
+            dependencies: ["CofferCLI", "Coffer", "CofferTestSupport"],
+            path: "Tests/CofferCLITests",
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,8 @@
+// zstd for Swift. Debian package: libzstd-dev. Only Sources/Coffer/Compression/ imports this module.
+#ifndef COFFER_CZSTD_SHIM_H
+#define COFFER_CZSTD_SHIM_H
+
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#endif

@@ -1,0 +1,226 @@
+internal import COpenSSL
+package import Foundation
+
+/// AES-256-GCM with a 96-bit nonce and a 128-bit tag, through OpenSSL's EVP interface.
+///
+/// An `AESGCM` owns one reusable `EVP_CIPHER_CTX`, so it is not thread-safe: give each thread (or each
+/// pipeline worker) its own. Re-keying a context per message is cheap; allocating one is not.
+///
+/// Sealed messages are laid out as `nonce (12) ‖ ciphertext ‖ tag (16)`.
+///
+/// ```swift
+/// let gcm = try AESGCM()
+/// let sealed = try gcm.seal(plaintext, key: key, authenticating: associatedData)
+/// let opened = try gcm.open(sealed, key: key, authenticating: associatedData)
+/// ```
+package final class AESGCM {
+    /// Key size in bytes.
+    package static let keyByteCount = 32
+    /// Nonce size in bytes.
+    package static let nonceByteCount = 12
+    /// Tag size in bytes.
+    package static let tagByteCount = 16
+    /// Bytes a sealed message adds to its plaintext.
+    package static let overhead = nonceByteCount + tagByteCount
+
+    private let context: OpaquePointer
+    private let cipher: OpaquePointer
+
+    /// Allocates a cipher context (`EVP_CIPHER_CTX_new`).
+    package init() throws(CryptoError) {
+        cipher = try Algorithms.aes256GCM.get().pointer
+        context = try OpenSSL.check(EVP_CIPHER_CTX_new(), "EVP_CIPHER_CTX_new")
+    }
+
+    deinit { EVP_CIPHER_CTX_free(context) }
+
+    /// Seals `plaintext` under `key` with a fresh random nonce.
+    ///
+    /// - Returns: `nonce ‖ ciphertext ‖ tag`.
+    /// - Throws: ``CryptoError`` if the key is not 32 bytes or OpenSSL fails.
+    package func seal(
+        _ plaintext: some ContiguousBytes,
+        key: SecureBytes,
+        authenticating associatedData: some ContiguousBytes
+    ) throws(CryptoError) -> [UInt8] {
+        var nonce = [UInt8](repeating: 0, count: Self.nonceByteCount)
+        nonce.withUnsafeMutableBytes { SecureRandom.fill($0) }
+        return try seal(plaintext, key: key, nonce: nonce, authenticating: associatedData)
+    }
+
+    /// Seals `plaintext` under `key` with the given nonce. A nonce must never repeat under one key;
+    /// outside known-answer tests, use ``seal(_:key:authenticating:)``.
+    package func seal(
+        _ plaintext: some ContiguousBytes,
+        key: SecureBytes,
+        nonce: [UInt8],
+        authenticating associatedData: some ContiguousBytes
+    ) throws(CryptoError) -> [UInt8] {
+        guard nonce.count == Self.nonceByteCount else {
+            throw .invalidArgument("AES-GCM seal", "nonce must be \(Self.nonceByteCount) bytes, not \(nonce.count)")
+        }
+        let inputCount = plaintext.withUnsafeBytes { $0.count }
+        let tagOffset = Self.nonceByteCount + inputCount
+        var failure: CryptoError?
+        // Built in uninitialised capacity: every byte is written by the nonce copy, the cipher or the tag.
+        let output = [UInt8](unsafeUninitializedCapacity: tagOffset + Self.tagByteCount) { buffer, count in
+            let out = UnsafeMutableRawBufferPointer(buffer)
+            nonce.withUnsafeBytes { out.copyMemory(from: $0) }
+            failure = key.withUnsafeBytes { key in
+                plaintext.withUnsafeBytes { input in
+                    associatedData.withUnsafeBytes { aad in
+                        Result { () throws(CryptoError) in
+                            try crypt(
+                                encrypting: true,
+                                key: key,
+                                nonce: UnsafeRawBufferPointer(rebasing: out[..<Self.nonceByteCount]),
+                                associatedData: aad,
+                                input: input,
+                                output: UnsafeMutableRawBufferPointer(rebasing: out[Self.nonceByteCount..<tagOffset]),
+                                tag: UnsafeMutableRawBufferPointer(rebasing: out[tagOffset...])
+                            )
+                        }.error
+                    }
+                }
+            }
+            count = failure == nil ? out.count : 0
+        }
+        if let failure { throw failure }
+        return output
+    }
+
+    /// Opens a message made by ``seal(_:key:authenticating:)``.
+    ///
+    /// - Returns: The plaintext.
+    /// - Throws: ``CryptoError`` of kind `.authenticationFailure` if the message, key or associated data
+    ///   is not the one sealed (nothing of the plaintext is returned then), `.invalidArgument` if the
+    ///   message is shorter than nonce and tag.
+    package func open(
+        _ sealed: some ContiguousBytes,
+        key: SecureBytes,
+        authenticating associatedData: some ContiguousBytes
+    ) throws(CryptoError) -> [UInt8] {
+        let sealedCount = sealed.withUnsafeBytes { $0.count }
+        guard sealedCount >= Self.overhead else {
+            throw .invalidArgument("AES-GCM open", "sealed message is \(sealedCount) bytes, shorter than nonce and tag")
+        }
+        let tagOffset = sealedCount - Self.tagByteCount
+        var output = [UInt8](repeating: 0, count: tagOffset - Self.nonceByteCount)
+        let result = output.withUnsafeMutableBytes { out in
+            key.withUnsafeBytes { key in
+                sealed.withUnsafeBytes { input in
+                    associatedData.withUnsafeBytes { aad in
+                        Result { () throws(CryptoError) in
+                            try crypt(
+                                encrypting: false,
+                                key: key,
+                                nonce: UnsafeRawBufferPointer(rebasing: input[..<Self.nonceByteCount]),
+                                associatedData: aad,
+                                input: UnsafeRawBufferPointer(rebasing: input[Self.nonceByteCount..<tagOffset]),
+                                output: out,
+                                tag: UnsafeMutableRawBufferPointer(
+                                    mutating: UnsafeRawBufferPointer(rebasing: input[tagOffset...])
+                                )
+                            )
+                        }
+                    }
+                }
+            }
+        }
+        do {
+            try result.get()
+        } catch {
+            // Never hand back unauthenticated plaintext, not even in memory we are about to free.
+            output.wipe()
+            throw error
+        }
+        return output
+    }
+
+    /// Runs one GCM operation. On decryption `tag` is read, never written.
+    private func crypt(
+        encrypting: Bool,
+        key: UnsafeRawBufferPointer,
+        nonce: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer,
+        input: UnsafeRawBufferPointer,
+        output: UnsafeMutableRawBufferPointer,
+        tag: UnsafeMutableRawBufferPointer
+    ) throws(CryptoError) {
+        guard key.count == Self.keyByteCount else {
+            throw .invalidArgument("AES-GCM", "key must be \(Self.keyByteCount) bytes, not \(key.count)")
+        }
+        let enc: Int32 = encrypting ? 1 : 0
+        try OpenSSL.check(
+            EVP_CipherInit_ex2(context, cipher, bytes(key), bytes(nonce), enc, nil),
+            "EVP_CipherInit_ex2"
+        )
+        var written: Int32 = 0
+        for piece in pieces(associatedData.count) {
+            try OpenSSL.check(
+                EVP_CipherUpdate(context, nil, &written, bytes(associatedData, piece.lowerBound), Int32(piece.count)),
+                "EVP_CipherUpdate"
+            )
+        }
+        for piece in pieces(input.count) {
+            try OpenSSL.check(
+                EVP_CipherUpdate(
+                    context,
+                    mutableBytes(output, piece.lowerBound),
+                    &written,
+                    bytes(input, piece.lowerBound),
+                    Int32(piece.count)
+                ),
+                "EVP_CipherUpdate"
+            )
+        }
+        if encrypting {
+            try OpenSSL.check(EVP_CipherFinal_ex(context, nil, &written), "EVP_CipherFinal_ex")
+            try OpenSSL.check(
+                EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(Self.tagByteCount), tag.baseAddress),
+                "EVP_CIPHER_CTX_ctrl(GET_TAG)"
+            )
+        } else {
+            try OpenSSL.check(
+                EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(Self.tagByteCount), tag.baseAddress),
+                "EVP_CIPHER_CTX_ctrl(SET_TAG)"
+            )
+            var finalLength: Int32 = 0
+            if EVP_CipherFinal_ex(context, nil, &finalLength) != 1 {
+                ERR_clear_error()
+                throw .authenticationFailure("AES-GCM open")
+            }
+        }
+    }
+
+    private func pieces(_ count: Int) -> [Range<Int>] {
+        stride(from: 0, to: count, by: OpenSSL.maximumPieceLength).map {
+            $0..<min($0 + OpenSSL.maximumPieceLength, count)
+        }
+    }
+}
+
+extension Result {
+    /// The failure, if any.
+    fileprivate var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// A non-NULL `unsigned char *` for a possibly empty buffer (OpenSSL rejects NULL even with length 0
+/// in some calls).
+private func bytes(_ buffer: UnsafeRawBufferPointer, _ offset: Int = 0) -> UnsafePointer<UInt8> {
+    guard let base = buffer.baseAddress else { return emptyByte }
+    return base.advanced(by: offset).assumingMemoryBound(to: UInt8.self)
+}
+
+private func mutableBytes(_ buffer: UnsafeMutableRawBufferPointer, _ offset: Int) -> UnsafeMutablePointer<UInt8> {
+    buffer.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self)
+}
+
+nonisolated(unsafe) private let emptyByte: UnsafePointer<UInt8> = {
+    let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    pointer.initialize(to: 0)
+    return UnsafePointer(pointer)
+}()

@@ -1,0 +1,60 @@
+internal import COpenSSL
+package import Foundation
+
+/// HMAC-SHA256 under one key, through OpenSSL's `EVP_MAC` interface.
+///
+/// Keep an instance for a key that signs many messages (chunk ids, index entries): the key schedule is
+/// computed once and the context re-initialised per message. Not thread-safe; one per thread.
+///
+/// ```swift
+/// let mac = try HMACSHA256(key: indexKey)
+/// let tag = try mac.authenticationCode(for: message)
+/// ```
+package final class HMACSHA256 {
+    /// Tag size in bytes.
+    package static let byteCount = 32
+
+    private let context: OpaquePointer
+
+    /// Keys a new context (`EVP_MAC_CTX_new`, `EVP_MAC_init`).
+    package init(key: some ContiguousBytes) throws(CryptoError) {
+        let mac = try Algorithms.hmac.get().pointer
+        let context = try OpenSSL.check(EVP_MAC_CTX_new(mac), "EVP_MAC_CTX_new")
+        let result = key.withUnsafeBytes { key in coffer_hmac_sha256_init(context, key.baseAddress, key.count) }
+        do {
+            try OpenSSL.check(result, "EVP_MAC_init")
+        } catch {
+            EVP_MAC_CTX_free(context)
+            throw error
+        }
+        self.context = context
+    }
+
+    deinit { EVP_MAC_CTX_free(context) }
+
+    /// The 32-byte HMAC of the concatenation of `parts`.
+    package func authenticationCode(for parts: any ContiguousBytes...) throws(CryptoError) -> [UInt8] {
+        try authenticationCode(forParts: parts)
+    }
+
+    /// The 32-byte HMAC of the concatenation of `parts`.
+    package func authenticationCode(forParts parts: [any ContiguousBytes]) throws(CryptoError) -> [UInt8] {
+        try OpenSSL.check(EVP_MAC_init(context, nil, 0, nil), "EVP_MAC_init")
+        for part in parts {
+            let result = part.withUnsafeBytes { EVP_MAC_update(context, $0.baseAddress, $0.count) }
+            try OpenSSL.check(result, "EVP_MAC_update")
+        }
+        var tag = [UInt8](repeating: 0, count: Self.byteCount)
+        var length = 0
+        try OpenSSL.check(EVP_MAC_final(context, &tag, &length, tag.count), "EVP_MAC_final")
+        return tag
+    }
+
+    /// One-shot HMAC-SHA256 of `message` under `key`.
+    package static func authenticationCode(
+        for message: some ContiguousBytes,
+        key: some ContiguousBytes
+    ) throws(CryptoError) -> [UInt8] {
+        try HMACSHA256(key: key).authenticationCode(for: message)
+    }
+}

@@ -1,0 +1,250 @@
+internal import CLMDB
+package import Foundation
+internal import Glibc
+internal import Synchronization
+
+/// One LMDB environment: a directory holding `data.mdb` and `lock.mdb`, with named tables, one writer
+/// at a time and any number of concurrent readers (MVCC).
+///
+/// Transactions are closure-scoped and synchronous: the transaction commits when the closure returns
+/// and aborts when it throws, and since the closure cannot `await`, a transaction can never be held
+/// across a suspension point. When a write fills the map, the environment grows it and runs the
+/// closure again, so write closures must not have side effects outside the transaction.
+///
+/// ```swift
+/// let environment = try Environment(directory: url, options: .init(createIfMissing: true))
+/// let items = try environment.openTables(["items"], create: true)[0]
+/// try environment.write { txn in try txn.put(items, key: key, value: value) }
+/// let value = try environment.read { txn in try txn.get(items, key: key) }
+/// ```
+package final class Environment: @unchecked Sendable {
+    /// How to open an environment.
+    package struct Options: Sendable {
+        /// Create `data.mdb` when it is missing; when `false`, a directory without it is refused with
+        /// ``LMDBError/Code/noSuchFile`` and left untouched.
+        package var createIfMissing: Bool = false
+        /// The initial map size in bytes; the map grows on demand. LMDB rounds it to whole pages.
+        package var initialMapSize: Int = 64 << 20
+        /// The largest the map may grow to.
+        package var maximumMapSize: Int = 1 << 40
+        /// The number of named tables the environment may hold.
+        package var maximumTables: UInt32 = 32
+        /// The number of concurrent read transactions across all processes.
+        package var maximumReaders: UInt32 = 126
+
+        package init(createIfMissing: Bool = false, initialMapSize: Int = 64 << 20, maximumReaders: UInt32 = 126) {
+            self.createIfMissing = createIfMissing
+            self.initialMapSize = initialMapSize
+            self.maximumReaders = maximumReaders
+        }
+    }
+
+    /// The directory holding the environment.
+    package let directory: URL
+    /// How many reader slots of dead processes were cleared when the environment opened
+    /// (`mdb_reader_check`).
+    package let staleReadersCleared: Int
+
+    /// Whether opening created `lock.mdb` (so a caller that rejects the environment can remove it).
+    package let createdLockFile: Bool
+
+    private let options: Options
+    private let gate = ResizeGate()
+    /// Guarded by `gate`: read under shared, written under exclusive.
+    private var handle: OpaquePointer?
+    private let growthCount = Atomic<Int>(0)
+    private let laterStaleReaders = Atomic<Int>(0)
+
+    /// Opens (or, with `createIfMissing`, creates) the environment in `directory`, which must exist.
+    ///
+    /// Files are created with mode 0600. Reader slots left by dead processes are cleared. If opening
+    /// fails, nothing the call created is left behind.
+    ///
+    /// The corresponding C functions are `mdb_env_create`, `mdb_env_open` and `mdb_reader_check`.
+    ///
+    /// - Throws: ``LMDBError``: `noSuchFile` when there is no `data.mdb` and `createIfMissing` is false,
+    ///   `invalid` when `data.mdb` is not an LMDB file, `versionMismatch`, or an `errno` code.
+    package init(directory: URL, options: Options) throws(LMDBError) {
+        self.directory = directory
+        self.options = options
+        let dataFile = directory.appendingPathComponent("data.mdb").path
+        let lockFile = directory.appendingPathComponent("lock.mdb").path
+        if !options.createIfMissing, access(dataFile, F_OK) != 0 {
+            throw LMDBError(.noSuchFile, operation: "open \(dataFile)")
+        }
+        let lockExisted = access(lockFile, F_OK) == 0
+        let dataExisted = access(dataFile, F_OK) == 0
+
+        var environment: OpaquePointer?
+        try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
+        guard let environment else { throw LMDBError(.invalid, operation: "mdb_env_create") }
+        do {
+            try LMDB.check(mdb_env_set_maxdbs(environment, options.maximumTables), "mdb_env_set_maxdbs")
+            try LMDB.check(mdb_env_set_maxreaders(environment, options.maximumReaders), "mdb_env_set_maxreaders")
+            try LMDB.check(mdb_env_set_mapsize(environment, options.initialMapSize), "mdb_env_set_mapsize")
+            try LMDB.check(
+                mdb_env_open(environment, directory.path, UInt32(MDB_NOTLS), 0o600),
+                "mdb_env_open(\(directory.path))"
+            )
+            var dead: Int32 = 0
+            try LMDB.check(mdb_reader_check(environment, &dead), "mdb_reader_check")
+            staleReadersCleared = Int(dead)
+        } catch {
+            mdb_env_close(environment)
+            if !lockExisted { unlink(lockFile) }
+            if !dataExisted { unlink(dataFile) }
+            throw error
+        }
+        handle = environment
+        createdLockFile = !lockExisted
+    }
+
+    deinit {
+        if let handle { mdb_env_close(handle) }
+    }
+
+    /// Closes the environment after any transactions in progress finish (`mdb_env_close`). Later
+    /// transactions fail with ``LMDBError/Code/closed``. Closing twice is harmless.
+    package func close() {
+        gate.exclusive {
+            if let handle { mdb_env_close(handle) }
+            handle = nil
+        }
+    }
+
+    /// Closes the environment and removes the lock file if opening created it: for a caller that opened
+    /// a directory, found it is not what it expected, and must leave it as it was.
+    package func closeAndRemoveCreatedFiles() {
+        close()
+        if createdLockFile { unlink(directory.appendingPathComponent("lock.mdb").path) }
+    }
+
+    /// Whether ``close()`` has been called.
+    package var isClosed: Bool { gate.shared { handle == nil } }
+
+    /// The current map size in bytes (`mdb_env_info`).
+    package var mapSize: Int {
+        gate.shared {
+            guard let handle else { return 0 }
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            return info.me_mapsize
+        }
+    }
+
+    /// Bytes of the map in use (pages up to the last one written) and the map size (`mdb_env_info`,
+    /// `mdb_env_stat`).
+    package func usage() -> (usedBytes: Int, mapBytes: Int) {
+        gate.shared {
+            guard let handle else { return (0, 0) }
+            var info = MDB_envinfo()
+            var stat = MDB_stat()
+            mdb_env_info(handle, &info)
+            mdb_env_stat(handle, &stat)
+            return ((info.me_last_pgno + 1) * Int(stat.ms_psize), info.me_mapsize)
+        }
+    }
+
+    /// Reader slots of dead processes cleared since opening: at open, and whenever the reader table
+    /// was full.
+    package var staleReadersClearedSinceOpen: Int {
+        staleReadersCleared + laterStaleReaders.load(ordering: .relaxed)
+    }
+
+    /// How many times this process has grown the map.
+    package var growths: Int { growthCount.load(ordering: .relaxed) }
+
+    /// Opens named tables, creating missing ones when `create` is true (in a write transaction) or
+    /// failing with ``LMDBError/Code/notFound`` naming the first missing table otherwise.
+    ///
+    /// The corresponding C function is `mdb_dbi_open`.
+    package func openTables(_ names: [String], create: Bool) throws -> [Table] {
+        let body: (Transaction) throws -> [Table] = { txn in
+            try names.map { name in
+                var dbi: MDB_dbi = 0
+                let flags = create ? UInt32(MDB_CREATE) : 0
+                try LMDB.check(mdb_dbi_open(txn.pointer, name, flags, &dbi), "mdb_dbi_open(\(name))")
+                return Table(name: name, handle: dbi)
+            }
+        }
+        // Handles opened in a transaction survive only if it commits, so even the read-only path
+        // commits rather than aborts.
+        return try create ? write(body) : transaction(readOnly: true, commit: true, body)
+    }
+
+    /// Runs `body` in a read-only transaction (a consistent snapshot), then ends it.
+    ///
+    /// The corresponding C functions are `mdb_txn_begin` with `MDB_RDONLY` and `mdb_txn_abort`.
+    @discardableResult
+    package func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+        try transaction(readOnly: true, commit: false, body)
+    }
+
+    /// Runs `body` in a write transaction and commits it when `body` returns; aborts it when `body`
+    /// throws, and rethrows. If the map fills, the transaction is aborted, the map grown, and `body`
+    /// run again from the start.
+    ///
+    /// The corresponding C functions are `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
+    @discardableResult
+    package func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+        while true {
+            let growthsBefore = growths
+            do {
+                return try transaction(readOnly: false, commit: true, body)
+            } catch let error as Transaction.MapFull {
+                try grow(from: growthsBefore, cause: error.underlying)
+            }
+        }
+    }
+
+    /// Begins, runs and ends one transaction under the shared side of the gate.
+    private func transaction<R>(readOnly: Bool, commit: Bool, _ body: (Transaction) throws -> R) throws -> R {
+        while true {
+            let outcome: Result<R, any Error>? = gate.shared {
+                guard let handle else {
+                    return .failure(LMDBError(.closed, operation: "mdb_txn_begin"))
+                }
+                var pointer: OpaquePointer?
+                var begun = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &pointer)
+                if begun == MDB_READERS_FULL {
+                    // Slots held by crashed processes may be what fills the table: free them and retry once.
+                    var dead: Int32 = 0
+                    if mdb_reader_check(handle, &dead) == MDB_SUCCESS, dead > 0 {
+                        laterStaleReaders.add(Int(dead), ordering: .relaxed)
+                        begun = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &pointer)
+                    }
+                }
+                if begun == MDB_MAP_RESIZED { return nil }
+                do {
+                    try LMDB.check(begun, "mdb_txn_begin")
+                } catch {
+                    return .failure(error)
+                }
+                let txn = Transaction(pointer: pointer!, isReadOnly: readOnly)
+                return Result { try txn.run(body, commit: commit) }
+            }
+            if let outcome { return try outcome.get() }
+            // Another process grew the map: adopt its size (set_mapsize 0) with no transaction open.
+            try gate.exclusive {
+                if let handle { try LMDB.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize") }
+            }
+        }
+    }
+
+    /// Grows the map after a write hit `MDB_MAP_FULL`, unless another thread already grew it since.
+    private func grow(from growthsBefore: Int, cause: LMDBError) throws {
+        try gate.exclusive {
+            guard let handle else { throw LMDBError(.closed, operation: "mdb_env_set_mapsize") }
+            guard growths == growthsBefore else { return }
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            let current = info.me_mapsize
+            guard current < options.maximumMapSize else { throw cause }
+            // Double while small, then grow by a fixed step: map size is address space, not disk.
+            let step = min(max(current, 1 << 20), 1 << 30)
+            let next = min(current + step, options.maximumMapSize)
+            try LMDB.check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize")
+            growthCount.add(1, ordering: .relaxed)
+        }
+    }
+}

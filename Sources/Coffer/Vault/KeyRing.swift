@@ -1,0 +1,110 @@
+/// Which root a key descends from: the device root never leaves this machine; the sync root is shared
+/// by the vaults of one sync group.
+enum KeyScope: CaseIterable, Sendable {
+    case device
+    case sync
+
+    var name: String {
+        switch self {
+        case .device: return "device"
+        case .sync: return "sync"
+        }
+    }
+}
+
+/// When a key is in memory, after Apple's data protection classes.
+enum ProtectionLevel: CaseIterable, Sendable {
+    /// Only while the vault is unlocked; `lock()` drops it.
+    case whenUnlocked
+    /// From the first unlock until the vault is closed.
+    case afterFirstUnlock
+
+    var label: String {
+        switch self {
+        case .whenUnlocked: return "coffer/v1/class/when-unlocked"
+        case .afterFirstUnlock: return "coffer/v1/class/after-first-unlock"
+        }
+    }
+}
+
+/// The two root keys of a vault, present only while it is unlocked.
+struct RootKeys: Sendable {
+    let device: SecureBytes
+    let sync: SecureBytes
+
+    func root(_ scope: KeyScope) -> SecureBytes { scope == .device ? device : sync }
+
+    /// Makes two fresh random roots.
+    static func generate() -> RootKeys { RootKeys(device: .random(count: 32), sync: .random(count: 32)) }
+}
+
+/// The keys a vault holds in memory, by protection level.
+///
+/// Protection-class keys are derived from the roots with HKDF, one per (scope, level). A
+/// `whenUnlocked` key cannot be computed from an `afterFirstUnlock` key, so dropping the roots and
+/// the `whenUnlocked` keys at `lock()` really makes `whenUnlocked` data unreadable while the
+/// `afterFirstUnlock` data stays available. Dropped keys are wiped by ``SecureBytes`` as soon as no
+/// operation still holds them.
+struct KeyRing: Sendable {
+    /// Present while unlocked.
+    private(set) var roots: RootKeys?
+    private var classKeys: [Slot: SecureBytes] = [:]
+
+    private struct Slot: Hashable {
+        let scope: KeyScope
+        let level: ProtectionLevel
+    }
+
+    /// Whether the roots (and so every key) are available.
+    var isUnlocked: Bool { roots != nil }
+
+    /// Whether any key has been in memory since the vault opened.
+    var hasBeenUnlocked: Bool { !classKeys.isEmpty }
+
+    /// Installs the roots and derives every class key from them.
+    mutating func unlock(with roots: RootKeys) throws(CofferError) {
+        var derived: [Slot: SecureBytes] = [:]
+        for scope in KeyScope.allCases {
+            for level in ProtectionLevel.allCases {
+                do {
+                    derived[Slot(scope: scope, level: level)] = try HKDF.deriveKey(
+                        from: roots.root(scope),
+                        label: level.label
+                    )
+                } catch {
+                    throw CofferError(.internalError, "deriving a class key failed: \(error)", underlying: error)
+                }
+            }
+        }
+        self.roots = roots
+        classKeys = derived
+    }
+
+    /// Drops the roots and the `whenUnlocked` keys; `afterFirstUnlock` keys stay.
+    mutating func lock() {
+        roots = nil
+        for scope in KeyScope.allCases { classKeys[Slot(scope: scope, level: .whenUnlocked)] = nil }
+    }
+
+    /// Drops every key.
+    mutating func clear() {
+        roots = nil
+        classKeys = [:]
+    }
+
+    /// The class key for `scope` and `level`.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when the vault is locked and the key is of a
+    ///   level that is not available then.
+    func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+        guard let key = classKeys[Slot(scope: scope, level: level)] else {
+            throw CofferError(
+                .interactionNotAllowed,
+                level == .whenUnlocked || !hasBeenUnlocked
+                    ? "the vault is locked; unlock it with its passphrase first"
+                    : "the vault has not been unlocked since it was opened; unlock it with its passphrase first"
+            )
+        }
+        return key
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+extension Vault {
+    /// Changes the passphrase: the two roots are wrapped again under a key from `newPassphrase` (with a
+    /// new salt and the configuration's KDF cost). No data is re-encrypted, and the recovery key keeps
+    /// working.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` if the vault is locked (unlock it first, with
+    ///   the old passphrase or the recovery key), `.param` for an empty passphrase.
+    public func changePassphrase(to newPassphrase: Passphrase) throws(CofferError) {
+        guard !newPassphrase.isEmpty else {
+            throw CofferError(.param, "the new passphrase is empty; choose a passphrase to protect the vault")
+        }
+        try configuration.kdf.validate()
+        let roots = try unlockedRoots()
+        let kdf = KDFRecord(parameters: configuration.kdf)
+        let kek = try kdf.keyEncryptionKey(for: newPassphrase)
+        var entries: [(String, [UInt8])] = [(MetaKey.kdf, kdf.encoded)]
+        for scope in KeyScope.allCases {
+            let name = MetaKey.wrappedRoot(scope, by: .passphrase)
+            entries.append((name, try KeyWrap.wrap(roots.root(scope), under: kek, vaultID: id, name: name)))
+        }
+        try storage("changing the passphrase") {
+            try environment.write { txn in
+                for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
+            }
+        }
+    }
+
+    /// The vault's recovery key, which unlocks it in place of the passphrase. Keep its
+    /// ``RecoveryKey/text`` offline.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` if the vault is locked.
+    public func recoveryKey() throws(CofferError) -> RecoveryKey {
+        let roots = try unlockedRoots()
+        let escrowKey = try Self.escrowKey(roots)
+        let sealed = try readMeta(MetaKey.recoveryEscrow)
+        guard let key = try KeyWrap.unwrap(sealed, under: escrowKey, vaultID: id, name: MetaKey.recoveryEscrow) else {
+            throw CofferError(.decode, "the vault is damaged: its recovery key record does not authenticate")
+        }
+        return RecoveryKey(bytes: key)
+    }
+
+    /// Unlocks the vault with its recovery key instead of the passphrase.
+    ///
+    /// - Throws: ``CofferError`` `.authFailed` if the key is not this vault's (nothing changes).
+    public func unlock(recoveryKey: RecoveryKey) throws(CofferError) {
+        try checkOpen()
+        let kek = try Self.recoveryKeyEncryptionKey(recoveryKey, vaultID: id)
+        guard let roots = try unwrapRoots(under: kek, by: .recovery) else {
+            throw CofferError(.authFailed, "the recovery key is not this vault's; the vault stays locked")
+        }
+        try installRoots(roots)
+    }
+
+    /// The key that wraps the roots for recovery: HKDF(recovery key, salt: vault id,
+    /// "coffer/v1/recovery-kek"). The recovery key is 256 random bits, so no slow KDF is needed.
+    static func recoveryKeyEncryptionKey(_ recoveryKey: RecoveryKey, vaultID: UUID) throws(CofferError) -> SecureBytes {
+        do {
+            return try HKDF.deriveKey(
+                from: recoveryKey.bytes,
+                salt: vaultID.bytes,
+                info: Array("coffer/v1/recovery-kek".utf8)
+            )
+        } catch {
+            throw CofferError(
+                .internalError,
+                "deriving the recovery key-encryption key failed: \(error)",
+                underlying: error
+            )
+        }
+    }
+
+    /// The key that keeps the recovery key itself (so it can be shown again while unlocked):
+    /// HKDF(device root, "coffer/v1/recovery-escrow").
+    static func escrowKey(_ roots: RootKeys) throws(CofferError) -> SecureBytes {
+        do {
+            return try HKDF.deriveKey(from: roots.device, label: "coffer/v1/recovery-escrow")
+        } catch {
+            throw CofferError(.internalError, "deriving the escrow key failed: \(error)", underlying: error)
+        }
+    }
+
+    /// The sealed recovery key for the `meta` table.
+    static func escrow(_ recoveryKey: RecoveryKey, roots: RootKeys, vaultID: UUID) throws(CofferError) -> [UInt8] {
+        try KeyWrap.wrap(recoveryKey.bytes, under: try escrowKey(roots), vaultID: vaultID, name: MetaKey.recoveryEscrow)
+    }
+}

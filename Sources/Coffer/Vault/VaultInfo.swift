@@ -1,0 +1,76 @@
+public import Foundation
+
+/// A summary of a vault: identity, format, lock state, record counts and space used.
+///
+/// It is `Codable`; `coffer info --json` prints this structure.
+public struct VaultInfo: Sendable, Codable, Equatable {
+    /// The vault's directory.
+    public let path: String
+    /// The vault's id.
+    public let vaultID: UUID
+    /// This machine's id for the vault.
+    public let deviceID: UUID
+    /// The sync group's id.
+    public let syncGroupID: UUID
+    /// The on-disk format version.
+    public let formatVersion: Int
+    /// When the vault was created.
+    public let createdAt: Date
+    /// The passphrase KDF and its cost, e.g. `scrypt N=2^15 r=8 p=1`.
+    public let kdf: String
+    /// Whether the vault is locked.
+    public let isLocked: Bool
+    /// Keychain items stored.
+    public let itemCount: Int
+    /// Named blobs stored.
+    public let blobCount: Int
+    /// Distinct chunks stored (after deduplication).
+    public let chunkCount: Int
+    /// Snapshots stored.
+    public let snapshotCount: Int
+    /// Size of `data.mdb` on disk, in bytes.
+    public let fileBytes: Int
+    /// Bytes of the database in use.
+    public let usedBytes: Int
+    /// Current memory-map size in bytes (it grows on demand).
+    public let mapBytes: Int
+}
+
+extension Vault {
+    /// A summary of the vault. Available while locked: counts and sizes are not secret.
+    ///
+    /// - Throws: ``CofferError`` `.closed` after ``close()``.
+    public func info() throws(CofferError) -> VaultInfo {
+        try checkOpen()
+        let kdf = try KDFRecord(decoding: try readMeta(MetaKey.kdf))
+        let counts = try storage("reading the vault's counts") {
+            try environment.read { txn in
+                (
+                    try txn.count(schema.items), try txn.count(schema.blobs), try txn.count(schema.chunks),
+                    try txn.count(schema.snapshots)
+                )
+            }
+        }
+        let usage = environment.usage()
+        let attributes = try? FileManager.default.attributesOfItem(
+            atPath: directory.appendingPathComponent("data.mdb").path
+        )
+        return VaultInfo(
+            path: directory.path,
+            vaultID: id,
+            deviceID: deviceID,
+            syncGroupID: syncGroupID,
+            formatVersion: formatVersion,
+            createdAt: createdAt,
+            kdf: kdf.parameters.description,
+            isLocked: isLocked,
+            itemCount: counts.0,
+            blobCount: counts.1,
+            chunkCount: counts.2,
+            snapshotCount: counts.3,
+            fileBytes: (attributes?[.size] as? NSNumber)?.intValue ?? 0,
+            usedBytes: usage.usedBytes,
+            mapBytes: usage.mapBytes
+        )
+    }
+}

@@ -1,0 +1,174 @@
+import Testing
+
+@testable import CofferCLI
+
+@Suite("Command-line parser")
+struct ParserTests {
+    static let console = Console(inputIsTerminal: false, errorIsTerminal: false, output: { _ in }, error: { _ in })
+
+    static let tree = CommandSpec(
+        name: "tool",
+        abstract: "A tool.",
+        subcommands: [
+            CommandSpec(
+                name: "get",
+                abstract: "Get a thing.",
+                options: [.option("limit", value: "N", help: "How many.")],
+                arguments: [
+                    ArgumentSpec("NAME", help: "The thing."), ArgumentSpec("OUT", help: "Where.", optional: true),
+                ],
+                run: { _ in }
+            ),
+            CommandSpec(
+                name: "group",
+                abstract: "A group.",
+                subcommands: [CommandSpec(name: "leaf", abstract: "A leaf.", run: { _ in })]
+            ),
+        ]
+    )
+
+    static let parser = CommandLineParser(
+        root: tree,
+        globalOptions: [
+            .flag("json", help: "JSON."), .flag("quiet", short: "q", help: "Quiet."),
+            .option("vault", value: "DIR", help: "Vault."),
+        ]
+    )
+
+    func invocation(_ arguments: [String]) throws -> Invocation {
+        guard case .run(_, let invocation) = try Self.parser.parse(arguments, environment: [:], console: Self.console)
+        else {
+            throw UsageError(message: "expected a command to run", commandPath: [])
+        }
+        return invocation
+    }
+
+    @Test("global options work before and after the subcommand, in both value forms")
+    func globalsAnywhere() throws {
+        for arguments in [["--json", "get", "x"], ["get", "x", "--json"], ["get", "--json", "x"]] {
+            let parsed = try invocation(arguments)
+            #expect(parsed.flag("json"), "\(arguments)")
+            #expect(parsed.arguments == ["x"])
+        }
+        #expect(try invocation(["--vault", "/a", "get", "x"]).value("vault") == "/a")
+        #expect(try invocation(["get", "x", "--vault=/b"]).value("vault") == "/b")
+        #expect(try invocation(["get", "x", "--vault=a=b"]).value("vault") == "a=b")
+        #expect(try invocation(["-q", "get", "x"]).flag("quiet"))
+    }
+
+    @Test("command options, optional arguments and -- to end options")
+    func commandOptions() throws {
+        let parsed = try invocation(["get", "--limit", "3", "x", "y"])
+        #expect(parsed.value("limit") == "3")
+        #expect(parsed.arguments == ["x", "y"])
+        #expect(parsed.commandPath == ["tool", "get"])
+        #expect(try invocation(["get", "--", "--json"]).arguments == ["--json"])
+        #expect(try invocation(["group", "leaf"]).commandPath == ["tool", "group", "leaf"])
+    }
+
+    @Test(
+        "usage errors name the problem",
+        arguments: [
+            (["get"], "missing argument NAME"),
+            (["get", "a", "b", "c"], "unexpected argument 'c'"),
+            (["get", "x", "--limit"], "needs a value"),
+            (["get", "x", "--nope"], "unknown option '--nope'"),
+            (["get", "x", "-z"], "unknown option '-z'"),
+            (["get", "x", "--json=1"], "does not take a value"),
+            (["frob"], "unknown command 'frob'; the commands are: get, group"),
+            (["group"], "needs a subcommand"),
+            (["group", "twig"], "unknown command 'twig'"),
+        ]
+    )
+    func usageErrors(arguments: [String], message: String) {
+        let error = #expect(throws: UsageError.self) {
+            _ = try Self.parser.parse(arguments, environment: [:], console: Self.console)
+        }
+        #expect(error?.message.contains(message) == true, "\(String(describing: error?.message))")
+        #expect(error?.description.contains("--help") == true)
+    }
+
+    @Test("-h and --help at every level show that level's help; no arguments shows the root's")
+    func help() throws {
+        for (arguments, expected) in [
+            (["--help"], "USAGE: tool <subcommand>"), (["-h", "get"], "USAGE: tool get [options] NAME [OUT]"),
+            (["get", "--help"], "--limit <n>"), (["group", "leaf", "-h"], "OVERVIEW: A leaf."), ([], "SUBCOMMANDS:"),
+            (["group", "--help"], "leaf"),
+        ] as [([String], String)] {
+            guard case .help(let text) = try Self.parser.parse(arguments, environment: [:], console: Self.console)
+            else {
+                Issue.record("no help for \(arguments)")
+                continue
+            }
+            #expect(text.contains(expected), "\(arguments): \(text)")
+            #expect(text.contains("OPTIONS:"))
+        }
+    }
+
+    @Test("the real command tree has help for every command")
+    func realTree() throws {
+        let parser = CommandLineParser(root: CofferCommand.root, globalOptions: CofferCommand.globalOptions)
+        for path in [["init"], ["info"], ["passwd"], ["key"], ["key", "export"]] {
+            guard case .help(let text) = try parser.parse(path + ["--help"], environment: [:], console: Self.console)
+            else {
+                Issue.record("no help for \(path)")
+                continue
+            }
+            #expect(text.contains("USAGE: coffer \(path.joined(separator: " "))"))
+            #expect(text.contains("--passphrase-file"))
+        }
+    }
+}
+
+@Suite("Progress bar")
+struct ProgressBarTests {
+    @Test("renders a bar, percentage, sizes and rate")
+    func render() {
+        let line = ProgressBar.render(label: "backup", completed: 1 << 20, total: 2 << 20, elapsed: 2, width: 10)
+        #expect(line == "backup [#####-----]  50%  1.0 MiB / 2.0 MiB  512.0 KiB/s")
+        #expect(
+            ProgressBar.render(label: "x", completed: 5, total: 5, elapsed: 1, width: 4)
+                == "x [####] 100%  5 B / 5 B  5 B/s"
+        )
+        #expect(ProgressBar.render(label: "scan", completed: 3 << 30, total: nil, elapsed: 0) == "scan  3.0 GiB  0 B/s")
+    }
+
+    @Test("draws nothing when standard error is not a terminal")
+    func silentWithoutTerminal() {
+        let drawn = Drawn()
+        let console = Console(
+            inputIsTerminal: false,
+            errorIsTerminal: false,
+            output: { _ in },
+            error: { drawn.append($0) }
+        )
+        let bar = ProgressBar(label: "x", total: 10, console: console, enabled: true)
+        bar.update(completed: 5)
+        bar.finish()
+        #expect(drawn.text.isEmpty)
+        let terminal = Console(
+            inputIsTerminal: false,
+            errorIsTerminal: true,
+            output: { _ in },
+            error: { drawn.append($0) }
+        )
+        let shown = ProgressBar(label: "x", total: 10, console: terminal, enabled: true)
+        shown.update(completed: 5)
+        shown.finish()
+        #expect(drawn.text.contains("100%") == false && drawn.text.contains("50%"))
+    }
+
+    @Test("byte counts use binary units")
+    func byteCounts() {
+        #expect(ByteCount.format(0) == "0 B")
+        #expect(ByteCount.format(1023) == "1023 B")
+        #expect(ByteCount.format(1536) == "1.5 KiB")
+        #expect(ByteCount.format(5 << 40) == "5.0 TiB")
+    }
+}
+
+final class Drawn: @unchecked Sendable {
+    private var parts: [String] = []
+    func append(_ part: String) { parts.append(part) }
+    var text: String { parts.joined() }
+}

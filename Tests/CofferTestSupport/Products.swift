@@ -1,0 +1,81 @@
+public import Foundation
+
+/// Finds the executables the package built (`coffer`, `coffer-test-fixture`) and runs them.
+public enum Products {
+    /// The build products directory: `$COFFER_BUILD_DIR`, else the directory of the running test binary.
+    public static var directory: URL {
+        if let override = ProcessInfo.processInfo.environment["COFFER_BUILD_DIR"] {
+            return URL(fileURLWithPath: override)
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    /// The path of a built executable.
+    ///
+    /// - Throws: If it is not there (build with `swift build` before `swift test`).
+    public static func executable(_ name: String) throws -> URL {
+        let url = directory.appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw ProductError(
+                description: "\(url.path) is missing; run 'swift build' before 'swift test' (Tools/test does)"
+            )
+        }
+        return url
+    }
+
+    /// What a finished process left.
+    public struct Result: Sendable {
+        public let status: Int32
+        public let output: String
+        public let error: String
+    }
+
+    /// Runs `executable` with `arguments` and `environment` (added to a minimal one), waits for it, and
+    /// returns its exit status and output. Standard input is empty, as in CI.
+    public static func run(
+        _ executable: URL,
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        currentDirectory: URL? = nil
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var base = ["PATH": "/usr/bin:/bin", "HOME": ProcessInfo.processInfo.environment["HOME"] ?? "/tmp"]
+        base.merge(environment) { _, new in new }
+        process.environment = base
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Drain standard error on another thread while this one drains standard output, so a chatty
+        // child never blocks on a full pipe.
+        let errorData = ErrorCollector()
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errorData.data = error.fileHandleForReading.readDataToEndOfFile()
+            drained.signal()
+        }
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            output: String(decoding: outputData, as: UTF8.self),
+            error: String(decoding: errorData.data, as: UTF8.self)
+        )
+    }
+}
+
+/// A product that should have been built is missing.
+public struct ProductError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// Holds what the draining thread read; the semaphore orders the write before the read.
+private final class ErrorCollector: @unchecked Sendable {
+    var data = Data()
+}

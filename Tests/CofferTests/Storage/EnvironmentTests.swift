@@ -1,0 +1,256 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+@Suite("LMDB storage layer")
+struct EnvironmentTests {
+    let directory: TemporaryDirectory
+
+    init() throws { directory = try TemporaryDirectory() }
+
+    func makeEnvironment(initialMapSize: Int = 1 << 20, tables: [String] = ["t"]) throws -> (Environment, [Table]) {
+        let environment = try Environment(
+            directory: directory.url,
+            options: .init(createIfMissing: true, initialMapSize: initialMapSize)
+        )
+        return (environment, try environment.openTables(tables, create: true))
+    }
+
+    @Test("put, get, contains, count, overwrite and delete; not found is nil")
+    func basics() throws {
+        let (environment, tables) = try makeEnvironment()
+        let table = tables[0]
+        try environment.write { (txn) throws in
+            #expect(try txn.put(table, key: [1], value: [10]))
+            #expect(try txn.put(table, key: [2], value: [20]))
+            #expect(try !txn.put(table, key: [1], value: [99], overwrite: false))
+        }
+        try environment.read { (txn) throws in
+            #expect(try txn.get(table, key: [1]) == [10])
+            #expect(try txn.get(table, key: [3]) == nil)
+            #expect(try txn.contains(table, key: [2]))
+            #expect(try txn.count(table) == 2)
+            #expect(try txn.withValue(table, key: [2]) { $0.count } == 1)
+        }
+        try environment.write { (txn) throws in
+            #expect(try txn.delete(table, key: [1]))
+            #expect(try !txn.delete(table, key: [1]))
+        }
+        #expect(try environment.read { try $0.count(table) } == 1)
+    }
+
+    @Test("a write that throws is aborted: none of its changes are visible")
+    func abortOnThrow() throws {
+        struct Boom: Error {}
+        let (environment, tables) = try makeEnvironment()
+        #expect(throws: Boom.self) {
+            try environment.write { (txn) throws in
+                try txn.put(tables[0], key: [1], value: [1])
+                throw Boom()
+            }
+        }
+        #expect(try environment.read { try $0.get(tables[0], key: [1]) } == nil)
+    }
+
+    @Test("forEach walks keys in order, from a start key, within a prefix, and stops when asked")
+    func cursors() throws {
+        let (environment, tables) = try makeEnvironment()
+        let table = tables[0]
+        let keys: [[UInt8]] = [[1, 1], [1, 2], [1, 3], [2, 1], [2, 2], [3]]
+        try environment.write { (txn) throws in for key in keys.shuffled() { try txn.put(table, key: key, value: key) }
+        }
+        func collect(from start: [UInt8] = [], prefix: [UInt8] = [], limit: Int = .max) throws -> [[UInt8]] {
+            var seen: [[UInt8]] = []
+            try environment.read { (txn) throws in
+                try txn.forEach(in: table, from: start, prefix: prefix) { key, value in
+                    #expect(Array(key) == Array(value))
+                    seen.append(Array(key))
+                    return seen.count < limit
+                }
+            }
+            return seen
+        }
+        #expect(try collect() == keys)
+        #expect(try collect(prefix: [1]) == [[1, 1], [1, 2], [1, 3]])
+        #expect(try collect(from: [1, 2], prefix: [1]) == [[1, 2], [1, 3]])
+        #expect(try collect(from: [2]) == [[2, 1], [2, 2], [3]])
+        #expect(try collect(prefix: [4]).isEmpty)
+        #expect(try collect(limit: 2) == [[1, 1], [1, 2]])
+    }
+
+    @Test("the map grows on MDB_MAP_FULL, within one transaction and across many, losing nothing")
+    func mapGrowth() throws {
+        let (environment, tables) = try makeEnvironment(initialMapSize: 64 << 10)
+        let table = tables[0]
+        let startSize = environment.mapSize
+        let value = [UInt8](repeating: 0xab, count: 10_000)
+        // One transaction far larger than the initial map: it is retried after growing.
+        try environment.write { (txn) throws in
+            for index in 0..<1000 {
+                try txn.put(table, key: withUnsafeBytes(of: UInt32(index).bigEndian, Array.init), value: value)
+            }
+        }
+        // Many small transactions.
+        for index in 1000..<1500 {
+            try environment.write { (txn) throws in
+                try txn.put(table, key: withUnsafeBytes(of: UInt32(index).bigEndian, Array.init), value: value)
+            }
+        }
+        #expect(environment.growths > 0)
+        #expect(environment.mapSize > startSize)
+        try environment.read { (txn) throws in
+            #expect(try txn.count(table) == 1500)
+            #expect(try txn.get(table, key: withUnsafeBytes(of: UInt32(1234).bigEndian, Array.init)) == value)
+        }
+    }
+
+    @Test("readers on other threads keep working while writers grow the map")
+    func concurrentGrowth() throws {
+        let (environment, tables) = try makeEnvironment(initialMapSize: 64 << 10)
+        let table = tables[0]
+        try environment.write { (txn) throws in try txn.put(table, key: [0], value: [0]) }
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            do {
+                for round in 0..<100 {
+                    if worker % 2 == 0 {
+                        try environment.write { (txn) throws in
+                            try txn.put(
+                                table,
+                                key: [UInt8(worker), UInt8(round)],
+                                value: [UInt8](repeating: 1, count: 4000)
+                            )
+                        }
+                    } else {
+                        let value = try environment.read { (txn) throws in try txn.get(table, key: [0]) }
+                        if value != [0] { failures.record("reader saw \(String(describing: value))") }
+                    }
+                }
+            } catch {
+                failures.record("\(error)")
+            }
+        }
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        #expect(try environment.read { try $0.count(table) } == 1 + 4 * 100)
+        #expect(environment.growths > 0)
+    }
+
+    /// Starts the fixture process in `mode` on the test directory and waits until it is ready.
+    func startFixture(_ mode: String) throws -> Process {
+        let process = Process()
+        process.executableURL = try Products.executable("coffer-test-fixture")
+        process.arguments = [mode, directory.url.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(line.hasPrefix("ready"), "fixture said: \(line)")
+        return process
+    }
+
+    func stop(_ process: Process) {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    @Test("a reader slot left by a killed process is cleared when the environment next opens")
+    func staleReaderCheck() throws {
+        let (environment, _) = try makeEnvironment()
+        environment.close()
+        // Another process keeps the environment open, so LMDB does not reset the reader table when the
+        // crashed reader's slot is looked at: the situation mdb_reader_check exists for.
+        let holder = try startFixture("hold-open")
+        defer { stop(holder) }
+        stop(try startFixture("hold-reader"))
+
+        let reopened = try Environment(directory: directory.url, options: .init())
+        #expect(reopened.staleReadersCleared == 1)
+        reopened.close()
+        let again = try Environment(directory: directory.url, options: .init())
+        #expect(again.staleReadersCleared == 0)
+    }
+
+    @Test("when the reader table is full of dead processes' slots, a new reader clears them and proceeds")
+    func readersFullRecovery() throws {
+        let environment = try Environment(
+            directory: directory.url,
+            options: .init(createIfMissing: true, maximumReaders: 2)
+        )
+        let table = try environment.openTables(["t"], create: true)[0]
+        let holder = try startFixture("hold-open")
+        defer { stop(holder) }
+        stop(try startFixture("hold-reader"))
+        stop(try startFixture("hold-reader"))
+        #expect(try environment.read { (txn) throws in try txn.get(table, key: [1]) } == nil)
+        #expect(environment.staleReadersClearedSinceOpen == 2)
+    }
+
+    @Test("opening a directory without data.mdb fails with noSuchFile and creates nothing")
+    func openMissing() throws {
+        let error = #expect(throws: LMDBError.self) { _ = try Environment(directory: directory.url, options: .init()) }
+        #expect(error?.code == .noSuchFile)
+        #expect(TemporaryDirectory.listing(directory.url).isEmpty)
+        let missing = directory.path("absent")
+        #expect(throws: LMDBError.self) {
+            _ = try Environment(directory: missing, options: .init(createIfMissing: true))
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+    }
+
+    @Test("opening a data.mdb that is not LMDB fails with invalid and leaves no lock file behind")
+    func openGarbage() throws {
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 * 31) })
+        try garbage.write(to: directory.path("data.mdb"))
+        let error = #expect(throws: LMDBError.self) { _ = try Environment(directory: directory.url, options: .init()) }
+        #expect(error?.code == .invalid)
+        #expect(TemporaryDirectory.listing(directory.url) == ["data.mdb"])
+        #expect(try Data(contentsOf: directory.path("data.mdb")) == garbage)
+    }
+
+    @Test("opening a missing table fails with notFound naming it; create makes it")
+    func missingTable() throws {
+        let (environment, _) = try makeEnvironment()
+        let error = #expect(throws: LMDBError.self) { _ = try environment.openTables(["other"], create: false) }
+        #expect(error?.code == .notFound)
+        #expect(error?.operation.contains("other") == true)
+        #expect(try environment.openTables(["other"], create: true).count == 1)
+    }
+
+    @Test("files are created with mode 0600")
+    func fileModes() throws {
+        _ = try makeEnvironment()
+        for name in ["data.mdb", "lock.mdb"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory.path(name).path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(name)")
+        }
+    }
+
+    @Test("after close, transactions fail with closed; closing twice is harmless")
+    func closed() throws {
+        let (environment, tables) = try makeEnvironment()
+        environment.close()
+        environment.close()
+        #expect(environment.isClosed)
+        let error = #expect(throws: LMDBError.self) { try environment.read { try $0.get(tables[0], key: [1]) } }
+        #expect(error?.code == .closed)
+        #expect(error?.description.contains("closed") == true)
+    }
+
+    @Test("LMDB error codes carry LMDB's own text")
+    func errorText() {
+        #expect(LMDBError.Code.mapFull.description.contains("MDB_MAP_FULL"))
+        #expect(LMDBError(.notFound, operation: "mdb_get(items)").description.hasPrefix("mdb_get(items): "))
+    }
+}
+
+/// Collects failures from worker threads.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+
+    func record(_ message: String) { lock.withLock { messages.append(message) } }
+
+    var all: [String] { lock.withLock { messages } }
+}

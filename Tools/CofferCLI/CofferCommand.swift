@@ -1,0 +1,93 @@
+import Coffer
+import Foundation
+
+/// The `coffer` program: its command tree, global options, and the mapping from outcomes to exit
+/// statuses (0 success, 1 failure, 64 usage error).
+public enum CofferCommand {
+    /// Exit status for success.
+    public static let success: Int32 = 0
+    /// Exit status for a failed command.
+    public static let failure: Int32 = 1
+    /// Exit status for a command line that could not be parsed (`EX_USAGE`).
+    public static let usage: Int32 = 64
+
+    /// Options every command accepts, before or after its name.
+    public static let globalOptions: [OptionSpec] = [
+        .option(
+            "vault",
+            value: "DIR",
+            help: "The vault directory (default: $COFFER_VAULT, else ~/.local/share/coffer/default)."
+        ),
+        .option(
+            "passphrase-file",
+            value: "FILE",
+            help: "Read the passphrase from FILE (default: $COFFER_PASSPHRASE, else ask)."
+        ),
+        .flag("json", help: "Print results as JSON."),
+        .flag("quiet", short: "q", help: "Print only results and errors; no progress."),
+    ]
+
+    /// The command tree.
+    public static let root = CommandSpec(
+        name: "coffer",
+        abstract: "An encrypted, sync-capable storage engine for secrets and large data.",
+        discussion: """
+            A vault is a directory holding one encrypted database. Create one with 'coffer init', then
+            'coffer info' shows what it holds. Passphrases come from --passphrase-file, $COFFER_PASSPHRASE,
+            or a prompt.
+            """,
+        subcommands: [InitCommand.spec, InfoCommand.spec, PasswdCommand.spec, KeyCommand.spec]
+    )
+
+    /// Runs the program and returns its exit status.
+    ///
+    /// - Parameters:
+    ///   - arguments: The command line without the program name.
+    ///   - environment: The process environment.
+    ///   - console: Where to write.
+    public static func main(arguments: [String], environment: [String: String], console: Console) -> Int32 {
+        let parser = CommandLineParser(root: root, globalOptions: globalOptions)
+        do {
+            switch try parser.parse(arguments, environment: environment, console: console) {
+            case .help(let text):
+                console.print(text)
+                return success
+            case .run(let command, let invocation):
+                try command.run?(invocation)
+                return success
+            }
+        } catch let error as UsageError {
+            console.message("coffer: error: \(error)")
+            return usage
+        } catch let error as CofferError {
+            console.message("coffer: error: \(error.message)")
+            return failure
+        } catch {
+            console.message("coffer: error: \(error)")
+            return failure
+        }
+    }
+
+    /// The vault directory: `--vault`, else `$COFFER_VAULT`, else `~/.local/share/coffer/default`.
+    static func vaultDirectory(_ invocation: Invocation) throws -> URL {
+        if let path = invocation.value("vault") ?? invocation.environment["COFFER_VAULT"], !path.isEmpty {
+            return URL(fileURLWithPath: path).standardizedFileURL
+        }
+        guard let home = invocation.environment["HOME"], !home.isEmpty else {
+            throw CLIFailure("no vault given and $HOME is not set: pass --vault DIR or set COFFER_VAULT")
+        }
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/coffer/default")
+    }
+
+    /// Opens the vault the invocation names and unlocks it with the invocation's passphrase.
+    static func openUnlocked(_ invocation: Invocation) throws -> Vault {
+        let vault = try Vault.open(at: try vaultDirectory(invocation))
+        do {
+            try vault.unlock(passphrase: try SecretSource.passphrase.passphrase(invocation))
+        } catch {
+            vault.close()
+            throw error
+        }
+        return vault
+    }
+}

@@ -1,0 +1,52 @@
+import Coffer
+import Foundation
+
+/// `coffer info`: identity, format, counts and sizes of a vault.
+enum InfoCommand {
+    static let spec = CommandSpec(
+        name: "info",
+        abstract: "Show a vault's ids, format, counts and sizes.",
+        discussion: """
+            Works without the passphrase. When one is given (--passphrase-file or $COFFER_PASSPHRASE), it
+            is checked, and a wrong one is an error; info never prompts.
+            """,
+        run: run
+    )
+
+    static func run(_ invocation: Invocation) throws {
+        let vault = try Vault.open(at: try CofferCommand.vaultDirectory(invocation))
+        defer { vault.close() }
+        if SecretSource.passphrase.isProvided(in: invocation) {
+            try vault.unlock(passphrase: try SecretSource.passphrase.passphrase(invocation))
+        }
+        let info = try vault.info()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(info)
+            return
+        }
+        let rows: [(String, String)] = [
+            ("Vault", info.path),
+            ("Vault ID", info.vaultID.uuidString),
+            ("Device ID", info.deviceID.uuidString),
+            ("Sync group", info.syncGroupID.uuidString),
+            ("Format", "version \(info.formatVersion)"),
+            ("Created", ISO8601DateFormatter().string(from: info.createdAt)),
+            ("Key derivation", info.kdf),
+            ("State", info.isLocked ? "locked" : "unlocked (passphrase verified)"),
+            ("Items", "\(info.itemCount)"),
+            ("Blobs", "\(info.blobCount)"),
+            ("Chunks", "\(info.chunkCount)"),
+            ("Snapshots", "\(info.snapshotCount)"),
+            (
+                "Data file",
+                "\(ByteCount.format(Int64(info.fileBytes))) (\(ByteCount.format(Int64(info.usedBytes))) in use)"
+            ),
+        ]
+        let width = rows.map(\.0.count).max() ?? 0
+        invocation.console.print(
+            rows.map { "\(($0.0 + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.1)" }.joined(
+                separator: "\n"
+            )
+        )
+    }
+}

@@ -1,0 +1,79 @@
+/// The shape of a command: its name, what it does, its options, arguments and subcommands. Help text and
+/// parsing both come from this one description, so they cannot disagree.
+public struct CommandSpec: Sendable {
+    /// The word that selects the command, e.g. `info`.
+    public let name: String
+    /// One line saying what the command does.
+    public let abstract: String
+    /// Longer help, shown under OVERVIEW after the abstract.
+    public let discussion: String
+    /// The options the command takes (besides the global ones).
+    public let options: [OptionSpec]
+    /// Positional arguments, in order.
+    public let arguments: [ArgumentSpec]
+    /// Subcommands; a command with subcommands and no `run` requires one.
+    public let subcommands: [CommandSpec]
+    /// What runs the command; `nil` for a group that only holds subcommands.
+    public let run: (@Sendable (Invocation) throws -> Void)?
+
+    /// Creates a command description.
+    public init(
+        name: String,
+        abstract: String,
+        discussion: String = "",
+        options: [OptionSpec] = [],
+        arguments: [ArgumentSpec] = [],
+        subcommands: [CommandSpec] = [],
+        run: (@Sendable (Invocation) throws -> Void)? = nil
+    ) {
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.options = options
+        self.arguments = arguments
+        self.subcommands = subcommands
+        self.run = run
+    }
+}
+
+/// A named option: a flag (`--json`) or an option with a value (`--vault DIR`, `--vault=DIR`).
+public struct OptionSpec: Sendable, Equatable {
+    /// The long name without dashes, e.g. `vault`.
+    public let name: String
+    /// A one-letter alias without the dash, e.g. `q`.
+    public let shortName: Character?
+    /// The placeholder for the value in help (`DIR`); `nil` for a flag.
+    public let valueName: String?
+    /// One line of help.
+    public let help: String
+
+    /// A flag, present or not.
+    public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
+        OptionSpec(name: name, shortName: short, valueName: nil, help: help)
+    }
+
+    /// An option that takes a value.
+    public static func option(_ name: String, value: String, help: String) -> OptionSpec {
+        OptionSpec(name: name, shortName: nil, valueName: value, help: help)
+    }
+
+    /// Whether the option takes a value.
+    public var takesValue: Bool { valueName != nil }
+}
+
+/// A positional argument.
+public struct ArgumentSpec: Sendable, Equatable {
+    /// The placeholder in help, e.g. `SNAPSHOT`.
+    public let name: String
+    /// One line of help.
+    public let help: String
+    /// Whether it may be left out.
+    public let isOptional: Bool
+
+    /// Creates a positional argument.
+    public init(_ name: String, help: String, optional: Bool = false) {
+        self.name = name
+        self.help = help
+        self.isOptional = optional
+    }
+}

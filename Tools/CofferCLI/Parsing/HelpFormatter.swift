@@ -1,0 +1,46 @@
+/// Lays out help as OVERVIEW / USAGE / ARGUMENTS / OPTIONS / SUBCOMMANDS, like swift-argument-parser.
+struct HelpFormatter {
+    let globalOptions: [OptionSpec]
+
+    func help(for path: [CommandSpec]) -> String {
+        let command = path[path.count - 1]
+        let name = path.map(\.name).joined(separator: " ")
+        var lines = ["OVERVIEW: \(command.abstract)"]
+        if !command.discussion.isEmpty { lines += ["", command.discussion] }
+
+        var usage = "USAGE: \(name)"
+        if !command.subcommands.isEmpty { usage += " <subcommand>" }
+        if !command.options.isEmpty || !globalOptions.isEmpty { usage += " [options]" }
+        for argument in command.arguments { usage += argument.isOptional ? " [\(argument.name)]" : " \(argument.name)" }
+        lines += ["", usage]
+
+        if !command.arguments.isEmpty {
+            lines += ["", "ARGUMENTS:"] + rows(command.arguments.map { ($0.name, $0.help) })
+        }
+        let options = command.options + globalOptions + [.flag("help", short: "h", help: "Show help information.")]
+        lines += ["", "OPTIONS:"] + rows(options.map { (label($0), $0.help) })
+        if !command.subcommands.isEmpty {
+            lines += ["", "SUBCOMMANDS:"] + rows(command.subcommands.map { ($0.name, $0.abstract) })
+            lines += ["", "  See '\(name) <subcommand> --help' for details."]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func label(_ option: OptionSpec) -> String {
+        var label = option.shortName.map { "-\($0), " } ?? ""
+        label += "--\(option.name)"
+        if let value = option.valueName { label += " <\(value.lowercased())>" }
+        return label
+    }
+
+    private func rows(_ entries: [(String, String)]) -> [String] {
+        let width = min((entries.map(\.0.count).max() ?? 0) + 2, 30)
+        return entries.map { label, help in
+            let padded =
+                label.count + 2 >= width
+                ? label + "\n" + String(repeating: " ", count: width + 2)
+                : label.padding(toLength: width, withPad: " ", startingAt: 0)
+            return "  " + padded + help
+        }
+    }
+}

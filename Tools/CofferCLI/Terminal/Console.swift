@@ -1,0 +1,75 @@
+import Foundation
+internal import Glibc
+
+/// Where the CLI writes and reads: standard output for results, standard error for messages and
+/// progress, the terminal (when there is one) for passphrase prompts. Tests substitute a capturing
+/// console.
+public final class Console: @unchecked Sendable {
+    private let writeOutput: @Sendable (String) -> Void
+    private let writeError: @Sendable (String) -> Void
+    /// Whether standard input is a terminal (so prompting is possible).
+    public let inputIsTerminal: Bool
+    /// Whether standard error is a terminal (so progress bars may be drawn).
+    public let errorIsTerminal: Bool
+
+    /// Creates a console from output functions.
+    public init(
+        inputIsTerminal: Bool,
+        errorIsTerminal: Bool,
+        output: @escaping @Sendable (String) -> Void,
+        error: @escaping @Sendable (String) -> Void
+    ) {
+        self.inputIsTerminal = inputIsTerminal
+        self.errorIsTerminal = errorIsTerminal
+        writeOutput = output
+        writeError = error
+    }
+
+    /// The process's standard streams.
+    public static func standard() -> Console {
+        Console(
+            inputIsTerminal: isatty(STDIN_FILENO) == 1,
+            errorIsTerminal: isatty(STDERR_FILENO) == 1,
+            output: { text in FileHandle.standardOutput.write(Data(text.utf8)) },
+            error: { text in FileHandle.standardError.write(Data(text.utf8)) }
+        )
+    }
+
+    /// Writes a line (or lines) of results to standard output.
+    public func print(_ text: String) { writeOutput(text.hasSuffix("\n") ? text : text + "\n") }
+
+    /// Writes a message to standard error.
+    public func message(_ text: String) { writeError(text.hasSuffix("\n") ? text : text + "\n") }
+
+    /// Writes raw text to standard error (progress bars redraw in place).
+    func writeToError(_ text: String) { writeError(text) }
+
+    /// Writes `value` as pretty-printed JSON with sorted keys and ISO 8601 dates.
+    func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// Asks for a secret on the terminal with echo off; `nil` if there is no terminal.
+    func readSecret(prompt: String) -> [UInt8]? {
+        let tty = open("/dev/tty", O_RDWR | O_NOCTTY)
+        guard tty >= 0 else { return nil }
+        defer { close(tty) }
+        var original = termios()
+        guard tcgetattr(tty, &original) == 0 else { return nil }
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        _ = prompt.withCString { write(tty, $0, strlen($0)) }
+        tcsetattr(tty, TCSAFLUSH, &silent)
+        defer {
+            tcsetattr(tty, TCSAFLUSH, &original)
+            _ = write(tty, "\n", 1)
+        }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(tty, &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        return line
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// A one-line progress display on standard error, drawn only when it is a terminal and the user did
+/// not ask for quiet or JSON output. Redraws at most ten times a second.
+///
+/// ```swift
+/// let progress = ProgressBar(label: "backup", total: totalBytes, console: console, enabled: !quiet)
+/// progress.update(completed: done)
+/// progress.finish()
+/// ```
+final class ProgressBar {
+    private let label: String
+    private let total: Int64?
+    private let console: Console
+    private let isEnabled: Bool
+    private let started = Date()
+    private var lastDrawn = Date.distantPast
+    private var completed: Int64 = 0
+
+    init(label: String, total: Int64?, console: Console, enabled: Bool) {
+        self.label = label
+        self.total = total
+        self.console = console
+        self.isEnabled = enabled && console.errorIsTerminal
+    }
+
+    /// Records progress and redraws if enough time has passed.
+    func update(completed: Int64) {
+        self.completed = completed
+        let now = Date()
+        guard isEnabled, now.timeIntervalSince(lastDrawn) >= 0.1 else { return }
+        lastDrawn = now
+        console.writeToError(
+            "\r"
+                + Self.render(label: label, completed: completed, total: total, elapsed: now.timeIntervalSince(started))
+        )
+    }
+
+    /// Draws the final state and ends the line.
+    func finish() {
+        guard isEnabled else { return }
+        let line = Self.render(
+            label: label,
+            completed: completed,
+            total: total,
+            elapsed: Date().timeIntervalSince(started)
+        )
+        console.writeToError("\r" + line + "\n")
+    }
+
+    /// The text of one progress line: `label [#####-----]  50%  1.0 MiB / 2.0 MiB  512.0 KiB/s`.
+    static func render(label: String, completed: Int64, total: Int64?, elapsed: TimeInterval, width: Int = 24) -> String
+    {
+        let rate = elapsed > 0 ? Double(completed) / elapsed : 0
+        guard let total, total > 0 else {
+            return "\(label)  \(ByteCount.format(completed))  \(ByteCount.format(Int64(rate)))/s"
+        }
+        let fraction = min(max(Double(completed) / Double(total), 0), 1)
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        let percent = String(Int((fraction * 100).rounded(.down))).leftPadded(to: 3)
+        return
+            "\(label) [\(bar)] \(percent)%  \(ByteCount.format(completed)) / \(ByteCount.format(total))  \(ByteCount.format(Int64(rate)))/s"
+    }
+}
+
+/// Byte counts for people: binary units with one decimal (`1.5 MiB`).
+enum ByteCount {
+    static func format(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while abs(value) >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

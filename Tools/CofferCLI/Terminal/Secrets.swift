@@ -1,0 +1,67 @@
+import Coffer
+import Foundation
+
+/// Where the CLI gets passphrases and recovery keys: a file named by an option, else an environment
+/// variable, else a no-echo prompt on the terminal, else a clear error saying how to provide one.
+struct SecretSource {
+    /// The option naming a file, e.g. `passphrase-file`.
+    let fileOption: String
+    /// The environment variable, e.g. `COFFER_PASSPHRASE`.
+    let environmentVariable: String
+    /// The prompt for the terminal.
+    let prompt: String
+
+    static let passphrase = SecretSource(
+        fileOption: "passphrase-file",
+        environmentVariable: "COFFER_PASSPHRASE",
+        prompt: "Passphrase: "
+    )
+    static let newPassphrase = SecretSource(
+        fileOption: "new-passphrase-file",
+        environmentVariable: "COFFER_NEW_PASSPHRASE",
+        prompt: "New passphrase: "
+    )
+
+    /// Whether a secret is available without asking (a file option or the environment variable).
+    func isProvided(in invocation: Invocation) -> Bool {
+        invocation.value(fileOption) != nil || invocation.environment[environmentVariable] != nil
+    }
+
+    /// Reads the secret's bytes.
+    ///
+    /// - Parameter confirm: On a terminal, ask twice and require the same answer (for new secrets).
+    func read(_ invocation: Invocation, confirm: Bool = false) throws -> [UInt8] {
+        if let path = invocation.value(fileOption) {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIFailure("cannot read --\(fileOption) '\(path)': no such readable file")
+            }
+            return Array(data)
+        }
+        if let value = invocation.environment[environmentVariable] { return Array(value.utf8) }
+        guard invocation.console.inputIsTerminal, let first = invocation.console.readSecret(prompt: prompt) else {
+            throw CLIFailure(
+                "no passphrase given: set \(environmentVariable), pass --\(fileOption) FILE, or run in a terminal to be asked"
+            )
+        }
+        if confirm {
+            guard let second = invocation.console.readSecret(prompt: "Repeat to confirm: "), second == first else {
+                throw CLIFailure("the two entries differ; nothing was changed")
+            }
+        }
+        return first
+    }
+
+    /// Reads a passphrase.
+    func passphrase(_ invocation: Invocation, confirm: Bool = false) throws -> Passphrase {
+        var bytes = try read(invocation, confirm: confirm)
+        defer { bytes.wipe() }
+        return Passphrase(utf8: bytes)
+    }
+}
+
+/// A command failure that is not a usage mistake: printed as `coffer: error: …`, exit status 1.
+struct CLIFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
+}
