@@ -15,11 +15,11 @@ public struct KDFParameters: Sendable, Hashable, CustomStringConvertible {
         self.p = p
     }
 
-    /// The default: N = 2^15, r = 8, p = 1 (32 MiB, about 100 ms on the build machine). Each guess an
+    /// The default: N = 2^15, r = 8, p = 1 (32 MiB, about 0.15 s on the build machine). Each guess an
     /// attacker makes at the passphrase costs the same.
     public static let standard = KDFParameters(logN: 15, r: 8, p: 1)
 
-    /// A stronger setting for valuable vaults: N = 2^17 (128 MiB, about 0.4 s).
+    /// A stronger setting for valuable vaults: N = 2^17 (128 MiB, about 0.6 s).
     public static let strong = KDFParameters(logN: 17, r: 8, p: 1)
 
     /// A cheap setting for tests and examples only (N = 2^10): it offers little protection.

@@ -15,7 +15,7 @@ enum InitCommand {
             .option(
                 "kdf",
                 value: "COST",
-                help: "Passphrase key-derivation cost: standard (default, ~0.1 s) or strong (~0.4 s)."
+                help: "Passphrase key-derivation cost: standard (default, ~0.15 s) or strong (~0.6 s)."
             )
         ],
         run: run
