@@ -152,11 +152,7 @@ public final class Vault: Sendable {
                     )
                 }
             }
-            try storage("writing the vault's keys") {
-                try environment.write { txn in
-                    for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
-                }
-            }
+            try writeMeta(entries, to: environment, schema: schema, while: "writing the vault's keys")
             var keys = KeyRing()
             try keys.unlock(with: roots)
             return Vault(
@@ -397,6 +393,20 @@ public final class Vault: Sendable {
         try state.withLock { (state) throws(CofferError) in
             guard !state.isClosed else { throw CofferError(.closed, "the vault is closed; open it again") }
             try state.keys.unlock(with: roots)
+        }
+    }
+
+    /// Writes `entries` to the `meta` table in one transaction: all of them or none.
+    static func writeMeta(
+        _ entries: [(String, [UInt8])],
+        to environment: Environment,
+        schema: Schema,
+        while action: String
+    ) throws(CofferError) {
+        try storage(action) {
+            try environment.write { txn in
+                for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
+            }
         }
     }
 

@@ -20,11 +20,7 @@ extension Vault {
             let name = MetaKey.wrappedRoot(scope, by: .passphrase)
             entries.append((name, try KeyWrap.wrap(roots.root(scope), under: kek, vaultID: id, name: name)))
         }
-        try storage("changing the passphrase") {
-            try environment.write { txn in
-                for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
-            }
-        }
+        try Self.writeMeta(entries, to: environment, schema: schema, while: "changing the passphrase")
     }
 
     /// The vault's recovery key, which unlocks it in place of the passphrase. Keep its
