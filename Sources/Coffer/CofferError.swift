@@ -1,3 +1,7 @@
+/// The keychain tier's name for ``CofferError``: one error type serves the whole library, so a caller
+/// catches one thing; `KeychainError` reads naturally in keychain code.
+public typealias KeychainError = CofferError
+
 /// The error every public Coffer API throws: a ``Code`` to branch on, a message for people that names
 /// the problem and what to do, and the lower-level error behind it, if any.
 ///
@@ -50,6 +54,15 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
         public static let diskFull = Code("diskFull", -34)
         /// The file system failed or refused access (`errSecIO`, -36).
         public static let io = Code("io", -36)
+        /// No item matches the query (`errSecItemNotFound`, -25300).
+        public static let itemNotFound = Code("itemNotFound", -25300)
+        /// An item with the same primary key already exists (`errSecDuplicateItem`, -25299).
+        public static let duplicateItem = Code("duplicateItem", -25299)
+        /// The keychain handle was not granted the item's access group (`errSecMissingEntitlement`,
+        /// -34018).
+        public static let missingEntitlement = Code("missingEntitlement", -34018)
+        /// The user declined an authentication request (`errSecUserCanceled`, -128).
+        public static let userCanceled = Code("userCanceled", -128)
         /// The storage engine failed in a way the caller cannot fix (`errSecInternalComponent`, -2070).
         public static let internalError = Code("internalError", -2070)
 

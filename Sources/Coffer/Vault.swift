@@ -26,6 +26,7 @@ public final class Vault: Sendable {
     let schema: Schema
     let identity: VaultIdentity
     private let state: Mutex<State>
+    private let autoLock: AutoLock?
 
     private struct State: Sendable {
         var keys = KeyRing()
@@ -46,9 +47,14 @@ public final class Vault: Sendable {
         self.schema = schema
         self.identity = identity
         self.state = Mutex(State(keys: keys))
+        self.autoLock = configuration.autoLockInterval.map(AutoLock.init(interval:))
+        if keys.isUnlocked { startAutoLock() }
     }
 
-    deinit { environment.close() }
+    deinit {
+        autoLock?.stop()
+        environment.close()
+    }
 
     // MARK: Identity
 
@@ -354,12 +360,14 @@ public final class Vault: Sendable {
     /// Locks the vault: the roots and the keys of `whenUnlocked` data are dropped and wiped; keys of
     /// `afterFirstUnlock` data stay until ``close()``. Locking a locked vault does nothing.
     public func lock() {
+        autoLock?.stop()
         state.withLock { $0.keys.lock() }
     }
 
     /// Closes the vault: drops and wipes every key and closes the files once operations in progress
     /// end. Later calls fail with ``CofferError/Code/closed``. Closing twice is harmless.
     public func close() {
+        autoLock?.stop()
         state.withLock {
             $0.keys.clear()
             $0.isClosed = true
@@ -394,6 +402,19 @@ public final class Vault: Sendable {
             guard !state.isClosed else { throw CofferError(.closed, "the vault is closed; open it again") }
             try state.keys.unlock(with: roots)
         }
+        startAutoLock()
+    }
+
+    private func startAutoLock() {
+        autoLock?.start(action: { [weak self] in self?.lock() })
+    }
+
+    /// The keys in memory now, for one operation: a snapshot, so a concurrent `lock()` never takes a
+    /// key away mid-operation. Records activity for auto-lock.
+    func keyRing() throws(CofferError) -> KeyRing {
+        try checkOpen()
+        autoLock?.touch()
+        return state.withLock { $0.keys }
     }
 
     /// Writes `entries` to the `meta` table in one transaction: all of them or none.

@@ -132,6 +132,21 @@ package final class Transaction {
         }
     }
 
+    /// A copy of the last (greatest) key in `table`, or `nil` when it is empty.
+    ///
+    /// The corresponding C function is `mdb_cursor_get` with `MDB_LAST`.
+    package func lastKey(in table: Table) throws -> [UInt8]? {
+        var cursor: OpaquePointer?
+        try LMDB.check(mdb_cursor_open(pointer, table.handle, &cursor), "mdb_cursor_open(\(table))")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        guard try LMDB.found(mdb_cursor_get(cursor, &key, &value, MDB_LAST), "mdb_cursor_get(\(table))") else {
+            return nil
+        }
+        return Array(key.bytes)
+    }
+
     // MARK: Writing
 
     /// Stores `value` under `key`. With `overwrite: false`, an existing key is left alone and the call

@@ -27,6 +27,30 @@ enum ProtectionLevel: CaseIterable, Sendable {
     }
 }
 
+/// What a working key is for. Each is HKDF(class key, label), derived once at unlock.
+enum KeyPurpose: CaseIterable, Sendable {
+    /// Seals keychain item records.
+    case item
+    /// Keys item ids and the blind index. Derived from the `afterFirstUnlock` class key only, so
+    /// lookups keep working while the vault is locked (the records they find may still be locked).
+    case index
+
+    var label: String {
+        switch self {
+        case .item: return "coffer/v1/item"
+        case .index: return "coffer/v1/index"
+        }
+    }
+
+    /// The protection levels this purpose has a key for.
+    var levels: [ProtectionLevel] {
+        switch self {
+        case .item: return ProtectionLevel.allCases
+        case .index: return [.afterFirstUnlock]
+        }
+    }
+}
+
 /// The two root keys of a vault, present only while it is unlocked.
 struct RootKeys: Sendable {
     let device: SecureBytes
@@ -49,10 +73,16 @@ struct KeyRing: Sendable {
     /// Present while unlocked.
     private(set) var roots: RootKeys?
     private var classKeys: [Slot: SecureBytes] = [:]
+    private var purposeKeys: [PurposeSlot: SecureBytes] = [:]
 
     private struct Slot: Hashable {
         let scope: KeyScope
         let level: ProtectionLevel
+    }
+
+    private struct PurposeSlot: Hashable {
+        let purpose: KeyPurpose
+        let slot: Slot
     }
 
     /// Whether the roots (and so every key) are available.
@@ -61,35 +91,58 @@ struct KeyRing: Sendable {
     /// Whether any key has been in memory since the vault opened.
     var hasBeenUnlocked: Bool { !classKeys.isEmpty }
 
-    /// Installs the roots and derives every class key from them.
+    /// Installs the roots and derives every class and purpose key from them.
     mutating func unlock(with roots: RootKeys) throws(CofferError) {
         var derived: [Slot: SecureBytes] = [:]
-        for scope in KeyScope.allCases {
-            for level in ProtectionLevel.allCases {
-                do {
+        var purposes: [PurposeSlot: SecureBytes] = [:]
+        do {
+            for scope in KeyScope.allCases {
+                for level in ProtectionLevel.allCases {
                     derived[Slot(scope: scope, level: level)] = try HKDF.deriveKey(
                         from: roots.root(scope),
                         label: level.label
                     )
-                } catch {
-                    throw CofferError(.internalError, "deriving a class key failed: \(error)", underlying: error)
+                }
+                for purpose in KeyPurpose.allCases {
+                    for level in purpose.levels {
+                        let slot = Slot(scope: scope, level: level)
+                        purposes[PurposeSlot(purpose: purpose, slot: slot)] = try HKDF.deriveKey(
+                            from: derived[slot]!,
+                            label: purpose.label
+                        )
+                    }
                 }
             }
+        } catch {
+            throw CofferError(.internalError, "deriving the vault's working keys failed: \(error)", underlying: error)
         }
         self.roots = roots
         classKeys = derived
+        purposeKeys = purposes
     }
 
     /// Drops the roots and the `whenUnlocked` keys; `afterFirstUnlock` keys stay.
     mutating func lock() {
         roots = nil
-        for scope in KeyScope.allCases { classKeys[Slot(scope: scope, level: .whenUnlocked)] = nil }
+        classKeys = classKeys.filter { $0.key.level != .whenUnlocked }
+        purposeKeys = purposeKeys.filter { $0.key.slot.level != .whenUnlocked }
     }
 
     /// Drops every key.
     mutating func clear() {
         roots = nil
         classKeys = [:]
+        purposeKeys = [:]
+    }
+
+    /// The working key for `purpose` in `scope` at `level`.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory.
+    func key(_ purpose: KeyPurpose, _ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+        guard let key = purposeKeys[PurposeSlot(purpose: purpose, slot: Slot(scope: scope, level: level))] else {
+            throw lockedError(level)
+        }
+        return key
     }
 
     /// The class key for `scope` and `level`.
@@ -97,14 +150,16 @@ struct KeyRing: Sendable {
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when the vault is locked and the key is of a
     ///   level that is not available then.
     func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
-        guard let key = classKeys[Slot(scope: scope, level: level)] else {
-            throw CofferError(
-                .interactionNotAllowed,
-                level == .whenUnlocked || !hasBeenUnlocked
-                    ? "the vault is locked; unlock it with its passphrase first"
-                    : "the vault has not been unlocked since it was opened; unlock it with its passphrase first"
-            )
-        }
+        guard let key = classKeys[Slot(scope: scope, level: level)] else { throw lockedError(level) }
         return key
+    }
+
+    private func lockedError(_ level: ProtectionLevel) -> CofferError {
+        CofferError(
+            .interactionNotAllowed,
+            level == .whenUnlocked && hasBeenUnlocked
+                ? "the vault is locked; unlock it with its passphrase first"
+                : "the vault has not been unlocked since it was opened; unlock it with its passphrase first"
+        )
     }
 }

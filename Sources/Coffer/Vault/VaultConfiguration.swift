@@ -4,7 +4,9 @@ extension Vault {
     /// ```swift
     /// var configuration = Vault.Configuration()
     /// configuration.kdf = .strong
-    /// let vault = try Vault.create(at: url, passphrase: passphrase, configuration: configuration)
+    /// configuration.accessGroups = ["com.example.mail"]
+    /// configuration.autoLockInterval = .seconds(300)
+    /// let vault = try Vault.open(at: url, configuration: configuration)
     /// ```
     public struct Configuration: Sendable {
         /// The passphrase KDF cost for new vaults and passphrase changes. Existing vaults keep the cost
@@ -14,6 +16,19 @@ extension Vault {
         /// The initial size of the memory map in bytes. The map grows by itself when it fills; this
         /// only sets where it starts.
         public var initialMapSize: Int = 64 << 20
+
+        /// The keychain access groups this vault handle may use; `nil` (the default) allows every
+        /// group. Items of other groups are invisible to ``Vault/keychain``, and writing them fails
+        /// with ``CofferError/Code/missingEntitlement``. The first group is the default for new items.
+        public var accessGroups: [String]?
+
+        /// Asked before values of items that require user presence are revealed. Without one, such
+        /// reads fail with ``CofferError/Code/interactionNotAllowed``.
+        public var authenticationHandler: AuthenticationHandler?
+
+        /// Locks the vault after this long without keychain activity; `nil` (the default) never does.
+        /// Lock the vault when your app leaves the foreground, too: this is the backstop.
+        public var autoLockInterval: Duration?
 
         /// Default options.
         public init() {}

@@ -8,6 +8,11 @@ struct VaultFixture {
     let directory: TemporaryDirectory
     let configuration: Vault.Configuration
 
+    init(directory: TemporaryDirectory, configuration: Vault.Configuration) {
+        self.directory = directory
+        self.configuration = configuration
+    }
+
     init() throws {
         directory = try TemporaryDirectory()
         var configuration = Vault.Configuration()

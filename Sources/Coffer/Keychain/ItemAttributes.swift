@@ -1,0 +1,282 @@
+public import Foundation
+
+/// The attributes of a keychain item, after Keychain Services' `kSecAttr…` keys.
+///
+/// Which attributes identify an item depends on its class (``ItemClass/primaryKeyAttributes``); the
+/// rest (label, comment, description, generic, creator, type) are stored but not part of the key.
+/// Everything here is sealed with the item: none of it is stored in the clear.
+///
+/// As a query template, every attribute that is set must match; unset ones match anything.
+///
+/// ```swift
+/// var attributes = ItemAttributes()
+/// attributes.service = "api.example.com"
+/// attributes.account = "deploy-bot"
+/// attributes.label = "Deploy token"
+/// ```
+public struct ItemAttributes: Sendable, Hashable {
+    /// An attribute's name.
+    public enum Name: String, Sendable, Hashable, CaseIterable, Codable {
+        case accessGroup, label, comment, itemDescription, generic, creator, type
+        case service, account
+        case securityDomain, server, internetProtocol, authenticationType, port, path
+        case certificateType, issuer, serialNumber
+        case keyClass, keyType, applicationLabel, applicationTag, keySizeInBits
+
+        /// The kind of value the attribute holds.
+        public var kind: Value.Kind {
+            switch self {
+            case .generic, .issuer, .serialNumber, .applicationLabel, .applicationTag: return .bytes
+            case .creator, .type, .port, .certificateType, .keySizeInBits: return .number
+            default: return .text
+            }
+        }
+
+        /// The stored tag of the attribute (docs/FORMAT.md); never reused.
+        var code: UInt8 {
+            switch self {
+            case .accessGroup: return 1
+            case .label: return 2
+            case .comment: return 3
+            case .itemDescription: return 4
+            case .generic: return 5
+            case .creator: return 6
+            case .type: return 7
+            case .service: return 8
+            case .account: return 9
+            case .securityDomain: return 10
+            case .server: return 11
+            case .internetProtocol: return 12
+            case .authenticationType: return 13
+            case .port: return 14
+            case .path: return 15
+            case .certificateType: return 16
+            case .issuer: return 17
+            case .serialNumber: return 18
+            case .keyClass: return 19
+            case .keyType: return 20
+            case .applicationLabel: return 21
+            case .applicationTag: return 22
+            case .keySizeInBits: return 23
+            }
+        }
+
+        init?(code: UInt8) {
+            guard let match = Self.allCases.first(where: { $0.code == code }) else { return nil }
+            self = match
+        }
+    }
+
+    /// An attribute's value.
+    public enum Value: Sendable, Hashable, CustomStringConvertible {
+        /// Text (service, account, label, …).
+        case text(String)
+        /// Bytes (generic, issuer, application tag, …).
+        case bytes(Data)
+        /// A number (port, key size, creator, …).
+        case number(Int64)
+
+        /// The kinds of value.
+        public enum Kind: Sendable {
+            case text, bytes, number
+        }
+
+        /// The kind of this value.
+        public var kind: Kind {
+            switch self {
+            case .text: return .text
+            case .bytes: return .bytes
+            case .number: return .number
+            }
+        }
+
+        /// Text as is, bytes as hex, numbers in decimal.
+        public var description: String {
+            switch self {
+            case .text(let text): return text
+            case .bytes(let bytes): return bytes.map { String(format: "%02x", $0) }.joined()
+            case .number(let number): return String(number)
+            }
+        }
+
+        /// The stored bytes: UTF-8, raw, or a big-endian `Int64`.
+        var encoded: [UInt8] {
+            switch self {
+            case .text(let text): return Array(text.utf8)
+            case .bytes(let bytes): return Array(bytes)
+            case .number(let number): return withUnsafeBytes(of: number.bigEndian) { Array($0) }
+            }
+        }
+
+        init(decoding bytes: [UInt8], as kind: Kind) throws(KeychainError) {
+            switch kind {
+            case .text: self = .text(String(decoding: bytes, as: UTF8.self))
+            case .bytes: self = .bytes(Data(bytes))
+            case .number:
+                guard bytes.count == 8 else {
+                    throw KeychainError(.decode, "a stored number attribute is \(bytes.count) bytes, not 8")
+                }
+                self = .number(Int64(bitPattern: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }))
+            }
+        }
+    }
+
+    /// The attributes that are set.
+    public private(set) var values: [Name: Value] = [:]
+
+    /// No attributes set.
+    public init() {}
+
+    /// Reads or sets an attribute by name. Setting a value of the wrong kind is a programming error.
+    public subscript(name: Name) -> Value? {
+        get { values[name] }
+        set {
+            precondition(newValue == nil || newValue!.kind == name.kind, "attribute \(name) holds \(name.kind) values")
+            values[name] = newValue
+        }
+    }
+
+    /// Whether every attribute set in `template` has the same value here.
+    public func matches(_ template: ItemAttributes) -> Bool {
+        template.values.allSatisfy { values[$0.key] == $0.value }
+    }
+
+    /// These attributes with every attribute set in `changes` replaced.
+    func merging(_ changes: ItemAttributes) -> ItemAttributes {
+        var merged = self
+        merged.values.merge(changes.values) { _, new in new }
+        return merged
+    }
+
+    private func text(_ name: Name) -> String? {
+        if case .text(let value) = values[name] { return value }
+        return nil
+    }
+
+    private func bytes(_ name: Name) -> Data? {
+        if case .bytes(let value) = values[name] { return value }
+        return nil
+    }
+
+    private func number(_ name: Name) -> Int64? {
+        if case .number(let value) = values[name] { return value }
+        return nil
+    }
+
+    /// The access group (`kSecAttrAccessGroup`). Unset on add: the handle's default group.
+    public var accessGroup: String? {
+        get { text(.accessGroup) }
+        set { values[.accessGroup] = newValue.map(Value.text) }
+    }
+    /// A label for people (`kSecAttrLabel`).
+    public var label: String? {
+        get { text(.label) }
+        set { values[.label] = newValue.map(Value.text) }
+    }
+    /// A comment (`kSecAttrComment`).
+    public var comment: String? {
+        get { text(.comment) }
+        set { values[.comment] = newValue.map(Value.text) }
+    }
+    /// A description of the kind of item (`kSecAttrDescription`).
+    public var itemDescription: String? {
+        get { text(.itemDescription) }
+        set { values[.itemDescription] = newValue.map(Value.text) }
+    }
+    /// Application-defined bytes (`kSecAttrGeneric`).
+    public var generic: Data? {
+        get { bytes(.generic) }
+        set { values[.generic] = newValue.map(Value.bytes) }
+    }
+    /// The creator code (`kSecAttrCreator`).
+    public var creator: Int64? {
+        get { number(.creator) }
+        set { values[.creator] = newValue.map(Value.number) }
+    }
+    /// The type code (`kSecAttrType`).
+    public var type: Int64? {
+        get { number(.type) }
+        set { values[.type] = newValue.map(Value.number) }
+    }
+    /// The service (`kSecAttrService`); part of a generic password's key.
+    public var service: String? {
+        get { text(.service) }
+        set { values[.service] = newValue.map(Value.text) }
+    }
+    /// The account (`kSecAttrAccount`); part of generic and internet passwords' keys.
+    public var account: String? {
+        get { text(.account) }
+        set { values[.account] = newValue.map(Value.text) }
+    }
+    /// The security domain (`kSecAttrSecurityDomain`); part of an internet password's key.
+    public var securityDomain: String? {
+        get { text(.securityDomain) }
+        set { values[.securityDomain] = newValue.map(Value.text) }
+    }
+    /// The server (`kSecAttrServer`); part of an internet password's key.
+    public var server: String? {
+        get { text(.server) }
+        set { values[.server] = newValue.map(Value.text) }
+    }
+    /// The protocol, e.g. `https` (`kSecAttrProtocol`); part of an internet password's key.
+    public var internetProtocol: String? {
+        get { text(.internetProtocol) }
+        set { values[.internetProtocol] = newValue.map(Value.text) }
+    }
+    /// The authentication type, e.g. `httpBasic` (`kSecAttrAuthenticationType`); part of an internet
+    /// password's key.
+    public var authenticationType: String? {
+        get { text(.authenticationType) }
+        set { values[.authenticationType] = newValue.map(Value.text) }
+    }
+    /// The port (`kSecAttrPort`); part of an internet password's key.
+    public var port: Int64? {
+        get { number(.port) }
+        set { values[.port] = newValue.map(Value.number) }
+    }
+    /// The path (`kSecAttrPath`); part of an internet password's key.
+    public var path: String? {
+        get { text(.path) }
+        set { values[.path] = newValue.map(Value.text) }
+    }
+    /// The certificate type (`kSecAttrCertificateType`); part of certificate and identity keys.
+    public var certificateType: Int64? {
+        get { number(.certificateType) }
+        set { values[.certificateType] = newValue.map(Value.number) }
+    }
+    /// The issuer (`kSecAttrIssuer`); part of certificate and identity keys.
+    public var issuer: Data? {
+        get { bytes(.issuer) }
+        set { values[.issuer] = newValue.map(Value.bytes) }
+    }
+    /// The serial number (`kSecAttrSerialNumber`); part of certificate and identity keys.
+    public var serialNumber: Data? {
+        get { bytes(.serialNumber) }
+        set { values[.serialNumber] = newValue.map(Value.bytes) }
+    }
+    /// The key class, e.g. `private` (`kSecAttrKeyClass`); part of a key's key.
+    public var keyClass: String? {
+        get { text(.keyClass) }
+        set { values[.keyClass] = newValue.map(Value.text) }
+    }
+    /// The key type, e.g. `ec` (`kSecAttrKeyType`); part of a key's key.
+    public var keyType: String? {
+        get { text(.keyType) }
+        set { values[.keyType] = newValue.map(Value.text) }
+    }
+    /// The application label (`kSecAttrApplicationLabel`); part of a key's key.
+    public var applicationLabel: Data? {
+        get { bytes(.applicationLabel) }
+        set { values[.applicationLabel] = newValue.map(Value.bytes) }
+    }
+    /// The application tag (`kSecAttrApplicationTag`); part of a key's key.
+    public var applicationTag: Data? {
+        get { bytes(.applicationTag) }
+        set { values[.applicationTag] = newValue.map(Value.bytes) }
+    }
+    /// The key size in bits (`kSecAttrKeySizeInBits`); part of a key's key.
+    public var keySizeInBits: Int64? {
+        get { number(.keySizeInBits) }
+        set { values[.keySizeInBits] = newValue.map(Value.number) }
+    }
+}

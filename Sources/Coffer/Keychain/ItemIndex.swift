@@ -1,0 +1,69 @@
+/// Item ids and the blind index (docs/FORMAT.md, "Item ids and the blind index").
+///
+/// An item's id is `HMAC(index key of its scope, 0x01 ‖ class ‖ scope ‖ canonical primary key)`: the
+/// primary key decides the id, so uniqueness is a key collision and an exact lookup one `get`, and a
+/// syncable item has the same id on every vault of its sync group.
+///
+/// The `itemIndex` table holds, for each indexed attribute an item has, the key
+/// `HMAC(index key, 0x02 ‖ tag ‖ value)[0..<16] ‖ item id` with an empty value: equality queries on
+/// class, service, account, server, label and access group scan one prefix, and the attribute values
+/// are never stored in the clear.
+struct ItemIndex {
+    /// Attributes with index entries, in the order a query prefers them (most selective first).
+    static let indexedAttributes: [ItemAttributes.Name] = [.account, .service, .server, .label, .accessGroup]
+    /// The tag of the class's index entry (attribute tags start at 1).
+    static let classTag: UInt8 = 0
+    static let prefixSize = 16
+
+    private let mac: HMACSHA256
+    let scope: SyncScope
+
+    init(key: SecureBytes, scope: SyncScope) throws(KeychainError) {
+        do {
+            mac = try HMACSHA256(key: key)
+        } catch {
+            throw KeychainError(.internalError, "keying the item index failed: \(error)", underlying: error)
+        }
+        self.scope = scope
+    }
+
+    /// The id of an item with this class and attributes in this index's scope. `accessGroup` must be
+    /// resolved already; unset key attributes count as empty.
+    func id(of itemClass: ItemClass, attributes: ItemAttributes) throws(KeychainError) -> [UInt8] {
+        var canonical = BinaryWriter()
+        canonical.write(UInt8(0x01))
+        canonical.write(itemClass.code)
+        canonical.write(scope.code)
+        for name in [.accessGroup] + itemClass.primaryKeyAttributes {
+            let encoded = attributes[name]?.encoded ?? []
+            canonical.write(name.code)
+            canonical.write(UInt32(encoded.count))
+            canonical.write(raw: encoded)
+        }
+        return try authenticate(canonical.bytes)
+    }
+
+    /// The prefix of the index entries for `value` of attribute `tag`.
+    func prefix(tag: UInt8, value: [UInt8]) throws(KeychainError) -> [UInt8] {
+        Array(try authenticate([0x02, tag] + value).prefix(Self.prefixSize))
+    }
+
+    /// Every index entry key of an item.
+    func entries(for item: KeychainItem, id: [UInt8]) throws(KeychainError) -> [[UInt8]] {
+        var entries = [try prefix(tag: Self.classTag, value: [item.itemClass.code]) + id]
+        for name in Self.indexedAttributes {
+            if let value = item.attributes[name] {
+                entries.append(try prefix(tag: name.code, value: value.encoded) + id)
+            }
+        }
+        return entries
+    }
+
+    private func authenticate(_ message: [UInt8]) throws(KeychainError) -> [UInt8] {
+        do {
+            return try mac.authenticationCode(for: message)
+        } catch {
+            throw KeychainError(.internalError, "computing an item id failed: \(error)", underlying: error)
+        }
+    }
+}

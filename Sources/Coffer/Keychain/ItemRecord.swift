@@ -1,0 +1,159 @@
+import Foundation
+
+/// The stored form of a keychain item in the `items` table (docs/FORMAT.md, "Item records"):
+///
+/// ```
+/// header (5): version = 1 ‖ class ‖ scope ‖ accessibility ‖ flags (bit 0: user presence)
+/// sealed:     AES-256-GCM(item key of scope and protection level, body,
+///                         aad = "coffer/v1/item" ‖ 0x00 ‖ item id (32) ‖ header)
+/// body:       created ms (Int64) ‖ modified ms (Int64) ‖ attribute count (UInt16) ‖
+///             [tag (1) ‖ length (UInt32) ‖ bytes]… ‖ value length (UInt32) ‖ value
+/// ```
+///
+/// The header stays readable so the right key can be chosen (and other classes skipped) without
+/// decrypting; the associated data binds it, and the id, to the sealed body, so a record moved to
+/// another id, or with an altered header, fails to open.
+struct ItemRecord {
+    static let version: UInt8 = 1
+    static let headerSize = 5
+
+    /// The clear header of a stored record.
+    struct Header: Equatable {
+        let itemClass: ItemClass
+        let scope: SyncScope
+        let accessibility: Accessibility
+        let requiresUserPresence: Bool
+
+        var bytes: [UInt8] {
+            [ItemRecord.version, itemClass.code, scope.code, accessibility.code, requiresUserPresence ? 1 : 0]
+        }
+
+        /// Reads the header of a stored record.
+        init(stored: UnsafeRawBufferPointer) throws(KeychainError) {
+            guard stored.count >= ItemRecord.headerSize + AESGCM.overhead else {
+                throw KeychainError(
+                    .decode,
+                    "a keychain record is too short (\(stored.count) bytes); the vault is damaged"
+                )
+            }
+            guard stored[0] == ItemRecord.version else {
+                throw KeychainError(.unsupportedFormat, "a keychain record has version \(stored[0]); upgrade Coffer")
+            }
+            guard let itemClass = ItemClass(code: stored[1]), let scope = SyncScope(code: stored[2]),
+                let accessibility = Accessibility(code: stored[3]), stored[4] <= 1
+            else {
+                throw KeychainError(.decode, "a keychain record's header is invalid; the record was altered or damaged")
+            }
+            self.init(
+                itemClass: itemClass,
+                scope: scope,
+                accessibility: accessibility,
+                requiresUserPresence: stored[4] == 1
+            )
+        }
+
+        init(itemClass: ItemClass, scope: SyncScope, accessibility: Accessibility, requiresUserPresence: Bool) {
+            self.itemClass = itemClass
+            self.scope = scope
+            self.accessibility = accessibility
+            self.requiresUserPresence = requiresUserPresence
+        }
+
+        init(_ item: KeychainItem) {
+            self.init(
+                itemClass: item.itemClass,
+                scope: item.scope,
+                accessibility: item.accessibility,
+                requiresUserPresence: item.requiresUserPresence
+            )
+        }
+    }
+
+    static func associatedData(id: [UInt8], header: Header) -> [UInt8] {
+        Array("coffer/v1/item".utf8) + [0] + id + header.bytes
+    }
+
+    /// Seals `item` (attributes, dates and value) for storage under `id`.
+    static func seal(
+        _ item: KeychainItem,
+        id: [UInt8],
+        key: SecureBytes,
+        cipher: AESGCM
+    ) throws(KeychainError) -> [UInt8] {
+        let header = Header(item)
+        var body = BinaryWriter()
+        body.write(Int64(((item.creationDate ?? Date()).timeIntervalSince1970 * 1000).rounded()))
+        body.write(Int64(((item.modificationDate ?? Date()).timeIntervalSince1970 * 1000).rounded()))
+        let attributes = item.attributes.values.sorted { $0.key.code < $1.key.code }
+        body.write(UInt16(attributes.count))
+        for (name, value) in attributes {
+            let encoded = value.encoded
+            body.write(name.code)
+            body.write(UInt32(encoded.count))
+            body.write(raw: encoded)
+        }
+        let value = item.value ?? Data()
+        body.write(UInt32(value.count))
+        body.write(raw: value)
+        var plaintext = body.bytes
+        defer { plaintext.wipe() }
+        do {
+            return header.bytes
+                + (try cipher.seal(plaintext, key: key, authenticating: associatedData(id: id, header: header)))
+        } catch {
+            throw KeychainError(.internalError, "sealing a keychain record failed: \(error)", underlying: error)
+        }
+    }
+
+    /// Opens a stored record.
+    ///
+    /// - Throws: ``KeychainError`` `.decode` if it does not authenticate or parse.
+    static func open(
+        _ stored: [UInt8],
+        id: [UInt8],
+        header: Header,
+        key: SecureBytes,
+        cipher: AESGCM
+    ) throws(KeychainError) -> KeychainItem {
+        var plaintext: [UInt8]
+        do {
+            plaintext = try cipher.open(
+                stored[headerSize...],
+                key: key,
+                authenticating: associatedData(id: id, header: header)
+            )
+        } catch {
+            throw KeychainError(
+                .decode,
+                "a keychain record failed authentication: it was altered, damaged, or moved from another item",
+                underlying: error
+            )
+        }
+        defer { plaintext.wipe() }
+        var reader = BinaryReader(plaintext, what: "a keychain record")
+        let created = try reader.readInt64()
+        let modified = try reader.readInt64()
+        var attributes = ItemAttributes()
+        for _ in 0..<(try reader.readUInt16()) {
+            let code = try reader.readUInt8()
+            guard let name = ItemAttributes.Name(code: code) else {
+                throw KeychainError(.decode, "a keychain record has an unknown attribute \(code); upgrade Coffer")
+            }
+            let bytes = try reader.readBytes(Int(try reader.readUInt32()))
+            attributes[name] = try ItemAttributes.Value(decoding: bytes, as: name.kind)
+        }
+        let value = Data(try reader.readBytes(Int(try reader.readUInt32())))
+        try reader.finish()
+        var item = KeychainItem(
+            header.itemClass,
+            attributes: attributes,
+            value: value,
+            accessibility: header.accessibility,
+            scope: header.scope,
+            requiresUserPresence: header.requiresUserPresence
+        )
+        item.creationDate = Date(timeIntervalSince1970: Double(created) / 1000)
+        item.modificationDate = Date(timeIntervalSince1970: Double(modified) / 1000)
+        return item
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+extension Keychain {
+    /// Finds items (`SecItemCopyMatching`): every item of the query's class whose attributes match the
+    /// query's, in a fixed order (class, access group, then the primary-key attributes, then scope).
+    ///
+    /// Values are returned only when `query.returnsValue` is set; items that require user presence then
+    /// ask the authentication handler first.
+    ///
+    /// - Returns: The matching items; one at most with `limit: .one`.
+    /// - Throws: ``KeychainError`` `.itemNotFound` when nothing matches, `.interactionNotAllowed` when
+    ///   a matching item's protection class is locked (or presence is required and there is no
+    ///   handler), `.userCanceled` or `.authFailed` when the handler refuses, `.missingEntitlement` for
+    ///   a query naming an access group this handle was not granted, `.decode` for a tampered record.
+    public func find(_ query: ItemQuery) throws(KeychainError) -> [KeychainItem] {
+        let session = try KeychainSession(self)
+        let matches = try storage("finding keychain items") {
+            try vault.environment.read { txn in try self.matches(query, session: session, in: txn) }
+        }
+        var items = matches.map(\.item)
+        if query.limit == .one { items = Array(items.prefix(1)) }
+        guard !items.isEmpty else {
+            throw KeychainError(.itemNotFound, "no keychain item matches \(query.summary)")
+        }
+        if query.returnsValue {
+            try confirmPresence(for: items)
+        } else {
+            for index in items.indices { items[index].value = nil }
+        }
+        return items
+    }
+
+    /// Every stored item matching `query` that this handle may see, in the keychain's order.
+    func matches(_ query: ItemQuery, session: KeychainSession, in txn: Transaction) throws -> [LoadedItem] {
+        if let group = query.attributes.accessGroup { try checkEntitled(group) }
+        let scopes = query.scope.scopes
+        var results: [LoadedItem] = []
+        for id in try candidateIDs(query, session: session, in: txn) {
+            guard let stored = try txn.get(vault.schema.items, key: id) else { continue }
+            let header = try stored.withUnsafeBytes { (bytes) throws(KeychainError) in
+                try ItemRecord.Header(stored: bytes)
+            }
+            if let itemClass = query.itemClass, header.itemClass != itemClass { continue }
+            guard scopes.contains(header.scope) else { continue }
+            let loaded = try open(stored, id: id, header: header, session: session)
+            guard isVisible(loaded.item.attributes.accessGroup), loaded.item.attributes.matches(query.attributes) else {
+                continue
+            }
+            results.append(loaded)
+        }
+        return results.sorted { $0.item.sortKey.lexicographicallyPrecedes($1.item.sortKey) }
+    }
+
+    /// The ids of the records that can match `query`, from the narrowest lookup available: the exact
+    /// id when the whole primary key is known; else the intersection of the blind-index entries of
+    /// every indexed attribute the query names (and its class); else every record.
+    private func candidateIDs(_ query: ItemQuery, session: KeychainSession, in txn: Transaction) throws -> [[UInt8]] {
+        let schema = vault.schema
+        let group = query.attributes.accessGroup ?? (accessGroups?.count == 1 ? accessGroups![0] : nil)
+        var prefixes: [(tag: UInt8, value: [UInt8])] = ItemIndex.indexedAttributes.compactMap { name in
+            query.attributes[name].map { (name.code, $0.encoded) }
+        }
+        if let itemClass = query.itemClass { prefixes.append((ItemIndex.classTag, [itemClass.code])) }
+        guard !prefixes.isEmpty else {
+            var ids: [[UInt8]] = []
+            try txn.forEach(in: schema.items) { key, _ in
+                ids.append(Array(key))
+                return true
+            }
+            return ids
+        }
+        var ids: [[UInt8]] = []
+        for scope in query.scope.scopes {
+            let index = try session.index(scope)
+            if let itemClass = query.itemClass, let group,
+                itemClass.primaryKeyAttributes.allSatisfy({ query.attributes[$0] != nil })
+            {
+                var attributes = query.attributes
+                attributes.accessGroup = group.isEmpty ? nil : group
+                let id = try index.id(of: itemClass, attributes: attributes)
+                if try txn.contains(schema.items, key: id) { ids.append(id) }
+                continue
+            }
+            var candidates: [[UInt8]]?
+            for (tag, value) in prefixes {
+                let prefix = try index.prefix(tag: tag, value: value)
+                var found: [[UInt8]] = []
+                try txn.forEach(in: schema.itemIndex, prefix: prefix) { key, _ in
+                    found.append(Array(key.dropFirst(ItemIndex.prefixSize)))
+                    return true
+                }
+                if let current = candidates {
+                    let keep = Set(found)
+                    candidates = current.filter(keep.contains)
+                } else {
+                    candidates = found
+                }
+                if candidates!.isEmpty { break }
+            }
+            ids += candidates ?? []
+        }
+        return ids
+    }
+
+    /// Asks the authentication handler before values of protected items are returned.
+    private func confirmPresence(for items: [KeychainItem]) throws(KeychainError) {
+        let protected = items.filter(\.requiresUserPresence)
+        guard !protected.isEmpty else { return }
+        guard let authenticationHandler else {
+            throw KeychainError(
+                .interactionNotAllowed,
+                "reading \(protected.count == 1 ? "this item" : "these items") requires user presence, and no "
+                    + "authentication handler is set (Vault.Configuration.authenticationHandler)"
+            )
+        }
+        let names = protected.prefix(3).map { $0.itemClass.primaryKeyDescription($0.attributes) }
+        let reason =
+            "read \(protected.count) item\(protected.count == 1 ? "" : "s") that require user presence ("
+            + names.joined(separator: "; ") + (protected.count > 3 ? "; …" : "") + ")"
+        switch authenticationHandler(AuthenticationRequest(reason: reason, itemCount: protected.count)) {
+        case .granted: return
+        case .canceled: throw KeychainError(.userCanceled, "authentication was canceled; nothing was revealed")
+        case .failed: throw KeychainError(.authFailed, "authentication failed; nothing was revealed")
+        }
+    }
+}
+
+extension KeychainItem {
+    /// The keychain's order: class, access group, primary-key attributes, scope.
+    var sortKey: [String] {
+        [String(itemClass.code)]
+            + ([.accessGroup] + itemClass.primaryKeyAttributes).map { attributes[$0]?.description ?? "" }
+            + [scope.rawValue]
+    }
+}
+
+extension ItemQuery {
+    /// `generic passwords with service 'mail'`, for messages.
+    var summary: String {
+        let kind = itemClass.map { "\($0.rawValue) items" } ?? "items"
+        let conditions = attributes.values.sorted { $0.key.code < $1.key.code }.map {
+            "\($0.key.rawValue) '\($0.value)'"
+        }
+        let scopeText = scope == .any ? "" : " (\(scope.rawValue) only)"
+        return (conditions.isEmpty ? kind : "\(kind) with " + conditions.joined(separator: ", ")) + scopeText
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+
+/// The keychain tier of a vault: small secrets with attributes and queries, after Apple's Keychain
+/// Services (`SecItemAdd`, `SecItemCopyMatching`, `SecItemUpdate`, `SecItemDelete`).
+///
+/// A handle sees only the access groups it was granted (``accessGroups``). Every operation is atomic:
+/// one LMDB transaction. `Keychain` is `Sendable`; use it from any thread, or through the `async`
+/// forms from any task.
+///
+/// ```swift
+/// let keychain = vault.keychain
+/// try keychain.setPassword("s3cret", service: "mail", account: "ann")
+/// let password = try keychain.password(service: "mail", account: "ann")   // "s3cret"
+///
+/// var query = ItemQuery(.genericPassword)
+/// query.attributes.service = "mail"
+/// for item in try keychain.find(query) { print(item.attributes.account ?? "") }
+/// ```
+public final class Keychain: Sendable {
+    let vault: Vault
+    /// The access groups this handle may use; `nil` when it may use every group.
+    public let accessGroups: [String]?
+    let authenticationHandler: AuthenticationHandler?
+
+    init(vault: Vault, accessGroups: [String]?, authenticationHandler: AuthenticationHandler?) {
+        self.vault = vault
+        self.accessGroups = accessGroups
+        self.authenticationHandler = authenticationHandler
+    }
+
+    /// The group new items join when they name none: the first granted group, or none (the empty
+    /// group) for an unrestricted handle.
+    public var defaultAccessGroup: String { accessGroups?.first ?? "" }
+
+    // MARK: Add
+
+    /// Adds an item (`SecItemAdd`).
+    ///
+    /// - Throws: ``KeychainError`` `.duplicateItem` if an item with the same primary key exists,
+    ///   `.param` for a value over 16 KiB or a syncable `…ThisDeviceOnly` item, `.missingEntitlement`
+    ///   for an access group this handle was not granted, `.interactionNotAllowed` if the item's
+    ///   protection class is locked.
+    public func add(_ item: KeychainItem) throws(KeychainError) {
+        let session = try KeychainSession(self)
+        let prepared = try prepare(item, session: session, created: Date())
+        try storage("adding a keychain item") {
+            try vault.environment.write { txn in
+                guard try !txn.contains(vault.schema.items, key: prepared.id) else {
+                    throw KeychainError(
+                        .duplicateItem,
+                        "an item with the same primary key (\(item.itemClass.primaryKeyDescription(prepared.item.attributes))) "
+                            + "already exists; update it, or use upsert"
+                    )
+                }
+                try store(prepared, session: session, in: txn)
+            }
+        }
+    }
+
+    /// Adds the item, or replaces the item with the same primary key, atomically. A replaced item keeps
+    /// its creation date.
+    ///
+    /// - Throws: As ``add(_:)``, except `.duplicateItem`.
+    public func upsert(_ item: KeychainItem) throws(KeychainError) {
+        let session = try KeychainSession(self)
+        let now = Date()
+        let fresh = try prepare(item, session: session, created: now)
+        try storage("saving a keychain item") {
+            try vault.environment.write { txn in
+                var prepared = fresh
+                if let existing = try loadRecord(id: fresh.id, session: session, in: txn) {
+                    try removeRecord(existing, session: session, in: txn, logging: false)
+                    prepared = try prepare(item, session: session, created: existing.item.creationDate ?? now)
+                }
+                try store(prepared, session: session, in: txn)
+            }
+        }
+    }
+
+    // MARK: Shared by the operations
+
+    /// An item ready to store: access group resolved, dates set, id computed, record sealed.
+    struct PreparedItem {
+        let item: KeychainItem
+        let id: [UInt8]
+        let record: [UInt8]
+    }
+
+    /// An item read back from storage.
+    struct LoadedItem {
+        let id: [UInt8]
+        let item: KeychainItem
+    }
+
+    func prepare(_ item: KeychainItem, session: KeychainSession, created: Date) throws(KeychainError) -> PreparedItem {
+        try vault.checkOpen()
+        try item.validate()
+        var item = item
+        let group = item.attributes.accessGroup ?? defaultAccessGroup
+        try checkEntitled(group)
+        item.attributes.accessGroup = group.isEmpty ? nil : group
+        item.creationDate = created
+        item.modificationDate = Date()
+        let id = try session.index(item.scope).id(of: item.itemClass, attributes: item.attributes)
+        let key = try session.itemKey(item.scope, item.accessibility)
+        return PreparedItem(
+            item: item,
+            id: id,
+            record: try ItemRecord.seal(item, id: id, key: key, cipher: session.cipher)
+        )
+    }
+
+    /// Writes a prepared item, its index entries and (if syncable) a change-log entry.
+    func store(_ prepared: PreparedItem, session: KeychainSession, in txn: Transaction) throws {
+        let schema = vault.schema
+        try txn.put(schema.items, key: prepared.id, value: prepared.record)
+        for entry in try session.index(prepared.item.scope).entries(for: prepared.item, id: prepared.id) {
+            try txn.put(schema.itemIndex, key: entry, value: [UInt8]())
+        }
+        if prepared.item.scope == .syncable {
+            try ChangeLog.append(.itemPut, recordID: prepared.id, in: txn, schema: schema)
+        }
+    }
+
+    /// Removes an item's record and index entries; logs the delete of a syncable item if asked.
+    func removeRecord(_ loaded: LoadedItem, session: KeychainSession, in txn: Transaction, logging: Bool) throws {
+        let schema = vault.schema
+        try txn.delete(schema.items, key: loaded.id)
+        for entry in try session.index(loaded.item.scope).entries(for: loaded.item, id: loaded.id) {
+            try txn.delete(schema.itemIndex, key: entry)
+        }
+        if logging, loaded.item.scope == .syncable {
+            try ChangeLog.append(.itemDelete, recordID: loaded.id, in: txn, schema: schema)
+        }
+    }
+
+    /// Reads and opens the record stored under `id`, or `nil` if there is none.
+    func loadRecord(id: [UInt8], session: KeychainSession, in txn: Transaction) throws -> LoadedItem? {
+        guard let stored = try txn.get(vault.schema.items, key: id) else { return nil }
+        let header = try stored.withUnsafeBytes { (bytes) throws(KeychainError) in try ItemRecord.Header(stored: bytes)
+        }
+        return try open(stored, id: id, header: header, session: session)
+    }
+
+    func open(
+        _ stored: [UInt8],
+        id: [UInt8],
+        header: ItemRecord.Header,
+        session: KeychainSession
+    ) throws(KeychainError) -> LoadedItem {
+        let key = try session.itemKey(header.scope, header.accessibility)
+        return LoadedItem(
+            id: id,
+            item: try ItemRecord.open(stored, id: id, header: header, key: key, cipher: session.cipher)
+        )
+    }
+
+    /// Whether this handle may see items of `group`.
+    func isVisible(_ group: String?) -> Bool {
+        guard let accessGroups else { return true }
+        return accessGroups.contains(group ?? "")
+    }
+
+    func checkEntitled(_ group: String) throws(KeychainError) {
+        guard isVisible(group) else {
+            throw KeychainError(
+                .missingEntitlement,
+                "this keychain handle was not granted access group '\(group)' (it has: "
+                    + "\((accessGroups ?? []).map { "'\($0)'" }.joined(separator: ", ")))"
+            )
+        }
+    }
+}
+
+/// The keys and crypto contexts of one keychain operation: a snapshot of the vault's keys (so a
+/// concurrent lock never pulls one out mid-operation) and contexts that are not shared between threads.
+final class KeychainSession {
+    let keys: KeyRing
+    let cipher: AESGCM
+    private var indexes: [SyncScope: ItemIndex] = [:]
+
+    init(_ keychain: Keychain) throws(KeychainError) {
+        keys = try keychain.vault.keyRing()
+        do {
+            cipher = try AESGCM()
+        } catch {
+            throw KeychainError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
+        }
+    }
+
+    /// The index (ids and blind index) of `scope`.
+    func index(_ scope: SyncScope) throws(KeychainError) -> ItemIndex {
+        if let index = indexes[scope] { return index }
+        let index = try ItemIndex(key: try keys.key(.index, scope.keyScope, .afterFirstUnlock), scope: scope)
+        indexes[scope] = index
+        return index
+    }
+
+    /// The key that seals records of `scope` and `accessibility`.
+    func itemKey(_ scope: SyncScope, _ accessibility: Accessibility) throws(KeychainError) -> SecureBytes {
+        do {
+            return try keys.key(.item, scope.keyScope, accessibility.level)
+        } catch {
+            guard error.code == .interactionNotAllowed else { throw error }
+            throw KeychainError(
+                .interactionNotAllowed,
+                "the item is protected \(accessibility.rawValue) and the vault is locked; unlock it first",
+                underlying: error
+            )
+        }
+    }
+}
+
+extension ItemClass {
+    /// `service "mail", account "ann"`, for messages.
+    func primaryKeyDescription(_ attributes: ItemAttributes) -> String {
+        ([.accessGroup] + primaryKeyAttributes).compactMap { name in
+            attributes[name].map { "\(name.rawValue) '\($0)'" }
+        }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+
+@testable import Coffer
+
+@Suite("Keychain: add, find, upsert, passwords")
+struct KeychainBasicsTests {
+    let fixture: VaultFixture
+    let vault: Vault
+
+    init() throws {
+        fixture = try VaultFixture()
+        vault = try fixture.create()
+    }
+
+    @Test("add then find returns attributes, and the value only when asked")
+    func addAndFind() throws {
+        var item = Items.password("mail", "ann", value: "hunter2")
+        item.attributes.label = "Mail for Ann"
+        item.attributes.generic = Data([1, 2, 3])
+        try vault.keychain.add(item)
+
+        let found = try #require(try vault.keychain.find(Items.query(service: "mail")).first)
+        #expect(found.attributes.account == "ann")
+        #expect(found.attributes.label == "Mail for Ann")
+        #expect(found.attributes.generic == Data([1, 2, 3]))
+        #expect(found.value == nil)
+        #expect(found.creationDate != nil && found.modificationDate != nil)
+
+        var withValue = Items.query(service: "mail", account: "ann")
+        withValue.returnsValue = true
+        #expect(try vault.keychain.find(withValue).first?.value == Data("hunter2".utf8))
+        #expect(try vault.keychain.password(service: "mail", account: "ann") == "hunter2")
+    }
+
+    @Test("find matches any subset of attributes, in a fixed order, with limit one or all")
+    func queries() throws {
+        for (service, account) in [("web", "zoe"), ("mail", "bob"), ("mail", "ann"), ("web", "ann")] {
+            var item = Items.password(service, account)
+            item.attributes.comment = account == "ann" ? "first" : nil
+            try vault.keychain.add(item)
+        }
+        let accounts = { (query: ItemQuery) in
+            try vault.keychain.find(query).map { "\($0.attributes.service!)/\($0.attributes.account!)" }
+        }
+        #expect(try accounts(Items.query()) == ["mail/ann", "mail/bob", "web/ann", "web/zoe"])
+        #expect(try accounts(Items.query(service: "mail")) == ["mail/ann", "mail/bob"])
+        #expect(try accounts(Items.query(account: "ann")) == ["mail/ann", "web/ann"])
+        var byComment = ItemQuery()
+        byComment.attributes.comment = "first"
+        #expect(try accounts(byComment) == ["mail/ann", "web/ann"])
+        var one = Items.query(account: "ann")
+        one.limit = .one
+        #expect(try accounts(one) == ["mail/ann"])
+        #expect(try vault.keychain.find(ItemQuery()).count == 4)
+    }
+
+    @Test("itemNotFound (-25300) for a find, update or delete that matches nothing; password returns nil")
+    func notFound() throws {
+        for operation in [
+            { _ = try vault.keychain.find(Items.query(service: "none")) },
+            { try vault.keychain.update(Items.query(service: "none"), with: ItemUpdate(value: Data())) },
+            { try vault.keychain.delete(Items.query(service: "none")) },
+        ] as [() throws -> Void] {
+            let error = #expect(throws: KeychainError.self) { try operation() }
+            #expect(error?.code == .itemNotFound)
+            #expect(error?.osStatus == -25300)
+            #expect(error?.message.contains("service 'none'") == true)
+        }
+        #expect(try vault.keychain.password(service: "none", account: "x") == nil)
+        #expect(try !vault.keychain.deletePassword(service: "none", account: "x"))
+    }
+
+    @Test(
+        "duplicateItem (-25299) for a second add with the same primary key; upsert replaces, keeping the creation date"
+    )
+    func duplicatesAndUpsert() throws {
+        try vault.keychain.add(Items.password("mail", "ann", value: "one"))
+        let error = #expect(throws: KeychainError.self) {
+            try vault.keychain.add(Items.password("mail", "ann", value: "two"))
+        }
+        #expect(error?.code == .duplicateItem)
+        #expect(error?.osStatus == -25299)
+        let created = try vault.keychain.find(Items.query(service: "mail"))[0].creationDate
+        Thread.sleep(forTimeInterval: 0.01)
+        try vault.keychain.upsert(Items.password("mail", "ann", value: "three"))
+        #expect(try vault.keychain.password(service: "mail", account: "ann") == "three")
+        let item = try vault.keychain.find(Items.query(service: "mail"))[0]
+        #expect(item.creationDate == created)
+        #expect(item.modificationDate! > created!)
+        #expect(try vault.keychain.find(ItemQuery()).count == 1)
+    }
+
+    @Test("setPassword and deletePassword, the SSKeychain-style layer")
+    func passwords() throws {
+        try vault.keychain.setPassword("p1", service: "s", account: "a")
+        try vault.keychain.setPassword("p2", service: "s", account: "a")
+        #expect(try vault.keychain.password(service: "s", account: "a") == "p2")
+        #expect(try vault.keychain.deletePassword(service: "s", account: "a"))
+        #expect(try vault.keychain.password(service: "s", account: "a") == nil)
+    }
+
+    @Test("param (-50): values over 16 KiB point at the blob tier; syncable ThisDeviceOnly items; 'always' classes")
+    func parameterErrors() throws {
+        var large = Items.password("big", "x")
+        large.value = Data(count: KeychainItem.maximumValueSize + 1)
+        let tooLarge = #expect(throws: KeychainError.self) { try vault.keychain.add(large) }
+        #expect(tooLarge?.code == .param)
+        #expect(tooLarge?.osStatus == -50)
+        #expect(tooLarge?.message.contains("blob tier") == true)
+        large.value = Data(count: KeychainItem.maximumValueSize)
+        try vault.keychain.add(large)
+
+        for accessibility in Accessibility.allCases where accessibility.isThisDeviceOnly {
+            let error = #expect(throws: KeychainError.self) {
+                try vault.keychain.add(Items.password("s", "a", accessibility: accessibility, scope: .syncable))
+            }
+            #expect(error?.code == .param)
+            #expect(error?.message.contains("cannot be syncable") == true)
+        }
+        for name in ["always", "alwaysThisDeviceOnly"] {
+            let error = #expect(throws: KeychainError.self) { _ = try Accessibility(name: name) }
+            #expect(error?.code == .param)
+            #expect(error?.message.contains("readable without the passphrase") == true)
+        }
+        #expect(try Accessibility(name: "afterFirstUnlock") == .afterFirstUnlock)
+        #expect(throws: KeychainError.self) { _ = try Accessibility(name: "sometimes") }
+    }
+
+    @Test("the async API does what the synchronous one does")
+    func asyncForms() async throws {
+        let keychain = vault.keychain
+        try await keychain.add(Items.password("async", "a", value: "v"))
+        try await keychain.setPassword("w", service: "async", account: "b")
+        #expect(try await keychain.password(service: "async", account: "a") == "v")
+        #expect(try await keychain.find(Items.query(service: "async")).count == 2)
+        #expect(try await keychain.update(Items.query(service: "async"), with: ItemUpdate(value: Data("x".utf8))) == 2)
+        #expect(try await keychain.delete(Items.query(service: "async")) == 2)
+        await #expect(throws: KeychainError.self) { _ = try await keychain.find(Items.query(service: "async")) }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// Each class's primary key: items differing only in non-key attributes collide; items differing in
+/// any key attribute, the access group or the scope do not.
+@Suite("Keychain: primary keys per class")
+struct KeychainUniquenessTests {
+    static func sample(_ itemClass: ItemClass) -> ItemAttributes {
+        var attributes = ItemAttributes()
+        for name in itemClass.primaryKeyAttributes {
+            switch name.kind {
+            case .text: attributes[name] = .text("\(name.rawValue)-1")
+            case .bytes: attributes[name] = .bytes(Data(name.rawValue.utf8))
+            case .number: attributes[name] = .number(443)
+            }
+        }
+        return attributes
+    }
+
+    @Test("same key collides, non-key attributes do not make a new item", arguments: ItemClass.allCases)
+    func sameKey(itemClass: ItemClass) throws {
+        let vault = try VaultFixture().create()
+        try vault.keychain.add(KeychainItem(itemClass, attributes: Self.sample(itemClass), value: Data([1])))
+        var other = Self.sample(itemClass)
+        other.label = "a different label"
+        other.comment = "and comment"
+        let error = #expect(throws: KeychainError.self) {
+            try vault.keychain.add(KeychainItem(itemClass, attributes: other, value: Data([2])))
+        }
+        #expect(error?.code == .duplicateItem)
+    }
+
+    @Test("changing any one key attribute makes a distinct item", arguments: ItemClass.allCases)
+    func eachKeyAttribute(itemClass: ItemClass) throws {
+        let vault = try VaultFixture().create()
+        try vault.keychain.add(KeychainItem(itemClass, attributes: Self.sample(itemClass)))
+        for name in itemClass.primaryKeyAttributes {
+            var attributes = Self.sample(itemClass)
+            switch name.kind {
+            case .text: attributes[name] = .text("other")
+            case .bytes: attributes[name] = .bytes(Data([9, 9]))
+            case .number: attributes[name] = .number(8443)
+            }
+            try vault.keychain.add(KeychainItem(itemClass, attributes: attributes))
+        }
+        var grouped = Self.sample(itemClass)
+        grouped.accessGroup = "another.group"
+        try vault.keychain.add(KeychainItem(itemClass, attributes: grouped))
+        try vault.keychain.add(KeychainItem(itemClass, attributes: Self.sample(itemClass), scope: .syncable))
+        #expect(try vault.keychain.find(ItemQuery(itemClass)).count == itemClass.primaryKeyAttributes.count + 3)
+    }
+
+    @Test("classes do not collide with each other")
+    func acrossClasses() throws {
+        let vault = try VaultFixture().create()
+        for itemClass in ItemClass.allCases { try vault.keychain.add(KeychainItem(itemClass)) }
+        for itemClass in ItemClass.allCases { #expect(try vault.keychain.find(ItemQuery(itemClass)).count == 1) }
+        #expect(try vault.keychain.find(ItemQuery()).count == ItemClass.allCases.count)
+    }
+}
