@@ -13,6 +13,8 @@ protocol Benchmark {
     var reference: String? { get }
 
     mutating func setUp() throws
+    /// Untimed work before each run (restocking what the run consumes, say).
+    mutating func prepareRun() throws
     mutating func run() throws
     mutating func tearDown() throws
 }
@@ -22,6 +24,7 @@ extension Benchmark {
     var operationsPerRun: Int { 1 }
     var reference: String? { nil }
     mutating func setUp() throws {}
+    mutating func prepareRun() throws {}
     mutating func tearDown() throws {}
 }
 
@@ -52,10 +55,12 @@ struct Harness {
         }
         for index in benchmarks.indices {
             try benchmarks[index].setUp()
+            try benchmarks[index].prepareRun()
             try benchmarks[index].run()
         }
         for _ in 0..<runs {
             for index in benchmarks.indices {
+                try benchmarks[index].prepareRun()
                 let start = DispatchTime.now().uptimeNanoseconds
                 try benchmarks[index].run()
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9

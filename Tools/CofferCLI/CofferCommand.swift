@@ -36,7 +36,7 @@ public enum CofferCommand {
             'coffer info' shows what it holds. Passphrases come from --passphrase-file, $COFFER_PASSPHRASE,
             or a prompt.
             """,
-        subcommands: [InitCommand.spec, InfoCommand.spec, PasswdCommand.spec, KeyCommand.spec]
+        subcommands: [InitCommand.spec, InfoCommand.spec, ItemCommand.spec, PasswdCommand.spec, KeyCommand.spec]
     )
 
     /// Runs the program and returns its exit status.
@@ -60,7 +60,7 @@ public enum CofferCommand {
             console.message("coffer: error: \(error)")
             return usage
         } catch let error as CofferError {
-            console.message("coffer: error: \(error.message)")
+            console.message("coffer: error: \(error.message) (\(error.code.name) \(error.code.osStatus))")
             return failure
         } catch {
             console.message("coffer: error: \(error)")
@@ -80,8 +80,8 @@ public enum CofferCommand {
     }
 
     /// Opens the vault the invocation names and unlocks it with the invocation's passphrase.
-    static func openUnlocked(_ invocation: Invocation) throws -> Vault {
-        let vault = try Vault.open(at: try vaultDirectory(invocation))
+    static func openUnlocked(_ invocation: Invocation, configuration: Vault.Configuration = .init()) throws -> Vault {
+        let vault = try Vault.open(at: try vaultDirectory(invocation), configuration: configuration)
         do {
             try vault.unlock(passphrase: try SecretSource.passphrase.passphrase(invocation))
         } catch {

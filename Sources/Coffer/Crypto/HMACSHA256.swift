@@ -44,9 +44,25 @@ package final class HMACSHA256 {
             let result = part.withUnsafeBytes { EVP_MAC_update(context, $0.baseAddress, $0.count) }
             try OpenSSL.check(result, "EVP_MAC_update")
         }
-        var tag = [UInt8](repeating: 0, count: Self.byteCount)
+        return try final()
+    }
+
+    /// The 32-byte HMAC of `message` (the common single-buffer case, without boxing it).
+    package func authenticationCode(of message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try OpenSSL.check(EVP_MAC_init(context, nil, 0, nil), "EVP_MAC_init")
+        let result = message.withUnsafeBytes { EVP_MAC_update(context, $0.baseAddress, $0.count) }
+        try OpenSSL.check(result, "EVP_MAC_update")
+        return try final()
+    }
+
+    private func final() throws(CryptoError) -> [UInt8] {
         var length = 0
-        try OpenSSL.check(EVP_MAC_final(context, &tag, &length, tag.count), "EVP_MAC_final")
+        var failed = false
+        let tag = [UInt8](unsafeUninitializedCapacity: Self.byteCount) { buffer, count in
+            failed = EVP_MAC_final(context, buffer.baseAddress, &length, Self.byteCount) != 1
+            count = failed ? 0 : Self.byteCount
+        }
+        if failed { throw OpenSSL.failure("EVP_MAC_final") }
         return tag
     }
 

@@ -121,162 +121,175 @@ public struct ItemAttributes: Sendable, Hashable {
         }
     }
 
-    /// The attributes that are set.
-    public private(set) var values: [Name: Value] = [:]
+    /// Values by stored code (slot 0 unused): a lookup is an index, not a hash of the name.
+    private var slots = [Value?](repeating: nil, count: Int(Name.allCases.count) + 1)
 
     /// No attributes set.
     public init() {}
 
+    /// The attributes that are set.
+    public var values: [Name: Value] {
+        Dictionary(uniqueKeysWithValues: Name.allCases.compactMap { name in self[name].map { (name, $0) } })
+    }
+
+    /// The names and values that are set, in stored-code order.
+    var setAttributes: [(name: Name, value: Value)] {
+        Name.allCases.compactMap { name in self[name].map { (name, $0) } }.sorted { $0.name.code < $1.name.code }
+    }
+
+    /// Whether no attribute is set.
+    public var isEmpty: Bool { slots.allSatisfy { $0 == nil } }
+
     /// Reads or sets an attribute by name. Setting a value of the wrong kind is a programming error.
     public subscript(name: Name) -> Value? {
-        get { values[name] }
+        get { slots[Int(name.code)] }
         set {
             precondition(newValue == nil || newValue!.kind == name.kind, "attribute \(name) holds \(name.kind) values")
-            values[name] = newValue
+            slots[Int(name.code)] = newValue
         }
     }
 
     /// Whether every attribute set in `template` has the same value here.
     public func matches(_ template: ItemAttributes) -> Bool {
-        template.values.allSatisfy { values[$0.key] == $0.value }
+        zip(template.slots, slots).allSatisfy { wanted, have in wanted == nil || wanted == have }
     }
 
     /// These attributes with every attribute set in `changes` replaced.
     func merging(_ changes: ItemAttributes) -> ItemAttributes {
         var merged = self
-        merged.values.merge(changes.values) { _, new in new }
+        for (index, value) in changes.slots.enumerated() where value != nil { merged.slots[index] = value }
         return merged
     }
 
     private func text(_ name: Name) -> String? {
-        if case .text(let value) = values[name] { return value }
+        if case .text(let value) = self[name] { return value }
         return nil
     }
 
     private func bytes(_ name: Name) -> Data? {
-        if case .bytes(let value) = values[name] { return value }
+        if case .bytes(let value) = self[name] { return value }
         return nil
     }
 
     private func number(_ name: Name) -> Int64? {
-        if case .number(let value) = values[name] { return value }
+        if case .number(let value) = self[name] { return value }
         return nil
     }
 
     /// The access group (`kSecAttrAccessGroup`). Unset on add: the handle's default group.
     public var accessGroup: String? {
         get { text(.accessGroup) }
-        set { values[.accessGroup] = newValue.map(Value.text) }
+        set { self[.accessGroup] = newValue.map(Value.text) }
     }
     /// A label for people (`kSecAttrLabel`).
     public var label: String? {
         get { text(.label) }
-        set { values[.label] = newValue.map(Value.text) }
+        set { self[.label] = newValue.map(Value.text) }
     }
     /// A comment (`kSecAttrComment`).
     public var comment: String? {
         get { text(.comment) }
-        set { values[.comment] = newValue.map(Value.text) }
+        set { self[.comment] = newValue.map(Value.text) }
     }
     /// A description of the kind of item (`kSecAttrDescription`).
     public var itemDescription: String? {
         get { text(.itemDescription) }
-        set { values[.itemDescription] = newValue.map(Value.text) }
+        set { self[.itemDescription] = newValue.map(Value.text) }
     }
     /// Application-defined bytes (`kSecAttrGeneric`).
     public var generic: Data? {
         get { bytes(.generic) }
-        set { values[.generic] = newValue.map(Value.bytes) }
+        set { self[.generic] = newValue.map(Value.bytes) }
     }
     /// The creator code (`kSecAttrCreator`).
     public var creator: Int64? {
         get { number(.creator) }
-        set { values[.creator] = newValue.map(Value.number) }
+        set { self[.creator] = newValue.map(Value.number) }
     }
     /// The type code (`kSecAttrType`).
     public var type: Int64? {
         get { number(.type) }
-        set { values[.type] = newValue.map(Value.number) }
+        set { self[.type] = newValue.map(Value.number) }
     }
     /// The service (`kSecAttrService`); part of a generic password's key.
     public var service: String? {
         get { text(.service) }
-        set { values[.service] = newValue.map(Value.text) }
+        set { self[.service] = newValue.map(Value.text) }
     }
     /// The account (`kSecAttrAccount`); part of generic and internet passwords' keys.
     public var account: String? {
         get { text(.account) }
-        set { values[.account] = newValue.map(Value.text) }
+        set { self[.account] = newValue.map(Value.text) }
     }
     /// The security domain (`kSecAttrSecurityDomain`); part of an internet password's key.
     public var securityDomain: String? {
         get { text(.securityDomain) }
-        set { values[.securityDomain] = newValue.map(Value.text) }
+        set { self[.securityDomain] = newValue.map(Value.text) }
     }
     /// The server (`kSecAttrServer`); part of an internet password's key.
     public var server: String? {
         get { text(.server) }
-        set { values[.server] = newValue.map(Value.text) }
+        set { self[.server] = newValue.map(Value.text) }
     }
     /// The protocol, e.g. `https` (`kSecAttrProtocol`); part of an internet password's key.
     public var internetProtocol: String? {
         get { text(.internetProtocol) }
-        set { values[.internetProtocol] = newValue.map(Value.text) }
+        set { self[.internetProtocol] = newValue.map(Value.text) }
     }
     /// The authentication type, e.g. `httpBasic` (`kSecAttrAuthenticationType`); part of an internet
     /// password's key.
     public var authenticationType: String? {
         get { text(.authenticationType) }
-        set { values[.authenticationType] = newValue.map(Value.text) }
+        set { self[.authenticationType] = newValue.map(Value.text) }
     }
     /// The port (`kSecAttrPort`); part of an internet password's key.
     public var port: Int64? {
         get { number(.port) }
-        set { values[.port] = newValue.map(Value.number) }
+        set { self[.port] = newValue.map(Value.number) }
     }
     /// The path (`kSecAttrPath`); part of an internet password's key.
     public var path: String? {
         get { text(.path) }
-        set { values[.path] = newValue.map(Value.text) }
+        set { self[.path] = newValue.map(Value.text) }
     }
     /// The certificate type (`kSecAttrCertificateType`); part of certificate and identity keys.
     public var certificateType: Int64? {
         get { number(.certificateType) }
-        set { values[.certificateType] = newValue.map(Value.number) }
+        set { self[.certificateType] = newValue.map(Value.number) }
     }
     /// The issuer (`kSecAttrIssuer`); part of certificate and identity keys.
     public var issuer: Data? {
         get { bytes(.issuer) }
-        set { values[.issuer] = newValue.map(Value.bytes) }
+        set { self[.issuer] = newValue.map(Value.bytes) }
     }
     /// The serial number (`kSecAttrSerialNumber`); part of certificate and identity keys.
     public var serialNumber: Data? {
         get { bytes(.serialNumber) }
-        set { values[.serialNumber] = newValue.map(Value.bytes) }
+        set { self[.serialNumber] = newValue.map(Value.bytes) }
     }
     /// The key class, e.g. `private` (`kSecAttrKeyClass`); part of a key's key.
     public var keyClass: String? {
         get { text(.keyClass) }
-        set { values[.keyClass] = newValue.map(Value.text) }
+        set { self[.keyClass] = newValue.map(Value.text) }
     }
     /// The key type, e.g. `ec` (`kSecAttrKeyType`); part of a key's key.
     public var keyType: String? {
         get { text(.keyType) }
-        set { values[.keyType] = newValue.map(Value.text) }
+        set { self[.keyType] = newValue.map(Value.text) }
     }
     /// The application label (`kSecAttrApplicationLabel`); part of a key's key.
     public var applicationLabel: Data? {
         get { bytes(.applicationLabel) }
-        set { values[.applicationLabel] = newValue.map(Value.bytes) }
+        set { self[.applicationLabel] = newValue.map(Value.bytes) }
     }
     /// The application tag (`kSecAttrApplicationTag`); part of a key's key.
     public var applicationTag: Data? {
         get { bytes(.applicationTag) }
-        set { values[.applicationTag] = newValue.map(Value.bytes) }
+        set { self[.applicationTag] = newValue.map(Value.bytes) }
     }
     /// The key size in bits (`kSecAttrKeySizeInBits`); part of a key's key.
     public var keySizeInBits: Int64? {
         get { number(.keySizeInBits) }
-        set { values[.keySizeInBits] = newValue.map(Value.number) }
+        set { self[.keySizeInBits] = newValue.map(Value.number) }
     }
 }

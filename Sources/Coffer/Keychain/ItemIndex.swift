@@ -61,7 +61,7 @@ struct ItemIndex {
 
     private func authenticate(_ message: [UInt8]) throws(KeychainError) -> [UInt8] {
         do {
-            return try mac.authenticationCode(for: message)
+            return try mac.authenticationCode(of: message)
         } catch {
             throw KeychainError(.internalError, "computing an item id failed: \(error)", underlying: error)
         }

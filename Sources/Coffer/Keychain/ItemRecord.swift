@@ -84,7 +84,7 @@ struct ItemRecord {
         var body = BinaryWriter()
         body.write(Int64(((item.creationDate ?? Date()).timeIntervalSince1970 * 1000).rounded()))
         body.write(Int64(((item.modificationDate ?? Date()).timeIntervalSince1970 * 1000).rounded()))
-        let attributes = item.attributes.values.sorted { $0.key.code < $1.key.code }
+        let attributes = item.attributes.setAttributes
         body.write(UInt16(attributes.count))
         for (name, value) in attributes {
             let encoded = value.encoded

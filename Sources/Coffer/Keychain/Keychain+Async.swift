@@ -9,6 +9,11 @@ extension Keychain {
         try await offload { () throws(KeychainError) in try self.add(item) }
     }
 
+    /// Adds several items atomically; see ``add(contentsOf:)``.
+    public func add(contentsOf items: [KeychainItem]) async throws(KeychainError) {
+        try await offload { () throws(KeychainError) in try self.add(contentsOf: items) }
+    }
+
     /// Adds or replaces an item; see ``upsert(_:)``.
     public func upsert(_ item: KeychainItem) async throws(KeychainError) {
         try await offload { () throws(KeychainError) in try self.upsert(item) }

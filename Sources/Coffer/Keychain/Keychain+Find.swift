@@ -34,6 +34,10 @@ extension Keychain {
     func matches(_ query: ItemQuery, session: KeychainSession, in txn: Transaction) throws -> [LoadedItem] {
         if let group = query.attributes.accessGroup { try checkEntitled(group) }
         let scopes = query.scope.scopes
+        // Items in no group store none; a query for the empty group means them.
+        var template = query.attributes
+        let wantedGroup = template.accessGroup
+        template.accessGroup = nil
         var results: [LoadedItem] = []
         for id in try candidateIDs(query, session: session, in: txn) {
             guard let stored = try txn.get(vault.schema.items, key: id) else { continue }
@@ -43,25 +47,29 @@ extension Keychain {
             if let itemClass = query.itemClass, header.itemClass != itemClass { continue }
             guard scopes.contains(header.scope) else { continue }
             let loaded = try open(stored, id: id, header: header, session: session)
-            guard isVisible(loaded.item.attributes.accessGroup), loaded.item.attributes.matches(query.attributes) else {
-                continue
-            }
+            let group = loaded.item.attributes.accessGroup
+            guard isVisible(group), wantedGroup == nil || (group ?? "") == wantedGroup,
+                loaded.item.attributes.matches(template)
+            else { continue }
             results.append(loaded)
         }
         return results.sorted { $0.item.sortKey.lexicographicallyPrecedes($1.item.sortKey) }
     }
 
     /// The ids of the records that can match `query`, from the narrowest lookup available: the exact
-    /// id when the whole primary key is known; else the intersection of the blind-index entries of
-    /// every indexed attribute the query names (and its class); else every record.
+    /// id when the whole primary key is known; else the records listed under the most selective indexed
+    /// attribute the query names, kept only if their entries for the query's other indexed attributes
+    /// (and class) exist too, checked by point lookups; else every record.
     private func candidateIDs(_ query: ItemQuery, session: KeychainSession, in txn: Transaction) throws -> [[UInt8]] {
         let schema = vault.schema
         let group = query.attributes.accessGroup ?? (accessGroups?.count == 1 ? accessGroups![0] : nil)
-        var prefixes: [(tag: UInt8, value: [UInt8])] = ItemIndex.indexedAttributes.compactMap { name in
-            query.attributes[name].map { (name.code, $0.encoded) }
+        // In order of selectivity; items in no group have no group entry, so the empty group cannot narrow.
+        var conditions: [(tag: UInt8, value: [UInt8])] = ItemIndex.indexedAttributes.compactMap { name in
+            guard let value = query.attributes[name], value != .text("") || name != .accessGroup else { return nil }
+            return (name.code, value.encoded)
         }
-        if let itemClass = query.itemClass { prefixes.append((ItemIndex.classTag, [itemClass.code])) }
-        guard !prefixes.isEmpty else {
+        if let itemClass = query.itemClass { conditions.append((ItemIndex.classTag, [itemClass.code])) }
+        guard let first = conditions.first else {
             var ids: [[UInt8]] = []
             try txn.forEach(in: schema.items) { key, _ in
                 ids.append(Array(key))
@@ -77,27 +85,17 @@ extension Keychain {
             {
                 var attributes = query.attributes
                 attributes.accessGroup = group.isEmpty ? nil : group
-                let id = try index.id(of: itemClass, attributes: attributes)
-                if try txn.contains(schema.items, key: id) { ids.append(id) }
+                ids.append(try index.id(of: itemClass, attributes: attributes))
                 continue
             }
-            var candidates: [[UInt8]]?
-            for (tag, value) in prefixes {
-                let prefix = try index.prefix(tag: tag, value: value)
-                var found: [[UInt8]] = []
-                try txn.forEach(in: schema.itemIndex, prefix: prefix) { key, _ in
-                    found.append(Array(key.dropFirst(ItemIndex.prefixSize)))
-                    return true
-                }
-                if let current = candidates {
-                    let keep = Set(found)
-                    candidates = current.filter(keep.contains)
-                } else {
-                    candidates = found
-                }
-                if candidates!.isEmpty { break }
+            let others = try conditions.dropFirst().map { try index.prefix(tag: $0.tag, value: $0.value) }
+            try txn.forEach(in: schema.itemIndex, prefix: try index.prefix(tag: first.tag, value: first.value)) {
+                key,
+                _ in
+                let id = Array(key.dropFirst(ItemIndex.prefixSize))
+                if try others.allSatisfy({ try txn.contains(schema.itemIndex, key: $0 + id) }) { ids.append(id) }
+                return true
             }
-            ids += candidates ?? []
         }
         return ids
     }
@@ -138,9 +136,7 @@ extension ItemQuery {
     /// `generic passwords with service 'mail'`, for messages.
     var summary: String {
         let kind = itemClass.map { "\($0.rawValue) items" } ?? "items"
-        let conditions = attributes.values.sorted { $0.key.code < $1.key.code }.map {
-            "\($0.key.rawValue) '\($0.value)'"
-        }
+        let conditions = attributes.setAttributes.map { "\($0.name.rawValue) '\($0.value)'" }
         let scopeText = scope == .any ? "" : " (\(scope.rawValue) only)"
         return (conditions.isEmpty ? kind : "\(kind) with " + conditions.joined(separator: ", ")) + scopeText
     }

@@ -57,6 +57,31 @@ public final class Keychain: Sendable {
         }
     }
 
+    /// Adds several items in one transaction: all of them, or (on any error) none.
+    ///
+    /// - Throws: As ``add(_:)``; `.duplicateItem` also when two of `items` share a primary key.
+    public func add(contentsOf items: [KeychainItem]) throws(KeychainError) {
+        let session = try KeychainSession(self)
+        let now = Date()
+        var prepared: [PreparedItem] = []
+        for item in items { prepared.append(try prepare(item, session: session, created: now)) }
+        try storage("adding keychain items") {
+            try vault.environment.write { txn in
+                var seen = Set<[UInt8]>()
+                for item in prepared {
+                    guard seen.insert(item.id).inserted, try !txn.contains(vault.schema.items, key: item.id) else {
+                        throw KeychainError(
+                            .duplicateItem,
+                            "an item with the same primary key (\(item.item.itemClass.primaryKeyDescription(item.item.attributes))) "
+                                + "already exists or is in the batch twice; nothing was added"
+                        )
+                    }
+                    try store(item, session: session, in: txn)
+                }
+            }
+        }
+    }
+
     /// Adds the item, or replaces the item with the same primary key, atomically. A replaced item keeps
     /// its creation date.
     ///
@@ -177,7 +202,8 @@ public final class Keychain: Sendable {
 final class KeychainSession {
     let keys: KeyRing
     let cipher: AESGCM
-    private var indexes: [SyncScope: ItemIndex] = [:]
+    private var deviceIndex: ItemIndex?
+    private var syncIndex: ItemIndex?
 
     init(_ keychain: Keychain) throws(KeychainError) {
         keys = try keychain.vault.keyRing()
@@ -190,9 +216,9 @@ final class KeychainSession {
 
     /// The index (ids and blind index) of `scope`.
     func index(_ scope: SyncScope) throws(KeychainError) -> ItemIndex {
-        if let index = indexes[scope] { return index }
+        if let index = scope == .deviceBound ? deviceIndex : syncIndex { return index }
         let index = try ItemIndex(key: try keys.key(.index, scope.keyScope, .afterFirstUnlock), scope: scope)
-        indexes[scope] = index
+        if scope == .deviceBound { deviceIndex = index } else { syncIndex = index }
         return index
     }
 

@@ -91,6 +91,31 @@ struct KeychainBasicsTests {
         #expect(try vault.keychain.find(ItemQuery()).count == 1)
     }
 
+    @Test("a query for the empty access group finds the items added without one")
+    func emptyGroup() throws {
+        try vault.keychain.add(Items.password("s", "a"))
+        var grouped = Items.password("s", "b")
+        grouped.attributes.accessGroup = "team"
+        try vault.keychain.add(grouped)
+        var query = Items.query(service: "s")
+        query.attributes.accessGroup = ""
+        #expect(try vault.keychain.find(query).map(\.attributes.account) == ["a"])
+        query.attributes.account = "a"
+        #expect(try vault.keychain.find(query).count == 1, "through the exact-id path too")
+    }
+
+    @Test("add(contentsOf:) adds all items in one transaction, or none when one collides")
+    func batchAdd() throws {
+        try vault.keychain.add(contentsOf: (0..<50).map { Items.password("batch", "a\($0)") })
+        #expect(try vault.keychain.find(Items.query(service: "batch")).count == 50)
+        let collision = [Items.password("batch2", "x"), Items.password("batch", "a7")]
+        let error = #expect(throws: KeychainError.self) { try vault.keychain.add(contentsOf: collision) }
+        #expect(error?.code == .duplicateItem)
+        #expect(throws: KeychainError.self) { _ = try vault.keychain.find(Items.query(service: "batch2")) }
+        let twice = [Items.password("batch3", "x"), Items.password("batch3", "x")]
+        #expect(throws: KeychainError.self) { try vault.keychain.add(contentsOf: twice) }
+    }
+
     @Test("setPassword and deletePassword, the SSKeychain-style layer")
     func passwords() throws {
         try vault.keychain.setPassword("p1", service: "s", account: "a")

@@ -29,7 +29,7 @@ public struct CommandLineParser: Sendable {
         console: Console
     ) throws(UsageError) -> Outcome {
         var path = [root]
-        var options: [String: String] = [:]
+        var options: [String: [String]] = [:]
         var positionals: [String] = []
         var wantsHelp = false
         var index = 0
@@ -60,7 +60,7 @@ public struct CommandLineParser: Sendable {
                 guard let option = known.first(where: { $0.name == name }) else {
                     throw usage("unknown option '--\(name)'")
                 }
-                options[name] = try value(for: option, inline: inlineValue, arguments, &index, usage)
+                options[name, default: []].append(try value(for: option, inline: inlineValue, arguments, &index, usage))
                 continue
             }
             if !optionsEnded, token.hasPrefix("-"), token.count > 1 {
@@ -73,7 +73,9 @@ public struct CommandLineParser: Sendable {
                     guard !option.takesValue || isLast else {
                         throw usage("option '-\(letter)' takes a value and must come last in '\(token)'")
                     }
-                    options[option.name] = try value(for: option, inline: nil, arguments, &index, usage)
+                    options[option.name, default: []].append(
+                        try value(for: option, inline: nil, arguments, &index, usage)
+                    )
                 }
                 continue
             }

@@ -2,8 +2,8 @@
 public struct Invocation: Sendable {
     /// The command path from the root, e.g. `["coffer", "key", "export"]`.
     public let commandPath: [String]
-    /// Option values by long name; flags map to `""`. Later occurrences replace earlier ones.
-    public let options: [String: String]
+    /// Option values by long name, in the order given; flags map to `[""]`.
+    public let options: [String: [String]]
     /// Positional arguments in order.
     public let arguments: [String]
     /// The process environment.
@@ -14,6 +14,9 @@ public struct Invocation: Sendable {
     /// Whether a flag was given.
     public func flag(_ name: String) -> Bool { options[name] != nil }
 
-    /// The value of an option, if given.
-    public func value(_ name: String) -> String? { options[name] }
+    /// The value of an option, if given (the last, if given more than once).
+    public func value(_ name: String) -> String? { options[name]?.last }
+
+    /// Every value given for an option that may repeat, in order.
+    public func values(_ name: String) -> [String] { options[name] ?? [] }
 }

@@ -1,28 +1,32 @@
-import Foundation
+public import Foundation
 internal import Glibc
 
 /// Where the CLI writes and reads: standard output for results, standard error for messages and
 /// progress, the terminal (when there is one) for passphrase prompts. Tests substitute a capturing
 /// console.
 public final class Console: @unchecked Sendable {
-    private let writeOutput: @Sendable (String) -> Void
+    private let writeOutput: @Sendable (Data) -> Void
     private let writeError: @Sendable (String) -> Void
+    private let readInput: @Sendable () -> Data
     /// Whether standard input is a terminal (so prompting is possible).
     public let inputIsTerminal: Bool
     /// Whether standard error is a terminal (so progress bars may be drawn).
     public let errorIsTerminal: Bool
 
-    /// Creates a console from output functions.
+    /// Creates a console from functions that write standard output and standard error and read
+    /// standard input.
     public init(
         inputIsTerminal: Bool,
         errorIsTerminal: Bool,
-        output: @escaping @Sendable (String) -> Void,
-        error: @escaping @Sendable (String) -> Void
+        output: @escaping @Sendable (Data) -> Void,
+        error: @escaping @Sendable (String) -> Void,
+        input: @escaping @Sendable () -> Data = { Data() }
     ) {
         self.inputIsTerminal = inputIsTerminal
         self.errorIsTerminal = errorIsTerminal
         writeOutput = output
         writeError = error
+        readInput = input
     }
 
     /// The process's standard streams.
@@ -30,13 +34,20 @@ public final class Console: @unchecked Sendable {
         Console(
             inputIsTerminal: isatty(STDIN_FILENO) == 1,
             errorIsTerminal: isatty(STDERR_FILENO) == 1,
-            output: { text in FileHandle.standardOutput.write(Data(text.utf8)) },
-            error: { text in FileHandle.standardError.write(Data(text.utf8)) }
+            output: { data in FileHandle.standardOutput.write(data) },
+            error: { text in FileHandle.standardError.write(Data(text.utf8)) },
+            input: { FileHandle.standardInput.readDataToEndOfFile() }
         )
     }
 
     /// Writes a line (or lines) of results to standard output.
-    public func print(_ text: String) { writeOutput(text.hasSuffix("\n") ? text : text + "\n") }
+    public func print(_ text: String) { writeOutput(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
+
+    /// Writes bytes to standard output exactly as they are (a secret value, say).
+    func writeOutput(raw data: Data) { writeOutput(data) }
+
+    /// Reads standard input to its end.
+    func readStandardInput() -> Data { readInput() }
 
     /// Writes a message to standard error.
     public func message(_ text: String) { writeError(text.hasSuffix("\n") ? text : text + "\n") }
