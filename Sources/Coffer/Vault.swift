@@ -27,6 +27,8 @@ public final class Vault: Sendable {
     let identity: VaultIdentity
     private let state: Mutex<State>
     private let autoLock: AutoLock?
+    /// OpenSSL contexts reused by keychain operations.
+    let keychainContexts = KeychainContextPool()
 
     private struct State: Sendable {
         var keys = KeyRing()
@@ -368,6 +370,7 @@ public final class Vault: Sendable {
     /// end. Later calls fail with ``CofferError/Code/closed``. Closing twice is harmless.
     public func close() {
         autoLock?.stop()
+        keychainContexts.drain()
         state.withLock {
             $0.keys.clear()
             $0.isClosed = true
@@ -412,9 +415,11 @@ public final class Vault: Sendable {
     /// The keys in memory now, for one operation: a snapshot, so a concurrent `lock()` never takes a
     /// key away mid-operation. Records activity for auto-lock.
     func keyRing() throws(CofferError) -> KeyRing {
-        try checkOpen()
         autoLock?.touch()
-        return state.withLock { $0.keys }
+        guard let keys = state.withLock({ $0.isClosed ? nil : $0.keys }) else {
+            throw CofferError(.closed, "the vault is closed; open it again")
+        }
+        return keys
     }
 
     /// Writes `entries` to the `meta` table in one transaction: all of them or none.

@@ -99,6 +99,21 @@ public struct ItemAttributes: Sendable, Hashable {
             }
         }
 
+        /// Appends `length (UInt32) ‖ stored bytes` to `buffer`, without an intermediate array.
+        func appendLengthPrefixed(to buffer: inout [UInt8]) {
+            switch self {
+            case .text(let text):
+                withUnsafeBytes(of: UInt32(text.utf8.count).bigEndian) { buffer.append(contentsOf: $0) }
+                buffer.append(contentsOf: text.utf8)
+            case .bytes(let bytes):
+                withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { buffer.append(contentsOf: $0) }
+                buffer.append(contentsOf: bytes)
+            case .number(let number):
+                withUnsafeBytes(of: UInt32(8).bigEndian) { buffer.append(contentsOf: $0) }
+                withUnsafeBytes(of: number.bigEndian) { buffer.append(contentsOf: $0) }
+            }
+        }
+
         /// The stored bytes: UTF-8, raw, or a big-endian `Int64`.
         var encoded: [UInt8] {
             switch self {
@@ -151,7 +166,17 @@ public struct ItemAttributes: Sendable, Hashable {
 
     /// Whether every attribute set in `template` has the same value here.
     public func matches(_ template: ItemAttributes) -> Bool {
-        zip(template.slots, slots).allSatisfy { wanted, have in wanted == nil || wanted == have }
+        matches(template, ignoring: nil)
+    }
+
+    /// Whether every attribute set in `template`, except `ignored`, has the same value here.
+    func matches(_ template: ItemAttributes, ignoring ignored: Name?) -> Bool {
+        let skip = ignored.map { Int($0.code) } ?? -1
+        for index in template.slots.indices where index != skip {
+            guard let wanted = template.slots[index] else { continue }
+            guard let have = slots[index], have == wanted else { return false }
+        }
+        return true
     }
 
     /// These attributes with every attribute set in `changes` replaced.

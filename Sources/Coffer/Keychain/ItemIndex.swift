@@ -27,20 +27,27 @@ struct ItemIndex {
         self.scope = scope
     }
 
-    /// The id of an item with this class and attributes in this index's scope. `accessGroup` must be
-    /// resolved already; unset key attributes count as empty.
-    func id(of itemClass: ItemClass, attributes: ItemAttributes) throws(KeychainError) -> [UInt8] {
-        var canonical = BinaryWriter()
-        canonical.write(UInt8(0x01))
-        canonical.write(itemClass.code)
-        canonical.write(scope.code)
-        for name in [.accessGroup] + itemClass.primaryKeyAttributes {
-            let encoded = attributes[name]?.encoded ?? []
-            canonical.write(name.code)
-            canonical.write(UInt32(encoded.count))
-            canonical.write(raw: encoded)
+    /// The id of an item with this class and attributes in this index's scope, in access group `group`
+    /// (the empty group: none). Unset key attributes count as empty.
+    func id(of itemClass: ItemClass, attributes: ItemAttributes, group: String) throws(KeychainError) -> [UInt8] {
+        var canonical: [UInt8] = [0x01, itemClass.code, scope.code]
+        canonical.reserveCapacity(128)
+        canonical.append(ItemAttributes.Name.accessGroup.code)
+        ItemAttributes.Value.text(group).appendLengthPrefixed(to: &canonical)
+        for name in itemClass.primaryKeyAttributes {
+            canonical.append(name.code)
+            if let value = attributes[name] {
+                value.appendLengthPrefixed(to: &canonical)
+            } else {
+                canonical.append(contentsOf: [0, 0, 0, 0])
+            }
         }
-        return try authenticate(canonical.bytes)
+        return try authenticate(canonical)
+    }
+
+    /// The id of `item`, whose access group is resolved already.
+    func id(of item: KeychainItem) throws(KeychainError) -> [UInt8] {
+        try id(of: item.itemClass, attributes: item.attributes, group: item.attributes.accessGroup ?? "")
     }
 
     /// The prefix of the index entries for `value` of attribute `tag`.

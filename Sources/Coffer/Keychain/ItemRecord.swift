@@ -109,7 +109,7 @@ struct ItemRecord {
     ///
     /// - Throws: ``KeychainError`` `.decode` if it does not authenticate or parse.
     static func open(
-        _ stored: [UInt8],
+        _ stored: UnsafeRawBufferPointer,
         id: [UInt8],
         header: Header,
         key: SecureBytes,
@@ -118,7 +118,7 @@ struct ItemRecord {
         var plaintext: [UInt8]
         do {
             plaintext = try cipher.open(
-                stored[headerSize...],
+                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
                 key: key,
                 authenticating: associatedData(id: id, header: header)
             )

@@ -35,21 +35,16 @@ extension Keychain {
         if let group = query.attributes.accessGroup { try checkEntitled(group) }
         let scopes = query.scope.scopes
         // Items in no group store none; a query for the empty group means them.
-        var template = query.attributes
-        let wantedGroup = template.accessGroup
-        template.accessGroup = nil
+        let wantedGroup = query.attributes.accessGroup
         var results: [LoadedItem] = []
         for id in try candidateIDs(query, session: session, in: txn) {
-            guard let stored = try txn.get(vault.schema.items, key: id) else { continue }
-            let header = try stored.withUnsafeBytes { (bytes) throws(KeychainError) in
-                try ItemRecord.Header(stored: bytes)
+            let record = try loadRecord(id: id, session: session, in: txn) { header in
+                (query.itemClass == nil || header.itemClass == query.itemClass) && scopes.contains(header.scope)
             }
-            if let itemClass = query.itemClass, header.itemClass != itemClass { continue }
-            guard scopes.contains(header.scope) else { continue }
-            let loaded = try open(stored, id: id, header: header, session: session)
+            guard let found = record, let loaded = found else { continue }
             let group = loaded.item.attributes.accessGroup
             guard isVisible(group), wantedGroup == nil || (group ?? "") == wantedGroup,
-                loaded.item.attributes.matches(template)
+                loaded.item.attributes.matches(query.attributes, ignoring: .accessGroup)
             else { continue }
             results.append(loaded)
         }
@@ -83,9 +78,7 @@ extension Keychain {
             if let itemClass = query.itemClass, let group,
                 itemClass.primaryKeyAttributes.allSatisfy({ query.attributes[$0] != nil })
             {
-                var attributes = query.attributes
-                attributes.accessGroup = group.isEmpty ? nil : group
-                ids.append(try index.id(of: itemClass, attributes: attributes))
+                ids.append(try index.id(of: itemClass, attributes: query.attributes, group: group))
                 continue
             }
             let others = try conditions.dropFirst().map { try index.prefix(tag: $0.tag, value: $0.value) }

@@ -126,7 +126,7 @@ public final class Keychain: Sendable {
         item.attributes.accessGroup = group.isEmpty ? nil : group
         item.creationDate = created
         item.modificationDate = Date()
-        let id = try session.index(item.scope).id(of: item.itemClass, attributes: item.attributes)
+        let id = try session.index(item.scope).id(of: item)
         let key = try session.itemKey(item.scope, item.accessibility)
         return PreparedItem(
             item: item,
@@ -161,23 +161,26 @@ public final class Keychain: Sendable {
 
     /// Reads and opens the record stored under `id`, or `nil` if there is none.
     func loadRecord(id: [UInt8], session: KeychainSession, in txn: Transaction) throws -> LoadedItem? {
-        guard let stored = try txn.get(vault.schema.items, key: id) else { return nil }
-        let header = try stored.withUnsafeBytes { (bytes) throws(KeychainError) in try ItemRecord.Header(stored: bytes)
-        }
-        return try open(stored, id: id, header: header, session: session)
+        try loadRecord(id: id, session: session, in: txn) { _ in true } ?? nil
     }
 
-    func open(
-        _ stored: [UInt8],
+    /// Opens the record stored under `id` straight from the map, if `wanted` accepts its clear header;
+    /// `nil` if there is no such record, `.some(nil)` if `wanted` declined it.
+    func loadRecord(
         id: [UInt8],
-        header: ItemRecord.Header,
-        session: KeychainSession
-    ) throws(KeychainError) -> LoadedItem {
-        let key = try session.itemKey(header.scope, header.accessibility)
-        return LoadedItem(
-            id: id,
-            item: try ItemRecord.open(stored, id: id, header: header, key: key, cipher: session.cipher)
-        )
+        session: KeychainSession,
+        in txn: Transaction,
+        where wanted: (ItemRecord.Header) -> Bool
+    ) throws -> LoadedItem?? {
+        try txn.withValue(vault.schema.items, key: id) { stored -> LoadedItem? in
+            let header = try ItemRecord.Header(stored: stored)
+            guard wanted(header) else { return nil }
+            let key = try session.itemKey(header.scope, header.accessibility)
+            return LoadedItem(
+                id: id,
+                item: try ItemRecord.open(stored, id: id, header: header, key: key, cipher: session.cipher)
+            )
+        }
     }
 
     /// Whether this handle may see items of `group`.
@@ -198,27 +201,28 @@ public final class Keychain: Sendable {
 }
 
 /// The keys and crypto contexts of one keychain operation: a snapshot of the vault's keys (so a
-/// concurrent lock never pulls one out mid-operation) and contexts that are not shared between threads.
+/// concurrent lock never pulls one out mid-operation) and contexts that are not shared between threads
+/// while the operation runs. Contexts come from the vault's pool and go back to it afterwards.
 final class KeychainSession {
     let keys: KeyRing
-    let cipher: AESGCM
-    private var deviceIndex: ItemIndex?
-    private var syncIndex: ItemIndex?
+    private let contexts: KeychainContexts
+    private let pool: KeychainContextPool
+
+    var cipher: AESGCM { contexts.cipher }
 
     init(_ keychain: Keychain) throws(KeychainError) {
         keys = try keychain.vault.keyRing()
-        do {
-            cipher = try AESGCM()
-        } catch {
-            throw KeychainError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
-        }
+        pool = keychain.vault.keychainContexts
+        contexts = try pool.take()
     }
+
+    deinit { pool.give(contexts) }
 
     /// The index (ids and blind index) of `scope`.
     func index(_ scope: SyncScope) throws(KeychainError) -> ItemIndex {
-        if let index = scope == .deviceBound ? deviceIndex : syncIndex { return index }
+        if let index = scope == .deviceBound ? contexts.deviceIndex : contexts.syncIndex { return index }
         let index = try ItemIndex(key: try keys.key(.index, scope.keyScope, .afterFirstUnlock), scope: scope)
-        if scope == .deviceBound { deviceIndex = index } else { syncIndex = index }
+        if scope == .deviceBound { contexts.deviceIndex = index } else { contexts.syncIndex = index }
         return index
     }
 

@@ -1,6 +1,7 @@
 /// The named tables of a vault's LMDB environment (DESIGN.md section 2, docs/FORMAT.md). All are
-/// created with the vault, so opening one never needs to write.
-struct Schema: Sendable {
+/// created with the vault, so opening one never needs to write. A class: it is read on every operation,
+/// and passing one reference is cheaper than copying eleven tables.
+final class Schema: Sendable {
     /// The format version this build writes and the newest it reads.
     static let formatVersion: UInt32 = 1
 

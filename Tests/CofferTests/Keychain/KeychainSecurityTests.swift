@@ -85,10 +85,7 @@ struct KeychainSecurityTests {
     /// The id of the device-bound generic password for `service` and `account`, computed from its
     /// primary key (without reading, so it works on records already tampered with).
     func itemID(_ vault: Vault, service: String, account: String) throws -> [UInt8] {
-        try KeychainSession(vault.keychain).index(.deviceBound).id(
-            of: .genericPassword,
-            attributes: Items.password(service, account).attributes
-        )
+        try KeychainSession(vault.keychain).index(.deviceBound).id(of: Items.password(service, account))
     }
 
     /// Overwrites the stored record of the generic password `service`/`account` through `change`.
