@@ -24,6 +24,8 @@ enum CryptoSuite {
             AESSeal(name: "64 KiB", message: chunk, repeats: repeats, reuse: false),
             AESSeal(name: "256 B", message: record, repeats: repeats * 64, reuse: true),
             AESSeal(name: "256 B", message: record, repeats: repeats * 64, reuse: false),
+            SmallMAC(repeats: repeats * 64),
+            SmallOpen(repeats: repeats * 64),
             Digest(name: "crypto/sha-256 64 KiB", repeats: repeats),
             MAC(name: "crypto/hmac-sha256 64 KiB (chunk id)", repeats: repeats, reference: "crypto/sha-256 64 KiB"),
             Compress(name: "compression/zstd-3 64 KiB text", repeats: repeats / 4),
@@ -58,6 +60,36 @@ enum CryptoSuite {
                 let context = reuse ? gcm! : try AESGCM()
                 _ = try context.seal(message, key: key, authenticating: [1, 2, 3])
             }
+        }
+    }
+
+    /// What computing one item id costs: HMAC-SHA256 of a 60-byte canonical key, reused context.
+    struct SmallMAC: Benchmark {
+        let name = "crypto/hmac-sha256 60 B (item id)"
+        let repeats: Int
+        var operationsPerRun: Int { repeats }
+        var mac: HMACSHA256?
+        let message = [UInt8](repeating: 7, count: 60)
+        mutating func setUp() throws { mac = try HMACSHA256(key: SecureBytes.random(count: 32)) }
+        mutating func run() throws {
+            for _ in 0..<repeats { _ = try mac!.authenticationCode(of: message) }
+        }
+    }
+
+    /// What opening one item record costs: AES-256-GCM open of 200 bytes, reused context.
+    struct SmallOpen: Benchmark {
+        let name = "crypto/aes-256-gcm open 200 B (item record)"
+        let repeats: Int
+        var operationsPerRun: Int { repeats }
+        let key = SecureBytes.random(count: 32)
+        var gcm: AESGCM?
+        var sealed: [UInt8] = []
+        mutating func setUp() throws {
+            gcm = try AESGCM()
+            sealed = try gcm!.seal([UInt8](repeating: 1, count: 200), key: key, authenticating: [1, 2, 3])
+        }
+        mutating func run() throws {
+            for _ in 0..<repeats { _ = try gcm!.open(sealed, key: key, authenticating: [1, 2, 3]) }
         }
     }
 

@@ -17,7 +17,9 @@ enum KeychainSuite {
     static func benchmarks(quick: Bool) -> [any Benchmark] {
         let count = quick ? 2000 : 10_000
         return Operation.allCases.flatMap { operation -> [any Benchmark] in
-            let operations = operation == .addDurable ? (quick ? 200 : 1000) : count
+            // Operations that commit a durable transaction each are bounded by fsync, not by the work.
+            let durable = [.addDurable, .update, .delete].contains(operation)
+            let operations = durable ? (quick ? 200 : 1000) : count
             return [
                 RawOperation(operation: operation, count: operations),
                 KeychainOperation(operation: operation, count: operations),

@@ -193,8 +193,9 @@ package final class AESGCM {
         }
     }
 
-    private func pieces(_ count: Int) -> [Range<Int>] {
-        stride(from: 0, to: count, by: OpenSSL.maximumPieceLength).map {
+    /// The ranges OpenSSL's `int` lengths can take, lazily (no allocation on the hot path).
+    private func pieces(_ count: Int) -> some Sequence<Range<Int>> {
+        stride(from: 0, to: count, by: OpenSSL.maximumPieceLength).lazy.map {
             $0..<min($0 + OpenSSL.maximumPieceLength, count)
         }
     }

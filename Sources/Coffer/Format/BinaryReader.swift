@@ -28,6 +28,16 @@ struct BinaryReader {
         return Array(bytes[offset..<(offset + count)])
     }
 
+    /// Calls `body` with the next `count` bytes, without copying them.
+    mutating func withBytes<R, E: Error>(
+        _ count: Int,
+        _ body: (ArraySlice<UInt8>) throws(E) -> R
+    ) throws(CofferError) -> Result<R, E> {
+        guard count >= 0, bytes.count - offset >= count else { throw truncated() }
+        defer { offset += count }
+        return Result { () throws(E) in try body(bytes[offset..<(offset + count)]) }
+    }
+
     /// A 16-bit length, then that many bytes.
     mutating func readLengthPrefixed() throws(CofferError) -> [UInt8] {
         try readBytes(Int(try readUInt16()))

@@ -123,7 +123,7 @@ public struct ItemAttributes: Sendable, Hashable {
             }
         }
 
-        init(decoding bytes: [UInt8], as kind: Kind) throws(KeychainError) {
+        init(decoding bytes: ArraySlice<UInt8>, as kind: Kind) throws(KeychainError) {
             switch kind {
             case .text: self = .text(String(decoding: bytes, as: UTF8.self))
             case .bytes: self = .bytes(Data(bytes))

@@ -69,8 +69,14 @@ struct ItemRecord {
         }
     }
 
+    static let associatedDataLabel = Array("coffer/v1/item".utf8) + [0]
+
     static func associatedData(id: [UInt8], header: Header) -> [UInt8] {
-        Array("coffer/v1/item".utf8) + [0] + id + header.bytes
+        var data = associatedDataLabel
+        data.reserveCapacity(associatedDataLabel.count + id.count + headerSize)
+        data += id
+        data += header.bytes
+        return data
     }
 
     /// Seals `item` (attributes, dates and value) for storage under `id`.
@@ -139,8 +145,9 @@ struct ItemRecord {
             guard let name = ItemAttributes.Name(code: code) else {
                 throw KeychainError(.decode, "a keychain record has an unknown attribute \(code); upgrade Coffer")
             }
-            let bytes = try reader.readBytes(Int(try reader.readUInt32()))
-            attributes[name] = try ItemAttributes.Value(decoding: bytes, as: name.kind)
+            attributes[name] = try reader.withBytes(Int(try reader.readUInt32())) { bytes throws(KeychainError) in
+                try ItemAttributes.Value(decoding: bytes, as: name.kind)
+            }.get()
         }
         let value = Data(try reader.readBytes(Int(try reader.readUInt32())))
         try reader.finish()
