@@ -364,6 +364,8 @@ public final class Vault: Sendable {
     public func lock() {
         autoLock?.stop()
         state.withLock { $0.keys.lock() }
+        // Pooled OpenSSL contexts may hold expanded whenUnlocked keys.
+        keychainContexts.flush()
     }
 
     /// Closes the vault: drops and wipes every key and closes the files once operations in progress

@@ -2,11 +2,14 @@ import Synchronization
 
 /// OpenSSL contexts for one keychain operation at a time: a cipher context and the keyed HMAC contexts
 /// of the two index keys. Setting these up costs more than the operation's cryptography (keying an
-/// HMAC context resolves its digest by name), so they are reused.
+/// HMAC context resolves its digest by name; keying a cipher context expands the key), so they are
+/// reused.
 final class KeychainContexts {
     let cipher: AESGCM
     var deviceIndex: ItemIndex?
     var syncIndex: ItemIndex?
+    /// The pool generation the contexts were taken in.
+    fileprivate(set) var generation = 0
 
     init() throws(KeychainError) {
         do {
@@ -17,14 +20,20 @@ final class KeychainContexts {
     }
 }
 
-/// The vault's idle ``KeychainContexts``. The index contexts hold index keys, which stay in memory until
-/// the vault closes anyway; ``drain()`` at close frees them (OpenSSL cleanses keys as it frees).
+/// The vault's idle ``KeychainContexts``.
+///
+/// Contexts hold key material: a cipher context keeps the expanded key it last used (from which the key
+/// can be recovered), an index context its HMAC key. So ``flush()`` runs at every lock and frees the
+/// idle contexts, and contexts taken before a flush are freed when given back rather than kept: after
+/// `lock()` returns and the operations running then finish, no `whenUnlocked` key survives here.
+/// ``drain()`` at close does the same for good. (OpenSSL cleanses keys as it frees contexts.)
 final class KeychainContextPool: Sendable {
     /// At most this many idle contexts are kept; more concurrent operations allocate their own.
     private static let capacity = 16
 
     private struct State: ~Copyable {
         var idle: [UnsafeContexts] = []
+        var generation = 0
         var isDrained = false
     }
 
@@ -37,25 +46,48 @@ final class KeychainContextPool: Sendable {
 
     /// An idle set of contexts, or a new one.
     func take() throws(KeychainError) -> KeychainContexts {
-        if let reused = state.withLock({ $0.idle.popLast() }) { return reused.contexts }
-        return try KeychainContexts()
+        let (reused, generation) = state.withLock { ($0.idle.popLast(), $0.generation) }
+        let contexts: KeychainContexts
+        if let reused { contexts = reused.contexts } else { contexts = try KeychainContexts() }
+        contexts.generation = generation
+        return contexts
     }
 
-    /// Returns contexts after an operation. After ``drain()``, they are freed instead.
+    /// Returns contexts after an operation; they are freed instead if the pool was flushed or drained
+    /// since they were taken.
     func give(_ contexts: KeychainContexts) {
         let wrapped = UnsafeContexts(contexts: contexts)
-        state.withLock { state in
-            if !state.isDrained, state.idle.count < Self.capacity { state.idle.append(wrapped) }
+        let kept = state.withLock { state -> Bool in
+            guard !state.isDrained, state.generation == contexts.generation, state.idle.count < Self.capacity else {
+                return false
+            }
+            state.idle.append(wrapped)
+            return true
         }
+        _ = kept
+    }
+
+    /// Frees the idle contexts and disowns those in use (at lock).
+    func flush() {
+        let freed = state.withLock { state in
+            state.generation += 1
+            defer { state.idle = [] }
+            return state.idle
+        }
+        _ = freed
     }
 
     /// Frees every idle context and keeps no more (at close).
     func drain() {
         let freed = state.withLock { state in
             state.isDrained = true
+            state.generation += 1
             defer { state.idle = [] }
             return state.idle
         }
         _ = freed
     }
+
+    /// How many contexts are idle (for tests).
+    var idleCount: Int { state.withLock { $0.idle.count } }
 }

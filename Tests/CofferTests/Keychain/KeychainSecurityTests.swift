@@ -63,6 +63,27 @@ struct KeychainSecurityTests {
         #expect(error?.message.contains("authentication handler") == true)
     }
 
+    @Test("no pooled OpenSSL context (which would hold expanded keys) survives a lock or a close")
+    func contextsDoNotOutliveLock() throws {
+        let vault = try VaultFixture().create()
+        try vault.keychain.add(Items.password("s", "a"))
+        _ = try vault.keychain.password(service: "s", account: "a")
+        #expect(vault.keychainContexts.idleCount > 0, "operations return their contexts to the pool")
+        // A context in use while the vault locks is freed when its operation ends, not pooled.
+        let session = try KeychainSession(vault.keychain)
+        _ = try session.itemKey(.deviceBound, .whenUnlocked)
+        vault.lock()
+        #expect(vault.keychainContexts.idleCount == 0)
+        withExtendedLifetime(session) {}
+        _ = consume session
+        #expect(vault.keychainContexts.idleCount == 0)
+        try vault.unlock(passphrase: "correct horse battery staple")
+        _ = try vault.keychain.password(service: "s", account: "a")
+        #expect(vault.keychainContexts.idleCount > 0)
+        vault.close()
+        #expect(vault.keychainContexts.idleCount == 0)
+    }
+
     @Test("auto-lock: an idle vault locks itself; activity keeps it unlocked")
     func autoLock() throws {
         let fixture = try VaultFixture.configured { $0.autoLockInterval = .milliseconds(800) }
