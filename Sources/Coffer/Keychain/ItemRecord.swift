@@ -111,19 +111,37 @@ struct ItemRecord {
         }
     }
 
-    /// Opens a stored record.
-    ///
-    /// - Throws: ``KeychainError`` `.decode` if it does not authenticate or parse.
-    static func open(
+    /// Opens a stored record and returns only its value, skipping the attributes (for direct reads
+    /// whose key already proves which item it is).
+    static func value(
+        of stored: UnsafeRawBufferPointer,
+        id: [UInt8],
+        header: Header,
+        key: SecureBytes,
+        cipher: AESGCM
+    ) throws(KeychainError) -> Data {
+        var plaintext = try decrypt(stored, id: id, header: header, key: key, cipher: cipher)
+        defer { plaintext.wipe() }
+        var reader = BinaryReader(plaintext, what: "a keychain record")
+        _ = try reader.readBytes(16)
+        for _ in 0..<(try reader.readUInt16()) {
+            _ = try reader.readUInt8()
+            _ = try reader.readBytes(Int(try reader.readUInt32()))
+        }
+        let value = Data(try reader.readBytes(Int(try reader.readUInt32())))
+        try reader.finish()
+        return value
+    }
+
+    private static func decrypt(
         _ stored: UnsafeRawBufferPointer,
         id: [UInt8],
         header: Header,
         key: SecureBytes,
         cipher: AESGCM
-    ) throws(KeychainError) -> KeychainItem {
-        var plaintext: [UInt8]
+    ) throws(KeychainError) -> [UInt8] {
         do {
-            plaintext = try cipher.open(
+            return try cipher.open(
                 UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
                 key: key,
                 authenticating: associatedData(id: id, header: header)
@@ -135,6 +153,19 @@ struct ItemRecord {
                 underlying: error
             )
         }
+    }
+
+    /// Opens a stored record.
+    ///
+    /// - Throws: ``KeychainError`` `.decode` if it does not authenticate or parse.
+    static func open(
+        _ stored: UnsafeRawBufferPointer,
+        id: [UInt8],
+        header: Header,
+        key: SecureBytes,
+        cipher: AESGCM
+    ) throws(KeychainError) -> KeychainItem {
+        var plaintext = try decrypt(stored, id: id, header: header, key: key, cipher: cipher)
         defer { plaintext.wipe() }
         var reader = BinaryReader(plaintext, what: "a keychain record")
         let created = try reader.readInt64()

@@ -7,6 +7,20 @@ extension Keychain {
     /// - Throws: ``KeychainError`` for anything but "not found": a locked vault, a refused
     ///   authentication, a tampered record, a value that is not UTF-8 (`.decode`).
     public func password(service: String, account: String) throws(KeychainError) -> String? {
+        switch try directPassword(service: service, account: account) {
+        case .found(let value):
+            guard let text = String(data: value, encoding: .utf8) else {
+                throw KeychainError(
+                    .decode,
+                    "the item for service '\(service)', account '\(account)' does not hold UTF-8 text"
+                )
+            }
+            return text
+        case .absent:
+            return nil
+        case .useQuery:
+            break
+        }
         var query = ItemQuery.genericPassword(service: service, account: account)
         query.returnsValue = true
         let item: KeychainItem
@@ -23,6 +37,42 @@ extension Keychain {
             )
         }
         return text
+    }
+
+    /// What a direct read found.
+    private enum DirectRead {
+        case found(Data)
+        case absent
+        /// The direct path does not apply (no single access group, or user presence to ask).
+        case useQuery
+    }
+
+    /// Reads a generic password by its id, skipping the query engine: possible when the handle has a
+    /// single access group, so service, account and group are the whole primary key. Device-bound
+    /// first, as ``find(_:)`` orders them.
+    private func directPassword(service: String, account: String) throws(KeychainError) -> DirectRead {
+        guard let groups = accessGroups, groups.count == 1 else { return .useQuery }
+        var attributes = ItemAttributes()
+        attributes.service = service
+        attributes.account = account
+        let session = try KeychainSession(self)
+        return try storage("reading a keychain item") {
+            try vault.environment.read { txn -> DirectRead in
+                for scope in SyncScope.allCases {
+                    let id = try session.index(scope).id(of: .genericPassword, attributes: attributes, group: groups[0])
+                    let read = try txn.withValue(vault.schema.items, key: id) { stored -> DirectRead in
+                        let header = try ItemRecord.Header(stored: stored)
+                        guard !header.requiresUserPresence else { return .useQuery }
+                        let key = try session.itemKey(header.scope, header.accessibility)
+                        return .found(
+                            try ItemRecord.value(of: stored, id: id, header: header, key: key, cipher: session.cipher)
+                        )
+                    }
+                    if let read { return read }
+                }
+                return .absent
+            }
+        }
     }
 
     /// Stores `password` as the generic password for `service` and `account`, replacing any there

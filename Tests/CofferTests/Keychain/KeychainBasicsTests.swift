@@ -164,3 +164,61 @@ struct KeychainBasicsTests {
         await #expect(throws: KeychainError.self) { _ = try await keychain.find(Items.query(service: "async")) }
     }
 }
+
+/// `password(service:account:)` reads by id, skipping the query engine, on a single-group handle: it
+/// must agree with `find` in every case the query engine handles.
+@Suite("Keychain: the direct password read")
+struct KeychainDirectReadTests {
+    let vault: Vault
+    let keychain: Keychain
+
+    init() throws {
+        vault = try VaultFixture().create()
+        keychain = try vault.keychain(accessGroups: ["app"])
+    }
+
+    @Test("device-bound first when both scopes hold the key, as find orders them; nil when absent")
+    func scopesAndAbsence() throws {
+        try keychain.add(Items.password("s", "a", value: "everywhere", scope: .syncable))
+        #expect(try keychain.password(service: "s", account: "a") == "everywhere")
+        try keychain.add(Items.password("s", "a", value: "here"))
+        #expect(try keychain.password(service: "s", account: "a") == "here")
+        var query = ItemQuery.genericPassword(service: "s", account: "a")
+        query.returnsValue = true
+        #expect(try keychain.find(query).first?.value == Data("here".utf8))
+        #expect(try keychain.password(service: "s", account: "zzz") == nil)
+        #expect(try vault.keychain(accessGroups: ["other"]).password(service: "s", account: "a") == nil)
+    }
+
+    @Test("locked, tampered and presence-protected items behave as through find")
+    func protections() throws {
+        try keychain.add(Items.password("wu", "a", value: "1"))
+        try keychain.add(Items.password("afu", "a", value: "2", accessibility: .afterFirstUnlock))
+        var protected = Items.password("bank", "a", value: "3")
+        protected.requiresUserPresence = true
+        try keychain.add(protected)
+
+        let presence = #expect(throws: KeychainError.self) { _ = try keychain.password(service: "bank", account: "a") }
+        #expect(presence?.code == .interactionNotAllowed, "no handler: the query path's answer")
+
+        vault.lock()
+        let locked = #expect(throws: KeychainError.self) { _ = try keychain.password(service: "wu", account: "a") }
+        #expect(locked?.code == .interactionNotAllowed)
+        #expect(try keychain.password(service: "afu", account: "a") == "2")
+        try vault.unlock(passphrase: "correct horse battery staple")
+
+        let session = try KeychainSession(keychain)
+        var attributes = ItemAttributes()
+        attributes.service = "wu"
+        attributes.account = "a"
+        let id = try session.index(.deviceBound).id(of: .genericPassword, attributes: attributes, group: "app")
+        try vault.environment.write { (txn) throws in
+            var stored = try #require(try txn.get(vault.schema.items, key: id))
+            stored[stored.count - 1] ^= 1
+            try txn.put(vault.schema.items, key: id, value: stored)
+        }
+        let tampered = #expect(throws: KeychainError.self) { _ = try keychain.password(service: "wu", account: "a") }
+        #expect(tampered?.code == .decode)
+        #expect(try keychain.password(service: "afu", account: "a") == "2")
+    }
+}
