@@ -28,6 +28,12 @@ struct BinaryReader {
         return Array(bytes[offset..<(offset + count)])
     }
 
+    /// Moves past `count` bytes without copying them.
+    mutating func skip(_ count: Int) throws(CofferError) {
+        guard count >= 0, bytes.count - offset >= count else { throw truncated() }
+        offset += count
+    }
+
     /// Calls `body` with the next `count` bytes, without copying them.
     mutating func withBytes<R, E: Error>(
         _ count: Int,

@@ -123,10 +123,10 @@ struct ItemRecord {
         var plaintext = try decrypt(stored, id: id, header: header, key: key, cipher: cipher)
         defer { plaintext.wipe() }
         var reader = BinaryReader(plaintext, what: "a keychain record")
-        _ = try reader.readBytes(16)
+        try reader.skip(16)
         for _ in 0..<(try reader.readUInt16()) {
-            _ = try reader.readUInt8()
-            _ = try reader.readBytes(Int(try reader.readUInt32()))
+            try reader.skip(1)
+            try reader.skip(Int(try reader.readUInt32()))
         }
         let value = Data(try reader.readBytes(Int(try reader.readUInt32())))
         try reader.finish()
