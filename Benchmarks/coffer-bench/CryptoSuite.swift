@@ -29,6 +29,7 @@ enum CryptoSuite {
             Digest(name: "crypto/sha-256 64 KiB", repeats: repeats),
             MAC(name: "crypto/hmac-sha256 64 KiB (chunk id)", repeats: repeats, reference: "crypto/sha-256 64 KiB"),
             Compress(name: "compression/zstd-3 64 KiB text", repeats: repeats / 4),
+            Chunking(megabytes: quick ? 16 : 64),
             KDF(),
         ]
     }
@@ -125,6 +126,27 @@ enum CryptoSuite {
         mutating func setUp() throws { compressor = try ZstdCompressor(level: 3) }
         mutating func run() throws {
             for _ in 0..<repeats { _ = try compressor!.compress(text) }
+        }
+    }
+
+    /// FastCDC over random data (no cut points are cheaper to find in real files).
+    struct Chunking: Benchmark {
+        let name = "chunking/fastcdc 16/64/256 KiB, random data"
+        let data: [UInt8]
+        var chunker: FastCDC?
+        var bytesPerRun: Int { data.count }
+
+        init(megabytes: Int) {
+            data = SecureRandom.bytes(count: megabytes << 20)
+        }
+
+        mutating func setUp() throws {
+            chunker = FastCDC(gear: try GearTable(seed: SecureBytes.random(count: 32)))
+        }
+
+        mutating func run() throws {
+            let chunker = self.chunker!
+            _ = data.withUnsafeBytes { chunker.chunkLengths(of: $0) }
         }
     }
 
