@@ -136,31 +136,49 @@ public struct ItemAttributes: Sendable, Hashable {
         }
     }
 
-    /// Values by stored code (slot 0 unused): a lookup is an index, not a hash of the name.
-    private var slots = [Value?](repeating: nil, count: Int(Name.allCases.count) + 1)
+    /// One set attribute.
+    private struct Entry: Hashable {
+        let name: Name
+        var value: Value
+    }
+
+    /// The set attributes in stored-code order. Items have a handful, so a short sorted array beats a
+    /// dictionary (whose `String`-backed keys hash as strings) and a slot per possible attribute
+    /// (which costs its size on every copy).
+    private var entries: [Entry] = []
 
     /// No attributes set.
     public init() {}
 
     /// The attributes that are set.
     public var values: [Name: Value] {
-        Dictionary(uniqueKeysWithValues: Name.allCases.compactMap { name in self[name].map { (name, $0) } })
+        Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.value) })
     }
 
     /// The names and values that are set, in stored-code order.
-    var setAttributes: [(name: Name, value: Value)] {
-        Name.allCases.compactMap { name in self[name].map { (name, $0) } }.sorted { $0.name.code < $1.name.code }
-    }
+    var setAttributes: [(name: Name, value: Value)] { entries.map { ($0.name, $0.value) } }
 
     /// Whether no attribute is set.
-    public var isEmpty: Bool { slots.allSatisfy { $0 == nil } }
+    public var isEmpty: Bool { entries.isEmpty }
 
     /// Reads or sets an attribute by name. Setting a value of the wrong kind is a programming error.
     public subscript(name: Name) -> Value? {
-        get { slots[Int(name.code)] }
+        get {
+            let code = name.code
+            for entry in entries where entry.name.code == code { return entry.value }
+            return nil
+        }
         set {
             precondition(newValue == nil || newValue!.kind == name.kind, "attribute \(name) holds \(name.kind) values")
-            slots[Int(name.code)] = newValue
+            let code = name.code
+            let position = entries.firstIndex { $0.name.code >= code } ?? entries.endIndex
+            let present = position < entries.endIndex && entries[position].name.code == code
+            switch (newValue, present) {
+            case (let value?, true): entries[position].value = value
+            case (let value?, false): entries.insert(Entry(name: name, value: value), at: position)
+            case (nil, true): entries.remove(at: position)
+            case (nil, false): break
+            }
         }
     }
 
@@ -171,10 +189,9 @@ public struct ItemAttributes: Sendable, Hashable {
 
     /// Whether every attribute set in `template`, except `ignored`, has the same value here.
     func matches(_ template: ItemAttributes, ignoring ignored: Name?) -> Bool {
-        let skip = ignored.map { Int($0.code) } ?? -1
-        for index in template.slots.indices where index != skip {
-            guard let wanted = template.slots[index] else { continue }
-            guard let have = slots[index], have == wanted else { return false }
+        let skip = ignored?.code
+        for wanted in template.entries where wanted.name.code != skip {
+            guard let have = self[wanted.name], have == wanted.value else { return false }
         }
         return true
     }
@@ -182,7 +199,7 @@ public struct ItemAttributes: Sendable, Hashable {
     /// These attributes with every attribute set in `changes` replaced.
     func merging(_ changes: ItemAttributes) -> ItemAttributes {
         var merged = self
-        for (index, value) in changes.slots.enumerated() where value != nil { merged.slots[index] = value }
+        for change in changes.entries { merged[change.name] = change.value }
         return merged
     }
 

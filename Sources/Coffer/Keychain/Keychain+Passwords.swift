@@ -9,7 +9,7 @@ extension Keychain {
     public func password(service: String, account: String) throws(KeychainError) -> String? {
         switch try directPassword(service: service, account: account) {
         case .found(let value):
-            guard let text = String(data: value, encoding: .utf8) else {
+            guard let text = String(validating: value, as: UTF8.self) else {
                 throw KeychainError(
                     .decode,
                     "the item for service '\(service)', account '\(account)' does not hold UTF-8 text"
@@ -30,7 +30,7 @@ extension Keychain {
         } catch  where error.code == .itemNotFound {
             return nil
         }
-        guard let value = item.value, let text = String(data: value, encoding: .utf8) else {
+        guard let value = item.value, let text = String(validating: value, as: UTF8.self) else {
             throw KeychainError(
                 .decode,
                 "the item for service '\(service)', account '\(account)' does not hold UTF-8 text"
