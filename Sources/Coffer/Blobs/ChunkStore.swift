@@ -1,0 +1,81 @@
+/// Content-addressed chunks with exact reference counts, in the `chunks` and `chunkRefs` tables.
+///
+/// Counts change in the same transaction as whatever takes or drops the reference, and a chunk is
+/// freed in the transaction that drops its last reference, so space comes back incrementally and a
+/// crash can never leave a count that disagrees with the references: there is no prune pass and no
+/// lock file. (Writes in progress protect the chunks they have taken through the `pending` table,
+/// which the blob writer maintains.) Counts are kept apart from chunks so counting never rewrites a
+/// chunk.
+///
+/// Sealing happens outside the transaction (in parallel workers); the store only decides whether the
+/// sealed bytes are needed.
+struct ChunkStore {
+    let schema: Schema
+
+    /// Whether a chunk with this id is stored.
+    func contains(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+        try txn.contains(schema.chunkRefs, key: id)
+    }
+
+    /// Counts one more reference to chunk `id`, storing `sealed` if the chunk is new.
+    ///
+    /// - Parameter sealed: The sealed record; may be `nil` only when the chunk is known to exist.
+    /// - Returns: Whether the chunk was new (stored now).
+    /// - Throws: ``CofferError`` `.internalError` if the chunk is new and `sealed` is `nil`.
+    @discardableResult
+    func retain(_ id: [UInt8], sealed: [UInt8]?, in txn: Transaction) throws -> Bool {
+        if let count = try referenceCount(of: id, in: txn) {
+            try setReferenceCount(count + 1, of: id, in: txn)
+            return false
+        }
+        guard let sealed else {
+            throw CofferError(.internalError, "a chunk expected to be stored is missing; run coffer verify")
+        }
+        try txn.put(schema.chunks, key: id, value: sealed)
+        try setReferenceCount(1, of: id, in: txn)
+        return true
+    }
+
+    /// Drops one reference to chunk `id`, freeing the chunk when it was the last.
+    ///
+    /// - Returns: Whether the chunk was freed.
+    /// - Throws: ``CofferError`` `.decode` if the chunk has no references to drop (the counts are
+    ///   damaged).
+    @discardableResult
+    func release(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+        guard let count = try referenceCount(of: id, in: txn), count > 0 else {
+            throw CofferError(.decode, "a chunk was released more often than it was referenced; run coffer verify")
+        }
+        if count == 1 {
+            try txn.delete(schema.chunks, key: id)
+            try txn.delete(schema.chunkRefs, key: id)
+            return true
+        }
+        try setReferenceCount(count - 1, of: id, in: txn)
+        return false
+    }
+
+    /// The reference count of chunk `id`, or `nil` if it is not stored.
+    func referenceCount(of id: [UInt8], in txn: Transaction) throws -> UInt64? {
+        try txn.withValue(schema.chunkRefs, key: id) { bytes in
+            guard bytes.count == 8 else {
+                throw CofferError(
+                    .decode,
+                    "a chunk reference count is \(bytes.count) bytes, not 8; the vault is damaged"
+                )
+            }
+            return bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+    }
+
+    /// Opens chunk `id` straight from the map, or returns `nil` if it is not stored.
+    func load(_ id: [UInt8], keys: ChunkKeys, coder: ChunkRecord.Coder, in txn: Transaction) throws -> [UInt8]? {
+        try txn.withValue(schema.chunks, key: id) { stored in
+            try ChunkRecord.open(stored, id: id, keys: keys, coder: coder)
+        }
+    }
+
+    private func setReferenceCount(_ count: UInt64, of id: [UInt8], in txn: Transaction) throws {
+        try txn.put(schema.chunkRefs, key: id, value: withUnsafeBytes(of: count.bigEndian) { Array($0) })
+    }
+}
