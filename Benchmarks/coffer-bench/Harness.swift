@@ -93,6 +93,11 @@ struct Harness {
     }
 }
 
+/// A new path under the system temporary directory for one benchmark's files (not created).
+func scratchDirectory() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("coffer-bench-\(UUID().uuidString)")
+}
+
 /// Prints the machine the figures come from.
 enum Machine {
     static var summary: String {

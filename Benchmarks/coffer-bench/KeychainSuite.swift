@@ -36,9 +36,7 @@ enum KeychainSuite {
         let keychain: Keychain
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "coffer-bench-\(UUID().uuidString)"
-            )
+            directory = scratchDirectory()
             var configuration = Vault.Configuration()
             configuration.kdf = .insecureFastForTesting
             configuration.accessGroups = ["bench"]

@@ -19,9 +19,7 @@ enum StorageSuite {
         let table: Table
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "coffer-bench-\(UUID().uuidString)"
-            )
+            directory = scratchDirectory()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             environment = try Environment(
                 directory: directory,

@@ -6,18 +6,16 @@ import Testing
 
 @Suite("Chunk records and the chunk store")
 struct ChunkStoreTests {
-    let directory: TemporaryDirectory
-    let environment: Environment
-    let schema: Schema
+    let fixture: StorageFixture
+    var environment: Environment { fixture.environment }
+    var schema: Schema { fixture.schema }
     let store: ChunkStore
     let keys: ChunkKeys
     let coder: ChunkRecord.Coder
 
     init() throws {
-        directory = try TemporaryDirectory()
-        environment = try Environment(directory: directory.url, options: .init(createIfMissing: true))
-        schema = try Schema(environment: environment, create: true)
-        store = ChunkStore(schema: schema)
+        fixture = try StorageFixture()
+        store = ChunkStore(schema: fixture.schema)
         keys = try ChunkKeys(scope: .syncable, idKey: .random(count: 32), sealKey: .random(count: 32))
         coder = try ChunkRecord.Coder()
     }

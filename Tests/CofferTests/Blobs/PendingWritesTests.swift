@@ -6,18 +6,16 @@ import Testing
 
 @Suite("Pending writes")
 struct PendingWritesTests {
-    let directory: TemporaryDirectory
-    let environment: Environment
-    let schema: Schema
+    let fixture: StorageFixture
+    var environment: Environment { fixture.environment }
+    var schema: Schema { fixture.schema }
     let store: ChunkStore
     let pending: PendingWrites
 
     init() throws {
-        directory = try TemporaryDirectory()
-        environment = try Environment(directory: directory.url, options: .init(createIfMissing: true))
-        schema = try Schema(environment: environment, create: true)
-        store = ChunkStore(schema: schema)
-        pending = PendingWrites(schema: schema)
+        fixture = try StorageFixture()
+        store = ChunkStore(schema: fixture.schema)
+        pending = PendingWrites(schema: fixture.schema)
     }
 
     /// Takes references to `count` new chunks for `write`, in two batches, as a writer would.
