@@ -12,11 +12,6 @@
 struct ChunkStore {
     let schema: Schema
 
-    /// Whether a chunk with this id is stored.
-    func contains(_ id: [UInt8], in txn: Transaction) throws -> Bool {
-        try txn.contains(schema.chunkRefs, key: id)
-    }
-
     /// Counts one more reference to chunk `id`, storing `sealed` if the chunk is new.
     ///
     /// - Parameter sealed: The sealed record; may be `nil` only when the chunk is known to exist.

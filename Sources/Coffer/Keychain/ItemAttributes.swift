@@ -158,9 +158,6 @@ public struct ItemAttributes: Sendable, Hashable {
     /// The names and values that are set, in stored-code order.
     var setAttributes: [(name: Name, value: Value)] { entries.map { ($0.name, $0.value) } }
 
-    /// Whether no attribute is set.
-    public var isEmpty: Bool { entries.isEmpty }
-
     /// Reads or sets an attribute by name. Setting a value of the wrong kind is a programming error.
     public subscript(name: Name) -> Value? {
         get {

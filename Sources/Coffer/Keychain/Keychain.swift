@@ -41,20 +41,7 @@ public final class Keychain: Sendable {
     ///   for an access group this handle was not granted, `.interactionNotAllowed` if the item's
     ///   protection class is locked.
     public func add(_ item: KeychainItem) throws(KeychainError) {
-        let session = try KeychainSession(self)
-        let prepared = try prepare(item, session: session, created: Date())
-        try storage("adding a keychain item") {
-            try vault.environment.write { txn in
-                guard try !txn.contains(vault.schema.items, key: prepared.id) else {
-                    throw KeychainError(
-                        .duplicateItem,
-                        "an item with the same primary key (\(item.itemClass.primaryKeyDescription(prepared.item.attributes))) "
-                            + "already exists; update it, or use upsert"
-                    )
-                }
-                try store(prepared, session: session, in: txn)
-            }
-        }
+        try add(contentsOf: [item])
     }
 
     /// Adds several items in one transaction: all of them, or (on any error) none.
@@ -69,11 +56,17 @@ public final class Keychain: Sendable {
             try vault.environment.write { txn in
                 var seen = Set<[UInt8]>()
                 for item in prepared {
-                    guard seen.insert(item.id).inserted, try !txn.contains(vault.schema.items, key: item.id) else {
+                    let key = item.item.itemClass.primaryKeyDescription(item.item.attributes)
+                    guard seen.insert(item.id).inserted else {
                         throw KeychainError(
                             .duplicateItem,
-                            "an item with the same primary key (\(item.item.itemClass.primaryKeyDescription(item.item.attributes))) "
-                                + "already exists or is in the batch twice; nothing was added"
+                            "two items to add share a primary key (\(key)); nothing was added"
+                        )
+                    }
+                    guard try !txn.contains(vault.schema.items, key: item.id) else {
+                        throw KeychainError(
+                            .duplicateItem,
+                            "an item with the same primary key (\(key)) already exists; update it, or use upsert"
                         )
                     }
                     try store(item, session: session, in: txn)
@@ -88,16 +81,13 @@ public final class Keychain: Sendable {
     /// - Throws: As ``add(_:)``, except `.duplicateItem`.
     public func upsert(_ item: KeychainItem) throws(KeychainError) {
         let session = try KeychainSession(self)
-        let now = Date()
-        let fresh = try prepare(item, session: session, created: now)
+        let resolved = try resolve(item, session: session)
         try storage("saving a keychain item") {
             try vault.environment.write { txn in
-                var prepared = fresh
-                if let existing = try loadRecord(id: fresh.id, session: session, in: txn) {
-                    try removeRecord(existing, session: session, in: txn, logging: false)
-                    prepared = try prepare(item, session: session, created: existing.item.creationDate ?? now)
-                }
-                try store(prepared, session: session, in: txn)
+                let existing = try loadRecord(id: resolved.id, session: session, in: txn)
+                if let existing { try removeRecord(existing, session: session, in: txn, logging: false) }
+                let created = existing?.item.creationDate ?? Date()
+                try store(try seal(resolved, created: created, session: session), session: session, in: txn)
             }
         }
     }
@@ -117,22 +107,36 @@ public final class Keychain: Sendable {
         let item: KeychainItem
     }
 
-    func prepare(_ item: KeychainItem, session: KeychainSession, created: Date) throws(KeychainError) -> PreparedItem {
+    /// An item checked for storage, its access group resolved and its id computed; not yet sealed.
+    struct ResolvedItem {
+        let item: KeychainItem
+        let id: [UInt8]
+    }
+
+    func resolve(_ item: KeychainItem, session: KeychainSession) throws(KeychainError) -> ResolvedItem {
         try vault.checkOpen()
         try item.validate()
         var item = item
         let group = item.attributes.accessGroup ?? defaultAccessGroup
         try checkEntitled(group)
         item.attributes.accessGroup = group.isEmpty ? nil : group
+        return ResolvedItem(item: item, id: try session.index(item.scope).id(of: item))
+    }
+
+    func seal(_ resolved: ResolvedItem, created: Date, session: KeychainSession) throws(KeychainError) -> PreparedItem {
+        var item = resolved.item
         item.creationDate = created
         item.modificationDate = Date()
-        let id = try session.index(item.scope).id(of: item)
         let key = try session.itemKey(item.scope, item.accessibility)
         return PreparedItem(
             item: item,
-            id: id,
-            record: try ItemRecord.seal(item, id: id, key: key, cipher: session.cipher)
+            id: resolved.id,
+            record: try ItemRecord.seal(item, id: resolved.id, key: key, cipher: session.cipher)
         )
+    }
+
+    func prepare(_ item: KeychainItem, session: KeychainSession, created: Date) throws(KeychainError) -> PreparedItem {
+        try seal(try resolve(item, session: session), created: created, session: session)
     }
 
     /// Writes a prepared item, its index entries and (if syncable) a change-log entry.
