@@ -48,7 +48,10 @@ extension Keychain {
             else { continue }
             results.append(loaded)
         }
-        return results.sorted { $0.item.sortKey.lexicographicallyPrecedes($1.item.sortKey) }
+        // Each key is built once, not once per comparison.
+        return results.map { ($0.item.sortKey, $0) }
+            .sorted { $0.0.lexicographicallyPrecedes($1.0) }
+            .map(\.1)
     }
 
     /// The ids of the records that can match `query`, from the narrowest lookup available: the exact
