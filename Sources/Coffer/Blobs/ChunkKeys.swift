@@ -1,19 +1,35 @@
 import Foundation
 
-/// The keys of one scope's chunks, keyed once and used for many chunks. Not thread-safe (it holds
-/// OpenSSL contexts): one per pipeline worker.
+/// The keys of one namespace of chunks (a scope and a protection level), keyed once and used for many
+/// chunks. Not thread-safe (it holds OpenSSL contexts): one per pipeline worker.
 ///
-/// - chunk id = HMAC-SHA256(chunk-id key, plaintext): equal plaintexts in one scope share an id (dedup),
-///   and ids reveal nothing about content to anyone without the key;
+/// - chunk id = HMAC-SHA256(chunk-id key, plaintext): equal plaintexts in one namespace share an id
+///   (dedup), and ids reveal nothing about content to anyone without the key. Each (scope, level) has
+///   its own id key, so a `whenUnlocked` blob's chunks are never shared with an `afterFirstUnlock` one
+///   (whose key stays in memory while the vault is locked);
 /// - chunk key = HMAC-SHA256(chunk key, chunk id): every chunk is sealed under its own key, so GCM's
 ///   nonce limits never bite, however many chunks a vault holds.
 final class ChunkKeys {
     let scope: SyncScope
+    let level: ProtectionLevel
     private let idMAC: HMACSHA256
     private let keyMAC: HMACSHA256
 
-    init(scope: SyncScope, idKey: SecureBytes, sealKey: SecureBytes) throws(CofferError) {
+    /// The chunk keys of `scope` and `level` from the vault's key ring.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory.
+    convenience init(scope: SyncScope, level: ProtectionLevel, keys: KeyRing) throws(CofferError) {
+        try self.init(
+            scope: scope,
+            level: level,
+            idKey: try keys.key(.chunkID, scope.keyScope, level),
+            sealKey: try keys.key(.chunkSeal, scope.keyScope, level)
+        )
+    }
+
+    init(scope: SyncScope, level: ProtectionLevel, idKey: SecureBytes, sealKey: SecureBytes) throws(CofferError) {
         self.scope = scope
+        self.level = level
         do {
             idMAC = try HMACSHA256(key: idKey)
             keyMAC = try HMACSHA256(key: sealKey)

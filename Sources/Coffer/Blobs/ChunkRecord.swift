@@ -3,7 +3,7 @@ import Foundation
 /// The stored form of a chunk in the `chunks` table (docs/FORMAT.md, "Chunk records"):
 ///
 /// ```
-/// header (7): version = 1 ‖ scope ‖ encoding (0 raw, 1 zstd) ‖ plaintext length (UInt32)
+/// header (8): version = 1 ‖ scope ‖ level ‖ encoding (0 raw, 1 zstd) ‖ plaintext length (UInt32)
 /// sealed:     nonce (12) ‖ AES-256-GCM(chunk key, stored bytes) ‖ tag (16)
 ///             associated data = "coffer/v1/chunk" ‖ 0x00 ‖ chunk id (32) ‖ header
 /// ```
@@ -12,7 +12,7 @@ import Foundation
 /// into exactly the authenticated plaintext length, so a hostile frame cannot expand past it.
 enum ChunkRecord {
     static let version: UInt8 = 1
-    static let headerSize = 7
+    static let headerSize = 8
     /// The largest chunk a record may declare; FastCDC's maximum is far below.
     static let maximumPlaintext = 16 << 20
 
@@ -42,10 +42,11 @@ enum ChunkRecord {
         }
     }
 
-    static func header(scope: SyncScope, encoding: Encoding, length: Int) -> [UInt8] {
+    static func header(keys: ChunkKeys, encoding: Encoding, length: Int) -> [UInt8] {
         var writer = BinaryWriter()
         writer.write(version)
-        writer.write(scope.code)
+        writer.write(keys.scope.code)
+        writer.write(keys.level.code)
         writer.write(encoding.rawValue)
         writer.write(UInt32(length))
         return writer.bytes
@@ -72,7 +73,7 @@ enum ChunkRecord {
             throw CofferError(.internalError, "compressing a chunk failed: \(error)", underlying: error)
         }
         let encoding: Encoding = compressed.count < plaintext.count ? .zstd : .raw
-        let header = header(scope: keys.scope, encoding: encoding, length: plaintext.count)
+        let header = header(keys: keys, encoding: encoding, length: plaintext.count)
         let key = try keys.sealingKey(for: id)
         do {
             let aad = associatedData(id: id, header: header)
@@ -103,9 +104,10 @@ enum ChunkRecord {
             throw CofferError(.unsupportedFormat, "a chunk record has version \(stored[0]); upgrade Coffer")
         }
         let header = Array(stored[0..<headerSize])
-        var reader = BinaryReader(Array(header.dropFirst(3)), what: "a chunk header")
+        var reader = BinaryReader(Array(header.dropFirst(4)), what: "a chunk header")
         let length = Int(try reader.readUInt32())
-        guard header[1] == keys.scope.code, let encoding = Encoding(rawValue: header[2]), length <= maximumPlaintext
+        guard header[1] == keys.scope.code, header[2] == keys.level.code, let encoding = Encoding(rawValue: header[3]),
+            length <= maximumPlaintext
         else {
             throw CofferError(.decode, "a chunk record's header is invalid; the record was altered or damaged")
         }

@@ -83,6 +83,19 @@ struct PendingWrites {
         return (dead.count, references)
     }
 
+    /// Calls `body` with every chunk id noted by any write in progress (once per reference held).
+    func forEachNotedChunk(in txn: Transaction, _ body: ([UInt8]) -> Void) throws {
+        try txn.forEach(in: schema.pending) { key, value in
+            if !Self.isOwnerKey(key) {
+                guard value.count % 32 == 0 else {
+                    throw CofferError(.decode, "a pending-write record is damaged; run coffer verify")
+                }
+                for start in stride(from: 0, to: value.count, by: 32) { body(Array(value[start..<(start + 32)])) }
+            }
+            return true
+        }
+    }
+
     /// Whether `key` is a write's owner record (write id ‖ 0) rather than a batch (write id ‖ 1 ‖ n).
     private static func isOwnerKey(_ key: some Collection<UInt8>) -> Bool {
         key.count == 17 && key.dropFirst(16).first == ownerTag

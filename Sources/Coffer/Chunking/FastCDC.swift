@@ -14,32 +14,7 @@
 /// while let length = chunker.cut(rest, isFinal: true) { … rest = rest.dropFirst(length) }
 /// ```
 package struct FastCDC: Sendable {
-    /// Chunk size bounds in bytes.
-    package struct Sizes: Sendable, Equatable {
-        /// No chunk but the last is smaller.
-        package let minimum: Int
-        /// The size chunks centre on; a power of two.
-        package let average: Int
-        /// No chunk is larger.
-        package let maximum: Int
-
-        /// Coffer's sizes: 16 KiB, 64 KiB, 256 KiB (DESIGN.md section 5).
-        package static let standard = Sizes(minimum: 16 << 10, average: 64 << 10, maximum: 256 << 10)
-
-        /// Creates bounds; `average` must be a power of two between `minimum` and `maximum`.
-        package init(minimum: Int, average: Int, maximum: Int) {
-            precondition(average.nonzeroBitCount == 1, "the average chunk size must be a power of two")
-            precondition(
-                minimum > 0 && minimum <= average && average <= maximum,
-                "need 0 < minimum ≤ average ≤ maximum"
-            )
-            self.minimum = minimum
-            self.average = average
-            self.maximum = maximum
-        }
-    }
-
-    package let sizes: Sizes
+    package let sizes: ChunkSizes
     private let gear: GearTable
     /// Used before the average size: two more bits than the average calls for (fewer cuts).
     private let strictMask: UInt64
@@ -47,7 +22,7 @@ package struct FastCDC: Sendable {
     private let looseMask: UInt64
 
     /// A chunker with `gear` and `sizes`.
-    package init(gear: GearTable, sizes: Sizes = .standard) {
+    package init(gear: GearTable, sizes: ChunkSizes = .standard) {
         self.gear = gear
         self.sizes = sizes
         let bits = sizes.average.trailingZeroBitCount

@@ -59,15 +59,4 @@ extension Keychain {
             )
         }
     }
-
-    private func offload<Value: Sendable>(
-        _ body: @escaping @Sendable () throws(KeychainError) -> Value
-    ) async throws(KeychainError) -> Value {
-        let result: Result<Value, KeychainError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: Result { () throws(KeychainError) in try body() })
-            }
-        }
-        return try result.get()
-    }
 }

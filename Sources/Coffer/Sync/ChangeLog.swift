@@ -9,6 +9,10 @@ enum ChangeLog {
         case itemPut = 1
         /// A keychain item was deleted.
         case itemDelete = 2
+        /// A blob was written or renamed to this id.
+        case blobPut = 3
+        /// A blob was deleted, or renamed away from this id.
+        case blobDelete = 4
     }
 
     /// Appends a change and returns its sequence number.

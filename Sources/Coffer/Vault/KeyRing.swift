@@ -12,12 +12,36 @@ enum KeyScope: CaseIterable, Sendable {
     }
 }
 
-/// When a key is in memory, after Apple's data protection classes.
-enum ProtectionLevel: CaseIterable, Sendable {
-    /// Only while the vault is unlocked; `lock()` drops it.
+/// When data can be read, after Apple's data protection classes: the level of the key that seals it.
+///
+/// `whenUnlocked` data is sealed under a key that ``Vault/lock()`` wipes, so it is unreadable while the
+/// vault is locked; `afterFirstUnlock` data under one that stays in memory from the first unlock until
+/// the vault is closed, for background work.
+public enum ProtectionLevel: String, CaseIterable, Sendable, Codable {
+    /// Readable only while the vault is unlocked.
     case whenUnlocked
-    /// From the first unlock until the vault is closed.
+    /// Readable from the first unlock until the vault is closed, even while it is locked.
     case afterFirstUnlock
+
+    /// Parses a level by name (`whenUnlocked` or `afterFirstUnlock`).
+    ///
+    /// - Throws: ``CofferError`` `.param` naming the accepted names.
+    public init(name: String) throws(CofferError) {
+        guard let level = Self(rawValue: name) else {
+            throw CofferError(.param, "unknown protection '\(name)'; use whenUnlocked or afterFirstUnlock")
+        }
+        self = level
+    }
+
+    var code: UInt8 { self == .whenUnlocked ? 1 : 2 }
+
+    init?(code: UInt8) {
+        switch code {
+        case 1: self = .whenUnlocked
+        case 2: self = .afterFirstUnlock
+        default: return nil
+        }
+    }
 
     var label: String {
         switch self {
@@ -34,19 +58,35 @@ enum KeyPurpose: CaseIterable, Sendable {
     /// Keys item ids and the blind index. Derived from the `afterFirstUnlock` class key only, so
     /// lookups keep working while the vault is locked (the records they find may still be locked).
     case index
+    /// Keys chunk ids (HMAC of the plaintext). One per level, so chunks of `whenUnlocked` blobs are
+    /// never shared with (or found through) `afterFirstUnlock` ones.
+    case chunkID
+    /// Derives each chunk's sealing key from its id.
+    case chunkSeal
+    /// Seals blob and snapshot manifests.
+    case manifest
+    /// Keys blob ids (HMAC of the name), so names are never stored in the clear.
+    case blobName
+    /// Seeds the FastCDC gear table.
+    case gear
 
     var label: String {
         switch self {
         case .item: return "coffer/v1/item"
         case .index: return "coffer/v1/index"
+        case .chunkID: return "coffer/v1/chunk-id"
+        case .chunkSeal: return "coffer/v1/chunk-seal"
+        case .manifest: return "coffer/v1/manifest"
+        case .blobName: return "coffer/v1/blob-name"
+        case .gear: return "coffer/v1/gear-seed"
         }
     }
 
     /// The protection levels this purpose has a key for.
     var levels: [ProtectionLevel] {
         switch self {
-        case .item: return ProtectionLevel.allCases
-        case .index: return [.afterFirstUnlock]
+        case .item, .chunkID, .chunkSeal, .manifest: return ProtectionLevel.allCases
+        case .index, .blobName, .gear: return [.afterFirstUnlock]
         }
     }
 }

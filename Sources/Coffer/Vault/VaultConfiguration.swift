@@ -30,6 +30,10 @@ extension Vault {
         /// Lock the vault when your app leaves the foreground, too: this is the backstop.
         public var autoLockInterval: Duration?
 
+        /// Where FastCDC cuts blob content. Keep the default unless measurements say otherwise: data
+        /// written with other sizes does not deduplicate against data written with these.
+        public var chunkSizes: ChunkSizes = .standard
+
         /// Default options.
         public init() {}
     }

@@ -16,7 +16,12 @@ struct ChunkStoreTests {
     init() throws {
         fixture = try StorageFixture()
         store = ChunkStore(schema: fixture.schema)
-        keys = try ChunkKeys(scope: .syncable, idKey: .random(count: 32), sealKey: .random(count: 32))
+        keys = try ChunkKeys(
+            scope: .syncable,
+            level: .afterFirstUnlock,
+            idKey: .random(count: 32),
+            sealKey: .random(count: 32)
+        )
         coder = try ChunkRecord.Coder()
     }
 
@@ -41,9 +46,9 @@ struct ChunkStoreTests {
             #expect(try open(sealed, id: id) == plaintext)
         }
         if size >= 1000 {
-            #expect(try seal(text).sealed[2] == ChunkRecord.Encoding.zstd.rawValue)
+            #expect(try seal(text).sealed[3] == ChunkRecord.Encoding.zstd.rawValue)
             #expect(try seal(text).sealed.count < size / 2)
-            #expect(try seal(random).sealed[2] == ChunkRecord.Encoding.raw.rawValue)
+            #expect(try seal(random).sealed[3] == ChunkRecord.Encoding.raw.rawValue)
             #expect(try seal(random).sealed.count == size + ChunkRecord.headerSize + AESGCM.overhead)
         }
     }
@@ -52,7 +57,12 @@ struct ChunkStoreTests {
     func ids() throws {
         let data = SecureRandom.bytes(count: 5000)
         #expect(try keys.id(of: data) == keys.id(of: data))
-        let other = try ChunkKeys(scope: .syncable, idKey: .random(count: 32), sealKey: .random(count: 32))
+        let other = try ChunkKeys(
+            scope: .syncable,
+            level: .afterFirstUnlock,
+            idKey: .random(count: 32),
+            sealKey: .random(count: 32)
+        )
         #expect(try other.id(of: data) != keys.id(of: data))
     }
 
@@ -67,7 +77,12 @@ struct ChunkStoreTests {
         }
         let (otherID, _) = try seal([1, 2, 3])
         #expect(throws: CofferError.self) { _ = try open(sealed, id: otherID) }
-        let deviceKeys = try ChunkKeys(scope: .deviceBound, idKey: .random(count: 32), sealKey: .random(count: 32))
+        let deviceKeys = try ChunkKeys(
+            scope: .deviceBound,
+            level: .afterFirstUnlock,
+            idKey: .random(count: 32),
+            sealKey: .random(count: 32)
+        )
         #expect(throws: CofferError.self) { _ = try open(sealed, id: id, keys: deviceKeys) }
         var forged = sealed
         forged[3] = 0x7f

@@ -1,0 +1,24 @@
+public import Foundation
+
+/// What ``Blobs/stat(_:)`` and ``Blobs/list()`` report about a blob.
+public struct BlobInfo: Sendable, Hashable {
+    /// The blob's name.
+    public let name: String
+    /// Its size in bytes.
+    public let size: Int64
+    /// Whether it travels to the vault's sync peers.
+    public let scope: SyncScope
+    /// When it can be read: ``ProtectionLevel/whenUnlocked`` blobs only while the vault is unlocked.
+    public let protection: ProtectionLevel
+    /// When a blob of this name was first written (kept when it is overwritten).
+    public let created: Date
+    /// When its content was last written.
+    public let modified: Date
+    /// The SHA-256 digest of its content, checked at the end of every full read.
+    public let sha256: [UInt8]
+    /// How many chunks its content is cut into.
+    public let chunkCount: Int
+
+    /// The SHA-256 digest in lowercase hexadecimal.
+    public var sha256Hex: String { sha256.map { String(format: "%02x", $0) }.joined() }
+}

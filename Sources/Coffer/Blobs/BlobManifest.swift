@@ -1,0 +1,169 @@
+import Foundation
+
+/// What a blob is and where its bytes are, sealed in the `blobs` table under the blob's id
+/// (docs/FORMAT.md, "Blob manifests"):
+///
+/// ```
+/// key:    blob id = HMAC-SHA256(blob-name key of the scope, name)
+/// value:  header (3): version = 1 ‖ scope ‖ level
+///         sealed: nonce (12) ‖ AES-256-GCM(manifest key of scope and level, body) ‖ tag (16)
+///                 associated data = "coffer/v1/blob" ‖ 0x00 ‖ blob id ‖ header
+/// body:   name (UInt16 length ‖ UTF-8) ‖ size (UInt64) ‖ SHA-256 of the content (32)
+///         ‖ created ‖ modified (Int64 ms since 1970) ‖ chunk count (UInt64) ‖ chunk list
+/// ```
+///
+/// The manifest commits in the transaction that makes the blob visible, so a blob is all there or not
+/// there. Names appear only inside the sealed body; the key is a keyed hash of the name.
+struct BlobManifest: Sendable {
+    static let version: UInt8 = 1
+    static let headerSize = 3
+    /// Names longer than this (in UTF-8 bytes) are refused.
+    static let maximumNameLength = 1024
+
+    var name: String
+    var scope: SyncScope
+    var level: ProtectionLevel
+    var size: UInt64
+    var digest: [UInt8]
+    var created: Int64
+    var modified: Int64
+    var chunkCount: UInt64
+    var chunks: ChunkList
+
+    /// Checks a blob name: not empty, at most 1024 UTF-8 bytes, no NUL or line breaks (which would
+    /// make listings ambiguous).
+    static func validate(name: String) throws(CofferError) {
+        guard !name.isEmpty else { throw CofferError(.param, "a blob name must not be empty") }
+        guard name.utf8.count <= maximumNameLength else {
+            throw CofferError(
+                .param,
+                "the blob name is \(name.utf8.count) bytes long; names are at most \(maximumNameLength) bytes"
+            )
+        }
+        guard !name.unicodeScalars.contains(where: { $0 == "\0" || $0 == "\n" || $0 == "\r" }) else {
+            throw CofferError(.param, "a blob name must not contain NUL or line breaks")
+        }
+    }
+
+    /// The id a blob named `name` has in `scope`.
+    static func id(of name: String, scope: SyncScope, keys: KeyRing) throws(CofferError) -> [UInt8] {
+        let key = try keys.key(.blobName, scope.keyScope, .afterFirstUnlock)
+        do {
+            return try HMACSHA256.authenticationCode(for: Array(name.utf8), key: key)
+        } catch {
+            throw CofferError(.internalError, "computing a blob id failed: \(error)", underlying: error)
+        }
+    }
+
+    var header: [UInt8] { [Self.version, scope.code, level.code] }
+
+    static func associatedData(id: [UInt8], header: some Collection<UInt8>) -> [UInt8] {
+        Array("coffer/v1/blob".utf8) + [0] + id + header
+    }
+
+    /// The sealed record to store under `id`.
+    func seal(id: [UInt8], keys: KeyRing, cipher: AESGCM) throws(CofferError) -> [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(lengthPrefixed: Array(name.utf8))
+        writer.write(size)
+        writer.write(raw: digest)
+        writer.write(created)
+        writer.write(modified)
+        writer.write(chunkCount)
+        chunks.encode(into: &writer)
+        let key = try keys.key(.manifest, scope.keyScope, level)
+        do {
+            let header = header
+            return header
+                + (try cipher.seal(writer.bytes, key: key, authenticating: Self.associatedData(id: id, header: header)))
+        } catch {
+            throw CofferError(.internalError, "sealing a blob manifest failed: \(error)", underlying: error)
+        }
+    }
+
+    /// The scope and level in a stored record's clear header, without opening it.
+    static func peekHeader(_ stored: UnsafeRawBufferPointer) throws(CofferError) -> (SyncScope, ProtectionLevel) {
+        guard stored.count >= headerSize + AESGCM.overhead else {
+            throw CofferError(.decode, "a blob manifest is too short (\(stored.count) bytes); the vault is damaged")
+        }
+        guard stored[0] == version else {
+            throw CofferError(.unsupportedFormat, "a blob manifest has version \(stored[0]); upgrade Coffer")
+        }
+        guard let scope = SyncScope(code: stored[1]), let level = ProtectionLevel(code: stored[2]) else {
+            throw CofferError(.decode, "a blob manifest's header is invalid; it was altered or damaged")
+        }
+        return (scope, level)
+    }
+
+    /// Opens the record stored under `id`.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` if its level's key is not in memory,
+    ///   `.decode` if it was altered, moved from another id, or is malformed.
+    static func open(
+        _ stored: UnsafeRawBufferPointer,
+        id: [UInt8],
+        keys: KeyRing,
+        cipher: AESGCM
+    ) throws(CofferError) -> BlobManifest {
+        let (scope, level) = try peekHeader(stored)
+        let key = try keys.key(.manifest, scope.keyScope, level)
+        let body: [UInt8]
+        do {
+            body = try cipher.open(
+                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
+                key: key,
+                authenticating: associatedData(id: id, header: stored[0..<headerSize])
+            )
+        } catch {
+            throw CofferError(
+                .decode,
+                "a blob manifest failed authentication: it was altered, damaged, or moved from another blob",
+                underlying: error
+            )
+        }
+        var reader = BinaryReader(body, what: "a blob manifest")
+        guard let name = String(validating: try reader.readLengthPrefixed(), as: UTF8.self) else {
+            throw CofferError(.decode, "a blob manifest holds a name that is not UTF-8; it is damaged")
+        }
+        let manifest = BlobManifest(
+            name: name,
+            scope: scope,
+            level: level,
+            size: try reader.readUInt64(),
+            digest: try reader.readBytes(32),
+            created: try reader.readInt64(),
+            modified: try reader.readInt64(),
+            chunkCount: try reader.readUInt64(),
+            chunks: try ChunkList.decode(from: &reader)
+        )
+        try reader.finish()
+        if case .inline(let entries) = manifest.chunks {
+            guard UInt64(entries.count) == manifest.chunkCount,
+                entries.reduce(UInt64(0), { $0 + UInt64($1.length) }) == manifest.size
+            else {
+                throw CofferError(.decode, "the manifest of blob '\(name)' does not add up; it is damaged")
+            }
+        } else if case .indirect(let references) = manifest.chunks {
+            guard references.reduce(UInt64(0), { $0 + UInt64($1.entryCount) }) == manifest.chunkCount,
+                references.reduce(UInt64(0), { $0 + $1.byteCount }) == manifest.size
+            else {
+                throw CofferError(.decode, "the manifest of blob '\(name)' does not add up; it is damaged")
+            }
+        }
+        return manifest
+    }
+
+    /// The public description of this blob.
+    var info: BlobInfo {
+        BlobInfo(
+            name: name,
+            size: Int64(size),
+            scope: scope,
+            protection: level,
+            created: Date(timeIntervalSince1970: Double(created) / 1000),
+            modified: Date(timeIntervalSince1970: Double(modified) / 1000),
+            sha256: digest,
+            chunkCount: Int(chunkCount)
+        )
+    }
+}

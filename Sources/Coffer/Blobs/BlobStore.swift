@@ -1,0 +1,108 @@
+/// The blob tier's tables working together: manifests in `blobs`, content in the ``ChunkStore``,
+/// writes in progress in ``PendingWrites``, and changes to syncable blobs in the change log. Every
+/// method runs inside a transaction its caller owns.
+struct BlobStore {
+    let schema: Schema
+    var chunks: ChunkStore { ChunkStore(schema: schema) }
+    var pending: PendingWrites { PendingWrites(schema: schema) }
+
+    /// The blob named `name`, in either scope, with its id.
+    func lookup(
+        _ name: String,
+        keys: KeyRing,
+        cipher: AESGCM,
+        in txn: Transaction
+    ) throws(CofferError) -> (id: [UInt8], manifest: BlobManifest)? {
+        for scope in SyncScope.allCases {
+            let id = try BlobManifest.id(of: name, scope: scope, keys: keys)
+            let found = try storage("reading a blob manifest") {
+                try txn.withValue(schema.blobs, key: id) { stored in
+                    try BlobManifest.open(stored, id: id, keys: keys, cipher: cipher)
+                }
+            }
+            if let found { return (id, found) }
+        }
+        return nil
+    }
+
+    /// The blob named `name`, or `.itemNotFound` naming it.
+    func require(
+        _ name: String,
+        keys: KeyRing,
+        cipher: AESGCM,
+        in txn: Transaction
+    ) throws(CofferError) -> (id: [UInt8], manifest: BlobManifest) {
+        guard let found = try lookup(name, keys: keys, cipher: cipher, in: txn) else {
+            throw CofferError(.itemNotFound, "there is no blob named '\(name)'; coffer ls lists the blobs")
+        }
+        return found
+    }
+
+    /// The entries of a list chunk, loaded in `txn`.
+    func listChunkEntries(
+        _ reference: ListChunkReference,
+        keys: ChunkKeys,
+        coder: ChunkRecord.Coder,
+        in txn: Transaction
+    ) throws(CofferError) -> [ChunkEntry] {
+        let plaintext = try storage("reading a chunk list") {
+            try chunks.load(reference.id, keys: keys, coder: coder, in: txn)
+        }
+        guard let plaintext else {
+            throw CofferError(.decode, "a list chunk of the blob is missing; run coffer verify")
+        }
+        return try ChunkList.entries(ofListChunk: plaintext, reference: reference)
+    }
+
+    /// Every chunk id a manifest holds a reference to: its content chunks (once per occurrence) and
+    /// its list chunks.
+    func forEachReference(
+        of manifest: BlobManifest,
+        keys: ChunkKeys,
+        coder: ChunkRecord.Coder,
+        in txn: Transaction,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        if case .indirect(let references) = manifest.chunks {
+            for reference in references { try body(reference.id) }
+        }
+        try manifest.chunks.forEachEntry(
+            loadListChunk: { (reference) throws(CofferError) in
+                try listChunkEntries(reference, keys: keys, coder: coder, in: txn)
+            },
+            { (entry, _) throws(CofferError) in
+                try body(entry.id)
+                return true
+            }
+        )
+    }
+
+    /// Removes the blob stored under `id`: drops its manifest, releases its chunks (freeing those it
+    /// was the last to use) and logs the deletion if it was syncable.
+    func remove(
+        id: [UInt8],
+        manifest: BlobManifest,
+        keys: KeyRing,
+        coder: ChunkRecord.Coder,
+        in txn: Transaction
+    ) throws(CofferError) {
+        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        try storage("deleting a blob") {
+            // One list chunk at a time, released after its entries: memory stays bounded for any size.
+            switch manifest.chunks {
+            case .inline(let entries):
+                for entry in entries { try chunks.release(entry.id, in: txn) }
+            case .indirect(let references):
+                for reference in references {
+                    let entries = try listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+                    for entry in entries { try chunks.release(entry.id, in: txn) }
+                    try chunks.release(reference.id, in: txn)
+                }
+            }
+            try txn.delete(schema.blobs, key: id)
+            if manifest.scope == .syncable {
+                try ChangeLog.append(.blobDelete, recordID: id, in: txn, schema: schema)
+            }
+        }
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+
+/// What ``Blobs/collectGarbage()`` freed.
+public struct GarbageCollectionReport: Sendable, Hashable {
+    /// Writes whose process died before they committed, now released.
+    public let abandonedWrites: Int
+    /// Chunk references those writes held, now released.
+    public let releasedReferences: Int
+    /// Chunks freed (by those releases, or stored without any reference).
+    public let freedChunks: Int
+    /// Stored bytes those chunks took.
+    public let freedBytes: Int64
+}
+
+/// One problem ``Blobs/verify(readingData:)`` found.
+public struct VerificationProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The blob concerned, when the problem belongs to one.
+    public let blob: String?
+    /// What is wrong.
+    public let message: String
+
+    public var description: String { blob.map { "blob '\($0)': \(message)" } ?? message }
+}
+
+/// What ``Blobs/verify(readingData:)`` checked and found.
+public struct VerificationReport: Sendable, Hashable {
+    /// Blobs checked.
+    public let blobCount: Int
+    /// Chunks stored.
+    public let chunkCount: Int
+    /// Bytes of content read, decrypted and checked (0 without `readingData`).
+    public let bytesRead: Int64
+    /// Everything found wrong, in the order found; empty when the vault is healthy.
+    public let problems: [VerificationProblem]
+
+    /// Whether nothing was found wrong.
+    public var isHealthy: Bool { problems.isEmpty }
+}
+
+/// What the blob tier holds, from ``Blobs/statistics()``.
+public struct BlobStatistics: Sendable, Hashable {
+    /// Number of blobs.
+    public let blobCount: Int
+    /// Their total size: what reading them all would return.
+    public let logicalBytes: Int64
+    /// Number of distinct chunks stored (content and list chunks).
+    public let chunkCount: Int
+    /// The plaintext size of the distinct chunks: the logical bytes after deduplication.
+    public let uniqueBytes: Int64
+    /// What the chunk records take: after deduplication, compression and encryption.
+    public let storedBytes: Int64
+
+    /// Logical bytes per unique byte (2.0: each byte is stored for two).
+    public var deduplicationRatio: Double { uniqueBytes == 0 ? 1 : Double(logicalBytes) / Double(uniqueBytes) }
+    /// Unique bytes per stored byte (2.0: compression halved them).
+    public var compressionRatio: Double { storedBytes == 0 ? 1 : Double(uniqueBytes) / Double(storedBytes) }
+}
+
+extension Blobs {
+    /// Frees what no blob will use: the chunk references of writes whose process died mid-write (a
+    /// write in progress, in this or another process, is left alone), and chunks stored without any
+    /// reference. Reference counts are exact, so deleting a blob already frees its chunks; this only
+    /// cleans up after crashes.
+    public func collectGarbage() throws(CofferError) -> GarbageCollectionReport {
+        try vault.checkOpen()
+        let schema = vault.schema
+        let store = BlobStore(schema: schema)
+        return try storage("collecting garbage") {
+            try vault.environment.write { txn in
+                let (chunksBefore, bytesBefore) = try Self.chunkTotals(in: txn, schema: schema)
+                let (writes, references) = try store.pending.reclaimDead(store: store.chunks, in: txn)
+                var orphans: [[UInt8]] = []
+                try txn.forEach(in: schema.chunks) { key, _ in
+                    if try !txn.contains(schema.chunkRefs, key: key) { orphans.append(Array(key)) }
+                    return true
+                }
+                for id in orphans { try txn.delete(schema.chunks, key: id) }
+                let (chunksAfter, bytesAfter) = try Self.chunkTotals(in: txn, schema: schema)
+                return GarbageCollectionReport(
+                    abandonedWrites: writes,
+                    releasedReferences: references,
+                    freedChunks: chunksBefore - chunksAfter,
+                    freedBytes: bytesBefore - bytesAfter
+                )
+            }
+        }
+    }
+
+    /// Checks the blob tier: every manifest opens, every chunk it lists is stored, every stored
+    /// chunk's reference count equals the references manifests and writes in progress hold, and no
+    /// chunk is stored without one. With `readingData`, also reads every blob in full: decrypts and
+    /// decompresses each chunk, recomputes its id and the blob's SHA-256. Damage is reported per
+    /// blob, by name, and checking goes on past it.
+    ///
+    /// - Throws: ``CofferError`` only when the check itself cannot run (the vault is closed, locked
+    ///   before first unlock, or unreadable); what it finds is in the report.
+    public func verify(readingData: Bool = false) throws(CofferError) -> VerificationReport {
+        try vault.checkOpen()
+        let keys = try vault.keyRing()
+        let schema = vault.schema
+        let store = BlobStore(schema: schema)
+        let coder = try ChunkRecord.Coder()
+        var problems: [VerificationProblem] = []
+        var names: [String] = []
+        let (blobCount, chunkCount) = try storage("verifying the blobs") {
+            try vault.environment.read { txn in
+                var expected: [[UInt8]: UInt64] = [:]
+                var blobCount = 0
+                var chunkKeys: [String: ChunkKeys] = [:]
+                try txn.forEach(in: schema.blobs) { key, value in
+                    blobCount += 1
+                    let id = Array(key)
+                    var name: String?
+                    do {
+                        let manifest = try BlobManifest.open(value, id: id, keys: keys, cipher: coder.cipher)
+                        name = manifest.name
+                        names.append(manifest.name)
+                        guard try BlobManifest.id(of: manifest.name, scope: manifest.scope, keys: keys) == id else {
+                            throw CofferError(.decode, "its manifest is stored under another blob's id")
+                        }
+                        let slot = "\(manifest.scope.code)/\(manifest.level.code)"
+                        let keysForBlob =
+                            try chunkKeys[slot] ?? ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+                        chunkKeys[slot] = keysForBlob
+                        try store.forEachReference(of: manifest, keys: keysForBlob, coder: coder, in: txn) { chunk in
+                            expected[chunk, default: 0] += 1
+                        }
+                    } catch {
+                        let message = CofferError.wrapping(error, while: "verifying a blob").message
+                        problems.append(VerificationProblem(blob: name, message: message))
+                    }
+                    return true
+                }
+                try store.pending.forEachNotedChunk(in: txn) { expected[$0, default: 0] += 1 }
+                var chunkCount = 0
+                try txn.forEach(in: schema.chunks) { key, _ in
+                    chunkCount += 1
+                    let id = Array(key)
+                    let count = try store.chunks.referenceCount(of: id, in: txn)
+                    let wanted = expected.removeValue(forKey: id) ?? 0
+                    if count == nil || count == 0 {
+                        problems.append(
+                            VerificationProblem(
+                                blob: nil,
+                                message: "a chunk is stored with no reference count; coffer gc frees it"
+                            )
+                        )
+                    } else if count != wanted {
+                        problems.append(
+                            VerificationProblem(
+                                blob: nil,
+                                message: "a chunk's reference count is \(count!) but \(wanted) references exist"
+                            )
+                        )
+                    }
+                    return true
+                }
+                if !expected.isEmpty {
+                    problems.append(
+                        VerificationProblem(blob: nil, message: "\(expected.count) chunks that blobs list are missing")
+                    )
+                }
+                return (blobCount, chunkCount)
+            }
+        }
+        var bytesRead: Int64 = 0
+        if readingData {
+            let reader = BlobReader(vault: vault, keys: keys)
+            for name in names.sorted() {
+                var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
+                do {
+                    try reader.read(name, to: &sink)
+                } catch {
+                    let message = error.message.replacingOccurrences(of: "blob '\(name)' is damaged: ", with: "")
+                    problems.append(VerificationProblem(blob: name, message: message))
+                }
+            }
+        }
+        return VerificationReport(
+            blobCount: blobCount,
+            chunkCount: chunkCount,
+            bytesRead: bytesRead,
+            problems: problems
+        )
+    }
+
+    /// Counts and sizes of what the blob tier holds.
+    public func statistics() throws(CofferError) -> BlobStatistics {
+        let blobs = try list()
+        let schema = vault.schema
+        return try storage("reading blob statistics") {
+            try vault.environment.read { txn in
+                var unique: Int64 = 0
+                var stored: Int64 = 0
+                var count = 0
+                try txn.forEach(in: schema.chunks) { _, value in
+                    count += 1
+                    stored += Int64(value.count)
+                    if value.count >= ChunkRecord.headerSize {
+                        unique += Int64(value[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+                    }
+                    return true
+                }
+                return BlobStatistics(
+                    blobCount: blobs.count,
+                    logicalBytes: blobs.reduce(0) { $0 + $1.size },
+                    chunkCount: count,
+                    uniqueBytes: unique,
+                    storedBytes: stored
+                )
+            }
+        }
+    }
+
+    private static func chunkTotals(in txn: Transaction, schema: Schema) throws -> (Int, Int64) {
+        var count = 0
+        var bytes: Int64 = 0
+        try txn.forEach(in: schema.chunks) { _, value in
+            count += 1
+            bytes += Int64(value.count)
+            return true
+        }
+        return (count, bytes)
+    }
+}

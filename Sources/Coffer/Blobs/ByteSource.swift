@@ -1,0 +1,119 @@
+import Foundation
+internal import Glibc
+
+/// Where a blob's bytes come from while it is written: read in large pieces, never all at once.
+protocol ByteSource {
+    /// Reads up to `buffer.count` bytes into `buffer`; returns how many, 0 only at the end.
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int
+}
+
+/// Reads an open file descriptor (a file, a pipe, standard input) to its end.
+struct FileDescriptorSource: ByteSource {
+    let descriptor: Int32
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
+        while true {
+            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if count >= 0 { return count }
+            let code = errno
+            if code == EINTR { continue }
+            throw CofferError(.io, "reading the input failed: \(String(cString: strerror(code)))")
+        }
+    }
+}
+
+/// Reads bytes already in memory.
+struct DataSource<Bytes: DataProtocol>: ByteSource {
+    let bytes: Bytes
+    private var position: Bytes.Index
+
+    init(_ bytes: Bytes) {
+        self.bytes = bytes
+        position = bytes.startIndex
+    }
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
+        let end = bytes.index(position, offsetBy: buffer.count, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        let count = bytes[position..<end].copyBytes(to: buffer)
+        position = end
+        return count
+    }
+}
+
+/// Where a blob's bytes go while it is read.
+protocol ByteSink {
+    /// Takes the next bytes of the blob, in order.
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError)
+}
+
+/// Writes to an open file descriptor, retrying short writes.
+struct FileDescriptorSink: ByteSink {
+    let descriptor: Int32
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code == ENOSPC {
+                    throw CofferError(.diskFull, "the output's disk is full; free some space and try again")
+                }
+                throw CofferError(.io, "writing the output failed: \(String(cString: strerror(code)))")
+            }
+            offset += count
+        }
+    }
+}
+
+/// Collects bytes in memory.
+struct DataSink: ByteSink {
+    var data = Data()
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError) {
+        data.append(contentsOf: bytes)
+    }
+}
+
+/// Hands each piece to a closure (the async stream's continuation, a digest in `verify`).
+struct ClosureSink: ByteSink {
+    let body: (UnsafeRawBufferPointer) throws(CofferError) -> Void
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError) {
+        try body(bytes)
+    }
+}
+
+/// Reads pieces that an async task sends through a channel (for writing from an `AsyncSequence`).
+struct ChannelSource: ByteSource {
+    let channel: BoundedChannel<[UInt8]>
+    private var piece: [UInt8] = []
+    private var offset = 0
+
+    init(channel: BoundedChannel<[UInt8]>) {
+        self.channel = channel
+    }
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
+        while offset == piece.count {
+            let next: [UInt8]?
+            do {
+                next = try channel.receive()
+            } catch let error as CofferError {
+                throw error
+            } catch {
+                throw CofferError(.io, "the input sequence failed: \(error)", underlying: error)
+            }
+            guard let next else { return 0 }
+            piece = next
+            offset = 0
+        }
+        let count = min(buffer.count, piece.count - offset)
+        piece.withUnsafeBytes { raw in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + count)]))
+        }
+        offset += count
+        return count
+    }
+}
