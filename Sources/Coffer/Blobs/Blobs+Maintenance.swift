@@ -126,7 +126,11 @@ extension Blobs {
                             expected[chunk, default: 0] += 1
                         }
                     } catch {
-                        let message = CofferError.wrapping(error, while: "verifying a blob").message
+                        var message = CofferError.wrapping(error, while: "verifying a blob").message
+                        if name == nil {
+                            let prefix = id.prefix(6).map { String(format: "%02x", $0) }.joined()
+                            message = "the manifest stored under id \(prefix)…: \(message)"
+                        }
                         problems.append(VerificationProblem(blob: name, message: message))
                     }
                     return true
