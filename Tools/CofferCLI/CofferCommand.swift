@@ -36,7 +36,11 @@ public enum CofferCommand {
             'coffer info' shows what it holds. Passphrases come from --passphrase-file, $COFFER_PASSPHRASE,
             or a prompt.
             """,
-        subcommands: [InitCommand.spec, InfoCommand.spec, ItemCommand.spec, PasswdCommand.spec, KeyCommand.spec]
+        subcommands: [
+            InitCommand.spec, InfoCommand.spec, ItemCommand.spec, BlobCommands.put, BlobCommands.get,
+            BlobCommands.list, BlobCommands.remove, BlobCommands.move, BlobCommands.stat, MaintenanceCommands.gc,
+            MaintenanceCommands.verify, MaintenanceCommands.stats, PasswdCommand.spec, KeyCommand.spec,
+        ]
     )
 
     /// Runs the program and returns its exit status.

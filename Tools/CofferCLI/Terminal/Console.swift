@@ -12,16 +12,40 @@ public final class Console: @unchecked Sendable {
     public let inputIsTerminal: Bool
     /// Whether standard error is a terminal (so progress bars may be drawn).
     public let errorIsTerminal: Bool
+    /// Standard input and output as file descriptors, for streaming large data; `nil` when the console
+    /// is not the process's (tests), and then data goes through the closures.
+    let inputDescriptor: Int32?
+    let outputDescriptor: Int32?
 
     /// Creates a console from functions that write standard output and standard error and read
     /// standard input.
-    public init(
+    public convenience init(
         inputIsTerminal: Bool,
         errorIsTerminal: Bool,
         output: @escaping @Sendable (Data) -> Void,
         error: @escaping @Sendable (String) -> Void,
         input: @escaping @Sendable () -> Data = { Data() }
     ) {
+        self.init(
+            inputIsTerminal: inputIsTerminal,
+            errorIsTerminal: errorIsTerminal,
+            descriptors: nil,
+            output: output,
+            error: error,
+            input: input
+        )
+    }
+
+    private init(
+        inputIsTerminal: Bool,
+        errorIsTerminal: Bool,
+        descriptors: (input: Int32, output: Int32)?,
+        output: @escaping @Sendable (Data) -> Void,
+        error: @escaping @Sendable (String) -> Void,
+        input: @escaping @Sendable () -> Data
+    ) {
+        inputDescriptor = descriptors?.input
+        outputDescriptor = descriptors?.output
         self.inputIsTerminal = inputIsTerminal
         self.errorIsTerminal = errorIsTerminal
         writeOutput = output
@@ -34,6 +58,7 @@ public final class Console: @unchecked Sendable {
         Console(
             inputIsTerminal: isatty(STDIN_FILENO) == 1,
             errorIsTerminal: isatty(STDERR_FILENO) == 1,
+            descriptors: (STDIN_FILENO, STDOUT_FILENO),
             output: { data in FileHandle.standardOutput.write(data) },
             error: { text in FileHandle.standardError.write(Data(text.utf8)) },
             input: { FileHandle.standardInput.readDataToEndOfFile() }

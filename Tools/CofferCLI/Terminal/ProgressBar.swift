@@ -1,14 +1,16 @@
 import Foundation
 
 /// A one-line progress display on standard error, drawn only when it is a terminal and the user did
-/// not ask for quiet or JSON output. Redraws at most ten times a second.
+/// not ask for quiet or JSON output. Redraws at most ten times a second. Safe to update from any thread
+/// (the blob pipeline reports from its committer thread).
 ///
 /// ```swift
 /// let progress = ProgressBar(label: "backup", total: totalBytes, console: console, enabled: !quiet)
 /// progress.update(completed: done)
 /// progress.finish()
 /// ```
-final class ProgressBar {
+final class ProgressBar: @unchecked Sendable {
+    private let lock = NSLock()
     private let label: String
     private let total: Int64?
     private let console: Console
@@ -26,6 +28,8 @@ final class ProgressBar {
 
     /// Records progress and redraws if enough time has passed.
     func update(completed: Int64) {
+        lock.lock()
+        defer { lock.unlock() }
         self.completed = completed
         let now = Date()
         guard isEnabled, now.timeIntervalSince(lastDrawn) >= 0.1 else { return }
@@ -38,6 +42,8 @@ final class ProgressBar {
 
     /// Draws the final state and ends the line.
     func finish() {
+        lock.lock()
+        defer { lock.unlock() }
         guard isEnabled else { return }
         let line = Self.render(
             label: label,

@@ -1,0 +1,152 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// `coffer put|get|ls|rm|mv|stat|gc|verify|stats` run as a user would.
+@Suite("coffer blobs end to end")
+struct BlobEndToEndTests {
+    let directory: TemporaryDirectory
+    let coffer: URL
+    var vaultURL: URL { directory.path("vault") }
+    var environment: [String: String] { ["COFFER_VAULT": vaultURL.path, "COFFER_PASSPHRASE": "pw"] }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        coffer = try Products.executable("coffer")
+        #expect(try run(["init"]).status == 0)
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> Products.Result {
+        try Products.run(coffer, arguments, environment: environment)
+    }
+
+    func json(_ arguments: [String]) throws -> Any {
+        let result = try run(arguments + ["--json"])
+        #expect(result.status == 0, "\(arguments): \(result.error)")
+        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+    }
+
+    @Test("put, stat, ls, get (whole and a range, to a file and to stdout), mv, rm")
+    func lifecycle() throws {
+        let input = directory.path("input.bin")
+        let content = Data((0..<3_000_000).map { UInt8(65 + ($0 &* 7 &+ $0 >> 9) % 26) })
+        try content.write(to: input)
+        let put = try run(["put", "docs/report", input.path])
+        #expect(put.status == 0, "\(put.error)")
+        #expect(put.error.contains("Stored docs/report"))
+
+        let stat = try #require(try json(["stat", "docs/report"]) as? [String: Any])
+        #expect(stat["size"] as? Int == content.count)
+        #expect(stat["scope"] as? String == "syncable")
+
+        let output = directory.path("output.bin")
+        #expect(try run(["get", "docs/report", output.path]).status == 0)
+        #expect(try Data(contentsOf: output) == content)
+        let ranged = try run(["get", "docs/report", "--offset", "1000", "--length", "16"])
+        #expect(ranged.status == 0)
+        #expect(ranged.output == String(decoding: content[1000..<1016], as: UTF8.self))
+
+        #expect(try run(["put", "--device-only", "note", "/etc/hostname"]).status == 0)
+        let listed = try #require(try json(["ls"]) as? [[String: Any]])
+        #expect(listed.map { $0["name"] as? String } == ["docs/report", "note"])
+        #expect(listed.map { $0["scope"] as? String } == ["syncable", "deviceBound"])
+
+        #expect(try run(["mv", "note", "note2"]).status == 0)
+        #expect(try run(["rm", "note2"]).status == 0)
+        #expect(try run(["rm", "docs/report"]).status == 0)
+        let stats = try #require(try json(["stats"]) as? [String: Any])
+        #expect(stats["chunks"] as? Int == 0, "deleting the last blob freed every chunk")
+    }
+
+    @Test("bad input fails with exit 1 and a message naming the problem, changing nothing")
+    func badInput() throws {
+        let missing = try run(["get", "nothing"])
+        #expect(missing.status == 1)
+        #expect(missing.error.contains("no blob named 'nothing'"))
+        let noFile = try run(["put", "x", directory.path("absent").path])
+        #expect(noFile.status == 1)
+        #expect(noFile.error.contains("does not exist"))
+        let level = try run(["put", "--compression", "99", "x", "/etc/hostname"])
+        #expect(level.status == 1)
+        #expect(level.error.contains("compression level 99"))
+        let range = try run(["put", "y", "/etc/hostname"])
+        #expect(range.status == 0)
+        let past = try run(["get", "y", "--offset", "999999"])
+        #expect(past.status == 1)
+        #expect(past.error.contains("past the end"))
+        let usage = try run(["put"])
+        #expect(usage.status == 64)
+        let listed = try #require(try json(["ls"]) as? [[String: Any]])
+        #expect(listed.map { $0["name"] as? String } == ["y"])
+    }
+
+    @Test("damage is reported by get (exit 1, naming the blob) and by verify --read-data")
+    func damage() throws {
+        let input = directory.path("input.bin")
+        try Data(SecureRandom.bytes(count: 1_000_000)).write(to: input)
+        #expect(try run(["put", "victim", input.path]).status == 0)
+        #expect(try run(["put", "bystander", "/etc/hostname"]).status == 0)
+        #expect(try run(["verify", "--read-data"]).status == 0)
+        // Flip one byte in the middle of one of the victim's chunk records.
+        let vault = try Vault.open(at: vaultURL)
+        try vault.unlock(passphrase: "pw")
+        let keys = try vault.keyRing()
+        try vault.environment.write { (txn) throws in
+            let found = try BlobStore(schema: vault.schema).require("victim", keys: keys, cipher: try AESGCM(), in: txn)
+            guard case .inline(let entries) = found.manifest.chunks else { return }
+            var record = try #require(try txn.get(vault.schema.chunks, key: entries[2].id))
+            record[record.count / 2] ^= 0xFF
+            try txn.put(vault.schema.chunks, key: entries[2].id, value: record)
+        }
+        vault.close()
+        let get = try run(["get", "victim", directory.path("out").path])
+        #expect(get.status == 1)
+        #expect(get.error.contains("blob 'victim' is damaged"))
+        #expect(!FileManager.default.fileExists(atPath: directory.path("out").path), "no partial output is left")
+        let verify = try run(["verify", "--read-data"])
+        #expect(verify.status == 1)
+        #expect(verify.output.contains("damaged: blob 'victim'"))
+        #expect(!verify.output.contains("'bystander'"))
+        #expect(try run(["get", "bystander"]).status == 0)
+    }
+
+    @Test("a writer killed mid-blob leaves no visible blob, and gc reclaims its chunks")
+    func killedWriter() throws {
+        signal(SIGPIPE, SIG_IGN)  // should the child die early, a write to its pipe must fail, not kill us
+        let process = Process()
+        process.executableURL = coffer
+        process.arguments = ["put", "interrupted", "-"]
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Feed more than one commit batch (16 MiB), then wait until the writer has committed one.
+        let piece = Data(SecureRandom.bytes(count: 1 << 20))
+        for _ in 0..<40 { input.fileHandleForWriting.write(piece) }
+        let vault = try Vault.open(at: vaultURL)
+        defer { vault.close() }
+        let deadline = Date().addingTimeInterval(60)
+        while try vault.environment.read({ txn in try txn.count(vault.schema.pending) }) < 2, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        let listed = try #require(try json(["ls"]) as? [[String: Any]])
+        #expect(listed.isEmpty, "the interrupted blob is not visible")
+        let before = try #require(try json(["stats"]) as? [String: Any])
+        #expect((before["chunks"] as? Int ?? 0) > 0, "the killed writer had stored chunks")
+        #expect(try run(["verify"]).status == 0, "references held by the dead write are accounted for")
+        let gc = try #require(try json(["gc"]) as? [String: Any])
+        #expect(gc["abandonedWrites"] as? Int == 1)
+        let after = try #require(try json(["stats"]) as? [String: Any])
+        #expect(after["chunks"] as? Int == 0)
+        #expect(try run(["verify", "--read-data"]).status == 0)
+    }
+}

@@ -1,0 +1,278 @@
+import Coffer
+import Foundation
+
+/// `coffer put|get|ls|rm|mv|stat`: the blob tier from the command line.
+enum BlobCommands {
+    static let put = CommandSpec(
+        name: "put",
+        abstract: "Store a file (or standard input) as a blob, replacing any blob of that name.",
+        discussion: """
+            The content is cut into chunks by content, deduplicated against everything in the vault,
+            compressed with zstd and encrypted with AES-256-GCM, on every core, streaming: any size works
+            in bounded memory. The blob appears only once all of it is stored. Blobs are syncable unless
+            stored with --device-only.
+            """,
+        options: [
+            .flag("device-only", help: "Keep the blob on this machine: never export it."),
+            .flag("when-unlocked", help: "Readable only while the vault is unlocked (default: after first unlock)."),
+            .option("compression", value: "LEVEL", help: "zstd level, 1 (fastest) to 19 (smallest); default 3."),
+        ],
+        arguments: [
+            ArgumentSpec("NAME", help: "The blob's name."),
+            ArgumentSpec("FILE", help: "The file to store; '-' or none for standard input.", optional: true),
+        ],
+        run: runPut
+    )
+
+    static let get = CommandSpec(
+        name: "get",
+        abstract: "Write a blob (or a byte range of it) to a file or standard output.",
+        discussion: """
+            Every chunk is authenticated as it is read and the whole content's SHA-256 is checked at the
+            end of a full read; damage fails the command (exit 1) naming the blob. A file is written under
+            a temporary name and moved into place only when complete.
+            """,
+        options: [
+            .option("offset", value: "N", help: "Start at byte N (default 0)."),
+            .option("length", value: "N", help: "Read at most N bytes (default: to the end)."),
+        ],
+        arguments: [
+            ArgumentSpec("NAME", help: "The blob's name."),
+            ArgumentSpec("FILE", help: "Where to write; '-' or none for standard output.", optional: true),
+        ],
+        run: runGet
+    )
+
+    static let list = CommandSpec(
+        name: "ls",
+        abstract: "List the blobs: size, scope, protection, modification time and name.",
+        run: runList
+    )
+
+    static let remove = CommandSpec(
+        name: "rm",
+        abstract: "Delete a blob; chunks no other blob uses are freed at once.",
+        arguments: [ArgumentSpec("NAME", help: "The blob's name.")],
+        run: runRemove
+    )
+
+    static let move = CommandSpec(
+        name: "mv",
+        abstract: "Rename a blob (its content is not rewritten).",
+        arguments: [ArgumentSpec("NAME", help: "The blob's name."), ArgumentSpec("NEW", help: "Its new name.")],
+        run: runMove
+    )
+
+    static let stat = CommandSpec(
+        name: "stat",
+        abstract: "Describe a blob: size, chunks, scope, protection, dates and SHA-256.",
+        arguments: [ArgumentSpec("NAME", help: "The blob's name.")],
+        run: runStat
+    )
+
+    // MARK: Commands
+
+    static func runPut(_ invocation: Invocation) throws {
+        let name = invocation.arguments[0]
+        var options = BlobWriteOptions()
+        if invocation.flag("device-only") { options.scope = .deviceBound }
+        if invocation.flag("when-unlocked") { options.protection = .whenUnlocked }
+        if let level = invocation.value("compression") {
+            guard let parsed = Int(level) else {
+                throw CLIFailure("--compression takes a number from 1 to 19, not '\(level)'")
+            }
+            options.compressionLevel = parsed
+        }
+        let path = invocation.arguments.count > 1 ? invocation.arguments[1] : "-"
+        let input: InputFile? = path == "-" ? nil : try InputFile(path: path)
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let progress = progressBar(invocation, label: "put \(name)", total: input?.size)
+        let info: BlobInfo
+        if let input {
+            info = try vault.blobs.write(
+                name,
+                fileDescriptor: input.descriptor,
+                options: options,
+                progress: progress.report
+            )
+        } else if let descriptor = invocation.console.inputDescriptor {
+            info = try vault.blobs.write(name, fileDescriptor: descriptor, options: options, progress: progress.report)
+        } else {
+            info = try vault.blobs.write(name, data: invocation.console.readStandardInput(), options: options)
+        }
+        progress.bar.update(completed: info.size)
+        progress.bar.finish()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(BlobListing(info))
+        } else if !invocation.flag("quiet") {
+            invocation.console.message(
+                "Stored \(info.name): \(ByteCount.format(info.size)) in \(info.chunkCount) chunks (\(info.scope.rawValue), \(info.protection.rawValue))."
+            )
+        }
+    }
+
+    static func runGet(_ invocation: Invocation) throws {
+        let name = invocation.arguments[0]
+        let path = invocation.arguments.count > 1 ? invocation.arguments[1] : "-"
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let info = try vault.blobs.stat(name)
+        let range = try byteRange(invocation, size: info.size)
+        let total = range.map { $0.upperBound - $0.lowerBound } ?? info.size
+        let progress = progressBar(invocation, label: "get \(name)", total: total)
+        if path != "-" {
+            try vault.blobs.read(name, range: range, to: URL(fileURLWithPath: path), progress: progress.report)
+        } else if let descriptor = invocation.console.outputDescriptor {
+            try vault.blobs.read(name, range: range, toFileDescriptor: descriptor, progress: progress.report)
+        } else {
+            invocation.console.writeOutput(raw: try vault.blobs.data(name, range: range))
+        }
+        progress.bar.update(completed: total)
+        progress.bar.finish()
+    }
+
+    static func runList(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let blobs = try vault.blobs.list()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(blobs.map(BlobListing.init))
+            return
+        }
+        let dates = ISO8601DateFormatter()
+        let lines = blobs.map { blob in
+            [
+                String(blob.size).leftPadded(to: 12),
+                blob.scope == .syncable ? "sync  " : "device",
+                blob.protection == .whenUnlocked ? "when-unlocked" : "after-first  ",
+                dates.string(from: blob.modified),
+                blob.name,
+            ].joined(separator: "  ")
+        }
+        if !lines.isEmpty { invocation.console.print(lines.joined(separator: "\n")) }
+    }
+
+    static func runRemove(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        try vault.blobs.delete(invocation.arguments[0])
+        if invocation.flag("json") {
+            try invocation.console.printJSON(["deleted": invocation.arguments[0]])
+        } else if !invocation.flag("quiet") {
+            invocation.console.message("Deleted \(invocation.arguments[0]).")
+        }
+    }
+
+    static func runMove(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        try vault.blobs.rename(invocation.arguments[0], to: invocation.arguments[1])
+        if !invocation.flag("quiet"), !invocation.flag("json") {
+            invocation.console.message("Renamed \(invocation.arguments[0]) to \(invocation.arguments[1]).")
+        }
+    }
+
+    static func runStat(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let info = try vault.blobs.stat(invocation.arguments[0])
+        if invocation.flag("json") {
+            try invocation.console.printJSON(BlobListing(info))
+            return
+        }
+        let dates = ISO8601DateFormatter()
+        invocation.console.print(
+            """
+            name:        \(info.name)
+            size:        \(info.size) bytes (\(ByteCount.format(info.size)))
+            chunks:      \(info.chunkCount)
+            scope:       \(info.scope.rawValue)
+            protection:  \(info.protection.rawValue)
+            created:     \(dates.string(from: info.created))
+            modified:    \(dates.string(from: info.modified))
+            sha256:      \(info.sha256Hex)
+            """
+        )
+    }
+
+    // MARK: Helpers
+
+    /// The range `--offset` and `--length` select, or `nil` for the whole blob.
+    static func byteRange(_ invocation: Invocation, size: Int64) throws -> Range<Int64>? {
+        let offsetText = invocation.value("offset")
+        let lengthText = invocation.value("length")
+        if offsetText == nil, lengthText == nil { return nil }
+        guard let offset = Int64(offsetText ?? "0"), offset >= 0 else {
+            throw CLIFailure("--offset takes a byte offset (0 or more), not '\(offsetText ?? "")'")
+        }
+        guard offset <= size else {
+            throw CLIFailure("--offset \(offset) is past the end of the blob (\(size) bytes)")
+        }
+        var end = size
+        if let lengthText {
+            guard let length = Int64(lengthText), length >= 0 else {
+                throw CLIFailure("--length takes a byte count (0 or more), not '\(lengthText)'")
+            }
+            end = min(size, offset + length)
+        }
+        return offset..<end
+    }
+
+    /// A progress bar on standard error (when it is a terminal and output is not quiet or JSON) and the
+    /// callback that feeds it.
+    static func progressBar(
+        _ invocation: Invocation,
+        label: String,
+        total: Int64?
+    ) -> (bar: ProgressBar, report: BlobProgress) {
+        let bar = ProgressBar(
+            label: label,
+            total: total,
+            console: invocation.console,
+            enabled: !invocation.flag("quiet") && !invocation.flag("json")
+        )
+        return (bar, { bar.update(completed: $0) })
+    }
+}
+
+/// A blob as `--json` prints it.
+struct BlobListing: Encodable {
+    let name: String
+    let size: Int64
+    let chunks: Int
+    let scope: String
+    let protection: String
+    let created: Date
+    let modified: Date
+    let sha256: String
+
+    init(_ info: BlobInfo) {
+        name = info.name
+        size = info.size
+        chunks = info.chunkCount
+        scope = info.scope.rawValue
+        protection = info.protection.rawValue
+        created = info.created
+        modified = info.modified
+        sha256 = info.sha256Hex
+    }
+}
+
+/// A file opened for reading by the CLI, with its size when it is a regular file.
+struct InputFile {
+    let descriptor: Int32
+    let size: Int64?
+    private let handle: FileHandle
+
+    init(path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw CLIFailure(exists ? "cannot read \(path): permission denied" : "\(path) does not exist")
+        }
+        self.handle = handle
+        descriptor = handle.fileDescriptor
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        size = (attributes?[.type] as? FileAttributeType) == .typeRegular ? (attributes?[.size] as? Int64) : nil
+    }
+}

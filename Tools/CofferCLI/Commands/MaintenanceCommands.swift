@@ -1,0 +1,124 @@
+import Coffer
+import Foundation
+
+/// `coffer gc|verify|stats`: looking after the blob tier.
+enum MaintenanceCommands {
+    static let gc = CommandSpec(
+        name: "gc",
+        abstract: "Free chunks left by writes that crashed mid-way.",
+        discussion: """
+            Deleting a blob frees its chunks at once (reference counts are exact); gc only cleans up after
+            a process that died while writing. Writes in progress, in any process, are left alone.
+            """,
+        run: runGC
+    )
+
+    static let verify = CommandSpec(
+        name: "verify",
+        abstract: "Check the vault's structure; with --read-data, read and check every blob too.",
+        discussion: """
+            Checks that every blob manifest opens, every chunk it lists is stored, and every reference count
+            is exact. --read-data also decrypts and decompresses everything and recomputes every chunk id
+            and blob digest. Problems are reported per blob, by name, and checking goes on past them.
+            Exits 1 if anything is wrong.
+            """,
+        options: [.flag("read-data", help: "Read, decrypt and check all content (slower).")],
+        run: runVerify
+    )
+
+    static let stats = CommandSpec(
+        name: "stats",
+        abstract: "Show how much the blobs hold and what deduplication and compression save.",
+        run: runStats
+    )
+
+    static func runGC(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let report = try vault.blobs.collectGarbage()
+        if invocation.flag("json") {
+            try invocation.console.printJSON([
+                "abandonedWrites": Int64(report.abandonedWrites),
+                "releasedReferences": Int64(report.releasedReferences),
+                "freedChunks": Int64(report.freedChunks), "freedBytes": report.freedBytes,
+            ])
+        } else {
+            invocation.console.print(
+                "Freed \(report.freedChunks) chunks (\(ByteCount.format(report.freedBytes))); "
+                    + "\(report.abandonedWrites) abandoned writes released \(report.releasedReferences) references."
+            )
+        }
+    }
+
+    static func runVerify(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let report = try vault.blobs.verify(readingData: invocation.flag("read-data"))
+        if invocation.flag("json") {
+            struct Listing: Encodable {
+                let healthy: Bool
+                let blobs: Int
+                let chunks: Int
+                let bytesRead: Int64
+                let problems: [String]
+            }
+            try invocation.console.printJSON(
+                Listing(
+                    healthy: report.isHealthy,
+                    blobs: report.blobCount,
+                    chunks: report.chunkCount,
+                    bytesRead: report.bytesRead,
+                    problems: report.problems.map(\.description)
+                )
+            )
+        } else {
+            for problem in report.problems { invocation.console.print("damaged: \(problem)") }
+            let read = invocation.flag("read-data") ? ", \(ByteCount.format(report.bytesRead)) read and checked" : ""
+            invocation.console.print(
+                "\(report.blobCount) blobs, \(report.chunkCount) chunks\(read): "
+                    + (report.isHealthy ? "no problems found." : "\(report.problems.count) problems found.")
+            )
+        }
+        if !report.isHealthy {
+            throw CLIFailure("verify found \(report.problems.count) problems; see above")
+        }
+    }
+
+    static func runStats(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let stats = try vault.blobs.statistics()
+        if invocation.flag("json") {
+            struct Listing: Encodable {
+                let blobs: Int
+                let logicalBytes: Int64
+                let chunks: Int
+                let uniqueBytes: Int64
+                let storedBytes: Int64
+                let deduplicationRatio: Double
+                let compressionRatio: Double
+            }
+            try invocation.console.printJSON(
+                Listing(
+                    blobs: stats.blobCount,
+                    logicalBytes: stats.logicalBytes,
+                    chunks: stats.chunkCount,
+                    uniqueBytes: stats.uniqueBytes,
+                    storedBytes: stats.storedBytes,
+                    deduplicationRatio: stats.deduplicationRatio,
+                    compressionRatio: stats.compressionRatio
+                )
+            )
+            return
+        }
+        invocation.console.print(
+            """
+            blobs:          \(stats.blobCount)
+            logical size:   \(ByteCount.format(stats.logicalBytes))
+            after dedup:    \(ByteCount.format(stats.uniqueBytes)) (\(String(format: "%.2f", stats.deduplicationRatio))×)
+            stored:         \(ByteCount.format(stats.storedBytes)) (compression \(String(format: "%.2f", stats.compressionRatio))×)
+            chunks:         \(stats.chunkCount)
+            """
+        )
+    }
+}
