@@ -32,7 +32,7 @@ struct BlobEndToEndTests {
     @Test("put, stat, ls, get (whole and a range, to a file and to stdout), mv, rm")
     func lifecycle() throws {
         let input = directory.path("input.bin")
-        let content = Data((0..<3_000_000).map { UInt8(65 + ($0 &* 7 &+ $0 >> 9) % 26) })
+        let content = Data((0..<3_000_000).map { (index: Int) -> UInt8 in UInt8(65 + (index &* 7 &+ index >> 9) % 26) })
         try content.write(to: input)
         let put = try run(["put", "docs/report", input.path])
         #expect(put.status == 0, "\(put.error)")
