@@ -1,14 +1,15 @@
 import Foundation
 
 /// Runs the selected benchmarks, prints the table, and writes JSON if asked. Release builds only.
-func runBenchmarks(quick: Bool, runs: Int?, filter: String?, jsonPath: String?) {
+func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, jsonPath: String?) {
     let harness = Harness(runs: runs ?? (quick ? 3 : 5))
     var benchmarks: [any Benchmark] =
         CryptoSuite.benchmarks(quick: quick) + StorageSuite.benchmarks(quick: quick)
-        + KeychainSuite.benchmarks(quick: quick)
+        + KeychainSuite.benchmarks(quick: quick) + BlobSuite.benchmarks(quick: quick, corpusDirectory: corpus)
     if let filter { benchmarks = benchmarks.filter { $0.name.contains(filter) } }
 
-    print("coffer-bench on \(Machine.summary); median of \(harness.runs) interleaved runs after a warm-up, one core\n")
+    print("coffer-bench on \(Machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
+    print("(crypto, storage and keychain figures use one core; blobs figures use all cores)\n")
     let results: [Measurement]
     do {
         results = try harness.measure(benchmarks)

@@ -3,11 +3,12 @@
 import Foundation
 
 let usage = """
-    USAGE: coffer-bench [--quick] [--runs N] [--filter TEXT] [--json FILE]
+    USAGE: coffer-bench [--quick] [--runs N] [--filter TEXT] [--corpus DIR] [--json FILE]
 
       --quick        fewer repetitions (a few seconds)
       --runs N       measured runs per figure after one warm-up (default 5; --quick 3)
       --filter TEXT  only figures whose name contains TEXT
+      --corpus DIR   measure the blob tier on the files under DIR (default: a generated mixed corpus)
       --json FILE    also write the results as JSON
     """
 
@@ -15,6 +16,7 @@ var quick = false
 var runs: Int?
 var filter: String?
 var jsonPath: String?
+var corpus: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
 while let argument = arguments.popFirst() {
     switch argument {
@@ -22,6 +24,7 @@ while let argument = arguments.popFirst() {
     case "--runs": runs = arguments.popFirst().flatMap(Int.init)
     case "--filter": filter = arguments.popFirst()
     case "--json": jsonPath = arguments.popFirst()
+    case "--corpus": corpus = arguments.popFirst()
     case "-h", "--help":
         print(usage)
         exit(0)
@@ -46,5 +49,5 @@ FileHandle.standardError.write(
 )
 exit(1)
 #else
-runBenchmarks(quick: quick, runs: runs, filter: filter, jsonPath: jsonPath)
+runBenchmarks(quick: quick, runs: runs, filter: filter, corpus: corpus, jsonPath: jsonPath)
 #endif

@@ -32,9 +32,9 @@ public typealias BlobProgress = @Sendable (Int64) -> Void
 /// Writes one blob through the parallel pipeline (DESIGN.md section 5):
 ///
 /// ```
-/// this thread:     read 8 MiB at a time ─▶ FastCDC ─▶ submit chunk
+/// this thread:     read 4 MiB at a time ─▶ FastCDC ─▶ submit chunk
 /// worker × cores:  chunk id (HMAC) ─▶ already stored? ─▶ else zstd + AES-GCM
-/// committer:       in order: SHA-256 of the content, batch of ≤ 16 MiB ─▶ one LMDB write transaction
+/// committer:       in order: SHA-256 of the content, batch of ≤ 8 MiB ─▶ one LMDB write transaction
 ///                  (retain each chunk, note it in `pending`)
 /// last:            one transaction: remaining batch, list chunks, manifest, old blob released,
 ///                  pending entry dropped, change logged
@@ -54,10 +54,10 @@ final class BlobWriter {
     private let chunkSizes: ChunkSizes
 
     /// Bytes read from the source at a time (plus room for one unfinished chunk carried over).
-    static let segmentSize = 8 << 20
+    static let segmentSize = 4 << 20
     /// A batch commits when it holds this many bytes or ``batchChunkLimit`` chunks.
-    static let batchByteLimit = 16 << 20
-    static let batchChunkLimit = 512
+    static let batchByteLimit = 8 << 20
+    static let batchChunkLimit = 256
 
     init(
         vault: Vault,
@@ -168,7 +168,7 @@ final class BlobWriter {
         thread.name = "coffer-committer"
         thread.start()
         do {
-            try chunk(&source, with: chunker, into: pipeline)
+            try Self.chunk(&source, with: chunker) { (piece) throws(CofferError) in try pipeline.submit(piece) }
             pipeline.finishSubmitting()
         } catch {
             pipeline.cancel(error)
@@ -177,10 +177,10 @@ final class BlobWriter {
     }
 
     /// Reads the source in segments and submits each chunk FastCDC cuts.
-    private func chunk(
+    static func chunk(
         _ source: inout some ByteSource,
         with chunker: FastCDC,
-        into pipeline: OrderedPipeline<[UInt8], ProcessedChunk>
+        submit: ([UInt8]) throws(CofferError) -> Void
     ) throws(CofferError) {
         var buffer = [UInt8](repeating: 0, count: Self.segmentSize + chunker.sizes.maximum)
         var start = 0
@@ -209,7 +209,7 @@ final class BlobWriter {
                     chunker.cut(UnsafeRawBufferPointer(rebasing: raw[start..<end]), isFinal: atEnd)
                 }
                 guard let length else { break }
-                try pipeline.submit(Array(buffer[start..<(start + length)]))
+                try submit(Array(buffer[start..<(start + length)]))
                 start += length
             }
             if atEnd { return }
@@ -221,14 +221,14 @@ final class BlobWriter {
         let keys = keys
         let options = options
         let environment = environment
-        let chunkRefs = store.schema.chunkRefs
+        let chunks = store.chunks
         return { () throws(CofferError) in
             let chunkKeys = try ChunkKeys(scope: options.scope, level: options.protection, keys: keys)
             let coder = try ChunkRecord.Coder(compressionLevel: options.compressionLevel)
             return { (plaintext) throws(CofferError) in
                 let id = try chunkKeys.id(of: plaintext)
                 let known = try storage("checking for a stored chunk") {
-                    try environment.read { txn in try txn.contains(chunkRefs, key: id) }
+                    try environment.read { txn in try chunks.contains(id, in: txn) }
                 }
                 let sealed =
                     known

@@ -19,6 +19,7 @@ struct ChunkStore {
     /// - Throws: ``CofferError`` `.internalError` if the chunk is new and `sealed` is `nil`.
     @discardableResult
     func retain(_ id: [UInt8], sealed: [UInt8]?, in txn: Transaction) throws -> Bool {
+        txn.noteScatteredTouch()
         if let count = try referenceCount(of: id, in: txn) {
             try setReferenceCount(count + 1, of: id, in: txn)
             return false
@@ -38,6 +39,7 @@ struct ChunkStore {
     ///   damaged).
     @discardableResult
     func release(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+        txn.noteScatteredTouch()
         guard let count = try referenceCount(of: id, in: txn), count > 0 else {
             throw CofferError(.decode, "a chunk was released more often than it was referenced; run coffer verify")
         }
@@ -65,9 +67,16 @@ struct ChunkStore {
 
     /// Opens chunk `id` straight from the map, or returns `nil` if it is not stored.
     func load(_ id: [UInt8], keys: ChunkKeys, coder: ChunkRecord.Coder, in txn: Transaction) throws -> [UInt8]? {
-        try txn.withValue(schema.chunks, key: id) { stored in
+        txn.noteScatteredTouch()
+        return try txn.withValue(schema.chunks, key: id) { stored in
             try ChunkRecord.open(stored, id: id, keys: keys, coder: coder)
         }
+    }
+
+    /// Whether chunk `id` is stored (a dedup check).
+    func contains(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+        txn.noteScatteredTouch()
+        return try txn.contains(schema.chunkRefs, key: id)
     }
 
     private func setReferenceCount(_ count: UInt64, of id: [UInt8], in txn: Transaction) throws {

@@ -54,6 +54,9 @@ package final class Environment: @unchecked Sendable {
     private var handle: OpaquePointer?
     private let growthCount = Atomic<Int>(0)
     private let laterStaleReaders = Atomic<Int>(0)
+    private let scatteredTouches = Atomic<Int>(0)
+    /// Where the map is (start, length) for the map size it was found at.
+    private let mapRegion = Mutex<(start: UInt, length: Int, mapSize: Int)?>(nil)
 
     /// Opens (or, with `createIfMissing`, creates) the environment in `directory`, which must exist.
     ///
@@ -97,6 +100,7 @@ package final class Environment: @unchecked Sendable {
         }
         handle = environment
         createdLockFile = !lockExisted
+        releaseMappedPages()
     }
 
     deinit {
@@ -144,6 +148,69 @@ package final class Environment: @unchecked Sendable {
             return ((info.me_last_pgno + 1) * Int(stat.ms_psize), info.me_mapsize)
         }
     }
+
+    /// Drops this process's mappings of the map's pages (`madvise(MADV_DONTNEED)`); the data stays in
+    /// the kernel's page cache and the next access maps it again.
+    ///
+    /// Every page a transaction touches stays mapped, and counts as resident memory, until the map is
+    /// unmapped; on Linux 6 a fault maps the whole folio around the page, up to 2 MiB. A blob
+    /// streaming through a large vault would so map far more than it holds, although those pages are
+    /// clean page cache, not memory the process owns. The blob pipeline drops them every few scattered
+    /// lookups (``noteScatteredTouch()``), so resident memory reflects what it really holds. Safe
+    /// while other threads read the map: the map is read-only and file-backed, so a dropped page simply
+    /// faults in again.
+    package func releaseMappedPages() {
+        gate.shared { releaseMappedPagesUnguarded() }
+    }
+
+    private func releaseMappedPagesUnguarded() {
+        guard let handle else { return }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        let region = mapRegion.withLock { cached -> (start: UInt, length: Int, mapSize: Int)? in
+            if let current = cached, current.mapSize == info.me_mapsize { return current }
+            cached = findMap().map { ($0.start, $0.length, info.me_mapsize) }
+            return cached
+        }
+        guard let region, let address = UnsafeMutableRawPointer(bitPattern: region.start) else { return }
+        // Advisory: a failure leaves the mappings in place, which is harmless.
+        _ = madvise(address, region.length, MADV_DONTNEED)
+    }
+
+    /// The mapping of data.mdb, found by its inode in /proc/self/maps: LMDB does not expose the map's
+    /// address (`me_mapaddr` is set only with MDB_FIXEDMAP). Also asks the kernel not to map it with
+    /// huge pages (2 MiB page-table entries), which cannot be dropped piecemeal.
+    private func findMap() -> (start: UInt, length: Int)? {
+        var file = stat()
+        guard stat(directory.appendingPathComponent("data.mdb").path, &file) == 0,
+            let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        else { return nil }
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, UInt64(fields[4]) == UInt64(file.st_ino) else { continue }
+            let bounds = fields[0].split(separator: "-")
+            guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16),
+                let address = UnsafeMutableRawPointer(bitPattern: start)
+            else { continue }
+            _ = madvise(address, Int(end - start), MADV_NOHUGEPAGE)
+            return (start, Int(end - start))
+        }
+        return nil
+    }
+
+    /// Notes one operation at a random place in a large table (a chunk's reference count, a chunk
+    /// record), from inside a transaction. Every ``scatteredTouchInterval`` such operations, in any
+    /// thread, the map's pages are dropped (see ``releaseMappedPages()``).
+    ///
+    /// On this kernel a fault maps a whole (up to 2 MiB) folio of the file, so each scattered lookup
+    /// in a large vault can map 2 MiB; counting lookups bounds what stays mapped, whatever the size
+    /// of the blob or the vault.
+    func noteScatteredTouch() {
+        let total = scatteredTouches.add(1, ordering: .relaxed).newValue
+        if total % Self.scatteredTouchInterval == 0 { releaseMappedPagesUnguarded() }
+    }
+
+    static let scatteredTouchInterval = 8
 
     /// Reader slots of dead processes cleared since opening: at open, and whenever the reader table
     /// was full.
@@ -220,7 +287,7 @@ package final class Environment: @unchecked Sendable {
                 } catch {
                     return .failure(error)
                 }
-                let txn = Transaction(pointer: pointer!, isReadOnly: readOnly)
+                let txn = Transaction(pointer: pointer!, isReadOnly: readOnly, environment: self)
                 return Result { try txn.run(body, commit: commit) }
             }
             if let outcome { return try outcome.get() }

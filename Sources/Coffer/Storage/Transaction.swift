@@ -17,10 +17,18 @@ package final class Transaction {
     package let isReadOnly: Bool
     private var handle: OpaquePointer?
     private var sawMapFull: LMDBError?
+    private unowned let environment: Environment
 
-    init(pointer: OpaquePointer, isReadOnly: Bool) {
+    init(pointer: OpaquePointer, isReadOnly: Bool, environment: Environment) {
         handle = pointer
         self.isReadOnly = isReadOnly
+        self.environment = environment
+    }
+
+    /// Notes one operation at a random place in a large table (a chunk's reference count, say), so
+    /// the environment can drop the map's pages every so often (``Environment/noteScatteredTouch()``).
+    package func noteScatteredTouch() {
+        environment.noteScatteredTouch()
     }
 
     deinit {

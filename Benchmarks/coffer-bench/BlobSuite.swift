@@ -1,0 +1,218 @@
+import Coffer
+import Foundation
+
+/// The blob tier on a corpus of files: write (new content), re-write of unchanged content (all dedup),
+/// and read, each beside the pipeline bound measured in the same rounds: the same chunking, hashing,
+/// compression and encryption on all cores with no storage (``PipelineBound``).
+///
+/// The generated corpus mixes three kinds of content in equal parts: text-like (words, compresses
+/// about 3×), binary-like (structured records with noise, about 1.5×) and incompressible (random).
+/// `--corpus DIR` measures the regular files under DIR instead.
+enum BlobSuite {
+    static let bound = "blobs/pipeline bound (chunk+hash+zstd+AES, all cores, no storage)"
+
+    static func benchmarks(quick: Bool, corpusDirectory: String?) -> [any Benchmark] {
+        let corpus = Corpus(directory: corpusDirectory, partSize: quick ? 16 << 20 : 96 << 20)
+        return [
+            Bound(corpus: corpus),
+            Write(corpus: corpus, mode: .new),
+            Write(corpus: corpus, mode: .unchanged),
+            Read(corpus: corpus),
+        ]
+    }
+
+    /// The files measured, generated into a scratch directory unless given.
+    final class Corpus {
+        let givenDirectory: String?
+        let partSize: Int
+        private(set) var files: [String] = []
+        private(set) var totalBytes = 0
+        private var generated: URL?
+
+        init(directory: String?, partSize: Int) {
+            givenDirectory = directory
+            self.partSize = partSize
+        }
+
+        /// Lists or generates the files (once, however many benchmarks share the corpus).
+        func prepare() throws {
+            guard files.isEmpty else { return }
+            if let givenDirectory {
+                let root = URL(fileURLWithPath: givenDirectory)
+                guard
+                    let walker = FileManager.default.enumerator(
+                        at: root,
+                        includingPropertiesForKeys: [.isRegularFileKey]
+                    )
+                else { throw BenchmarkError("cannot read the corpus directory \(givenDirectory)") }
+                for case let url as URL in walker
+                where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                    files.append(url.path)
+                }
+                files.sort()
+                guard !files.isEmpty else {
+                    throw BenchmarkError("the corpus directory \(givenDirectory) has no files")
+                }
+            } else {
+                let directory = scratchDirectory()
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                generated = directory
+                for (name, bytes) in [
+                    ("text", Self.textLike(partSize)), ("binary", Self.binaryLike(partSize)),
+                    ("random", Self.random(partSize)),
+                ] {
+                    let url = directory.appendingPathComponent(name)
+                    try Data(bytes).write(to: url)
+                    files.append(url.path)
+                }
+            }
+            totalBytes = try files.reduce(0) { total, path in
+                total + ((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+            }
+        }
+
+        func remove() {
+            if let generated { try? FileManager.default.removeItem(at: generated) }
+        }
+
+        static func textLike(_ count: Int) -> [UInt8] {
+            var generator = SystemRandomNumberGenerator()
+            let words = (0..<2000).map { _ in
+                String(
+                    (0..<Int.random(in: 2...10, using: &generator)).map { _ in
+                        Character(UnicodeScalar(UInt8.random(in: 97...122, using: &generator)))
+                    }
+                )
+            }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(count + 16)
+            while bytes.count < count {
+                bytes.append(contentsOf: words[Int.random(in: 0..<words.count, using: &generator)].utf8)
+                bytes.append(Int.random(in: 0..<12, using: &generator) == 0 ? 10 : 32)
+            }
+            return Array(bytes.prefix(count))
+        }
+
+        static func binaryLike(_ count: Int) -> [UInt8] {
+            var generator = SystemRandomNumberGenerator()
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(count + 32)
+            var counter: UInt32 = 0
+            while bytes.count < count {
+                counter &+= UInt32.random(in: 1...4, using: &generator)
+                withUnsafeBytes(of: counter.littleEndian) { bytes.append(contentsOf: $0) }
+                withUnsafeBytes(of: UInt16(counter % 977).littleEndian) { bytes.append(contentsOf: $0) }
+                bytes.append(contentsOf: [0, 0, 0x7F, 0xFF])
+                for _ in 0..<6 { bytes.append(UInt8.random(in: 0...255, using: &generator)) }
+            }
+            return Array(bytes.prefix(count))
+        }
+
+        static func random(_ count: Int) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: count)
+            var generator = SystemRandomNumberGenerator()
+            bytes.withUnsafeMutableBytes { raw in
+                for index in stride(from: 0, to: count - 7, by: 8) {
+                    raw.storeBytes(of: generator.next() as UInt64, toByteOffset: index, as: UInt64.self)
+                }
+            }
+            return bytes
+        }
+    }
+
+    /// A vault in a temporary directory with a cheap KDF, removed at tear-down.
+    struct Scratch {
+        let directory: URL
+        let vault: Vault
+
+        init() throws {
+            directory = scratchDirectory()
+            var configuration = Vault.Configuration()
+            configuration.kdf = .insecureFastForTesting
+            configuration.initialMapSize = 4 << 30
+            vault = try Vault.create(at: directory, passphrase: "bench", configuration: configuration)
+        }
+
+        func remove() {
+            vault.close()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    struct Bound: Benchmark {
+        let corpus: Corpus
+        var name: String { BlobSuite.bound }
+        var bytesPerRun: Int { corpus.totalBytes }
+        mutating func setUp() throws { try corpus.prepare() }
+        mutating func tearDown() throws { corpus.remove() }
+        mutating func run() throws {
+            for file in corpus.files { _ = try PipelineBound.run(file: file) }
+        }
+    }
+
+    struct Write: Benchmark {
+        enum Mode { case new, unchanged }
+        let corpus: Corpus
+        let mode: Mode
+        var scratch: Scratch?
+        var name: String {
+            mode == .new ? "blobs/write (new content)" : "blobs/re-write (unchanged content, all dedup)"
+        }
+        var bytesPerRun: Int { corpus.totalBytes }
+        var reference: String? { BlobSuite.bound }
+
+        mutating func setUp() throws {
+            try corpus.prepare()
+            scratch = try Scratch()
+        }
+
+        mutating func tearDown() throws { scratch?.remove() }
+
+        mutating func prepareRun() throws {
+            let blobs = scratch!.vault.blobs
+            switch mode {
+            case .new:
+                // Start empty, so every chunk is new.
+                for blob in try blobs.list() { try blobs.delete(blob.name) }
+            case .unchanged:
+                for file in corpus.files where try !blobs.contains(file) {
+                    try blobs.write(file, contentsOf: URL(fileURLWithPath: file))
+                }
+            }
+        }
+
+        mutating func run() throws {
+            for file in corpus.files { try scratch!.vault.blobs.write(file, contentsOf: URL(fileURLWithPath: file)) }
+        }
+    }
+
+    struct Read: Benchmark {
+        let corpus: Corpus
+        var scratch: Scratch?
+        var name: String { "blobs/read (whole blobs, digest checked)" }
+        var bytesPerRun: Int { corpus.totalBytes }
+        var reference: String? { BlobSuite.bound }
+        var sink: FileHandle?
+
+        mutating func setUp() throws {
+            try corpus.prepare()
+            scratch = try Scratch()
+            for file in corpus.files { try scratch!.vault.blobs.write(file, contentsOf: URL(fileURLWithPath: file)) }
+            sink = FileHandle(forWritingAtPath: "/dev/null")
+        }
+
+        mutating func tearDown() throws { scratch?.remove() }
+
+        mutating func run() throws {
+            for file in corpus.files {
+                try scratch!.vault.blobs.read(file, toFileDescriptor: sink!.fileDescriptor)
+            }
+        }
+    }
+}
+
+/// A benchmark could not be set up.
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
