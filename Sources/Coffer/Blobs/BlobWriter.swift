@@ -151,7 +151,7 @@ final class BlobWriter {
         let workers = OrderedPipeline<[UInt8], ProcessedChunk>.defaultWorkerCount
         let pipeline = OrderedPipeline<[UInt8], ProcessedChunk>(
             workers: workers,
-            window: workers * 8,
+            window: workers * 16,
             makeTransform: makeWorker()
         )
         defer { pipeline.shutDown() }

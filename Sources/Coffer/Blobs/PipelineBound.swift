@@ -19,7 +19,7 @@ package enum PipelineBound {
         let idKey = SecureBytes.random(count: 32)
         let sealKey = SecureBytes.random(count: 32)
         let workers = OrderedPipeline<[UInt8], Int>.defaultWorkerCount
-        let pipeline = OrderedPipeline<[UInt8], [UInt8]>(workers: workers, window: workers * 8) {
+        let pipeline = OrderedPipeline<[UInt8], [UInt8]>(workers: workers, window: workers * 16) {
             () throws(CofferError) in
             let keys = try ChunkKeys(scope: .syncable, level: .afterFirstUnlock, idKey: idKey, sealKey: sealKey)
             let coder = try ChunkRecord.Coder(compressionLevel: compressionLevel)

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 
 /// Runs a transform on worker threads and hands the results back in the order the jobs went in, with
 /// at most `window` jobs in flight (submitted but not yet taken), so memory stays bounded however much
@@ -10,6 +12,10 @@ import Foundation
 /// compressor and HMAC contexts, which are not thread-safe). A failed job fails ``next()`` when its
 /// turn comes; ``cancel(_:)`` makes both sides stop at once.
 ///
+/// Each side sleeps on its own semaphore and is woken only when what it waits for happens (a job for
+/// a worker, the next result for the taker, room for the submitter), so a chunk costs a couple of
+/// wake-ups rather than waking every thread on every event.
+///
 /// ```swift
 /// let pipeline = OrderedPipeline<[UInt8], [UInt8]>(workers: 2, window: 16) { { job in try seal(job) } }
 /// ```
@@ -17,24 +23,35 @@ final class OrderedPipeline<Job, Output>: @unchecked Sendable {
     /// Builds one worker's transform.
     typealias TransformFactory = @Sendable () throws(CofferError) -> (Job) throws(CofferError) -> Output
 
-    // Everything below is guarded by `condition`.
-    private let condition = NSCondition()
-    private var waiting: [(index: Int, job: Job)] = []
-    private var waitingHead = 0
-    private var results: [Int: Result<Output, CofferError>] = [:]
-    private var submitted = 0
-    private var taken = 0
-    private var isSubmissionFinished = false
-    private var failure: CofferError?
-    private var runningWorkers: Int
+    private struct State: ~Copyable {
+        var waiting: [(index: Int, job: Job)] = []
+        var waitingHead = 0
+        var results: [Int: Result<Output, CofferError>] = [:]
+        var submitted = 0
+        var taken = 0
+        var isSubmissionFinished = false
+        var failure: CofferError?
+        var runningWorkers: Int
+        var takerIsWaiting = false
+        var submitterIsWaiting = false
+    }
 
+    // The state holds jobs and results, which may not be Sendable; they only ever cross threads
+    // through this mutex.
+    private let state: Mutex<State>
+    private let jobsAvailable = DispatchSemaphore(value: 0)
+    private let resultReady = DispatchSemaphore(value: 0)
+    private let roomAvailable = DispatchSemaphore(value: 0)
+    private let workersEnded = DispatchSemaphore(value: 0)
+    private let workerCount: Int
     private let window: Int
 
     /// Starts `workers` threads.
     init(workers: Int, window: Int, makeTransform: @escaping TransformFactory) {
         precondition(workers > 0 && window > 0)
         self.window = window
-        runningWorkers = workers
+        workerCount = workers
+        state = Mutex(State(runningWorkers: workers))
         for number in 0..<workers {
             let thread = Thread { [self] in work(makeTransform) }
             thread.name = "coffer-worker-\(number)"
@@ -47,31 +64,41 @@ final class OrderedPipeline<Job, Output>: @unchecked Sendable {
     static var defaultWorkerCount: Int { max(ProcessInfo.processInfo.activeProcessorCount, 1) }
 
     /// Whether ``submit(_:)`` would return without waiting.
-    var hasRoom: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return submitted - taken < window
-    }
+    var hasRoom: Bool { state.withLock { $0.submitted - $0.taken < window } }
 
     /// Queues a job, waiting while the window is full.
     ///
     /// - Throws: the error the pipeline was cancelled with.
     func submit(_ job: Job) throws(CofferError) {
-        condition.lock()
-        defer { condition.unlock() }
-        while submitted - taken >= window, failure == nil { condition.wait() }
-        if let failure { throw failure }
-        waiting.append((submitted, job))
-        submitted += 1
-        condition.broadcast()
+        let box = UnsafeTransfer(job)
+        while true {
+            let outcome: Result<Bool, CofferError> = state.withLock { state in
+                if let failure = state.failure { return .failure(failure) }
+                guard state.submitted - state.taken < window else {
+                    state.submitterIsWaiting = true
+                    return .success(false)
+                }
+                state.waiting.append((state.submitted, box.value))
+                state.submitted += 1
+                return .success(true)
+            }
+            if try outcome.get() {
+                jobsAvailable.signal()
+                return
+            }
+            roomAvailable.wait()
+        }
     }
 
     /// Says no more jobs will come; ``next()`` returns `nil` after the last result.
     func finishSubmitting() {
-        condition.lock()
-        isSubmissionFinished = true
-        condition.broadcast()
-        condition.unlock()
+        let wakeTaker = state.withLock { state in
+            state.isSubmissionFinished = true
+            defer { state.takerIsWaiting = false }
+            return state.takerIsWaiting
+        }
+        for _ in 0..<workerCount { jobsAvailable.signal() }
+        if wakeTaker { resultReady.signal() }
     }
 
     /// The next result in submission order, waiting for it; `nil` once every result has been taken
@@ -79,52 +106,63 @@ final class OrderedPipeline<Job, Output>: @unchecked Sendable {
     ///
     /// - Throws: the error of the job whose turn it is, or the error the pipeline was cancelled with.
     func next() throws(CofferError) -> Output? {
-        condition.lock()
-        defer { condition.unlock() }
         while true {
-            if let failure { throw failure }
-            if let result = results.removeValue(forKey: taken) {
-                taken += 1
-                condition.broadcast()
-                return try result.get()
+            let step: Step = state.withLock { state in
+                if let failure = state.failure { return .failed(failure) }
+                if let result = state.results.removeValue(forKey: state.taken) {
+                    state.taken += 1
+                    defer { state.submitterIsWaiting = false }
+                    return .result(UnsafeTransfer(result), wakeSubmitter: state.submitterIsWaiting)
+                }
+                if state.isSubmissionFinished, state.taken == state.submitted { return .end }
+                state.takerIsWaiting = true
+                return .wait
             }
-            if isSubmissionFinished, taken == submitted { return nil }
-            condition.wait()
+            switch step {
+            case .result(let result, let wakeSubmitter):
+                if wakeSubmitter { roomAvailable.signal() }
+                return try result.value.get()
+            case .end:
+                return nil
+            case .failed(let error):
+                throw error
+            case .wait:
+                resultReady.wait()
+            }
         }
+    }
+
+    private enum Step {
+        case result(UnsafeTransfer<Result<Output, CofferError>>, wakeSubmitter: Bool)
+        case end
+        case wait
+        case failed(CofferError)
     }
 
     /// Stops the pipeline: queued jobs are dropped, and both sides get `error` from then on. The
     /// workers end after their current job.
     func cancel(_ error: CofferError) {
-        condition.lock()
-        if failure == nil { failure = error }
-        waiting.removeAll()
-        waitingHead = 0
-        results.removeAll()
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits until every worker thread has ended (after the last result, or a cancel).
-    func waitForWorkers() {
-        condition.lock()
-        while runningWorkers > 0 { condition.wait() }
-        condition.unlock()
+        state.withLock { state in
+            if state.failure == nil { state.failure = error }
+            state.waiting.removeAll()
+            state.waitingHead = 0
+            state.results.removeAll()
+            state.takerIsWaiting = false
+            state.submitterIsWaiting = false
+        }
+        for _ in 0..<workerCount { jobsAvailable.signal() }
+        resultReady.signal()
+        roomAvailable.signal()
     }
 
     /// Ends the pipeline and waits for its workers: call when done with it, whatever happened.
     func shutDown() {
         cancel(CofferError(.internalError, "the pipeline was shut down"))
-        waitForWorkers()
+        for _ in 0..<workerCount { workersEnded.wait() }
     }
 
     private func work(_ makeTransform: TransformFactory) {
-        defer {
-            condition.lock()
-            runningWorkers -= 1
-            condition.broadcast()
-            condition.unlock()
-        }
+        defer { workersEnded.signal() }
         let transform: (Job) throws(CofferError) -> Output
         do {
             transform = try makeTransform()
@@ -132,32 +170,56 @@ final class OrderedPipeline<Job, Output>: @unchecked Sendable {
             cancel(error)
             return
         }
-        while let (index, job) = takeJob() {
-            let result = Result { () throws(CofferError) in try transform(job) }
-            condition.lock()
-            if failure == nil { results[index] = result }
-            condition.broadcast()
-            condition.unlock()
+        while true {
+            jobsAvailable.wait()
+            let (index, job): (Int, Job)
+            switch takeJob() {
+            case .job(let transfer): (index, job) = transfer.value
+            case .none: continue
+            case .stop:
+                // Finished or cancelled: pass the wake-up on in case another worker still sleeps.
+                jobsAvailable.signal()
+                return
+            }
+            let result = UnsafeTransfer(Result { () throws(CofferError) in try transform(job) })
+            let wakeTaker = state.withLock { state in
+                guard state.failure == nil else { return false }
+                state.results[index] = result.value
+                guard state.takerIsWaiting, index == state.taken else { return false }
+                state.takerIsWaiting = false
+                return true
+            }
+            if wakeTaker { resultReady.signal() }
         }
     }
 
-    /// The oldest queued job, waiting for one; `nil` when the pipeline is finished or cancelled.
-    private func takeJob() -> (Int, Job)? {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if failure != nil { return nil }
-            if waitingHead < waiting.count {
-                let entry = waiting[waitingHead]
-                waitingHead += 1
-                if waitingHead > 64, waitingHead * 2 > waiting.count {
-                    waiting.removeFirst(waitingHead)
-                    waitingHead = 0
-                }
-                return entry
+    private enum Take {
+        case job(UnsafeTransfer<(Int, Job)>)
+        /// Nothing queued yet.
+        case none
+        /// Finished or cancelled.
+        case stop
+    }
+
+    /// The oldest queued job, if any.
+    private func takeJob() -> Take {
+        state.withLock { state in
+            if state.failure != nil { return .stop }
+            guard state.waitingHead < state.waiting.count else { return state.isSubmissionFinished ? .stop : .none }
+            let entry = state.waiting[state.waitingHead]
+            state.waitingHead += 1
+            if state.waitingHead > 64, state.waitingHead * 2 > state.waiting.count {
+                state.waiting.removeFirst(state.waitingHead)
+                state.waitingHead = 0
             }
-            if isSubmissionFinished { return nil }
-            condition.wait()
+            return .job(UnsafeTransfer(entry))
         }
     }
+}
+
+/// Carries a value that is not `Sendable` across a `Mutex` boundary; the pipeline hands each job and
+/// result to exactly one thread at a time.
+struct UnsafeTransfer<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
