@@ -113,6 +113,42 @@ struct BlobEndToEndTests {
         #expect(try run(["get", "bystander"]).status == 0)
     }
 
+    @Test("RNCryptor files come in (HMAC checked first) and go out")
+    func rncryptor() throws {
+        let input = directory.path("notes.txt")
+        try Data(String(repeating: "RNCryptor interop line\n", count: 5000).utf8).write(to: input)
+        #expect(try run(["put", "notes", input.path]).status == 0)
+        let password = ["COFFER_RNCRYPTOR_PASSWORD": "correct horse"]
+        let exported = directory.path("notes.rncryptor")
+        let out = try Products.run(
+            coffer,
+            ["get", "notes", "--to-rncryptor", exported.path],
+            environment: environment.merging(password) { _, new in new }
+        )
+        #expect(out.status == 0, "\(out.error)")
+        let bytes = try Data(contentsOf: exported)
+        #expect(bytes.prefix(2) == Data([3, 1]), "version 3, password-based")
+        let back = try Products.run(
+            coffer,
+            ["put", "notes-again", "--from-rncryptor", exported.path],
+            environment: environment.merging(password) { _, new in new }
+        )
+        #expect(back.status == 0, "\(back.error)")
+        #expect(try run(["get", "notes-again"]).output == (try String(contentsOf: input, encoding: .utf8)))
+        let wrong = try Products.run(
+            coffer,
+            ["put", "nope", "--from-rncryptor", exported.path],
+            environment: environment.merging(["COFFER_RNCRYPTOR_PASSWORD": "wrong"]) { _, new in new }
+        )
+        #expect(wrong.status == 1)
+        #expect(wrong.error.contains("HMAC does not match"))
+        let missing = try run(["put", "nope", "--from-rncryptor", exported.path])
+        #expect(missing.status == 1)
+        #expect(missing.error.contains("no RNCryptor password given"))
+        let listed = try #require(try json(["ls"]) as? [[String: Any]])
+        #expect(listed.map { $0["name"] as? String } == ["notes", "notes-again"])
+    }
+
     @Test("a writer killed mid-blob leaves no visible blob, and gc reclaims its chunks")
     func killedWriter() throws {
         signal(SIGPIPE, SIG_IGN)  // should the child die early, a write to its pipe must fail, not kill us

@@ -55,6 +55,21 @@ package final class HMACSHA256 {
         return try final()
     }
 
+    // MARK: Streaming
+
+    /// Starts a message to be fed in pieces with ``update(_:)`` and ended with ``finish()``.
+    package func start() throws(CryptoError) {
+        try OpenSSL.check(EVP_MAC_init(context, nil, 0, nil), "EVP_MAC_init")
+    }
+
+    /// Adds the next piece of the message.
+    package func update(_ bytes: UnsafeRawBufferPointer) throws(CryptoError) {
+        try OpenSSL.check(EVP_MAC_update(context, bytes.baseAddress, bytes.count), "EVP_MAC_update")
+    }
+
+    /// The 32-byte HMAC of the pieces since ``start()``.
+    package func finish() throws(CryptoError) -> [UInt8] { try final() }
+
     private func final() throws(CryptoError) -> [UInt8] {
         var length = 0
         var failed = false

@@ -49,6 +49,12 @@ enum Algorithms {
     static let aes256GCM: Result<FetchedAlgorithm, CryptoError> = fetch("EVP_CIPHER_fetch") {
         EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
     }
+    static let aes256CBC: Result<FetchedAlgorithm, CryptoError> = fetch("EVP_CIPHER_fetch") {
+        EVP_CIPHER_fetch(nil, "AES-256-CBC", nil)
+    }
+    static let sha1: Result<FetchedAlgorithm, CryptoError> = fetch("EVP_MD_fetch") {
+        EVP_MD_fetch(nil, "SHA1", nil)
+    }
     static let sha256: Result<FetchedAlgorithm, CryptoError> = fetch("EVP_MD_fetch") {
         EVP_MD_fetch(nil, "SHA256", nil)
     }

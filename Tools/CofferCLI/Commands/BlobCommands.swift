@@ -16,6 +16,12 @@ enum BlobCommands {
             .flag("device-only", help: "Keep the blob on this machine: never export it."),
             .flag("when-unlocked", help: "Readable only while the vault is unlocked (default: after first unlock)."),
             .option("compression", value: "LEVEL", help: "zstd level, 1 (fastest) to 19 (smallest); default 3."),
+            .option(
+                "from-rncryptor",
+                value: "FILE",
+                help: "Store the plaintext of an RNCryptor v3 file (its HMAC is checked before the blob appears)."
+            ),
+            rncryptorPasswordOption,
         ],
         arguments: [
             ArgumentSpec("NAME", help: "The blob's name."),
@@ -35,6 +41,8 @@ enum BlobCommands {
         options: [
             .option("offset", value: "N", help: "Start at byte N (default 0)."),
             .option("length", value: "N", help: "Read at most N bytes (default: to the end)."),
+            .option("to-rncryptor", value: "FILE", help: "Write the blob as an RNCryptor v3 file (password-based)."),
+            rncryptorPasswordOption,
         ],
         arguments: [
             ArgumentSpec("NAME", help: "The blob's name."),
@@ -70,9 +78,16 @@ enum BlobCommands {
         run: runStat
     )
 
+    static let rncryptorPasswordOption = OptionSpec.option(
+        "rncryptor-password-file",
+        value: "FILE",
+        help: "The RNCryptor password (default: $COFFER_RNCRYPTOR_PASSWORD, else ask)."
+    )
+
     // MARK: Commands
 
     static func runPut(_ invocation: Invocation) throws {
+        if let path = invocation.value("from-rncryptor") { return try putFromRNCryptor(invocation, path: path) }
         let name = invocation.arguments[0]
         var options = BlobWriteOptions()
         if invocation.flag("device-only") { options.scope = .deviceBound }
@@ -113,6 +128,7 @@ enum BlobCommands {
     }
 
     static func runGet(_ invocation: Invocation) throws {
+        if let path = invocation.value("to-rncryptor") { return try getToRNCryptor(invocation, path: path) }
         let name = invocation.arguments[0]
         let path = invocation.arguments.count > 1 ? invocation.arguments[1] : "-"
         let vault = try CofferCommand.openUnlocked(invocation)
@@ -194,6 +210,61 @@ enum BlobCommands {
             sha256:      \(info.sha256Hex)
             """
         )
+    }
+
+    static func putFromRNCryptor(_ invocation: Invocation, path: String) throws {
+        guard invocation.arguments.count == 1 else {
+            throw CLIFailure("give either FILE or --from-rncryptor FILE, not both")
+        }
+        let name = invocation.arguments[0]
+        let input = try InputFile(path: path)
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        var password = try SecretSource.rncryptorPassword.read(invocation)
+        defer { password.wipe() }
+        var options = BlobWriteOptions()
+        if invocation.flag("device-only") { options.scope = .deviceBound }
+        if invocation.flag("when-unlocked") { options.protection = .whenUnlocked }
+        let progress = progressBar(invocation, label: "put \(name)", total: input.size)
+        let info = try vault.blobs.importRNCryptor(
+            name,
+            from: URL(fileURLWithPath: path),
+            password: String(decoding: password, as: UTF8.self),
+            options: options,
+            progress: progress.report
+        )
+        progress.bar.finish()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(BlobListing(info))
+        } else if !invocation.flag("quiet") {
+            invocation.console.message(
+                "Stored \(info.name) from RNCryptor: \(ByteCount.format(info.size)), HMAC verified."
+            )
+        }
+    }
+
+    static func getToRNCryptor(_ invocation: Invocation, path: String) throws {
+        guard invocation.arguments.count == 1, invocation.value("offset") == nil, invocation.value("length") == nil
+        else {
+            throw CLIFailure("--to-rncryptor writes the whole blob to its FILE; drop FILE, --offset and --length")
+        }
+        let name = invocation.arguments[0]
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let info = try vault.blobs.stat(name)
+        var password = try SecretSource.rncryptorPassword.read(invocation, confirm: true)
+        defer { password.wipe() }
+        let progress = progressBar(invocation, label: "get \(name)", total: info.size)
+        try vault.blobs.exportRNCryptor(
+            name,
+            to: URL(fileURLWithPath: path),
+            password: String(decoding: password, as: UTF8.self),
+            progress: progress.report
+        )
+        progress.bar.finish()
+        if !invocation.flag("quiet"), !invocation.flag("json") {
+            invocation.console.message("Wrote \(name) to \(path) as RNCryptor v3.")
+        }
     }
 
     // MARK: Helpers

@@ -10,11 +10,26 @@ struct SecretSource {
     let environmentVariable: String
     /// The prompt for the terminal.
     let prompt: String
+    /// What the secret is, for messages: `passphrase`, `recovery key`.
+    var what: String { Self.describe(prompt) }
+
+    /// The prompt without its colon, with a capital first letter lowered unless the word is an
+    /// acronym (`RNCryptor password`).
+    static func describe(_ prompt: String) -> String {
+        let text = prompt.trimmingCharacters(in: CharacterSet(charactersIn: ": "))
+        guard let first = text.first, text.dropFirst().first?.isLowercase == true else { return text }
+        return first.lowercased() + text.dropFirst()
+    }
 
     static let passphrase = SecretSource(
         fileOption: "passphrase-file",
         environmentVariable: "COFFER_PASSPHRASE",
         prompt: "Passphrase: "
+    )
+    static let rncryptorPassword = SecretSource(
+        fileOption: "rncryptor-password-file",
+        environmentVariable: "COFFER_RNCRYPTOR_PASSWORD",
+        prompt: "RNCryptor password: "
     )
     static let newPassphrase = SecretSource(
         fileOption: "new-passphrase-file",
@@ -40,7 +55,7 @@ struct SecretSource {
         if let value = invocation.environment[environmentVariable] { return Array(value.utf8) }
         guard invocation.console.inputIsTerminal, let first = invocation.console.readSecret(prompt: prompt) else {
             throw CLIFailure(
-                "no passphrase given: set \(environmentVariable), pass --\(fileOption) FILE, or run in a terminal to be asked"
+                "no \(what) given: set \(environmentVariable), pass --\(fileOption) FILE, or run in a terminal to be asked"
             )
         }
         if confirm {
