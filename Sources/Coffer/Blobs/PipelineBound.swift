@@ -40,7 +40,7 @@ package enum PipelineBound {
             _ = try? hasher.finalize()
         }
         var total: Int64 = 0
-        try BlobWriter.chunk(&source, with: FastCDC(gear: gear)) { (piece) throws(CofferError) in
+        try ContentSession<Void>.chunk(&source, with: FastCDC(gear: gear)) { (piece) throws(CofferError) in
             total += Int64(piece.count)
             try pipeline.submit(piece)
         }
