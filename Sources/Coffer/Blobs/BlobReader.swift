@@ -17,8 +17,12 @@ struct BlobReader {
     let keys: KeyRing
 
     init(vault: Vault, keys: KeyRing) {
-        environment = vault.environment
-        store = BlobStore(schema: vault.schema)
+        self.init(environment: vault.environment, store: BlobStore(schema: vault.schema), keys: keys)
+    }
+
+    init(environment: Environment, store: BlobStore, keys: KeyRing) {
+        self.environment = environment
+        self.store = store
         self.keys = keys
     }
 
@@ -73,7 +77,7 @@ struct BlobReader {
 
     /// Streams the chunks overlapping `range`, in order, to `sink`.
     func stream(
-        _ manifest: BlobManifest,
+        _ manifest: some StoredContent,
         range: Range<UInt64>,
         to sink: inout some ByteSink,
         progress: BlobProgress?
@@ -186,3 +190,14 @@ struct BlobReader {
         }
     }
 }
+
+/// Content stored as chunks, as a reader needs it: a blob's manifest, a file in a snapshot.
+protocol StoredContent {
+    var scope: SyncScope { get }
+    var level: ProtectionLevel { get }
+    var size: UInt64 { get }
+    var digest: [UInt8] { get }
+    var chunks: ChunkList { get }
+}
+
+extension BlobManifest: StoredContent {}

@@ -102,9 +102,18 @@ extension Blobs {
         let coder = try ChunkRecord.Coder()
         var problems: [VerificationProblem] = []
         var names: [String] = []
+        // Snapshots first, in their own transactions (their trees are streamed by worker threads).
+        var expected: [[UInt8]: UInt64] = [:]
+        let snapshots = SnapshotStore(environment: vault.environment, schema: schema, keys: keys)
+        for record in try Self.snapshotRecords(snapshots, problems: &problems) {
+            do {
+                try snapshots.forEachReference(of: record) { expected[$0, default: 0] += 1 }
+            } catch {
+                problems.append(VerificationProblem(blob: nil, message: error.message))
+            }
+        }
         let (blobCount, chunkCount) = try storage("verifying the blobs") {
             try vault.environment.read { txn in
-                var expected: [[UInt8]: UInt64] = [:]
                 var blobCount = 0
                 var chunkKeys: [String: ChunkKeys] = [:]
                 try txn.forEach(in: schema.blobs) { key, value in
@@ -169,6 +178,7 @@ extension Blobs {
         }
         var bytesRead: Int64 = 0
         if readingData {
+            problems += try checkEveryChunk(keys: keys)
             let reader = BlobReader(vault: vault, keys: keys)
             for name in names.sorted() {
                 var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
@@ -214,6 +224,84 @@ extension Blobs {
                 )
             }
         }
+    }
+
+    /// Every snapshot record that opens; the ones that do not are reported.
+    private static func snapshotRecords(
+        _ store: SnapshotStore,
+        problems: inout [VerificationProblem]
+    ) throws(CofferError) -> [SnapshotRecord] {
+        let cipher: AESGCM
+        do {
+            cipher = try AESGCM()
+        } catch {
+            throw CofferError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
+        }
+        var records: [SnapshotRecord] = []
+        var failures: [String] = []
+        try storage("reading the snapshots") {
+            try store.environment.read { txn in
+                try txn.forEach(in: store.schema.snapshots) { key, value in
+                    do {
+                        records.append(try SnapshotRecord.open(value, id: Array(key), keys: store.keys, cipher: cipher))
+                    } catch {
+                        let prefix = key.prefix(4).map { String(format: "%02x", $0) }.joined()
+                        failures.append(
+                            "snapshot \(prefix)…: \(CofferError.wrapping(error, while: "reading a snapshot").message)"
+                        )
+                    }
+                    return true
+                }
+            }
+        }
+        problems += failures.map { VerificationProblem(blob: nil, message: $0) }
+        return records
+    }
+
+    /// Opens every stored chunk once (decrypt, decompress, recompute its id) with the keys its header
+    /// names, whatever refers to it.
+    private func checkEveryChunk(keys: KeyRing) throws(CofferError) -> [VerificationProblem] {
+        let coder = try ChunkRecord.Coder()
+        var chunkKeys: [[UInt8]: ChunkKeys] = [:]
+        var damaged = 0
+        var locked = 0
+        try storage("reading every chunk") {
+            try vault.environment.read { txn in
+                try txn.forEach(in: vault.schema.chunks) { key, value in
+                    txn.noteScatteredTouch()
+                    guard value.count >= ChunkRecord.headerSize, let scope = SyncScope(code: value[1]),
+                        let level = ProtectionLevel(code: value[2])
+                    else {
+                        damaged += 1
+                        return true
+                    }
+                    let slot = [value[1], value[2]]
+                    do {
+                        let keysForChunk = try chunkKeys[slot] ?? ChunkKeys(scope: scope, level: level, keys: keys)
+                        chunkKeys[slot] = keysForChunk
+                        _ = try ChunkRecord.open(value, id: Array(key), keys: keysForChunk, coder: coder)
+                    } catch let error as CofferError where error.code == .interactionNotAllowed {
+                        locked += 1
+                    } catch {
+                        damaged += 1
+                    }
+                    return true
+                }
+            }
+        }
+        var problems: [VerificationProblem] = []
+        if damaged > 0 {
+            problems.append(VerificationProblem(blob: nil, message: "\(damaged) stored chunks fail authentication"))
+        }
+        if locked > 0 {
+            problems.append(
+                VerificationProblem(
+                    blob: nil,
+                    message: "\(locked) whenUnlocked chunks could not be checked while locked"
+                )
+            )
+        }
+        return problems
     }
 
     private static func chunkTotals(in txn: Transaction, schema: Schema) throws -> (Int, Int64) {

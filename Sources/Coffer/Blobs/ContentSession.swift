@@ -17,6 +17,8 @@ struct ContentSummary: Sendable {
     let digest: [UInt8]
     let chunkCount: UInt64
     let chunks: ChunkList
+    /// The sealed size of the chunks that were new when the workers looked: what this content added.
+    let addedBytes: UInt64
 }
 
 /// One write through the parallel pipeline, for one content or many (every file of a backup), with
@@ -63,7 +65,8 @@ final class ContentSession<Marker>: @unchecked Sendable {
     let scope: SyncScope
     let level: ProtectionLevel
     let write = PendingWrites.WriteID.random()
-    private let chunker: FastCDC
+    /// The session's chunker (its gear table is the scope's), for a caller that cuts its own stream.
+    let chunker: FastCDC
     private let pipeline: OrderedPipeline<Job, Processed>
     private let committer: Committer
 
@@ -139,8 +142,18 @@ final class ContentSession<Marker>: @unchecked Sendable {
     /// Chunks everything `source` yields as one content, then queues its end marker. Returns once the
     /// content is submitted (not committed): the next content can start at once.
     func add(_ source: inout some ByteSource, marker: Marker) throws(CofferError) {
+        try addContent(&source)
+        try endContent(marker)
+    }
+
+    /// Chunks everything `source` yields as the current content; ``endContent(_:)`` ends it.
+    func addContent(_ source: inout some ByteSource) throws(CofferError) {
         let pipeline = pipeline
         try Self.chunk(&source, with: chunker) { (piece) throws(CofferError) in try pipeline.submit(.chunk(piece)) }
+    }
+
+    /// Ends the current content: the handler gets its summary with `marker`.
+    func endContent(_ marker: Marker) throws(CofferError) {
         try pipeline.submit(.end(marker))
     }
 
@@ -385,6 +398,7 @@ final class ContentSession<Marker>: @unchecked Sendable {
                 throw CofferError(.internalError, "creating a digest context failed: \(error)", underlying: error)
             }
             var size: UInt64 = 0
+            var added: UInt64 = 0
             var chunkCount: UInt64 = 0
             var list = ChunkListBuilder()
             var batch: [PendingChunk] = []
@@ -407,6 +421,7 @@ final class ContentSession<Marker>: @unchecked Sendable {
                     size += UInt64(plaintext.count)
                     total += Int64(plaintext.count)
                     chunkCount += 1
+                    added += UInt64(chunk.sealed?.count ?? 0)
                     batchBytes += plaintext.count
                     batch.append(chunk)
                     if let full = list.append(ChunkEntry(id: chunk.id, length: UInt32(plaintext.count))) {
@@ -420,8 +435,15 @@ final class ContentSession<Marker>: @unchecked Sendable {
                     } catch {
                         throw CofferError(.internalError, "hashing the content failed: \(error)", underlying: error)
                     }
-                    let summary = ContentSummary(size: size, digest: digest, chunkCount: chunkCount, chunks: list.list)
+                    let summary = ContentSummary(
+                        size: size,
+                        digest: digest,
+                        chunkCount: chunkCount,
+                        chunks: list.list,
+                        addedBytes: added
+                    )
                     size = 0
+                    added = 0
                     chunkCount = 0
                     list = ChunkListBuilder()
                     try handler(marker, summary, context)

@@ -13,6 +13,10 @@ enum ChangeLog {
         case blobPut = 3
         /// A blob was deleted, or renamed away from this id.
         case blobDelete = 4
+        /// A snapshot was taken.
+        case snapshotPut = 5
+        /// A snapshot was forgotten.
+        case snapshotDelete = 6
     }
 
     /// Appends a change and returns its sequence number.

@@ -1,0 +1,206 @@
+public import Foundation
+
+/// What a backup found and stored, kept with the snapshot.
+public struct SnapshotStatistics: Sendable, Hashable, Codable {
+    /// Regular files in the tree.
+    public var files = 0
+    /// Directories (the backed-up directory itself not counted).
+    public var directories = 0
+    /// Symbolic links.
+    public var symlinks = 0
+    /// Sockets, FIFOs and devices, recorded by type only.
+    public var otherFiles = 0
+    /// The total size of the regular files.
+    public var bytes: Int64 = 0
+    /// Files not in the previous snapshot of the same name.
+    public var newFiles = 0
+    /// Files whose size, modification time or inode changed since then (read again).
+    public var changedFiles = 0
+    /// Files unchanged since then (not read at all).
+    public var unchangedFiles = 0
+    /// What the snapshot added to the vault: the sealed size of the chunks it stored new.
+    public var bytesAdded: Int64 = 0
+
+    /// Empty statistics.
+    public init() {}
+}
+
+/// A snapshot as ``Snapshots/list()`` describes it.
+public struct SnapshotInfo: Sendable, Hashable {
+    /// The snapshot's id: 32 hexadecimal digits; any unique prefix of 8 or more names it.
+    public let id: String
+    /// The name backups of the same tree share (the directory's absolute path unless given).
+    public let name: String
+    /// The directory that was backed up.
+    public let sourcePath: String
+    /// The machine it was taken on.
+    public let hostname: String
+    /// When it was taken.
+    public let created: Date
+    /// Whether it travels to sync peers.
+    public let scope: SyncScope
+    /// What the backup found and stored.
+    public let statistics: SnapshotStatistics
+
+    /// The first 8 digits of the id, as listings show it.
+    public var shortID: String { String(id.prefix(8)) }
+}
+
+/// A snapshot's record in the `snapshots` table (docs/FORMAT.md, "Snapshots"):
+///
+/// ```
+/// key:    snapshot id (16 random bytes)
+/// value:  header (3): version = 1 ‖ scope ‖ level
+///         sealed: nonce ‖ AES-256-GCM(manifest key of scope and level, body) ‖ tag
+///                 associated data = "coffer/v1/snapshot" ‖ 0x00 ‖ snapshot id ‖ header
+/// body:   name ‖ source path ‖ hostname (UInt16 length ‖ UTF-8 each) ‖ created (Int64 ms)
+///         ‖ statistics (9 × UInt64) ‖ tree size (UInt64) ‖ tree SHA-256 (32) ‖ tree chunk count (UInt64)
+///         ‖ tree chunk list
+/// ```
+///
+/// The tree (every entry, in path order) is a stream of chunks like a blob's content, so an unchanged
+/// tree's chunks are shared between snapshots.
+struct SnapshotRecord: Sendable, StoredContent {
+    static let version: UInt8 = 1
+    static let headerSize = 3
+
+    let id: [UInt8]
+    var name: String
+    var sourcePath: String
+    var hostname: String
+    var created: Int64
+    var scope: SyncScope
+    var level: ProtectionLevel
+    var statistics: SnapshotStatistics
+    /// The tree stream's size, digest and chunks.
+    var size: UInt64
+    var digest: [UInt8]
+    var chunkCount: UInt64
+    var chunks: ChunkList
+
+    var header: [UInt8] { [Self.version, scope.code, level.code] }
+
+    static func associatedData(id: [UInt8], header: some Collection<UInt8>) -> [UInt8] {
+        Array("coffer/v1/snapshot".utf8) + [0] + id + header
+    }
+
+    func seal(keys: KeyRing, cipher: AESGCM) throws(CofferError) -> [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(lengthPrefixed: Array(name.utf8))
+        writer.write(lengthPrefixed: Array(sourcePath.utf8))
+        writer.write(lengthPrefixed: Array(hostname.utf8))
+        writer.write(created)
+        for value in [
+            statistics.files, statistics.directories, statistics.symlinks, statistics.otherFiles,
+            Int(statistics.bytes), statistics.newFiles, statistics.changedFiles, statistics.unchangedFiles,
+            Int(statistics.bytesAdded),
+        ] {
+            writer.write(UInt64(value))
+        }
+        writer.write(size)
+        writer.write(raw: digest)
+        writer.write(chunkCount)
+        chunks.encode(into: &writer)
+        let key = try keys.key(.manifest, scope.keyScope, level)
+        do {
+            return header
+                + (try cipher.seal(writer.bytes, key: key, authenticating: Self.associatedData(id: id, header: header)))
+        } catch {
+            throw CofferError(.internalError, "sealing a snapshot failed: \(error)", underlying: error)
+        }
+    }
+
+    static func open(
+        _ stored: UnsafeRawBufferPointer,
+        id: [UInt8],
+        keys: KeyRing,
+        cipher: AESGCM
+    ) throws(CofferError)
+        -> SnapshotRecord
+    {
+        guard stored.count >= headerSize + AESGCM.overhead else {
+            throw CofferError(.decode, "a snapshot record is too short; the vault is damaged")
+        }
+        guard stored[0] == version else {
+            throw CofferError(.unsupportedFormat, "a snapshot record has version \(stored[0]); upgrade Coffer")
+        }
+        guard let scope = SyncScope(code: stored[1]), let level = ProtectionLevel(code: stored[2]) else {
+            throw CofferError(.decode, "a snapshot record's header is invalid; it was altered or damaged")
+        }
+        let key = try keys.key(.manifest, scope.keyScope, level)
+        let body: [UInt8]
+        do {
+            body = try cipher.open(
+                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
+                key: key,
+                authenticating: associatedData(id: id, header: stored[0..<headerSize])
+            )
+        } catch {
+            throw CofferError(
+                .decode,
+                "a snapshot record failed authentication: it was altered, damaged, or moved",
+                underlying: error
+            )
+        }
+        var reader = BinaryReader(body, what: "a snapshot record")
+        func text() throws(CofferError) -> String {
+            guard let value = String(validating: try reader.readLengthPrefixed(), as: UTF8.self) else {
+                throw CofferError(.decode, "a snapshot record holds text that is not UTF-8; it is damaged")
+            }
+            return value
+        }
+        let name = try text()
+        let sourcePath = try text()
+        let hostname = try text()
+        let created = try reader.readInt64()
+        var values: [Int] = []
+        for _ in 0..<9 { values.append(Int(truncatingIfNeeded: try reader.readUInt64())) }
+        var statistics = SnapshotStatistics()
+        statistics.files = values[0]
+        statistics.directories = values[1]
+        statistics.symlinks = values[2]
+        statistics.otherFiles = values[3]
+        statistics.bytes = Int64(values[4])
+        statistics.newFiles = values[5]
+        statistics.changedFiles = values[6]
+        statistics.unchangedFiles = values[7]
+        statistics.bytesAdded = Int64(values[8])
+        let record = SnapshotRecord(
+            id: id,
+            name: name,
+            sourcePath: sourcePath,
+            hostname: hostname,
+            created: created,
+            scope: scope,
+            level: level,
+            statistics: statistics,
+            size: try reader.readUInt64(),
+            digest: try reader.readBytes(32),
+            chunkCount: try reader.readUInt64(),
+            chunks: try ChunkList.decode(from: &reader)
+        )
+        try reader.finish()
+        return record
+    }
+
+    var info: SnapshotInfo {
+        SnapshotInfo(
+            id: id.map { String(format: "%02x", $0) }.joined(),
+            name: name,
+            sourcePath: sourcePath,
+            hostname: hostname,
+            created: Date(timeIntervalSince1970: Double(created) / 1000),
+            scope: scope,
+            statistics: statistics
+        )
+    }
+}
+
+/// A file's content as a reader needs it.
+struct FileContent: StoredContent {
+    let scope: SyncScope
+    let level: ProtectionLevel
+    let size: UInt64
+    let digest: [UInt8]
+    let chunks: ChunkList
+}

@@ -1,0 +1,137 @@
+/// Snapshot records and their trees, inside transactions and read transactions the caller owns.
+struct SnapshotStore {
+    let environment: Environment
+    let schema: Schema
+    let keys: KeyRing
+
+    var blobStore: BlobStore { BlobStore(schema: schema) }
+
+    /// Every snapshot, oldest first.
+    func all(cipher: AESGCM) throws(CofferError) -> [SnapshotRecord] {
+        let records = try storage("listing the snapshots") {
+            try environment.read { txn in
+                var records: [SnapshotRecord] = []
+                try txn.forEach(in: schema.snapshots) { key, value in
+                    records.append(try SnapshotRecord.open(value, id: Array(key), keys: keys, cipher: cipher))
+                    return true
+                }
+                return records
+            }
+        }
+        return records.sorted {
+            $0.created != $1.created ? $0.created < $1.created : $0.id.lexicographicallyPrecedes($1.id)
+        }
+    }
+
+    /// The snapshot `reference` names: a unique prefix of its id (at least 6 hex digits), or a name
+    /// (the latest snapshot of that name).
+    func resolve(_ reference: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord {
+        let records = try all(cipher: cipher)
+        let lowered = reference.lowercased()
+        if lowered.count >= 6, lowered.allSatisfy(\.isHexDigit) {
+            let matches = records.filter { $0.info.id.hasPrefix(lowered) }
+            if matches.count == 1 { return matches[0] }
+            if matches.count > 1 {
+                throw CofferError(
+                    .param,
+                    "'\(reference)' matches \(matches.count) snapshots; give more digits of the id"
+                )
+            }
+        }
+        if let latest = records.last(where: { $0.name == reference }) { return latest }
+        throw CofferError(
+            .itemNotFound,
+            "there is no snapshot '\(reference)' (by id prefix or name); coffer snapshots lists them"
+        )
+    }
+
+    /// The latest snapshot named `name`, if any.
+    func latest(named name: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord? {
+        try all(cipher: cipher).last { $0.name == name }
+    }
+
+    /// Streams the tree's entries in order, checking the tree's digest at the end.
+    func forEachEntry(
+        of record: SnapshotRecord,
+        _ body: (TreeEntry) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        var parser = TreeEntryParser()
+        let reader = BlobReader(environment: environment, store: blobStore, keys: keys)
+        do {
+            try withoutActuallyEscaping(body) { (body) throws(CofferError) in
+                var sink = ClosureSink { (bytes) throws(CofferError) in
+                    for entry in try parser.feed(bytes) { try body(entry) }
+                }
+                try reader.stream(record, range: 0..<record.size, to: &sink, progress: nil)
+            }
+            try parser.finish()
+        } catch  where error.code == .decode {
+            throw CofferError(
+                .decode,
+                "snapshot \(record.info.shortID) ('\(record.name)') is damaged: \(error.message)",
+                underlying: error
+            )
+        }
+    }
+
+    /// Every entry of the tree by path, for comparing (a previous backup, a diff).
+    func entriesByPath(of record: SnapshotRecord) throws(CofferError) -> [String: TreeEntry] {
+        var entries: [String: TreeEntry] = [:]
+        try forEachEntry(of: record) { entries[$0.path] = $0 }
+        return entries
+    }
+
+    /// Calls `body` with each chunk reference a snapshot holds: its tree's chunks and list chunks,
+    /// and every file's (once per occurrence). Reads in its own short transactions, so the caller must
+    /// not hold one (the tree is streamed by worker threads).
+    func forEachReference(
+        of record: SnapshotRecord,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
+        let coder = try ChunkRecord.Coder()
+        let store = blobStore
+        let environment = environment
+        func references(of list: ChunkList) throws(CofferError) {
+            if case .indirect(let lists) = list { for reference in lists { try body(reference.id) } }
+            try list.forEachEntry(
+                loadListChunk: { (reference) throws(CofferError) in
+                    try storage("reading a chunk list") {
+                        try environment.read { txn in
+                            try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+                        }
+                    }
+                },
+                { (entry, _) throws(CofferError) in
+                    try body(entry.id)
+                    return true
+                }
+            )
+        }
+        try references(of: record.chunks)
+        try forEachEntry(of: record) { (entry) throws(CofferError) in
+            if let content = entry.content { try references(of: content.chunks) }
+        }
+    }
+
+    /// Drops a snapshot: releases every reference it holds (freeing chunks nothing else uses) and
+    /// deletes its record, logging the deletion if it was syncable, in one transaction.
+    func forget(_ record: SnapshotRecord) throws(CofferError) {
+        var ids: [[UInt8]] = []
+        try forEachReference(of: record) { ids.append($0) }
+        let schema = schema
+        let chunks = blobStore.chunks
+        try storage("forgetting a snapshot") {
+            try environment.write { txn in
+                guard try txn.contains(schema.snapshots, key: record.id) else {
+                    throw CofferError(.itemNotFound, "the snapshot was forgotten meanwhile")
+                }
+                for id in ids { try chunks.release(id, in: txn) }
+                try txn.delete(schema.snapshots, key: record.id)
+                if record.scope == .syncable {
+                    try ChangeLog.append(.snapshotDelete, recordID: record.id, in: txn, schema: schema)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,294 @@
+public import Foundation
+
+extension Vault {
+    /// Directory snapshots: back up and restore whole trees, deduplicated across snapshots.
+    public var snapshots: Snapshots { Snapshots(vault: self) }
+}
+
+/// Backups of directory trees, as restic and borg make them, stored in the vault's blob tier: file
+/// contents are chunks (shared with every other snapshot and blob holding the same bytes), and each
+/// snapshot's tree of names, types, modes, owners, times, link targets and chunk lists is sealed.
+///
+/// ```swift
+/// let result = try vault.snapshots.backup(directory: URL(fileURLWithPath: "/home/ann/docs"))
+/// for snapshot in try vault.snapshots.list() { print(snapshot.shortID, snapshot.name) }
+/// try vault.snapshots.restore(result.snapshot.id, to: URL(fileURLWithPath: "/tmp/docs-restored"))
+/// ```
+public struct Snapshots: Sendable {
+    let vault: Vault
+
+    /// Backs up `directory` as a new snapshot.
+    ///
+    /// Regular files' contents go through the blob write path (every core, deduplicated, compressed,
+    /// encrypted); files whose size, modification time and inode match the previous snapshot of the
+    /// same name are not read at all. Paths that vanish or cannot be read are reported in the result
+    /// and skipped; sockets, FIFOs and devices are recorded by type only. Nothing is visible until the
+    /// snapshot commits, at the end.
+    ///
+    /// - Parameters:
+    ///   - name: Groups snapshots of one tree; the directory's absolute path by default.
+    ///   - scope: Snapshots are backups, so syncable by default.
+    /// - Throws: ``CofferError`` `.param` if `directory` is not a directory, and the errors of
+    ///   ``Blobs/write(_:data:options:progress:)``.
+    public func backup(
+        directory: URL,
+        name: String? = nil,
+        scope: SyncScope = .syncable,
+        progress: (@Sendable (BackupProgress) -> Void)? = nil
+    ) throws(CofferError) -> BackupResult {
+        try vault.checkOpen()
+        let root = directory.standardizedFileURL.path
+        guard case .success(let status) = WalkedPath.status(of: root),
+            WalkedPath(relativePath: "", absolutePath: root, status: status).kind == .directory
+        else {
+            throw CofferError(.param, "\(root) is not a directory; give the directory to back up")
+        }
+        let name = name ?? root
+        guard !name.isEmpty, name.utf8.count <= 1024 else {
+            throw CofferError(.param, "a snapshot name must be 1 to 1024 bytes long")
+        }
+        let keys = try vault.keyRing()
+        let store = snapshotStore(keys)
+        let cipher = try makeCipher()
+        var previous: [String: TreeEntry] = [:]
+        if let latest = try store.latest(named: name, cipher: cipher) { previous = try store.entriesByPath(of: latest) }
+        let run = try BackupRun(environment: vault.environment, store: store.blobStore, scope: scope)
+        let session = try ContentSession<BackupRun.Marker>(
+            vault: vault,
+            keys: keys,
+            scope: scope,
+            level: .afterFirstUnlock,
+            compressionLevel: 3,
+            progress: nil
+        ) { (marker, summary, context) throws(CofferError) in try run.handle(marker, summary, context) }
+        run.useChunker(session.chunker)
+        var files = 0
+        var bytesRead: Int64 = 0
+        do {
+            try TreeWalker(root: root, report: run.report).walk { (walked) throws(CofferError) in
+                files += 1
+                defer { progress?(BackupProgress(files: files, bytesRead: bytesRead)) }
+                guard walked.kind == .file else {
+                    var entry = walked.entry
+                    if walked.kind == .symlink {
+                        guard let target = Self.linkTarget(walked.absolutePath) else {
+                            run.report(walked.relativePath, "the link target could not be read; skipped")
+                            return
+                        }
+                        entry.linkTarget = target
+                    }
+                    try session.addMarker(.plain(entry))
+                    return
+                }
+                let before = previous[walked.relativePath]
+                if let before, before.kind == .file, before.size == walked.size,
+                    before.modifiedSeconds == walked.modifiedSeconds,
+                    before.modifiedNanoseconds == walked.modifiedNanoseconds, before.inode == walked.inode,
+                    before.device == walked.device
+                {
+                    var entry = walked.entry
+                    entry.content = before.content
+                    try session.addMarker(.unchanged(entry))
+                    return
+                }
+                let descriptor: Int32
+                switch openForBackup(walked.absolutePath) {
+                case .failure(let error):
+                    run.report(walked.relativePath, "could not be opened (\(error.message)); skipped")
+                    return
+                case .success(let opened):
+                    descriptor = opened
+                }
+                defer { closeDescriptor(descriptor) }
+                var source = TolerantFileSource(descriptor: descriptor)
+                try session.addContent(&source)
+                // A read error is known only once the content is read: it travels with the end marker.
+                try session.endContent(.file(walked.entry, isNew: before == nil, failure: source.failure))
+                bytesRead += Int64(walked.size)
+            }
+        } catch {
+            session.abandon(error)
+            throw error
+        }
+        let hostname = ProcessInfo.processInfo.hostName
+        let id = SecureRandom.bytes(count: 16)
+        let record = try session.finish(prepare: { (context) throws(CofferError) in try run.finishTree(context) }) {
+            txn,
+            context in
+            let tree = try run.tree()
+            let record = SnapshotRecord(
+                id: id,
+                name: name,
+                sourcePath: root,
+                hostname: hostname,
+                created: Int64(Date().timeIntervalSince1970 * 1000),
+                scope: scope,
+                level: .afterFirstUnlock,
+                statistics: run.statistics,
+                size: tree.size,
+                digest: tree.digest,
+                chunkCount: tree.chunkCount,
+                chunks: tree.chunks
+            )
+            for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }
+            try txn.put(
+                vault.schema.snapshots,
+                key: id,
+                value: try record.seal(keys: keys, cipher: context.coder.cipher)
+            )
+            if scope == .syncable {
+                try ChangeLog.append(.snapshotPut, recordID: id, in: txn, schema: vault.schema)
+            }
+            return record
+        }
+        return BackupResult(snapshot: record.info, problems: run.problems)
+    }
+
+    /// Every snapshot, oldest first.
+    public func list() throws(CofferError) -> [SnapshotInfo] {
+        try vault.checkOpen()
+        return try snapshotStore(try vault.keyRing()).all(cipher: try makeCipher()).map(\.info)
+    }
+
+    /// The snapshot `reference` names: an id prefix of 6 or more hex digits, or a name (its latest).
+    public func snapshot(_ reference: String) throws(CofferError) -> SnapshotInfo {
+        try resolve(reference).info
+    }
+
+    /// Every path in a snapshot, in order.
+    public func entries(of reference: String) throws(CofferError) -> [SnapshotEntry] {
+        let record = try resolve(reference)
+        var entries: [SnapshotEntry] = []
+        try snapshotStore(try vault.keyRing()).forEachEntry(of: record) { entries.append(SnapshotEntry($0)) }
+        return entries
+    }
+
+    /// Drops a snapshot; chunks no other snapshot or blob uses are freed.
+    public func forget(_ reference: String) throws(CofferError) {
+        let record = try resolve(reference)
+        try snapshotStore(try vault.keyRing()).forget(record)
+    }
+
+    /// The paths added, removed and changed (content, type, mode or link target) from `old` to `new`.
+    public func diff(_ old: String, _ new: String) throws(CofferError) -> SnapshotDiff {
+        let store = snapshotStore(try vault.keyRing())
+        let before = try store.entriesByPath(of: try resolve(old))
+        let after = try store.entriesByPath(of: try resolve(new))
+        var diff = SnapshotDiff()
+        for (path, entry) in after {
+            guard let previous = before[path] else {
+                diff.added.append(path)
+                continue
+            }
+            if previous.kind != entry.kind || previous.mode != entry.mode || previous.linkTarget != entry.linkTarget
+                || previous.content?.digest != entry.content?.digest
+            {
+                diff.changed.append(path)
+            }
+        }
+        diff.removed = before.keys.filter { after[$0] == nil }
+        diff.added.sort()
+        diff.removed.sort()
+        diff.changed.sort()
+        return diff
+    }
+
+    // MARK: Internals
+
+    func resolve(_ reference: String) throws(CofferError) -> SnapshotRecord {
+        try vault.checkOpen()
+        return try snapshotStore(try vault.keyRing()).resolve(reference, cipher: try makeCipher())
+    }
+
+    func snapshotStore(_ keys: KeyRing) -> SnapshotStore {
+        SnapshotStore(environment: vault.environment, schema: vault.schema, keys: keys)
+    }
+
+    func makeCipher() throws(CofferError) -> AESGCM {
+        do {
+            return try AESGCM()
+        } catch {
+            throw CofferError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
+        }
+    }
+
+    static func linkTarget(_ path: String) -> [UInt8]? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { Array($0.utf8) }
+    }
+
+    /// Releases the references a list holds (in `txn`).
+    static func release(
+        _ list: ChunkList,
+        context: ContentSession<BackupRun.Marker>.CommitContext,
+        store: SnapshotStore,
+        in txn: Transaction
+    ) throws {
+        let chunks = store.blobStore.chunks
+        switch list {
+        case .inline(let entries):
+            for entry in entries { try chunks.release(entry.id, in: txn) }
+        case .indirect(let references):
+            for reference in references {
+                let entries = try store.blobStore.listChunkEntries(
+                    reference,
+                    keys: context.keys,
+                    coder: context.coder,
+                    in: txn
+                )
+                for entry in entries { try chunks.release(entry.id, in: txn) }
+                try chunks.release(reference.id, in: txn)
+            }
+        }
+    }
+}
+
+/// One path of a snapshot, as ``Snapshots/entries(of:)`` lists it.
+public struct SnapshotEntry: Sendable, Hashable {
+    /// What the path is.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case file, directory, symlink, other
+    }
+
+    /// Relative to the backed-up directory.
+    public let path: String
+    public let kind: Kind
+    /// Size in bytes (files).
+    public let size: Int64
+    /// Permission bits and type, as `st_mode`.
+    public let mode: UInt32
+    /// Owner and group ids.
+    public let uid: UInt32
+    public let gid: UInt32
+    /// Modification time.
+    public let modified: Date
+    /// Where a symbolic link points.
+    public let linkTarget: String?
+
+    init(_ entry: TreeEntry) {
+        path = entry.path
+        switch entry.kind {
+        case .file: kind = .file
+        case .directory: kind = .directory
+        case .symlink: kind = .symlink
+        case .other: kind = .other
+        }
+        size = Int64(entry.size)
+        mode = entry.mode
+        uid = entry.uid
+        gid = entry.gid
+        modified = Date(
+            timeIntervalSince1970: Double(entry.modifiedSeconds) + Double(entry.modifiedNanoseconds) / 1e9
+        )
+        linkTarget = entry.linkTarget.map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// What changed between two snapshots.
+public struct SnapshotDiff: Sendable, Hashable {
+    /// Paths only in the newer snapshot.
+    public var added: [String] = []
+    /// Paths only in the older snapshot.
+    public var removed: [String] = []
+    /// Paths in both whose content, type, mode or link target differ.
+    public var changed: [String] = []
+}

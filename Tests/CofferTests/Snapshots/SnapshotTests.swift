@@ -1,0 +1,277 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Builds and compares directory trees for snapshot tests.
+enum TreeFixture {
+    /// A tree with every kind of path: nested directories, an empty one, files of several sizes
+    /// (one spanning an indirect chunk list with small chunks), modes, exact times, links, a FIFO.
+    static func make(at root: URL) throws {
+        let files = FileManager.default
+        try files.createDirectory(
+            at: root.appendingPathComponent("docs/deep/deeper"),
+            withIntermediateDirectories: true
+        )
+        try files.createDirectory(at: root.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        try Data().write(to: root.appendingPathComponent("empty-file"))
+        try Data(Content.mixed(10_000, seed: 1)).write(to: root.appendingPathComponent("docs/a.txt"))
+        try Data(Content.random(700_000, seed: 2)).write(to: root.appendingPathComponent("docs/deep/b.bin"))
+        try Data(Content.mixed(2_000_000, seed: 3)).write(to: root.appendingPathComponent("docs/deep/deeper/big.log"))
+        try Data("#!/bin/sh\necho hi\n".utf8).write(to: root.appendingPathComponent("run.sh"))
+        chmod(root.appendingPathComponent("run.sh").path, 0o755)
+        chmod(root.appendingPathComponent("docs/a.txt").path, 0o640)
+        chmod(root.appendingPathComponent("empty").path, 0o750)
+        try files.createSymbolicLink(
+            atPath: root.appendingPathComponent("link-to-a").path,
+            withDestinationPath: "docs/a.txt"
+        )
+        try files.createSymbolicLink(
+            atPath: root.appendingPathComponent("dangling").path,
+            withDestinationPath: "/nonexistent/x"
+        )
+        mkfifo(root.appendingPathComponent("pipe").path, 0o644)
+        var times = [
+            timespec(tv_sec: 1_600_000_000, tv_nsec: 123_456_789),
+            timespec(tv_sec: 1_600_000_000, tv_nsec: 123_456_789),
+        ]
+        utimensat(AT_FDCWD, root.appendingPathComponent("docs/a.txt").path, &times, 0)
+        utimensat(AT_FDCWD, root.appendingPathComponent("link-to-a").path, &times, AT_SYMLINK_NOFOLLOW)
+        utimensat(AT_FDCWD, root.appendingPathComponent("docs/deep").path, &times, 0)
+    }
+
+    /// Everything about a tree that a restore must reproduce, by relative path.
+    static func describe(_ root: URL) throws -> [String: String] {
+        var description: [String: String] = [:]
+        try TreeWalker(root: root.path, report: { _, _ in }).walk { walked in
+            var text =
+                "\(walked.kind) mode=\(String(walked.mode, radix: 8)) mtime=\(walked.modifiedSeconds).\(walked.modifiedNanoseconds)"
+            switch walked.kind {
+            case .file:
+                let data = FileManager.default.contents(atPath: walked.absolutePath) ?? Data()
+                text += " size=\(walked.size) sha=\((try? SHA256.hash(data))?.hex ?? "?")"
+            case .symlink:
+                text +=
+                    " -> \((try? FileManager.default.destinationOfSymbolicLink(atPath: walked.absolutePath)) ?? "?")"
+            default:
+                break
+            }
+            description[walked.relativePath] = text
+        }
+        return description
+    }
+}
+
+@Suite("Snapshots: backup, restore, forget, diff")
+struct SnapshotTests {
+    let fixture: VaultFixture
+    let vault: Vault
+    let source: URL
+
+    init() throws {
+        fixture = try VaultFixture.smallChunks()
+        vault = try fixture.create()
+        source = fixture.directory.path("source")
+        try TreeFixture.make(at: source)
+    }
+
+    @Test("backup then restore reproduces the tree exactly: contents, modes, times, links, empty dirs, FIFOs")
+    func roundTrip() throws {
+        let result = try vault.snapshots.backup(directory: source)
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        let stats = result.snapshot.statistics
+        #expect(stats.files == 5 && stats.directories == 4 && stats.symlinks == 2 && stats.otherFiles == 1)
+        #expect(stats.newFiles == 5 && stats.changedFiles == 0 && stats.unchangedFiles == 0)
+        #expect(result.snapshot.scope == .syncable)
+        #expect(result.snapshot.name == source.standardizedFileURL.path)
+        let target = fixture.directory.path("restored")
+        let restore = try vault.snapshots.restore(result.snapshot.id, to: target)
+        #expect(restore.problems.isEmpty, "\(restore.problems)")
+        #expect(try TreeFixture.describe(target) == (try TreeFixture.describe(source)))
+        #expect(try vault.blobs.verify(readingData: true).isHealthy)
+    }
+
+    @Test("a second backup of an unchanged tree reads no file and stores almost nothing")
+    func unchanged() throws {
+        let first = try vault.snapshots.backup(directory: source)
+        let before = try vault.blobs.statistics()
+        let reads = ByteCounter()
+        let second = try vault.snapshots.backup(directory: source, progress: { reads.value = $0.bytesRead })
+        let after = try vault.blobs.statistics()
+        #expect(reads.value == 0, "no file content was read")
+        #expect(second.snapshot.statistics.unchangedFiles == 5)
+        #expect(second.snapshot.statistics.newFiles + second.snapshot.statistics.changedFiles == 0)
+        #expect(after.storedBytes - before.storedBytes < 4096, "only a tree chunk at most")
+        #expect(second.snapshot.id != first.snapshot.id)
+        let target = fixture.directory.path("restored")
+        _ = try vault.snapshots.restore(second.snapshot.id, to: target)
+        #expect(try TreeFixture.describe(target) == (try TreeFixture.describe(source)))
+        #expect(try vault.blobs.verify().isHealthy)
+    }
+
+    @Test("a changed file in the tree re-uses its unchanged chunks; diff names it")
+    func changedFile() throws {
+        let first = try vault.snapshots.backup(directory: source)
+        let log = source.appendingPathComponent("docs/deep/deeper/big.log")
+        var bytes = [UInt8](try Data(contentsOf: log))
+        bytes.insert(contentsOf: Array("an edit".utf8), at: 1_000_000)
+        try Data(bytes).write(to: log)
+        try Data("new".utf8).write(to: source.appendingPathComponent("docs/new.txt"))
+        try FileManager.default.removeItem(at: source.appendingPathComponent("run.sh"))
+        let second = try vault.snapshots.backup(directory: source)
+        let stats = second.snapshot.statistics
+        #expect(stats.changedFiles == 1 && stats.newFiles == 1 && stats.unchangedFiles == 3)
+        #expect(stats.bytesAdded < 64 << 10, "\(stats.bytesAdded) bytes added for a 7-byte edit")
+        let diff = try vault.snapshots.diff(first.snapshot.id, second.snapshot.id)
+        #expect(diff.added == ["docs/new.txt"])
+        #expect(diff.removed == ["run.sh"])
+        #expect(diff.changed.contains("docs/deep/deeper/big.log"))
+    }
+
+    @Test("forget releases what only that snapshot used; the last forget frees everything")
+    func forget() throws {
+        let first = try vault.snapshots.backup(directory: source)
+        try Data(Content.random(300_000, seed: 9)).write(to: source.appendingPathComponent("docs/extra.bin"))
+        let second = try vault.snapshots.backup(directory: source, name: "other")
+        #expect(try vault.snapshots.list().map(\.id) == [first.snapshot.id, second.snapshot.id])
+        try vault.snapshots.forget(first.snapshot.shortID)
+        #expect(try vault.blobs.verify().isHealthy)
+        let target = fixture.directory.path("restored")
+        _ = try vault.snapshots.restore("other", to: target)
+        #expect(try TreeFixture.describe(target) == (try TreeFixture.describe(source)))
+        try vault.snapshots.forget(second.snapshot.id)
+        #expect(try vault.snapshots.list().isEmpty)
+        #expect(try vault.blobs.statistics().chunkCount == 0)
+        let missing = #expect(throws: CofferError.self) { try vault.snapshots.forget("other") }
+        #expect(missing?.code == .itemNotFound)
+    }
+
+    @Test("--include restores a subset, with the parents it needs")
+    func include() throws {
+        let snapshot = try vault.snapshots.backup(directory: source).snapshot
+        let target = fixture.directory.path("subset")
+        _ = try vault.snapshots.restore(snapshot.id, to: target, include: "docs/deep")
+        let restored = try TreeFixture.describe(target).keys.sorted()
+        #expect(restored == ["docs", "docs/deep", "docs/deep/b.bin", "docs/deep/deeper", "docs/deep/deeper/big.log"])
+        let second = fixture.directory.path("texts")
+        _ = try vault.snapshots.restore(snapshot.id, to: second, include: "*.txt")
+        #expect(try TreeFixture.describe(second).keys.sorted() == ["docs", "docs/a.txt"])
+    }
+
+    @Test("restore refuses a non-empty target and leaves it alone")
+    func nonEmptyTarget() throws {
+        let snapshot = try vault.snapshots.backup(directory: source).snapshot
+        let target = fixture.directory.path("busy")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: target.appendingPathComponent("keep.txt"))
+        let error = #expect(throws: CofferError.self) { _ = try vault.snapshots.restore(snapshot.id, to: target) }
+        #expect(error?.code == .param)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.path) == ["keep.txt"])
+    }
+
+    @Test("files that vanish during the walk are reported and skipped, not fatal")
+    func vanished() throws {
+        let doomed = source.appendingPathComponent("zz-vanishes.txt")
+        try Data("soon gone".utf8).write(to: doomed)
+        let result = try vault.snapshots.backup(
+            directory: source,
+            progress: { progress in
+                // Delete the last file while the walk is still at the first paths.
+                if progress.files == 1 { try? FileManager.default.removeItem(at: doomed) }
+            }
+        )
+        #expect(result.problems.map(\.path) == ["zz-vanishes.txt"])
+        #expect(result.snapshot.statistics.files == 5)
+    }
+
+    @Test("crafted snapshots with escaping paths or symlinked parents are refused before writing outside")
+    func pathEscapes() throws {
+        let outside = fixture.directory.path("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        func entry(_ kind: TreeEntry.Kind, _ path: String, target: String? = nil) -> TreeEntry {
+            var entry = TreeEntry(
+                kind: kind,
+                path: path,
+                mode: kind == .directory ? 0o40755 : 0o100644,
+                uid: 0,
+                gid: 0,
+                modifiedSeconds: 0,
+                modifiedNanoseconds: 0,
+                size: 0,
+                device: 0,
+                inode: 0
+            )
+            if kind == .file {
+                entry.content = TreeEntry.Content(
+                    digest: (try? SHA256.hash([UInt8]())) ?? [],
+                    chunkCount: 0,
+                    chunks: .inline([])
+                )
+            }
+            entry.linkTarget = target.map { Array($0.utf8) }
+            return entry
+        }
+        let attacks: [[TreeEntry]] = [
+            [entry(.file, "../escaped")],
+            [entry(.file, "/tmp/absolute")],
+            [entry(.file, "a/../../escaped")],
+            [entry(.symlink, "link", target: outside.path), entry(.file, "link/escaped")],
+        ]
+        for (index, attack) in attacks.enumerated() {
+            let id = try craftSnapshot(attack)
+            let target = fixture.directory.path("target-\(index)")
+            let error = #expect(throws: CofferError.self, "attack \(index)") {
+                _ = try vault.snapshots.restore(id, to: target)
+            }
+            #expect(error?.code == .decode, "attack \(index)")
+            #expect(error?.message.contains("escape") == true || error?.message.contains("outside") == true)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("escaped").path))
+    }
+
+    /// Stores a snapshot whose tree is `entries`, sealed with the vault's own keys (as an attacker
+    /// who could not do so could not make it open at all).
+    func craftSnapshot(_ entries: [TreeEntry]) throws -> String {
+        let keys = try vault.keyRing()
+        let stream = entries.flatMap { $0.encoded() }
+        let chunkKeys = try ChunkKeys(scope: .syncable, level: .afterFirstUnlock, keys: keys)
+        let coder = try ChunkRecord.Coder()
+        let id = try chunkKeys.id(of: stream)
+        let sealed = try stream.withUnsafeBytes { try ChunkRecord.seal($0, id: id, keys: chunkKeys, coder: coder) }
+        let snapshotID = SecureRandom.bytes(count: 16)
+        let record = SnapshotRecord(
+            id: snapshotID,
+            name: "crafted",
+            sourcePath: "/",
+            hostname: "x",
+            created: 0,
+            scope: .syncable,
+            level: .afterFirstUnlock,
+            statistics: SnapshotStatistics(),
+            size: UInt64(stream.count),
+            digest: try SHA256.hash(stream),
+            chunkCount: 1,
+            chunks: .inline([ChunkEntry(id: id, length: UInt32(stream.count))])
+        )
+        try vault.environment.write { (txn) throws in
+            try ChunkStore(schema: vault.schema).retain(id, sealed: sealed, in: txn)
+            try txn.put(
+                vault.schema.snapshots,
+                key: snapshotID,
+                value: try record.seal(keys: keys, cipher: try AESGCM())
+            )
+        }
+        return record.info.id
+    }
+}
+
+/// A counter a `@Sendable` progress closure can write.
+final class ByteCounter: @unchecked Sendable {
+    var value: Int64 = 0
+}
