@@ -183,18 +183,18 @@ final class BackupRun: @unchecked Sendable {
 
     // MARK: Caller side, after the committer ended
 
-    /// Stores the rest of the tree (called from the session's `prepare`).
+    /// Stores the rest of the tree and fixes its size, digest and chunk list (called from the
+    /// session's `prepare`, once, after the committer ended).
     func finishTree(_ context: ContentSession<Marker>.CommitContext) throws(CofferError) {
         try cutTree(isFinal: true, context)
         if let last = treeList.finish() { treeList.stored(last, id: try context.store(last.plaintext)) }
-    }
-
-    /// The tree's size, digest, chunk count and list.
-    func tree() throws(CofferError) -> (size: UInt64, digest: [UInt8], chunkCount: UInt64, chunks: ChunkList) {
         do {
-            return (treeSize, try treeHasher.finalize(), treeChunkCount, treeList.list)
+            tree = (treeSize, try treeHasher.finalize(), treeChunkCount, treeList.list)
         } catch {
             throw CofferError(.internalError, "hashing the tree failed: \(error)", underlying: error)
         }
     }
+
+    /// The finished tree's size, digest, chunk count and list (after ``finishTree(_:)``).
+    private(set) var tree: (size: UInt64, digest: [UInt8], chunkCount: UInt64, chunks: ChunkList)?
 }

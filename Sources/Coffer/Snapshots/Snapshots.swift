@@ -110,38 +110,53 @@ public struct Snapshots: Sendable {
             session.abandon(error)
             throw error
         }
-        let hostname = ProcessInfo.processInfo.hostName
         let id = SecureRandom.bytes(count: 16)
-        let record = try session.finish(prepare: { (context) throws(CofferError) in try run.finishTree(context) }) {
-            txn,
-            context in
-            let tree = try run.tree()
-            let record = SnapshotRecord(
-                id: id,
-                name: name,
-                sourcePath: root,
-                hostname: hostname,
-                created: Int64(Date().timeIntervalSince1970 * 1000),
-                scope: scope,
-                level: .afterFirstUnlock,
-                statistics: run.statistics,
-                size: tree.size,
-                digest: tree.digest,
-                chunkCount: tree.chunkCount,
-                chunks: tree.chunks
-            )
-            for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }
-            try txn.put(
-                vault.schema.snapshots,
-                key: id,
-                value: try record.seal(keys: keys, cipher: context.coder.cipher)
-            )
-            if scope == .syncable {
-                try ChangeLog.append(.snapshotPut, recordID: id, in: txn, schema: vault.schema)
+        let record = try session.finish(
+            prepare: { (context) throws(CofferError) in try run.finishTree(context) },
+            { txn, context in try commitSnapshot(id: id, name: name, root: root, run: run, keys: keys, in: txn, context)
             }
-            return record
-        }
+        )
         return BackupResult(snapshot: record.info, problems: run.problems)
+    }
+
+    /// The final transaction of a backup: the record, the release of abandoned files, the change.
+    private func commitSnapshot(
+        id: [UInt8],
+        name: String,
+        root: String,
+        run: BackupRun,
+        keys: KeyRing,
+        in txn: Transaction,
+        _ context: ContentSession<BackupRun.Marker>.CommitContext
+    ) throws -> SnapshotRecord {
+        guard let tree = run.tree else { throw CofferError(.internalError, "the backup's tree was not finished") }
+        let scope = context.keys.scope
+        let store = snapshotStore(keys)
+        let hostname = ProcessInfo.processInfo.hostName
+        let record = SnapshotRecord(
+            id: id,
+            name: name,
+            sourcePath: root,
+            hostname: hostname,
+            created: Int64(Date().timeIntervalSince1970 * 1000),
+            scope: scope,
+            level: .afterFirstUnlock,
+            statistics: run.statistics,
+            size: tree.size,
+            digest: tree.digest,
+            chunkCount: tree.chunkCount,
+            chunks: tree.chunks
+        )
+        for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }
+        try txn.put(
+            vault.schema.snapshots,
+            key: id,
+            value: try record.seal(keys: keys, cipher: context.coder.cipher)
+        )
+        if scope == .syncable {
+            try ChangeLog.append(.snapshotPut, recordID: id, in: txn, schema: vault.schema)
+        }
+        return record
     }
 
     /// Every snapshot, oldest first.
