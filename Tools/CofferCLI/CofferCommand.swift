@@ -38,7 +38,9 @@ public enum CofferCommand {
             """,
         subcommands: [
             InitCommand.spec, InfoCommand.spec, ItemCommand.spec, BlobCommands.put, BlobCommands.get,
-            BlobCommands.list, BlobCommands.remove, BlobCommands.move, BlobCommands.stat, MaintenanceCommands.gc,
+            BlobCommands.list, BlobCommands.remove, BlobCommands.move, BlobCommands.stat, SnapshotCommands.backup,
+            SnapshotCommands.list, SnapshotCommands.show, SnapshotCommands.restore, SnapshotCommands.forget,
+            SnapshotCommands.diff, MaintenanceCommands.gc,
             MaintenanceCommands.verify, MaintenanceCommands.stats, PasswdCommand.spec, KeyCommand.spec,
         ]
     )

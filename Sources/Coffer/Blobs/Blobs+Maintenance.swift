@@ -26,6 +26,8 @@ public struct VerificationProblem: Sendable, Hashable, CustomStringConvertible {
 public struct VerificationReport: Sendable, Hashable {
     /// Blobs checked.
     public let blobCount: Int
+    /// Snapshots checked.
+    public let snapshotCount: Int
     /// Chunks stored.
     public let chunkCount: Int
     /// Bytes of content read, decrypted and checked (0 without `readingData`).
@@ -105,7 +107,8 @@ extension Blobs {
         // Snapshots first, in their own transactions (their trees are streamed by worker threads).
         var expected: [[UInt8]: UInt64] = [:]
         let snapshots = SnapshotStore(environment: vault.environment, schema: schema, keys: keys)
-        for record in try Self.snapshotRecords(snapshots, problems: &problems) {
+        let snapshotRecords = try Self.snapshotRecords(snapshots, problems: &problems)
+        for record in snapshotRecords {
             do {
                 try snapshots.forEachReference(of: record) { expected[$0, default: 0] += 1 }
             } catch {
@@ -192,6 +195,7 @@ extension Blobs {
         }
         return VerificationReport(
             blobCount: blobCount,
+            snapshotCount: snapshotRecords.count,
             chunkCount: chunkCount,
             bytesRead: bytesRead,
             problems: problems

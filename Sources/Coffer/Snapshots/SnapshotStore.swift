@@ -1,3 +1,5 @@
+import Foundation
+
 /// Snapshot records and their trees, inside transactions and read transactions the caller owns.
 struct SnapshotStore {
     let environment: Environment
@@ -39,6 +41,9 @@ struct SnapshotStore {
             }
         }
         if let latest = records.last(where: { $0.name == reference }) { return latest }
+        // Names default to the directory's absolute path; accept the path as typed, too.
+        let absolute = URL(fileURLWithPath: reference).standardizedFileURL.path
+        if let latest = records.last(where: { $0.name == absolute }) { return latest }
         throw CofferError(
             .itemNotFound,
             "there is no snapshot '\(reference)' (by id prefix or name); coffer snapshots lists them"

@@ -58,6 +58,7 @@ enum MaintenanceCommands {
             struct Listing: Encodable {
                 let healthy: Bool
                 let blobs: Int
+                let snapshots: Int
                 let chunks: Int
                 let bytesRead: Int64
                 let problems: [String]
@@ -66,6 +67,7 @@ enum MaintenanceCommands {
                 Listing(
                     healthy: report.isHealthy,
                     blobs: report.blobCount,
+                    snapshots: report.snapshotCount,
                     chunks: report.chunkCount,
                     bytesRead: report.bytesRead,
                     problems: report.problems.map(\.description)
@@ -75,7 +77,7 @@ enum MaintenanceCommands {
             for problem in report.problems { invocation.console.print("damaged: \(problem)") }
             let read = invocation.flag("read-data") ? ", \(ByteCount.format(report.bytesRead)) read and checked" : ""
             invocation.console.print(
-                "\(report.blobCount) blobs, \(report.chunkCount) chunks\(read): "
+                "\(report.blobCount) blobs, \(report.snapshotCount) snapshots, \(report.chunkCount) chunks\(read): "
                     + (report.isHealthy ? "no problems found." : "\(report.problems.count) problems found.")
             )
         }

@@ -18,6 +18,7 @@ final class ProgressBar: @unchecked Sendable {
     private let started = Date()
     private var lastDrawn = Date.distantPast
     private var completed: Int64 = 0
+    private var detail = ""
 
     init(label: String, total: Int64?, console: Console, enabled: Bool) {
         self.label = label
@@ -27,16 +28,18 @@ final class ProgressBar: @unchecked Sendable {
     }
 
     /// Records progress and redraws if enough time has passed.
-    func update(completed: Int64) {
+    func update(completed: Int64, detail: String = "") {
         lock.lock()
         defer { lock.unlock() }
         self.completed = completed
+        self.detail = detail
         let now = Date()
         guard isEnabled, now.timeIntervalSince(lastDrawn) >= 0.1 else { return }
         lastDrawn = now
         console.writeToError(
             "\r"
                 + Self.render(label: label, completed: completed, total: total, elapsed: now.timeIntervalSince(started))
+                + (detail.isEmpty ? "" : "  " + detail)
         )
     }
 
@@ -51,7 +54,7 @@ final class ProgressBar: @unchecked Sendable {
             total: total,
             elapsed: Date().timeIntervalSince(started)
         )
-        console.writeToError("\r" + line + "\n")
+        console.writeToError("\r" + line + (detail.isEmpty ? "" : "  " + detail) + "\n")
     }
 
     /// The text of one progress line: `label [#####-----]  50%  1.0 MiB / 2.0 MiB  512.0 KiB/s`.

@@ -1,0 +1,106 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// `coffer backup|snapshots|show|restore|forget|diff` run as a user would.
+@Suite("coffer snapshots end to end")
+struct SnapshotEndToEndTests {
+    let directory: TemporaryDirectory
+    let coffer: URL
+    var environment: [String: String] {
+        ["COFFER_VAULT": directory.path("vault").path, "COFFER_PASSPHRASE": "pw"]
+    }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        coffer = try Products.executable("coffer")
+        #expect(try run(["init"]).status == 0)
+        let source = directory.path("source")
+        try FileManager.default.createDirectory(
+            at: source.appendingPathComponent("notes/old"),
+            withIntermediateDirectories: true
+        )
+        try Data(String(repeating: "a line of notes\n", count: 20_000).utf8).write(
+            to: source.appendingPathComponent("notes/today.txt")
+        )
+        try Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(
+            to: source.appendingPathComponent("notes/old/data.bin")
+        )
+        try FileManager.default.createSymbolicLink(
+            atPath: source.appendingPathComponent("latest").path,
+            withDestinationPath: "notes/today.txt"
+        )
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> Products.Result {
+        try Products.run(coffer, arguments, environment: environment)
+    }
+
+    func json(_ arguments: [String]) throws -> Any {
+        let result = try run(arguments + ["--json"])
+        #expect(result.status == 0, "\(arguments): \(result.error)")
+        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+    }
+
+    @Test("backup, snapshots, show, restore, a second backup that reads nothing, diff, forget")
+    func lifecycle() throws {
+        let source = directory.path("source").path
+        let first = try #require(try json(["backup", source, "--name", "notes"]) as? [String: Any])
+        let stats = try #require((first["snapshot"] as? [String: Any])?["statistics"] as? [String: Any])
+        #expect(stats["files"] as? Int == 2)
+        #expect(stats["newFiles"] as? Int == 2)
+        #expect(stats["symlinks"] as? Int == 1)
+
+        let shown = try run(["show", "notes"])
+        #expect(shown.status == 0)
+        #expect(shown.output.contains("notes/old/data.bin"))
+        #expect(shown.output.contains("latest -> notes/today.txt"))
+
+        let target = directory.path("restored").path
+        #expect(try run(["restore", "notes", target]).status == 0)
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: target + "/notes/today.txt"))
+                == Data(contentsOf: URL(fileURLWithPath: source + "/notes/today.txt"))
+        )
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: target + "/latest") == "notes/today.txt")
+
+        let second = try #require(try json(["backup", source, "--name", "notes"]) as? [String: Any])
+        let again = try #require((second["snapshot"] as? [String: Any])?["statistics"] as? [String: Any])
+        #expect(again["unchangedFiles"] as? Int == 2)
+
+        try Data("changed".utf8).write(to: URL(fileURLWithPath: source + "/notes/today.txt"))
+        #expect(try run(["backup", source, "--name", "notes", "-q"]).status == 0)
+        let listed = try #require(try json(["snapshots"]) as? [[String: Any]])
+        #expect(listed.count == 3)
+        let ids = listed.compactMap { ($0["id"] as? String).map { String($0.prefix(8)) } }
+        let diff = try run(["diff", ids[0], ids[2]])
+        #expect(diff.output == "M notes/today.txt\n")
+
+        for id in ids { #expect(try run(["forget", id]).status == 0) }
+        let stats2 = try #require(try json(["stats"]) as? [String: Any])
+        #expect(stats2["chunks"] as? Int == 0)
+        #expect(try run(["verify", "--read-data"]).status == 0)
+    }
+
+    @Test("--include restores a subset; bad input fails with a message and exit 1")
+    func subsetAndErrors() throws {
+        let source = directory.path("source").path
+        #expect(try run(["backup", source, "--name", "notes", "-q"]).status == 0)
+        let target = directory.path("subset").path
+        #expect(try run(["restore", "notes", target, "--include", "notes/old"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: target + "/notes/old/data.bin"))
+        #expect(!FileManager.default.fileExists(atPath: target + "/notes/today.txt"))
+
+        let busy = try run(["restore", "notes", target])
+        #expect(busy.status == 1)
+        #expect(busy.error.contains("is not empty"))
+        let unknown = try run(["restore", "nothing-like-this", directory.path("x").path])
+        #expect(unknown.status == 1)
+        #expect(unknown.error.contains("there is no snapshot 'nothing-like-this'"))
+        let notDirectory = try run(["backup", source + "/latest"])
+        #expect(notDirectory.status == 1)
+        #expect(notDirectory.error.contains("is not a directory"))
+        #expect(try run(["restore", "notes"]).status == 64)
+    }
+}

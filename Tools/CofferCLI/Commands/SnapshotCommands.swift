@@ -1,0 +1,256 @@
+import Coffer
+import Foundation
+
+/// `coffer backup|snapshots|show|restore|forget|diff`: directory snapshots from the command line.
+enum SnapshotCommands {
+    static let backup = CommandSpec(
+        name: "backup",
+        abstract: "Back up a directory tree as a new snapshot.",
+        discussion: """
+            File contents are deduplicated against everything in the vault; files whose size, time and
+            inode match the previous snapshot of the same name are not read at all. Paths that vanish or
+            cannot be read are reported and skipped. Snapshots are syncable unless --device-only.
+            """,
+        options: [
+            .option(
+                "name",
+                value: "NAME",
+                help: "Group snapshots under NAME (default: the directory's absolute path)."
+            ),
+            .flag("device-only", help: "Keep the snapshot on this machine: never export it."),
+        ],
+        arguments: [ArgumentSpec("DIR", help: "The directory to back up.")],
+        run: runBackup
+    )
+
+    static let list = CommandSpec(
+        name: "snapshots",
+        abstract: "List the snapshots: id, time, files, size, name.",
+        run: runList
+    )
+
+    static let show = CommandSpec(
+        name: "show",
+        abstract: "List the paths in a snapshot, with sizes.",
+        arguments: [ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")],
+        run: runShow
+    )
+
+    static let restore = CommandSpec(
+        name: "restore",
+        abstract: "Recreate a snapshot's tree in an empty or new directory.",
+        discussion: """
+            Contents, modes, modification times, symbolic links and empty directories are restored (and
+            owners when run as root). Paths that would escape DIR are refused.
+            """,
+        options: [
+            .option(
+                "include",
+                value: "PATTERN",
+                help: "Only paths matching PATTERN (fnmatch), and all under a matching directory."
+            )
+        ],
+        arguments: [
+            ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot)."),
+            ArgumentSpec("DIR", help: "Where to restore; must be empty or absent."),
+        ],
+        run: runRestore
+    )
+
+    static let forget = CommandSpec(
+        name: "forget",
+        abstract: "Drop a snapshot; chunks nothing else uses are freed.",
+        arguments: [ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")],
+        run: runForget
+    )
+
+    static let diff = CommandSpec(
+        name: "diff",
+        abstract: "Show the paths added (+), removed (-) and changed (M) from snapshot A to B.",
+        arguments: [ArgumentSpec("A", help: "The older snapshot."), ArgumentSpec("B", help: "The newer snapshot.")],
+        run: runDiff
+    )
+
+    // MARK: Commands
+
+    static func runBackup(_ invocation: Invocation) throws {
+        let path = invocation.arguments[0]
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let bar = ProgressBar(
+            label: "backup",
+            total: nil,
+            console: invocation.console,
+            enabled: !invocation.flag("quiet") && !invocation.flag("json")
+        )
+        let result = try vault.snapshots.backup(
+            directory: URL(fileURLWithPath: path),
+            name: invocation.value("name"),
+            scope: invocation.flag("device-only") ? .deviceBound : .syncable,
+            progress: { bar.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
+        )
+        bar.finish()
+        let stats = result.snapshot.statistics
+        if invocation.flag("json") {
+            try invocation.console.printJSON(
+                BackupListing(snapshot: SnapshotListing(result.snapshot), problems: result.problems.map(\.description))
+            )
+            return
+        }
+        for problem in result.problems { invocation.console.message("skipped: \(problem)") }
+        if !invocation.flag("quiet") {
+            invocation.console.message(
+                "Snapshot \(result.snapshot.shortID) of \(result.snapshot.sourcePath): \(stats.files) files "
+                    + "(\(stats.newFiles) new, \(stats.changedFiles) changed, \(stats.unchangedFiles) unchanged), "
+                    + "\(stats.directories) directories, \(ByteCount.format(stats.bytes)); "
+                    + "\(ByteCount.format(stats.bytesAdded)) added to the vault."
+            )
+        }
+    }
+
+    static func runList(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let snapshots = try vault.snapshots.list()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(snapshots.map(SnapshotListing.init))
+            return
+        }
+        let dates = ISO8601DateFormatter()
+        let lines = snapshots.map { snapshot in
+            [
+                snapshot.shortID, dates.string(from: snapshot.created),
+                String(snapshot.statistics.files).leftPadded(to: 8) + " files",
+                ByteCount.format(snapshot.statistics.bytes).leftPadded(to: 10),
+                snapshot.scope == .syncable ? "sync  " : "device", snapshot.name,
+            ].joined(separator: "  ")
+        }
+        if !lines.isEmpty { invocation.console.print(lines.joined(separator: "\n")) }
+    }
+
+    static func runShow(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let entries = try vault.snapshots.entries(of: invocation.arguments[0])
+        if invocation.flag("json") {
+            try invocation.console.printJSON(entries.map(EntryListing.init))
+            return
+        }
+        let lines = entries.map { entry -> String in
+            let mode = String(entry.mode & 0o7777, radix: 8).leftPadded(to: 4)
+            let size = entry.kind == .file ? String(entry.size) : "-"
+            let suffix = entry.kind == .directory ? "/" : entry.linkTarget.map { " -> \($0)" } ?? ""
+            return
+                "\(entry.kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(mode) \(size.leftPadded(to: 12))  \(entry.path)\(suffix)"
+        }
+        if !lines.isEmpty { invocation.console.print(lines.joined(separator: "\n")) }
+    }
+
+    static func runRestore(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let bar = ProgressBar(
+            label: "restore",
+            total: nil,
+            console: invocation.console,
+            enabled: !invocation.flag("quiet") && !invocation.flag("json")
+        )
+        let result = try vault.snapshots.restore(
+            invocation.arguments[0],
+            to: URL(fileURLWithPath: invocation.arguments[1]),
+            include: invocation.value("include"),
+            progress: { bar.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
+        )
+        bar.finish()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(
+                RestoreListing(
+                    paths: result.restoredPaths,
+                    bytes: result.bytes,
+                    problems: result.problems.map(\.description)
+                )
+            )
+            return
+        }
+        for problem in result.problems { invocation.console.message("note: \(problem)") }
+        if !invocation.flag("quiet") {
+            invocation.console.message(
+                "Restored \(result.restoredPaths) paths, \(ByteCount.format(result.bytes)), to \(invocation.arguments[1])."
+            )
+        }
+    }
+
+    static func runForget(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let snapshot = try vault.snapshots.snapshot(invocation.arguments[0])
+        try vault.snapshots.forget(snapshot.id)
+        if invocation.flag("json") {
+            try invocation.console.printJSON(["forgotten": snapshot.id])
+        } else if !invocation.flag("quiet") {
+            invocation.console.message("Forgot snapshot \(snapshot.shortID) (\(snapshot.name)).")
+        }
+    }
+
+    static func runDiff(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let diff = try vault.snapshots.diff(invocation.arguments[0], invocation.arguments[1])
+        if invocation.flag("json") {
+            try invocation.console.printJSON(["added": diff.added, "removed": diff.removed, "changed": diff.changed])
+            return
+        }
+        let lines = diff.added.map { "+ \($0)" } + diff.removed.map { "- \($0)" } + diff.changed.map { "M \($0)" }
+        if !lines.isEmpty { invocation.console.print(lines.joined(separator: "\n")) }
+    }
+}
+
+/// A snapshot as `--json` prints it.
+struct SnapshotListing: Encodable {
+    let id: String
+    let name: String
+    let sourcePath: String
+    let hostname: String
+    let created: Date
+    let scope: String
+    let statistics: SnapshotStatistics
+
+    init(_ info: SnapshotInfo) {
+        id = info.id
+        name = info.name
+        sourcePath = info.sourcePath
+        hostname = info.hostname
+        created = info.created
+        scope = info.scope.rawValue
+        statistics = info.statistics
+    }
+}
+
+struct BackupListing: Encodable {
+    let snapshot: SnapshotListing
+    let problems: [String]
+}
+
+struct RestoreListing: Encodable {
+    let paths: Int
+    let bytes: Int64
+    let problems: [String]
+}
+
+struct EntryListing: Encodable {
+    let path: String
+    let kind: String
+    let size: Int64
+    let mode: UInt32
+    let modified: Date
+    let linkTarget: String?
+
+    init(_ entry: SnapshotEntry) {
+        path = entry.path
+        kind = entry.kind.rawValue
+        size = entry.size
+        mode = entry.mode
+        modified = entry.modified
+        linkTarget = entry.linkTarget
+    }
+}
