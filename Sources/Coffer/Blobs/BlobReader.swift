@@ -91,20 +91,27 @@ struct BlobReader {
         } catch {
             throw CofferError(.internalError, "creating a digest context failed: \(error)", underlying: error)
         }
-        let workers = OrderedPipeline<ChunkEntry, [UInt8]>.defaultWorkerCount
-        let pipeline = OrderedPipeline<ChunkEntry, [UInt8]>(
-            workers: workers,
-            window: workers * 4,
-            makeTransform: makeWorker(scope: manifest.scope, level: manifest.level)
-        )
-        defer { pipeline.shutDown() }
+        // Contents of one or two chunks (most files in a backup) are read on this thread: starting
+        // worker threads would cost more than the work.
+        let fetch = makeWorker(scope: manifest.scope, level: manifest.level)
+        var direct: (ChunkEntry) throws(CofferError) -> [UInt8] = { _ in [] }
+        var directResults: [[UInt8]] = []
+        var pipeline: OrderedPipeline<ChunkEntry, [UInt8]>?
+        if case .inline(let entries) = manifest.chunks, entries.count <= 2 {
+            direct = try fetch()
+        } else {
+            let workers = OrderedPipeline<ChunkEntry, [UInt8]>.defaultWorkerCount
+            pipeline = OrderedPipeline(workers: workers, window: workers * 4, makeTransform: fetch)
+        }
+        defer { pipeline?.shutDown() }
         // The slice of each submitted chunk that is inside the range, in submission order.
         var slices: [Range<Int>] = []
         var slicesHead = 0
         var done: Int64 = 0
 
         func deliverOne() throws(CofferError) {
-            guard let plaintext = try pipeline.next() else { return }
+            let next = pipeline == nil ? directResults.popLast() : try pipeline!.next()
+            guard let plaintext = next else { return }
             let slice = slices[slicesHead]
             slicesHead += 1
             if slicesHead >= 1024 {
@@ -137,13 +144,19 @@ struct BlobReader {
             { (entry, offset) throws(CofferError) in
                 let lower = Int(max(range.lowerBound, offset) - offset)
                 let upper = Int(min(range.upperBound, offset + UInt64(entry.length)) - offset)
-                while !pipeline.hasRoom { try deliverOne() }
-                slices.append(lower..<upper)
-                try pipeline.submit(entry)
+                if let pipeline {
+                    while !pipeline.hasRoom { try deliverOne() }
+                    slices.append(lower..<upper)
+                    try pipeline.submit(entry)
+                } else {
+                    slices.append(lower..<upper)
+                    directResults.append(try direct(entry))
+                    try deliverOne()
+                }
                 return true
             }
         )
-        pipeline.finishSubmitting()
+        pipeline?.finishSubmitting()
         while slicesHead < slices.count { try deliverOne() }
         if let hasher {
             let digest: [UInt8]

@@ -69,6 +69,8 @@ final class ContentSession<Marker>: @unchecked Sendable {
     let chunker: FastCDC
     private let pipeline: OrderedPipeline<Job, Processed>
     private let committer: Committer
+    /// The read buffer, reused for every content of the session (only the submitting thread uses it).
+    private var readBuffer: [UInt8] = []
 
     /// Registers the write in `pending` (reclaiming dead writes first) and starts the pipeline.
     ///
@@ -149,7 +151,9 @@ final class ContentSession<Marker>: @unchecked Sendable {
     /// Chunks everything `source` yields as the current content; ``endContent(_:)`` ends it.
     func addContent(_ source: inout some ByteSource) throws(CofferError) {
         let pipeline = pipeline
-        try Self.chunk(&source, with: chunker) { (piece) throws(CofferError) in try pipeline.submit(.chunk(piece)) }
+        try Self.chunk(&source, with: chunker, buffer: &readBuffer) { (piece) throws(CofferError) in
+            try pipeline.submit(.chunk(piece))
+        }
     }
 
     /// Ends the current content: the handler gets its summary with `marker`.
@@ -215,12 +219,18 @@ final class ContentSession<Marker>: @unchecked Sendable {
     // MARK: Chunking
 
     /// Reads the source in segments and submits each chunk FastCDC cuts.
+    ///
+    /// - Parameter buffer: The read buffer, reused between calls (allocated on first use): a backup
+    ///   of many small files must not zero 4 MiB per file.
     static func chunk(
         _ source: inout some ByteSource,
         with chunker: FastCDC,
+        buffer: inout [UInt8],
         submit: ([UInt8]) throws(CofferError) -> Void
     ) throws(CofferError) {
-        var buffer = [UInt8](repeating: 0, count: segmentSize + chunker.sizes.maximum)
+        if buffer.count != segmentSize + chunker.sizes.maximum {
+            buffer = [UInt8](repeating: 0, count: segmentSize + chunker.sizes.maximum)
+        }
         var start = 0
         var end = 0
         var atEnd = false

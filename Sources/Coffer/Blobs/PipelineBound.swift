@@ -40,7 +40,8 @@ package enum PipelineBound {
             _ = try? hasher.finalize()
         }
         var total: Int64 = 0
-        try ContentSession<Void>.chunk(&source, with: FastCDC(gear: gear)) { (piece) throws(CofferError) in
+        var buffer: [UInt8] = []
+        try ContentSession<Void>.chunk(&source, with: FastCDC(gear: gear), buffer: &buffer) { (piece) throws(CofferError) in
             total += Int64(piece.count)
             try pipeline.submit(piece)
         }
