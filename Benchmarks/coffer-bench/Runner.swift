@@ -6,10 +6,16 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, js
     var benchmarks: [any Benchmark] =
         CryptoSuite.benchmarks(quick: quick) + StorageSuite.benchmarks(quick: quick)
         + KeychainSuite.benchmarks(quick: quick) + BlobSuite.benchmarks(quick: quick, corpusDirectory: corpus)
+        + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus)
     if let filter { benchmarks = benchmarks.filter { $0.name.contains(filter) } }
 
     print("coffer-bench on \(Machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
-    print("(crypto, storage and keychain figures use one core; blobs figures use all cores)\n")
+    print("(crypto, storage and keychain figures use one core; blobs and snapshots figures use all cores)")
+    for peer in SnapshotSuite.skipped where filter.map({ "snapshots".contains($0) || $0.contains("snapshots") }) ?? true
+    {
+        print("skipped peer: \(peer)")
+    }
+    print("")
     let results: [Measurement]
     do {
         results = try harness.measure(benchmarks)
