@@ -1,6 +1,12 @@
 public import Foundation
 internal import Glibc
 
+/// A file for a restore worker to write.
+struct RestoreJob {
+    let entry: TreeEntry
+    let path: String
+}
+
 /// What ``Snapshots/restore(_:to:include:progress:)`` did.
 public struct RestoreResult: Sendable {
     /// Files, directories and links created.
@@ -41,6 +47,29 @@ extension Snapshots {
         var directories: [TreeEntry] = []
         var includedDirectories: [String] = []
         let isRoot = geteuid() == 0
+        let scope = record.scope
+        let level = record.level
+        let workers = OrderedPipeline<RestoreJob, [SnapshotProblem]>.defaultWorkerCount
+        let files = OrderedPipeline<RestoreJob, [SnapshotProblem]>(workers: workers, window: workers * 8) {
+            { (job) throws(CofferError) in
+                try Self.restoreFile(
+                    job.entry,
+                    at: job.path,
+                    scope: scope,
+                    level: level,
+                    reader: reader,
+                    isRoot: isRoot
+                )
+            }
+        }
+        defer { files.shutDown() }
+        var pendingFiles = 0
+        func collect() throws(CofferError) {
+            guard let fileProblems = try files.next() else { return }
+            pendingFiles -= 1
+            problems += fileProblems
+            restored += 1
+        }
         try store.forEachEntry(of: record) { (entry) throws(CofferError) in
             guard TreeEntry.isSafe(entry.path) else {
                 throw CofferError(
@@ -62,39 +91,12 @@ extension Snapshots {
                 }
                 directories.append(entry)
             case .file:
-                guard let content = entry.content else {
-                    throw CofferError(
-                        .decode,
-                        "the snapshot's file '\(entry.path)' has no content record; it is damaged"
-                    )
-                }
-                let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-                guard descriptor >= 0 else { throw Self.failure("creating the file", entry.path) }
-                defer { close(descriptor) }
-                var sink = FileDescriptorSink(descriptor: descriptor)
-                do throws(CofferError) {
-                    try reader.stream(
-                        FileContent(
-                            scope: record.scope,
-                            level: record.level,
-                            size: entry.size,
-                            digest: content.digest,
-                            chunks: content.chunks
-                        ),
-                        range: 0..<entry.size,
-                        to: &sink,
-                        progress: nil
-                    )
-                } catch  where error.code == .decode {
-                    throw CofferError(.decode, "file '\(entry.path)' of the snapshot is damaged: \(error.message)")
-                }
+                // Files are written by worker threads; their parents exist already (walk order).
+                while !files.hasRoom { try collect() }
+                try files.submit(RestoreJob(entry: entry, path: path))
+                pendingFiles += 1
                 bytes += Int64(entry.size)
-                if isRoot, fchown(descriptor, entry.uid, entry.gid) != 0 {
-                    problems.append(SnapshotProblem(path: entry.path, message: "owner not restored"))
-                }
-                fchmod(descriptor, mode_t(entry.mode & 0o7777))
-                var times = [Self.timespec(entry), Self.timespec(entry)]
-                futimens(descriptor, &times)
+                return
             case .symlink:
                 let target = String(decoding: entry.linkTarget ?? [], as: UTF8.self)
                 guard symlink(target, path) == 0 else { throw Self.failure("creating the symbolic link", entry.path) }
@@ -118,6 +120,8 @@ extension Snapshots {
             restored += 1
             progress?(BackupProgress(files: restored, bytesRead: bytes))
         }
+        files.finishSubmitting()
+        while pendingFiles > 0 { try collect() }
         // Directories last, deepest first: their modes may forbid writing, and creating entries in
         // them changed their times.
         for entry in directories.reversed() {
@@ -130,6 +134,52 @@ extension Snapshots {
             utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
         }
         return RestoreResult(restoredPaths: restored, bytes: bytes, problems: problems)
+    }
+
+    /// Writes one file of a snapshot: content (checked chunk by chunk and against its digest), mode,
+    /// times, and owner when running as root. Runs on a restore worker thread.
+    static func restoreFile(
+        _ entry: TreeEntry,
+        at path: String,
+        scope: SyncScope,
+        level: ProtectionLevel,
+        reader: BlobReader,
+        isRoot: Bool
+    ) throws(CofferError) -> [SnapshotProblem] {
+        guard let content = entry.content else {
+            throw CofferError(
+                .decode,
+                "the snapshot's file '\(entry.path)' has no content record; it is damaged"
+            )
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw Self.failure("creating the file", entry.path) }
+        defer { close(descriptor) }
+        var sink = FileDescriptorSink(descriptor: descriptor)
+        do throws(CofferError) {
+            try reader.stream(
+                FileContent(
+                    scope: scope,
+                    level: level,
+                    size: entry.size,
+                    digest: content.digest,
+                    chunks: content.chunks
+                ),
+                range: 0..<entry.size,
+                to: &sink,
+                progress: nil
+            )
+        } catch  where error.code == .decode {
+            throw CofferError(.decode, "file '\(entry.path)' of the snapshot is damaged: \(error.message)")
+        }
+        var problems: [SnapshotProblem] = []
+        if isRoot, fchown(descriptor, entry.uid, entry.gid) != 0 {
+            problems.append(SnapshotProblem(path: entry.path, message: "owner not restored"))
+        }
+        fchmod(descriptor, mode_t(entry.mode & 0o7777))
+        var times = [Self.timespec(entry), Self.timespec(entry)]
+        futimens(descriptor, &times)
+        return problems
     }
 
     /// Creates `root` (with parents) if absent; refuses one that is not an empty directory.
