@@ -41,7 +41,8 @@ package enum PipelineBound {
         }
         var total: Int64 = 0
         var buffer: [UInt8] = []
-        try ContentSession<Void>.chunk(&source, with: FastCDC(gear: gear), buffer: &buffer) { (piece) throws(CofferError) in
+        let chunker = FastCDC(gear: gear)
+        try ContentSession<Void>.chunk(&source, with: chunker, buffer: &buffer) { (piece) throws(CofferError) in
             total += Int64(piece.count)
             try pipeline.submit(piece)
         }
