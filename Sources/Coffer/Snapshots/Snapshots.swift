@@ -28,12 +28,14 @@ public struct Snapshots: Sendable {
     /// - Parameters:
     ///   - name: Groups snapshots of one tree; the directory's absolute path by default.
     ///   - scope: Snapshots are backups, so syncable by default.
+    ///   - compressionLevel: The zstd level for new chunks, 1 (fastest) to 19 (smallest).
     /// - Throws: ``CofferError`` `.param` if `directory` is not a directory, and the errors of
     ///   ``Blobs/write(_:data:options:progress:)``.
     public func backup(
         directory: URL,
         name: String? = nil,
         scope: SyncScope = .syncable,
+        compressionLevel: Int = BlobWriteOptions().compressionLevel,
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> BackupResult {
         try vault.checkOpen()
@@ -58,7 +60,7 @@ public struct Snapshots: Sendable {
             keys: keys,
             scope: scope,
             level: .afterFirstUnlock,
-            compressionLevel: 3,
+            compressionLevel: compressionLevel,
             progress: nil
         ) { (marker, summary, context) throws(CofferError) in try run.handle(marker, summary, context) }
         run.useChunker(session.chunker)

@@ -18,6 +18,11 @@ enum SnapshotCommands {
                 help: "Group snapshots under NAME (default: the directory's absolute path)."
             ),
             .flag("device-only", help: "Keep the snapshot on this machine: never export it."),
+            .option(
+                "compression",
+                value: "LEVEL",
+                help: "zstd level for new chunks, 1 (fastest) to 19 (smallest); default 3."
+            ),
         ],
         arguments: [ArgumentSpec("DIR", help: "The directory to back up.")],
         run: runBackup
@@ -75,6 +80,13 @@ enum SnapshotCommands {
 
     static func runBackup(_ invocation: Invocation) throws {
         let path = invocation.arguments[0]
+        var level = BlobWriteOptions().compressionLevel
+        if let text = invocation.value("compression") {
+            guard let parsed = Int(text) else {
+                throw CLIFailure("--compression takes a number from 1 to 19, not '\(text)'")
+            }
+            level = parsed
+        }
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
         let bar = ProgressBar(
@@ -87,6 +99,7 @@ enum SnapshotCommands {
             directory: URL(fileURLWithPath: path),
             name: invocation.value("name"),
             scope: invocation.flag("device-only") ? .deviceBound : .syncable,
+            compressionLevel: level,
             progress: { bar.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
         )
         bar.finish()
