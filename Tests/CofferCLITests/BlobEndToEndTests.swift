@@ -7,27 +7,20 @@ import Testing
 /// `coffer put|get|ls|rm|mv|stat|gc|verify|stats` run as a user would.
 @Suite("coffer blobs end to end")
 struct BlobEndToEndTests {
-    let directory: TemporaryDirectory
-    let coffer: URL
+    let cli: CLIHarness
+    var directory: TemporaryDirectory { cli.directory }
+    var coffer: URL { cli.coffer }
     var vaultURL: URL { directory.path("vault") }
-    var environment: [String: String] { ["COFFER_VAULT": vaultURL.path, "COFFER_PASSPHRASE": "pw"] }
+    var environment: [String: String] { cli.environment }
 
     init() throws {
-        directory = try TemporaryDirectory()
-        coffer = try Products.executable("coffer")
-        #expect(try run(["init"]).status == 0)
+        cli = try CLIHarness()
     }
 
     @discardableResult
-    func run(_ arguments: [String]) throws -> Products.Result {
-        try Products.run(coffer, arguments, environment: environment)
-    }
+    func run(_ arguments: [String]) throws -> Products.Result { try cli.run(arguments) }
 
-    func json(_ arguments: [String]) throws -> Any {
-        let result = try run(arguments + ["--json"])
-        #expect(result.status == 0, "\(arguments): \(result.error)")
-        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
-    }
+    func json(_ arguments: [String]) throws -> Any { try cli.json(arguments) }
 
     @Test("put, stat, ls, get (whole and a range, to a file and to stdout), mv, rm")
     func lifecycle() throws {
@@ -120,25 +113,16 @@ struct BlobEndToEndTests {
         #expect(try run(["put", "notes", input.path]).status == 0)
         let password = ["COFFER_RNCRYPTOR_PASSWORD": "correct horse"]
         let exported = directory.path("notes.rncryptor")
-        let out = try Products.run(
-            coffer,
-            ["get", "notes", "--to-rncryptor", exported.path],
-            environment: environment.merging(password) { _, new in new }
-        )
+        let out = try cli.run(["get", "notes", "--to-rncryptor", exported.path], extra: password)
         #expect(out.status == 0, "\(out.error)")
         let bytes = try Data(contentsOf: exported)
         #expect(bytes.prefix(2) == Data([3, 1]), "version 3, password-based")
-        let back = try Products.run(
-            coffer,
-            ["put", "notes-again", "--from-rncryptor", exported.path],
-            environment: environment.merging(password) { _, new in new }
-        )
+        let back = try cli.run(["put", "notes-again", "--from-rncryptor", exported.path], extra: password)
         #expect(back.status == 0, "\(back.error)")
         #expect(try run(["get", "notes-again"]).output == (try String(contentsOf: input, encoding: .utf8)))
-        let wrong = try Products.run(
-            coffer,
+        let wrong = try cli.run(
             ["put", "nope", "--from-rncryptor", exported.path],
-            environment: environment.merging(["COFFER_RNCRYPTOR_PASSWORD": "wrong"]) { _, new in new }
+            extra: ["COFFER_RNCRYPTOR_PASSWORD": "wrong"]
         )
         #expect(wrong.status == 1)
         #expect(wrong.error.contains("HMAC does not match"))

@@ -5,16 +5,11 @@ import Testing
 /// `coffer backup|snapshots|show|restore|forget|diff` run as a user would.
 @Suite("coffer snapshots end to end")
 struct SnapshotEndToEndTests {
-    let directory: TemporaryDirectory
-    let coffer: URL
-    var environment: [String: String] {
-        ["COFFER_VAULT": directory.path("vault").path, "COFFER_PASSPHRASE": "pw"]
-    }
+    let cli: CLIHarness
+    var directory: TemporaryDirectory { cli.directory }
 
     init() throws {
-        directory = try TemporaryDirectory()
-        coffer = try Products.executable("coffer")
-        #expect(try run(["init"]).status == 0)
+        cli = try CLIHarness()
         let source = directory.path("source")
         try FileManager.default.createDirectory(
             at: source.appendingPathComponent("notes/old"),
@@ -33,15 +28,9 @@ struct SnapshotEndToEndTests {
     }
 
     @discardableResult
-    func run(_ arguments: [String]) throws -> Products.Result {
-        try Products.run(coffer, arguments, environment: environment)
-    }
+    func run(_ arguments: [String]) throws -> Products.Result { try cli.run(arguments) }
 
-    func json(_ arguments: [String]) throws -> Any {
-        let result = try run(arguments + ["--json"])
-        #expect(result.status == 0, "\(arguments): \(result.error)")
-        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
-    }
+    func json(_ arguments: [String]) throws -> Any { try cli.json(arguments) }
 
     @Test("backup, snapshots, show, restore, a second backup that reads nothing, diff, forget")
     func lifecycle() throws {

@@ -16,7 +16,6 @@ import Foundation
 /// there. Names appear only inside the sealed body; the key is a keyed hash of the name.
 struct BlobManifest: Sendable {
     static let version: UInt8 = 1
-    static let headerSize = 3
     /// Names longer than this (in UTF-8 bytes) are refused.
     static let maximumNameLength = 1024
 
@@ -55,11 +54,7 @@ struct BlobManifest: Sendable {
         }
     }
 
-    var header: [UInt8] { [Self.version, scope.code, level.code] }
-
-    static func associatedData(id: [UInt8], header: some Collection<UInt8>) -> [UInt8] {
-        Array("coffer/v1/blob".utf8) + [0] + id + header
-    }
+    static let label = "coffer/v1/blob"
 
     /// The sealed record to store under `id`.
     func seal(id: [UInt8], keys: KeyRing, cipher: AESGCM) throws(CofferError) -> [UInt8] {
@@ -71,28 +66,16 @@ struct BlobManifest: Sendable {
         writer.write(modified)
         writer.write(chunkCount)
         chunks.encode(into: &writer)
-        let key = try keys.key(.manifest, scope.keyScope, level)
-        do {
-            let header = header
-            return header
-                + (try cipher.seal(writer.bytes, key: key, authenticating: Self.associatedData(id: id, header: header)))
-        } catch {
-            throw CofferError(.internalError, "sealing a blob manifest failed: \(error)", underlying: error)
-        }
-    }
-
-    /// The scope and level in a stored record's clear header, without opening it.
-    static func peekHeader(_ stored: UnsafeRawBufferPointer) throws(CofferError) -> (SyncScope, ProtectionLevel) {
-        guard stored.count >= headerSize + AESGCM.overhead else {
-            throw CofferError(.decode, "a blob manifest is too short (\(stored.count) bytes); the vault is damaged")
-        }
-        guard stored[0] == version else {
-            throw CofferError(.unsupportedFormat, "a blob manifest has version \(stored[0]); upgrade Coffer")
-        }
-        guard let scope = SyncScope(code: stored[1]), let level = ProtectionLevel(code: stored[2]) else {
-            throw CofferError(.decode, "a blob manifest's header is invalid; it was altered or damaged")
-        }
-        return (scope, level)
+        return try SealedRecord.seal(
+            writer.bytes,
+            version: Self.version,
+            label: Self.label,
+            id: id,
+            scope: scope,
+            level: level,
+            keys: keys,
+            cipher: cipher
+        )
     }
 
     /// Opens the record stored under `id`.
@@ -105,22 +88,15 @@ struct BlobManifest: Sendable {
         keys: KeyRing,
         cipher: AESGCM
     ) throws(CofferError) -> BlobManifest {
-        let (scope, level) = try peekHeader(stored)
-        let key = try keys.key(.manifest, scope.keyScope, level)
-        let body: [UInt8]
-        do {
-            body = try cipher.open(
-                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
-                key: key,
-                authenticating: associatedData(id: id, header: stored[0..<headerSize])
-            )
-        } catch {
-            throw CofferError(
-                .decode,
-                "a blob manifest failed authentication: it was altered, damaged, or moved from another blob",
-                underlying: error
-            )
-        }
+        let (scope, level, body) = try SealedRecord.open(
+            stored,
+            version: version,
+            label: label,
+            id: id,
+            keys: keys,
+            cipher: cipher,
+            what: "a blob manifest"
+        )
         var reader = BinaryReader(body, what: "a blob manifest")
         guard let name = String(validating: try reader.readLengthPrefixed(), as: UTF8.self) else {
             throw CofferError(.decode, "a blob manifest holds a name that is not UTF-8; it is damaged")

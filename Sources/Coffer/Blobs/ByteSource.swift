@@ -7,6 +7,22 @@ protocol ByteSource {
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int
 }
 
+extension ByteSource {
+    /// The next `count` bytes, or fewer only where the source ends.
+    mutating func read(upTo count: Int) throws(CofferError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let read = try bytes.withMutableBytes { (raw) throws(CofferError) in
+                try self.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+            }
+            if read == 0 { break }
+            filled += read
+        }
+        return Array(bytes.prefix(filled))
+    }
+}
+
 /// Reads an open file descriptor (a file, a pipe, standard input) to its end.
 struct FileDescriptorSource: ByteSource {
     let descriptor: Int32

@@ -86,15 +86,8 @@ enum RNCryptor {
         }
 
         private mutating func readHeader() throws(CofferError) {
-            var header = [UInt8](repeating: 0, count: RNCryptor.headerSize)
-            var filled = 0
-            while filled < header.count {
-                let count = try header.withMutableBytes { (raw) throws(CofferError) in
-                    try base.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
-                }
-                if count == 0 { break }
-                filled += count
-            }
+            let header = try base.read(upTo: RNCryptor.headerSize)
+            let filled = header.count
             if filled >= 2, header[0] != RNCryptor.version {
                 throw CofferError(
                     .unsupportedFormat,
@@ -107,7 +100,7 @@ enum RNCryptor {
                     "the file is a key-based RNCryptor file; only password-based files (options = 1) are supported"
                 )
             }
-            guard filled == header.count else {
+            guard filled == RNCryptor.headerSize else {
                 throw CofferError(.decode, "the file is too short to be an RNCryptor v3 file (\(filled) bytes)")
             }
             let keys = try RNCryptor.keys(

@@ -62,7 +62,6 @@ public struct SnapshotInfo: Sendable, Hashable {
 /// tree's chunks are shared between snapshots.
 struct SnapshotRecord: Sendable, StoredContent {
     static let version: UInt8 = 1
-    static let headerSize = 3
 
     let id: [UInt8]
     var name: String
@@ -78,11 +77,7 @@ struct SnapshotRecord: Sendable, StoredContent {
     var chunkCount: UInt64
     var chunks: ChunkList
 
-    var header: [UInt8] { [Self.version, scope.code, level.code] }
-
-    static func associatedData(id: [UInt8], header: some Collection<UInt8>) -> [UInt8] {
-        Array("coffer/v1/snapshot".utf8) + [0] + id + header
-    }
+    static let label = "coffer/v1/snapshot"
 
     func seal(keys: KeyRing, cipher: AESGCM) throws(CofferError) -> [UInt8] {
         var writer = BinaryWriter()
@@ -101,13 +96,16 @@ struct SnapshotRecord: Sendable, StoredContent {
         writer.write(raw: digest)
         writer.write(chunkCount)
         chunks.encode(into: &writer)
-        let key = try keys.key(.manifest, scope.keyScope, level)
-        do {
-            return header
-                + (try cipher.seal(writer.bytes, key: key, authenticating: Self.associatedData(id: id, header: header)))
-        } catch {
-            throw CofferError(.internalError, "sealing a snapshot failed: \(error)", underlying: error)
-        }
+        return try SealedRecord.seal(
+            writer.bytes,
+            version: Self.version,
+            label: Self.label,
+            id: id,
+            scope: scope,
+            level: level,
+            keys: keys,
+            cipher: cipher
+        )
     }
 
     static func open(
@@ -118,30 +116,15 @@ struct SnapshotRecord: Sendable, StoredContent {
     ) throws(CofferError)
         -> SnapshotRecord
     {
-        guard stored.count >= headerSize + AESGCM.overhead else {
-            throw CofferError(.decode, "a snapshot record is too short; the vault is damaged")
-        }
-        guard stored[0] == version else {
-            throw CofferError(.unsupportedFormat, "a snapshot record has version \(stored[0]); upgrade Coffer")
-        }
-        guard let scope = SyncScope(code: stored[1]), let level = ProtectionLevel(code: stored[2]) else {
-            throw CofferError(.decode, "a snapshot record's header is invalid; it was altered or damaged")
-        }
-        let key = try keys.key(.manifest, scope.keyScope, level)
-        let body: [UInt8]
-        do {
-            body = try cipher.open(
-                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
-                key: key,
-                authenticating: associatedData(id: id, header: stored[0..<headerSize])
-            )
-        } catch {
-            throw CofferError(
-                .decode,
-                "a snapshot record failed authentication: it was altered, damaged, or moved",
-                underlying: error
-            )
-        }
+        let (scope, level, body) = try SealedRecord.open(
+            stored,
+            version: version,
+            label: label,
+            id: id,
+            keys: keys,
+            cipher: cipher,
+            what: "a snapshot record"
+        )
         var reader = BinaryReader(body, what: "a snapshot record")
         func text() throws(CofferError) -> String {
             guard let value = String(validating: try reader.readLengthPrefixed(), as: UTF8.self) else {

@@ -111,16 +111,9 @@ struct BundleHeader: Equatable, Sendable {
     }
 
     static func readExactly(_ count: Int, from source: inout some ByteSource) throws(CofferError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let read = try bytes.withMutableBytes { (raw) throws(CofferError) in
-                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
-            }
-            guard read > 0 else {
-                throw CofferError(.decode, "the bundle is truncated: it ends inside its header")
-            }
-            filled += read
+        let bytes = try source.read(upTo: count)
+        guard bytes.count == count else {
+            throw CofferError(.decode, "the bundle is truncated: it ends inside its header")
         }
         return bytes
     }

@@ -122,6 +122,7 @@ struct RNCryptorTests {
         }
         #expect(attempt(Array(good.dropLast(1)))?.code == .authFailed)
         #expect(attempt(Array(good.prefix(40)))?.code == .decode)
+        #expect(attempt(Array(good.prefix(10)))?.code == .decode, "shorter than a header")
         #expect(attempt([2, 1] + good.dropFirst(2))?.code == .unsupportedFormat)
         #expect(attempt([3, 0] + good.dropFirst(2))?.code == .unsupportedFormat)
         #expect(try !vault.blobs.contains("bad"))

@@ -1,0 +1,87 @@
+/// The sealed form Coffer's manifests share (blob manifests, snapshot records):
+///
+/// ```
+/// header (3): version ‖ scope ‖ level
+/// sealed:     nonce (12) ‖ AES-256-GCM(manifest key of scope and level, body) ‖ tag (16)
+///             associated data = label ‖ 0x00 ‖ record id ‖ header
+/// ```
+///
+/// The clear header picks the key without decrypting; the associated data binds the body to its id
+/// (a record moved under another id fails) and to its header (a flipped scope or level fails).
+enum SealedRecord {
+    static let headerSize = 3
+
+    static func associatedData(label: String, id: [UInt8], header: some Collection<UInt8>) -> [UInt8] {
+        Array(label.utf8) + [0] + id + header
+    }
+
+    /// Seals `body` for storage under `id`.
+    static func seal(
+        _ body: [UInt8],
+        version: UInt8,
+        label: String,
+        id: [UInt8],
+        scope: SyncScope,
+        level: ProtectionLevel,
+        keys: KeyRing,
+        cipher: AESGCM
+    ) throws(CofferError) -> [UInt8] {
+        let header = [version, scope.code, level.code]
+        let key = try keys.key(.manifest, scope.keyScope, level)
+        do {
+            return header
+                + (try cipher.seal(body, key: key, authenticating: associatedData(label: label, id: id, header: header)))
+        } catch {
+            throw CofferError(.internalError, "sealing \(label) failed: \(error)", underlying: error)
+        }
+    }
+
+    /// The scope and level in a stored record's clear header, without opening it.
+    static func peekHeader(
+        _ stored: UnsafeRawBufferPointer,
+        version: UInt8,
+        what: String
+    ) throws(CofferError) -> (SyncScope, ProtectionLevel) {
+        guard stored.count >= headerSize + AESGCM.overhead else {
+            throw CofferError(.decode, "\(what) is too short (\(stored.count) bytes); the vault is damaged")
+        }
+        guard stored[0] == version else {
+            throw CofferError(.unsupportedFormat, "\(what) has version \(stored[0]); upgrade Coffer")
+        }
+        guard let scope = SyncScope(code: stored[1]), let level = ProtectionLevel(code: stored[2]) else {
+            throw CofferError(.decode, "\(what)'s header is invalid; it was altered or damaged")
+        }
+        return (scope, level)
+    }
+
+    /// Opens a record stored under `id`: its scope, level and body.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` if its level's key is not in memory,
+    ///   `.decode` if it was altered, damaged or moved from another id.
+    static func open(
+        _ stored: UnsafeRawBufferPointer,
+        version: UInt8,
+        label: String,
+        id: [UInt8],
+        keys: KeyRing,
+        cipher: AESGCM,
+        what: String
+    ) throws(CofferError) -> (scope: SyncScope, level: ProtectionLevel, body: [UInt8]) {
+        let (scope, level) = try peekHeader(stored, version: version, what: what)
+        let key = try keys.key(.manifest, scope.keyScope, level)
+        do {
+            let body = try cipher.open(
+                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
+                key: key,
+                authenticating: associatedData(label: label, id: id, header: stored[0..<headerSize])
+            )
+            return (scope, level, body)
+        } catch {
+            throw CofferError(
+                .decode,
+                "\(what) failed authentication: it was altered, damaged, or moved from another record",
+                underlying: error
+            )
+        }
+    }
+}
