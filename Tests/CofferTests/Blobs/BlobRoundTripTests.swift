@@ -104,6 +104,21 @@ struct BlobRoundTripTests {
         #expect([UInt8](ranged) == Array(content[1000..<2_000_000]))
     }
 
+    @Test("a reader that stops early releases the reading thread")
+    func earlyStop() async throws {
+        try vault.blobs.write("long", data: Content.random(20 << 20, seed: 12))
+        var pieces = 0
+        for try await _ in vault.blobs.bytes("long") {
+            pieces += 1
+            if pieces == 2 { break }
+        }
+        #expect(pieces == 2)
+        // The abandoned stream's thread must end (it holds no transaction), so writes and close proceed.
+        try vault.blobs.write("after", data: [1, 2, 3])
+        #expect(try [UInt8](vault.blobs.data("after")) == [1, 2, 3])
+        vault.close()
+    }
+
     @Test("a failing async sequence stores nothing")
     func failingSequence() async throws {
         struct Broken: Error {}
