@@ -28,7 +28,7 @@ struct ContentSummary: Sendable {
 /// this thread:     read 4 MiB at a time ─▶ FastCDC ─▶ submit chunk … then an end marker per content
 /// worker × cores:  chunk id (HMAC) ─▶ already stored? ─▶ else zstd + AES-GCM
 /// committer:       in order: SHA-256 and chunk list per content; at each end marker, the handler
-///                  gets the content's summary; batches of ≤ 8 MiB ─▶ one LMDB write transaction
+///                  gets the content's summary; batches of ≤ 2 MiB ─▶ one LMDB write transaction
 ///                  (retain each chunk, note it in `pending`)
 /// finish:          one transaction: the remaining batch, then the caller's records, pending dropped
 /// ```
@@ -44,7 +44,7 @@ final class ContentSession<Marker>: @unchecked Sendable {
     /// Bytes read from a source at a time (plus room for one unfinished chunk carried over).
     static var segmentSize: Int { 4 << 20 }
     /// A batch commits when it holds this many bytes or this many chunks.
-    static var batchByteLimit: Int { 8 << 20 }
+    static var batchByteLimit: Int { 2 << 20 }
     static var batchChunkLimit: Int { 256 }
 
     private enum Job {
