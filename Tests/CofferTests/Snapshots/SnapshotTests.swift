@@ -151,6 +151,20 @@ struct SnapshotTests {
         #expect(missing?.code == .itemNotFound)
     }
 
+    @Test("syncable snapshots are logged in the change log; device-bound ones never are")
+    func changeLog() throws {
+        let device = try vault.snapshots.backup(directory: source, name: "device", scope: .deviceBound)
+        try vault.snapshots.forget(device.snapshot.id)
+        let synced = try vault.snapshots.backup(directory: source, name: "synced")
+        try vault.snapshots.forget(synced.snapshot.id)
+        let changes = try vault.environment.read { txn in
+            try ChangeLog.changes(after: 0, in: txn, schema: vault.schema)
+        }
+        #expect(changes.map(\.1) == [.snapshotPut, .snapshotDelete])
+        #expect(changes.allSatisfy { $0.2 == [UInt8](hex: synced.snapshot.id) })
+        #expect(device.snapshot.scope == .deviceBound)
+    }
+
     @Test("--include restores a subset, with the parents it needs")
     func include() throws {
         let snapshot = try vault.snapshots.backup(directory: source).snapshot
