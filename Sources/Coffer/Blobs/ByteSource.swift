@@ -7,6 +7,32 @@ protocol ByteSource {
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int
 }
 
+/// Bytes produced ahead of a reader (a decrypted segment, a received piece), handed out in the sizes
+/// it asks for.
+struct UnreadBytes {
+    private var bytes: [UInt8] = []
+    private var offset = 0
+
+    /// Whether everything has been handed out.
+    var isEmpty: Bool { offset == bytes.count }
+
+    /// Starts handing out `newBytes`.
+    mutating func replace(with newBytes: [UInt8]) {
+        bytes = newBytes
+        offset = 0
+    }
+
+    /// Copies as much as fits into `buffer`; returns how much.
+    mutating func copy(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = min(buffer.count, bytes.count - offset)
+        bytes.withUnsafeBytes { raw in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + count)]))
+        }
+        offset += count
+        return count
+    }
+}
+
 extension ByteSource {
     /// The next `count` bytes, or fewer only where the source ends.
     mutating func read(upTo count: Int) throws(CofferError) -> [UInt8] {
@@ -104,15 +130,14 @@ struct ClosureSink: ByteSink {
 /// Reads pieces that an async task sends through a channel (for writing from an `AsyncSequence`).
 struct ChannelSource: ByteSource {
     let channel: BoundedChannel<[UInt8]>
-    private var piece: [UInt8] = []
-    private var offset = 0
+    private var piece = UnreadBytes()
 
     init(channel: BoundedChannel<[UInt8]>) {
         self.channel = channel
     }
 
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
-        while offset == piece.count {
+        while piece.isEmpty {
             let next: [UInt8]?
             do {
                 next = try channel.receive()
@@ -122,14 +147,8 @@ struct ChannelSource: ByteSource {
                 throw CofferError(.io, "the input sequence failed: \(error)", underlying: error)
             }
             guard let next else { return 0 }
-            piece = next
-            offset = 0
+            piece.replace(with: next)
         }
-        let count = min(buffer.count, piece.count - offset)
-        piece.withUnsafeBytes { raw in
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + count)]))
-        }
-        offset += count
-        return count
+        return piece.copy(into: buffer)
     }
 }

@@ -62,8 +62,7 @@ enum RNCryptor {
         private var mac: HMACSHA256?
         /// Read from the base, not yet decrypted: always keeps the last 32 bytes back (the tag).
         private var held: [UInt8] = []
-        private var output: [UInt8] = []
-        private var outputOffset = 0
+        private var output = UnreadBytes()
         private var isFinished = false
 
         init(base: Base, password: [UInt8]) {
@@ -73,16 +72,11 @@ enum RNCryptor {
 
         mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
             if cipher == nil { try readHeader() }
-            while outputOffset == output.count {
+            while output.isEmpty {
                 if isFinished { return 0 }
                 try decryptMore()
             }
-            let count = min(buffer.count, output.count - outputOffset)
-            output.withUnsafeBytes { raw in
-                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[outputOffset..<(outputOffset + count)]))
-            }
-            outputOffset += count
-            return count
+            return output.copy(into: buffer)
         }
 
         private mutating func readHeader() throws(CofferError) {
@@ -132,14 +126,14 @@ enum RNCryptor {
             guard ready > 0 else { return }
             let cipher = cipher!
             let mac = mac!
-            output = try RNCryptor.crypto("decrypting RNCryptor data") { () throws(CryptoError) in
+            let decrypted = try RNCryptor.crypto("decrypting RNCryptor data") { () throws(CryptoError) in
                 try held.withBytes { (raw) throws(CryptoError) -> [UInt8] in
                     let ciphertext = UnsafeRawBufferPointer(rebasing: raw[0..<ready])
                     try mac.update(ciphertext)
                     return try cipher.update(ciphertext)
                 }
             }
-            outputOffset = 0
+            output.replace(with: decrypted)
             held.removeFirst(ready)
         }
 
@@ -159,11 +153,10 @@ enum RNCryptor {
                 )
             }
             do {
-                output = try cipher.finish()
+                output.replace(with: try cipher.finish())
             } catch {
                 throw CofferError(.decode, "the RNCryptor file's padding is invalid; it was not made by RNCryptor")
             }
-            outputOffset = 0
         }
     }
 

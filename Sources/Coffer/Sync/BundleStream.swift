@@ -98,8 +98,7 @@ struct BundleStreamReader<Source: ByteSource>: ByteSource {
     private var raw: [UInt8] = []
     private var sourceEnded = false
     private var counter: UInt32 = 0
-    private var plaintext: [UInt8] = []
-    private var offset = 0
+    private var plaintext = UnreadBytes()
     private(set) var isFinished = false
 
     /// A reader over `source`, positioned after the header (`headerBytes`, as read).
@@ -117,16 +116,11 @@ struct BundleStreamReader<Source: ByteSource>: ByteSource {
     }
 
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
-        while offset == plaintext.count {
+        while plaintext.isEmpty {
             if isFinished { return 0 }
             try openNextSegment()
         }
-        let count = min(buffer.count, plaintext.count - offset)
-        plaintext.withUnsafeBytes { bytes in
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
-        }
-        offset += count
-        return count
+        return plaintext.copy(into: buffer)
     }
 
     private mutating func openNextSegment() throws(CofferError) {
@@ -144,7 +138,7 @@ struct BundleStreamReader<Source: ByteSource>: ByteSource {
         }
         let nonce = BundleStream.nonce(prefix: prefix, counter: counter, last: last)
         do {
-            plaintext = try cipher.open(nonce + raw[0..<length], key: key, authenticating: header)
+            plaintext.replace(with: try cipher.open(nonce + raw[0..<length], key: key, authenticating: header))
         } catch {
             throw CofferError(
                 .decode,
@@ -153,7 +147,6 @@ struct BundleStreamReader<Source: ByteSource>: ByteSource {
                     : "the bundle is damaged: segment \(counter) does not authenticate (altered, reordered, or from another bundle)"
             )
         }
-        offset = 0
         raw.removeFirst(length)
         counter += 1
         isFinished = last
