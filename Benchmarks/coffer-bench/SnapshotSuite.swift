@@ -14,22 +14,22 @@ enum SnapshotSuite {
     static let coffer = "snapshots/coffer backup"
     static let cofferRestore = "snapshots/coffer restore"
 
-    /// Peers that are not installed, with how to install them.
-    nonisolated(unsafe) static var skipped: [String] = []
+    /// The peers left out of this run, with why (or how to install them).
+    static func skippedPeers(quick: Bool) -> [String] {
+        // The peers take most of a run's time, so --quick (which must stay under a minute) leaves
+        // them out and says so.
+        if quick { return ["restic and borg (run without --quick to measure them)"] }
+        return [
+            Peer.find("restic") == nil ? "restic (install: apt-get install restic)" : nil,
+            Peer.find("borg") == nil ? "borg (install: apt-get install borgbackup)" : nil,
+        ].compactMap { $0 }
+    }
 
     static func benchmarks(quick: Bool, corpusDirectory: String?) -> [any Benchmark] {
         let tree = Tree(directory: corpusDirectory, scale: quick ? 1 : 3)
         var benchmarks: [any Benchmark] = []
-        // The peers take most of a run's time, so --quick (which must stay under a minute) leaves
-        // them out and says so.
         let hasRestic = !quick && Peer.find("restic") != nil
         let hasBorg = !quick && Peer.find("borg") != nil
-        if quick {
-            skipped.append("restic and borg (run without --quick to measure them)")
-        } else {
-            if !hasRestic { skipped.append("restic (install: apt-get install restic)") }
-            if !hasBorg { skipped.append("borg (install: apt-get install borgbackup)") }
-        }
         benchmarks.append(CofferBackup(tree: tree, reference: hasRestic ? restic : nil))
         benchmarks.append(CofferRestore(tree: tree, reference: hasRestic ? resticRestore : nil))
         if hasRestic {
