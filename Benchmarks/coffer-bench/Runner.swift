@@ -11,9 +11,8 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, js
 
     print("coffer-bench on \(Machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
     print("(crypto, storage and keychain figures use one core; blobs and snapshots figures use all cores)")
-    for peer in SnapshotSuite.skippedPeers(quick: quick)
-    where filter.map({ "snapshots".contains($0) || $0.contains("snapshots") }) ?? true {
-        print("skipped peer: \(peer)")
+    if benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") }) {
+        for peer in SnapshotSuite.skippedPeers(quick: quick) { print("skipped peer: \(peer)") }
     }
     print("")
     let results: [Measurement]
