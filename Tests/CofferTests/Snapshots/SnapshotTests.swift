@@ -151,6 +151,29 @@ struct SnapshotTests {
         #expect(missing?.code == .itemNotFound)
     }
 
+    @Test("verify --read-data reads every snapshot file and names a damaged one")
+    func verifyFiles() throws {
+        let snapshot = try vault.snapshots.backup(directory: source).snapshot
+        let healthy = try vault.blobs.verify(readingData: true)
+        #expect(healthy.isHealthy, "\(healthy.problems)")
+        #expect(healthy.bytesRead >= snapshot.statistics.bytes)
+        let entry = try #require(
+            try SnapshotStore(environment: vault.environment, schema: vault.schema, keys: vault.keyRing())
+                .entriesByPath(of: try vault.snapshots.resolve(snapshot.id))["docs/a.txt"]
+        )
+        guard case .inline(let chunks) = entry.content?.chunks else {
+            Issue.record("expected an inline chunk list")
+            return
+        }
+        try vault.environment.write { (txn) throws in
+            var record = try #require(try txn.get(vault.schema.chunks, key: chunks[1].id))
+            record[record.count - 5] ^= 0x01
+            try txn.put(vault.schema.chunks, key: chunks[1].id, value: record)
+        }
+        let report = try vault.blobs.verify(readingData: true)
+        #expect(report.problems.contains { $0.message.contains("file 'docs/a.txt'") }, "\(report.problems)")
+    }
+
     @Test("syncable snapshots are logged in the change log; device-bound ones never are")
     func changeLog() throws {
         let device = try vault.snapshots.backup(directory: source, name: "device", scope: .deviceBound)
