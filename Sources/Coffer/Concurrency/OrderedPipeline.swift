@@ -34,6 +34,7 @@ final class OrderedPipeline<Job, Output>: @unchecked Sendable {
         var runningWorkers: Int
         var takerIsWaiting = false
         var submitterIsWaiting = false
+        var isShutDown = false
     }
 
     // The state holds jobs and results, which may not be Sendable; they only ever cross threads
@@ -155,8 +156,14 @@ final class OrderedPipeline<Job, Output>: @unchecked Sendable {
         roomAvailable.signal()
     }
 
-    /// Ends the pipeline and waits for its workers: call when done with it, whatever happened.
+    /// Ends the pipeline and waits for its workers: call when done with it, whatever happened. Later
+    /// calls return at once.
     func shutDown() {
+        let first = state.withLock { state in
+            defer { state.isShutDown = true }
+            return !state.isShutDown
+        }
+        guard first else { return }
         cancel(CofferError(.internalError, "the pipeline was shut down"))
         for _ in 0..<workerCount { workersEnded.wait() }
     }
