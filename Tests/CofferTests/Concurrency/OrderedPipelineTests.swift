@@ -63,7 +63,10 @@ struct OrderedPipelineTests {
         for job in 0..<100 { try pipeline.submit(job) }
         pipeline.finishSubmitting()
         while inFlight.load(ordering: .relaxed) > 0 { usleep(1000) }
-        #expect(most.load(ordering: .relaxed) <= 5)
+        // The taker counts a result as taken only after next() returns, by which time the pipeline
+        // may already have let the submitter in: this observer can see one more than the window.
+        // Without a window all 100 jobs would start at once.
+        #expect(most.load(ordering: .relaxed) <= 5 + 1)
         pipeline.shutDown()
         pipeline.shutDown()
     }
