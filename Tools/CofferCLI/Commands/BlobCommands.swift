@@ -15,7 +15,7 @@ enum BlobCommands {
         options: [
             .flag("device-only", help: "Keep the blob on this machine: never export it."),
             .flag("when-unlocked", help: "Readable only while the vault is unlocked (default: after first unlock)."),
-            .option("compression", value: "LEVEL", help: "zstd level, 1 (fastest) to 19 (smallest); default 3."),
+            compressionOption,
             .option(
                 "from-rncryptor",
                 value: "FILE",
@@ -89,15 +89,7 @@ enum BlobCommands {
     static func runPut(_ invocation: Invocation) throws {
         if let path = invocation.value("from-rncryptor") { return try putFromRNCryptor(invocation, path: path) }
         let name = invocation.arguments[0]
-        var options = BlobWriteOptions()
-        if invocation.flag("device-only") { options.scope = .deviceBound }
-        if invocation.flag("when-unlocked") { options.protection = .whenUnlocked }
-        if let level = invocation.value("compression") {
-            guard let parsed = Int(level) else {
-                throw CLIFailure("--compression takes a number from 1 to 19, not '\(level)'")
-            }
-            options.compressionLevel = parsed
-        }
+        let options = try writeOptions(invocation)
         let path = invocation.arguments.count > 1 ? invocation.arguments[1] : "-"
         let input: InputFile? = path == "-" ? nil : try InputFile(path: path)
         let vault = try CofferCommand.openUnlocked(invocation)
@@ -222,9 +214,7 @@ enum BlobCommands {
         defer { vault.close() }
         var password = try SecretSource.rncryptorPassword.read(invocation)
         defer { password.wipe() }
-        var options = BlobWriteOptions()
-        if invocation.flag("device-only") { options.scope = .deviceBound }
-        if invocation.flag("when-unlocked") { options.protection = .whenUnlocked }
+        let options = try writeOptions(invocation)
         let progress = progressBar(invocation, label: "put \(name)", total: input.size)
         let info = try vault.blobs.importRNCryptor(
             name,
@@ -297,13 +287,33 @@ enum BlobCommands {
         label: String,
         total: Int64?
     ) -> (bar: ProgressBar, report: BlobProgress) {
-        let bar = ProgressBar(
-            label: label,
-            total: total,
-            console: invocation.console,
-            enabled: !invocation.flag("quiet") && !invocation.flag("json")
-        )
+        let bar = ProgressBar(label: label, total: total, for: invocation)
         return (bar, { bar.update(completed: $0) })
+    }
+
+    /// `--compression LEVEL`, shared by `put` and `backup`.
+    static let compressionOption = OptionSpec.option(
+        "compression",
+        value: "LEVEL",
+        help: "zstd level for new chunks, 1 (fastest) to 19 (smallest); default 3."
+    )
+
+    /// The options `put` was given: scope, protection, compression level.
+    static func writeOptions(_ invocation: Invocation) throws -> BlobWriteOptions {
+        BlobWriteOptions(
+            scope: invocation.flag("device-only") ? .deviceBound : .syncable,
+            protection: invocation.flag("when-unlocked") ? .whenUnlocked : .afterFirstUnlock,
+            compressionLevel: try compressionLevel(invocation)
+        )
+    }
+
+    /// The level `--compression` gives, or the default.
+    static func compressionLevel(_ invocation: Invocation) throws -> Int {
+        guard let text = invocation.value("compression") else { return BlobWriteOptions().compressionLevel }
+        guard let level = Int(text) else {
+            throw CLIFailure("--compression takes a number from 1 to 19, not '\(text)'")
+        }
+        return level
     }
 }
 

@@ -18,11 +18,7 @@ enum SnapshotCommands {
                 help: "Group snapshots under NAME (default: the directory's absolute path)."
             ),
             .flag("device-only", help: "Keep the snapshot on this machine: never export it."),
-            .option(
-                "compression",
-                value: "LEVEL",
-                help: "zstd level for new chunks, 1 (fastest) to 19 (smallest); default 3."
-            ),
+            BlobCommands.compressionOption,
         ],
         arguments: [ArgumentSpec("DIR", help: "The directory to back up.")],
         run: runBackup
@@ -80,21 +76,10 @@ enum SnapshotCommands {
 
     static func runBackup(_ invocation: Invocation) throws {
         let path = invocation.arguments[0]
-        var level = BlobWriteOptions().compressionLevel
-        if let text = invocation.value("compression") {
-            guard let parsed = Int(text) else {
-                throw CLIFailure("--compression takes a number from 1 to 19, not '\(text)'")
-            }
-            level = parsed
-        }
+        let level = try BlobCommands.compressionLevel(invocation)
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        let bar = ProgressBar(
-            label: "backup",
-            total: nil,
-            console: invocation.console,
-            enabled: !invocation.flag("quiet") && !invocation.flag("json")
-        )
+        let bar = ProgressBar(label: "backup", total: nil, for: invocation)
         let result = try vault.snapshots.backup(
             directory: URL(fileURLWithPath: path),
             name: invocation.value("name"),
@@ -162,12 +147,7 @@ enum SnapshotCommands {
     static func runRestore(_ invocation: Invocation) throws {
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        let bar = ProgressBar(
-            label: "restore",
-            total: nil,
-            console: invocation.console,
-            enabled: !invocation.flag("quiet") && !invocation.flag("json")
-        )
+        let bar = ProgressBar(label: "restore", total: nil, for: invocation)
         let result = try vault.snapshots.restore(
             invocation.arguments[0],
             to: URL(fileURLWithPath: invocation.arguments[1]),

@@ -27,6 +27,16 @@ final class ProgressBar: @unchecked Sendable {
         self.isEnabled = enabled && console.errorIsTerminal
     }
 
+    /// A bar for a command: drawn unless the invocation asked for quiet or JSON output.
+    convenience init(label: String, total: Int64?, for invocation: Invocation) {
+        self.init(
+            label: label,
+            total: total,
+            console: invocation.console,
+            enabled: !invocation.flag("quiet") && !invocation.flag("json")
+        )
+    }
+
     /// Records progress and redraws if enough time has passed.
     func update(completed: Int64, detail: String = "") {
         lock.lock()
