@@ -98,13 +98,28 @@ public final class Vault: Sendable {
         passphrase: Passphrase,
         configuration: Configuration = Configuration()
     ) throws(CofferError) -> Vault {
+        try create(at: directory, passphrase: passphrase, configuration: configuration, joining: nil)
+    }
+
+    /// Creates a vault, in a new sync group or in `group`; if anything fails, nothing is left behind.
+    static func create(
+        at directory: URL,
+        passphrase: Passphrase,
+        configuration: Configuration,
+        joining group: JoinedGroup?
+    ) throws(CofferError) -> Vault {
         guard !passphrase.isEmpty else {
             throw CofferError(.param, "the passphrase is empty; choose a passphrase to protect the vault")
         }
         try configuration.kdf.validate()
         let createdDirectory = try prepareEmptyDirectory(directory)
         do {
-            return try createContents(in: directory, passphrase: passphrase, configuration: configuration)
+            return try createContents(
+                in: directory,
+                passphrase: passphrase,
+                configuration: configuration,
+                joining: group
+            )
         } catch {
             let files = FileManager.default
             for name in ["data.mdb", "lock.mdb"] {
@@ -115,10 +130,17 @@ public final class Vault: Sendable {
         }
     }
 
+    /// A sync group a new vault joins: its id and its sync root (from a bundle's join block).
+    struct JoinedGroup {
+        let id: UUID
+        let syncRoot: SecureBytes
+    }
+
     private static func createContents(
         in directory: URL,
         passphrase: Passphrase,
-        configuration: Configuration
+        configuration: Configuration,
+        joining group: JoinedGroup?
     ) throws(CofferError) -> Vault {
         var options = Environment.Options(createIfMissing: true, initialMapSize: configuration.initialMapSize)
         options.createIfMissing = true
@@ -131,10 +153,10 @@ public final class Vault: Sendable {
                 formatVersion: Schema.formatVersion,
                 vaultID: UUID(),
                 deviceID: UUID(),
-                syncGroupID: UUID(),
+                syncGroupID: group?.id ?? UUID(),
                 createdAt: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
             )
-            let roots = RootKeys.generate()
+            let roots = group.map { RootKeys(device: .random(count: 32), sync: $0.syncRoot) } ?? RootKeys.generate()
             let recovery = RecoveryKey.generate()
             let kdf = KDFRecord(parameters: configuration.kdf)
             let passphraseKEK = try kdf.keyEncryptionKey(for: passphrase)
@@ -151,6 +173,11 @@ public final class Vault: Sendable {
                 ),
                 (MetaKey.kdf, kdf.encoded),
                 (MetaKey.recoveryEscrow, try escrow(recovery, roots: roots, vaultID: identity.vaultID)),
+                (
+                    JoinBlock.metaKey,
+                    try JoinBlock(syncRoot: roots.sync, kdf: kdf, kek: passphraseKEK, syncGroupID: identity.syncGroupID)
+                        .encoded
+                ),
             ]
             for scope in KeyScope.allCases {
                 for (unlocker, kek) in [(MetaKey.Unlocker.passphrase, passphraseKEK), (.recovery, recoveryKEK)] {

@@ -78,13 +78,14 @@ struct BlobStore {
     }
 
     /// Removes the blob stored under `id`: drops its manifest, releases its chunks (freeing those it
-    /// was the last to use) and logs the deletion if it was syncable.
+    /// was the last to use) and, if it was syncable and `logging` is set, logs the deletion.
     func remove(
         id: [UInt8],
         manifest: BlobManifest,
         keys: KeyRing,
         coder: ChunkRecord.Coder,
-        in txn: Transaction
+        in txn: Transaction,
+        logging: Bool = true
     ) throws(CofferError) {
         let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
         try storage("deleting a blob") {
@@ -100,7 +101,7 @@ struct BlobStore {
                 }
             }
             try txn.delete(schema.blobs, key: id)
-            if manifest.scope == .syncable {
+            if logging, manifest.scope == .syncable {
                 try ChangeLog.append(.blobDelete, recordID: id, in: txn, schema: schema)
             }
         }

@@ -87,6 +87,23 @@ enum ChunkRecord {
         }
     }
 
+    /// Checks the clear header of a chunk record arriving from elsewhere (a bundle) before it is
+    /// stored: the right version, `scope`, a known level and encoding, a length within bounds. Its
+    /// contents are authenticated when it is read.
+    ///
+    /// - Throws: ``CofferError`` `.decode` naming what is wrong.
+    static func checkHeader(_ stored: [UInt8], scope: SyncScope) throws(CofferError) {
+        guard stored.count >= headerSize + AESGCM.overhead, stored[0] == version, stored[1] == scope.code,
+            ProtectionLevel(code: stored[2]) != nil, Encoding(rawValue: stored[3]) != nil,
+            stored[4..<8].reduce(0, { $0 << 8 | Int($1) }) <= maximumPlaintext
+        else {
+            throw CofferError(
+                .decode,
+                "a chunk in the bundle has an invalid header (not a \(scope.rawValue) chunk of this format)"
+            )
+        }
+    }
+
     /// Opens a stored chunk and checks that its plaintext has the id it is stored under.
     ///
     /// - Throws: ``CofferError`` `.decode` if the record is altered, moved from another id, sealed in

@@ -20,15 +20,16 @@ struct ChunkStore {
     @discardableResult
     func retain(_ id: [UInt8], sealed: [UInt8]?, in txn: Transaction) throws -> Bool {
         txn.noteScatteredTouch()
-        if let count = try referenceCount(of: id, in: txn) {
-            try setReferenceCount(count + 1, of: id, in: txn)
+        if var references = try references(of: id, in: txn) {
+            references.count += 1
+            try set(references, of: id, in: txn)
             return false
         }
         guard let sealed else {
             throw CofferError(.internalError, "a chunk expected to be stored is missing; run coffer verify")
         }
         try txn.put(schema.chunks, key: id, value: sealed)
-        try setReferenceCount(1, of: id, in: txn)
+        try set(References(count: 1, born: try ChangeLog.lastSequence(in: txn, schema: schema)), of: id, in: txn)
         return true
     }
 
@@ -40,29 +41,59 @@ struct ChunkStore {
     @discardableResult
     func release(_ id: [UInt8], in txn: Transaction) throws -> Bool {
         txn.noteScatteredTouch()
-        guard let count = try referenceCount(of: id, in: txn), count > 0 else {
+        guard var references = try references(of: id, in: txn), references.count > 0 else {
             throw CofferError(.decode, "a chunk was released more often than it was referenced; run coffer verify")
         }
-        if count == 1 {
+        if references.count == 1 {
             try txn.delete(schema.chunks, key: id)
             try txn.delete(schema.chunkRefs, key: id)
             return true
         }
-        try setReferenceCount(count - 1, of: id, in: txn)
+        references.count -= 1
+        try set(references, of: id, in: txn)
         return false
+    }
+
+    /// A chunk's `chunkRefs` entry: how many references it has, and the change sequence that was the
+    /// latest when it was stored (its "birth"), which tells an incremental export whether a peer that
+    /// has seen the changes up to some sequence can already hold it.
+    struct References: Equatable {
+        var count: UInt64
+        var born: UInt64
+
+        init(count: UInt64, born: UInt64) {
+            self.count = count
+            self.born = born
+        }
+
+        init(decoding bytes: UnsafeRawBufferPointer) throws(CofferError) {
+            guard bytes.count == 16 else {
+                throw CofferError(
+                    .decode,
+                    "a chunk's reference entry is \(bytes.count) bytes, not 16; the vault is damaged"
+                )
+            }
+            var reader = BinaryReader(Array(bytes), what: "a chunk reference entry")
+            count = try reader.readUInt64()
+            born = try reader.readUInt64()
+        }
+
+        var encoded: [UInt8] {
+            var writer = BinaryWriter()
+            writer.write(count)
+            writer.write(born)
+            return writer.bytes
+        }
+    }
+
+    /// The reference entry of chunk `id`, or `nil` if it is not stored.
+    func references(of id: [UInt8], in txn: Transaction) throws -> References? {
+        try txn.withValue(schema.chunkRefs, key: id) { try References(decoding: $0) }
     }
 
     /// The reference count of chunk `id`, or `nil` if it is not stored.
     func referenceCount(of id: [UInt8], in txn: Transaction) throws -> UInt64? {
-        try txn.withValue(schema.chunkRefs, key: id) { bytes in
-            guard bytes.count == 8 else {
-                throw CofferError(
-                    .decode,
-                    "a chunk reference count is \(bytes.count) bytes, not 8; the vault is damaged"
-                )
-            }
-            return bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        }
+        try references(of: id, in: txn)?.count
     }
 
     /// Opens chunk `id` straight from the map, or returns `nil` if it is not stored.
@@ -79,7 +110,7 @@ struct ChunkStore {
         return try txn.contains(schema.chunkRefs, key: id)
     }
 
-    private func setReferenceCount(_ count: UInt64, of id: [UInt8], in txn: Transaction) throws {
-        try txn.put(schema.chunkRefs, key: id, value: withUnsafeBytes(of: count.bigEndian) { Array($0) })
+    private func set(_ references: References, of id: [UInt8], in txn: Transaction) throws {
+        try txn.put(schema.chunkRefs, key: id, value: references.encoded)
     }
 }

@@ -139,14 +139,20 @@ public final class Keychain: Sendable {
         try seal(try resolve(item, session: session), created: created, session: session)
     }
 
-    /// Writes a prepared item, its index entries and (if syncable) a change-log entry.
-    func store(_ prepared: PreparedItem, session: KeychainSession, in txn: Transaction) throws {
+    /// Writes a prepared item, its index entries and, if it is syncable and `logging` is set, a
+    /// change-log entry (an import logs the item's own version instead).
+    func store(
+        _ prepared: PreparedItem,
+        session: KeychainSession,
+        in txn: Transaction,
+        logging: Bool = true
+    ) throws {
         let schema = vault.schema
         try txn.put(schema.items, key: prepared.id, value: prepared.record)
         for entry in try session.index(prepared.item.scope).entries(for: prepared.item, id: prepared.id) {
             try txn.put(schema.itemIndex, key: entry, value: [UInt8]())
         }
-        if prepared.item.scope == .syncable {
+        if logging, prepared.item.scope == .syncable {
             try ChangeLog.append(.itemPut, recordID: prepared.id, in: txn, schema: schema)
         }
     }

@@ -119,6 +119,52 @@ struct SnapshotStore {
         }
     }
 
+    /// Calls `body` with each chunk reference a snapshot holds, like
+    /// ``forEachReference(of:_:)``, but reading the tree on this thread inside `txn` (which may be a
+    /// write transaction holding chunks it has not committed yet) and checking the tree's digest.
+    ///
+    /// - Throws: ``CofferError`` `.decode` if a chunk of the tree or a list chunk is missing or
+    ///   damaged, or the tree does not match its digest.
+    func forEachReference(
+        of record: SnapshotRecord,
+        in txn: Transaction,
+        coder: ChunkRecord.Coder,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
+        let store = blobStore
+        func loadList(_ reference: ListChunkReference) throws(CofferError) -> [ChunkEntry] {
+            try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+        }
+        func references(of list: ChunkList) throws(CofferError) {
+            if case .indirect(let lists) = list { for reference in lists { try body(reference.id) } }
+            try list.forEachEntry(loadListChunk: loadList) { (entry, _) throws(CofferError) in
+                try body(entry.id)
+                return true
+            }
+        }
+        try references(of: record.chunks)
+        var parser = TreeEntryParser()
+        let digest = try storage("reading a snapshot's tree") { try SHA256() }
+        try record.chunks.forEachEntry(loadListChunk: loadList) { (entry, _) throws(CofferError) in
+            let plaintext = try storage("reading a snapshot's tree") {
+                try store.chunks.load(entry.id, keys: chunkKeys, coder: coder, in: txn)
+            }
+            guard let plaintext else {
+                throw CofferError(.decode, "a chunk of snapshot \(record.info.shortID)'s tree is missing")
+            }
+            try storage("reading a snapshot's tree") { try digest.update(plaintext) }
+            for treeEntry in try parser.feed(plaintext) {
+                if let content = treeEntry.content { try references(of: content.chunks) }
+            }
+            return true
+        }
+        try parser.finish()
+        guard try storage("reading a snapshot's tree", { try digest.finalize() }) == record.digest else {
+            throw CofferError(.decode, "snapshot \(record.info.shortID)'s tree does not match its digest")
+        }
+    }
+
     /// Drops a snapshot: releases every reference it holds (freeing chunks nothing else uses) and
     /// deletes its record, logging the deletion if it was syncable, in one transaction.
     func forget(_ record: SnapshotRecord) throws(CofferError) {

@@ -34,15 +34,16 @@ struct BundleHeader: Equatable, Sendable {
     static func fresh(
         syncGroupID: UUID,
         deviceID: UUID,
-        sequences: ClosedRange<UInt64>,
+        firstSequence: UInt64,
+        lastSequence: UInt64,
         segmentSize: Int = defaultSegmentSize,
         joinBlock: [UInt8] = []
     ) -> BundleHeader {
         BundleHeader(
             syncGroupID: syncGroupID,
             deviceID: deviceID,
-            firstSequence: sequences.lowerBound,
-            lastSequence: sequences.upperBound,
+            firstSequence: firstSequence,
+            lastSequence: lastSequence,
             salt: SecureRandom.bytes(count: saltSize),
             noncePrefix: SecureRandom.bytes(count: noncePrefixSize),
             segmentSize: segmentSize,
@@ -91,7 +92,7 @@ struct BundleHeader: Equatable, Sendable {
         let prefix = try reader.readBytes(noncePrefixSize)
         let segmentSize = Int(try reader.readUInt32())
         let joinLength = Int(try reader.readUInt32())
-        guard segmentSizes.contains(segmentSize), joinLength <= 1 << 16, first <= last || (first == 1 && last == 0)
+        guard segmentSizes.contains(segmentSize), joinLength <= 1 << 16, first >= 1, first <= last &+ 1
         else {
             throw CofferError(.decode, "the bundle header is malformed (segment size, join block or sequence range)")
         }

@@ -1,7 +1,8 @@
 /// The `changes` table: an ordered log of changes to syncable records, which incremental export reads
 /// (docs/FORMAT.md, "Change log"). Key: sequence number (`UInt64`, big-endian, from 1); value:
-/// `kind (1) ‖ record id`. Written in the same transaction as the change it records, so the log and
-/// the data never disagree.
+/// `kind (1) ‖ record id`. Each change also sets the record's entry in `versions` (its clock stamp and
+/// device, live or deleted), which import compares to decide which write wins. Both are written in
+/// the same transaction as the change they record, so the log and the data never disagree.
 enum ChangeLog {
     /// What happened to a record.
     enum Kind: UInt8 {
@@ -17,32 +18,102 @@ enum ChangeLog {
         case snapshotPut = 5
         /// A snapshot was forgotten.
         case snapshotDelete = 6
+
+        /// The kind of record changed.
+        var record: SyncRecordKind {
+            switch self {
+            case .itemPut, .itemDelete: return .item
+            case .blobPut, .blobDelete: return .blob
+            case .snapshotPut, .snapshotDelete: return .snapshot
+            }
+        }
+
+        /// Whether the change removed the record.
+        var isDelete: Bool { self == .itemDelete || self == .blobDelete || self == .snapshotDelete }
+
+        /// The change that puts or deletes a record of `kind`.
+        init(_ kind: SyncRecordKind, deleted: Bool) {
+            switch kind {
+            case .item: self = deleted ? .itemDelete : .itemPut
+            case .blob: self = deleted ? .blobDelete : .blobPut
+            case .snapshot: self = deleted ? .snapshotDelete : .snapshotPut
+            }
+        }
     }
 
-    /// Appends a change and returns its sequence number.
+    /// Appends a change, sets the record's version and returns the change's sequence number.
+    ///
+    /// - Parameter version: The version the change carries: `nil` for a change made here (a fresh
+    ///   stamp of this vault's clock and its device id), or the version of an imported record.
     @discardableResult
-    static func append(_ kind: Kind, recordID: [UInt8], in txn: Transaction, schema: Schema) throws -> UInt64 {
-        let last = try txn.lastKey(in: schema.changes).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
-        let sequence = last + 1
+    static func append(
+        _ kind: Kind,
+        recordID: [UInt8],
+        version: RecordVersion? = nil,
+        in txn: Transaction,
+        schema: Schema
+    ) throws -> UInt64 {
+        let stamped: RecordVersion
+        if let version {
+            try HybridClock.observe(version.stamp, in: txn, schema: schema)
+            stamped = version
+        } else {
+            stamped = RecordVersion(
+                stamp: try HybridClock.tick(in: txn, schema: schema),
+                device: try localDevice(in: txn, schema: schema)
+            )
+        }
         try txn.put(
-            schema.changes,
-            key: withUnsafeBytes(of: sequence.bigEndian) { Array($0) },
-            value: [kind.rawValue] + recordID
+            schema.versions,
+            key: VersionEntry.key(kind.record, id: recordID),
+            value: VersionEntry(version: stamped, isDeleted: kind.isDelete).encoded
         )
+        let sequence = try lastSequence(in: txn, schema: schema) + 1
+        try txn.put(schema.changes, key: sequenceKey(sequence), value: [kind.rawValue] + recordID)
         return sequence
+    }
+
+    /// The sequence number of the latest change; 0 when there is none.
+    static func lastSequence(in txn: Transaction, schema: Schema) throws -> UInt64 {
+        try txn.lastKey(in: schema.changes).map(decodeSequence) ?? 0
+    }
+
+    /// Calls `body` with every change after `sequence`, in order, until it returns `false`.
+    static func forEach(
+        after sequence: UInt64,
+        in txn: Transaction,
+        schema: Schema,
+        _ body: (_ sequence: UInt64, _ kind: Kind, _ recordID: [UInt8]) throws -> Bool
+    ) throws {
+        try txn.forEach(in: schema.changes, from: sequenceKey(sequence + 1)) { key, value in
+            guard let kind = value.first.flatMap(Kind.init(rawValue:)), value.count == 1 + kind.record.idLength else {
+                throw CofferError(.decode, "an entry of the change log is malformed; the vault is damaged")
+            }
+            return try body(decodeSequence(key), kind, Array(value.dropFirst()))
+        }
     }
 
     /// Every change after `sequence`, in order.
     static func changes(after sequence: UInt64, in txn: Transaction, schema: Schema) throws -> [(UInt64, Kind, [UInt8])]
     {
         var result: [(UInt64, Kind, [UInt8])] = []
-        let start = withUnsafeBytes(of: (sequence + 1).bigEndian) { Array($0) }
-        try txn.forEach(in: schema.changes, from: start) { key, value in
-            if let kind = value.first.flatMap(Kind.init(rawValue:)) {
-                result.append((key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, kind, Array(value.dropFirst())))
-            }
+        try forEach(after: sequence, in: txn, schema: schema) { sequence, kind, id in
+            result.append((sequence, kind, id))
             return true
         }
         return result
+    }
+
+    static func sequenceKey(_ sequence: UInt64) -> [UInt8] { withUnsafeBytes(of: sequence.bigEndian) { Array($0) } }
+
+    private static func decodeSequence(_ key: some Collection<UInt8>) -> UInt64 {
+        key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    private static func localDevice(in txn: Transaction, schema: Schema) throws -> [UInt8] {
+        guard let device = try txn.get(schema.meta, key: Array(MetaKey.deviceID.utf8)), device.count == 16 else {
+            throw CofferError(.decode, "meta \"device-id\" is missing or malformed; the vault is damaged")
+        }
+        return device
     }
 }

@@ -8,7 +8,7 @@ final class Schema: Sendable {
     /// Table names, in creation order.
     static let tableNames = [
         "meta", "items", "itemIndex", "chunks", "chunkRefs", "blobs", "snapshots", "pending", "changes",
-        "tombstones", "peers",
+        "versions", "peers",
     ]
 
     let meta: Table
@@ -20,13 +20,13 @@ final class Schema: Sendable {
     let snapshots: Table
     let pending: Table
     let changes: Table
-    let tombstones: Table
+    let versions: Table
     let peers: Table
 
     /// Opens (or creates) every table.
     init(environment: Environment, create: Bool) throws {
         let tables = try environment.openTables(Self.tableNames, create: create)
-        (meta, items, itemIndex, chunks, chunkRefs, blobs, snapshots, pending, changes, tombstones, peers) = (
+        (meta, items, itemIndex, chunks, chunkRefs, blobs, snapshots, pending, changes, versions, peers) = (
             tables[0], tables[1], tables[2], tables[3], tables[4], tables[5], tables[6], tables[7], tables[8],
             tables[9], tables[10]
         )

@@ -15,7 +15,13 @@ extension Vault {
         let roots = try unlockedRoots()
         let kdf = KDFRecord(parameters: configuration.kdf)
         let kek = try kdf.keyEncryptionKey(for: newPassphrase)
-        var entries: [(String, [UInt8])] = [(MetaKey.kdf, kdf.encoded)]
+        var entries: [(String, [UInt8])] = [
+            (MetaKey.kdf, kdf.encoded),
+            (
+                JoinBlock.metaKey,
+                try JoinBlock(syncRoot: roots.sync, kdf: kdf, kek: kek, syncGroupID: syncGroupID).encoded
+            ),
+        ]
         for scope in KeyScope.allCases {
             let name = MetaKey.wrappedRoot(scope, by: .passphrase)
             entries.append((name, try KeyWrap.wrap(roots.root(scope), under: kek, vaultID: id, name: name)))

@@ -84,7 +84,13 @@ struct BundleStreamTests {
     )
     func roundTrips(size: Int) throws {
         let plaintext = SecureRandom.bytes(count: size)
-        let header = BundleHeader.fresh(syncGroupID: UUID(), deviceID: UUID(), sequences: 1...5, segmentSize: 65536)
+        let header = BundleHeader.fresh(
+            syncGroupID: UUID(),
+            deviceID: UUID(),
+            firstSequence: 1,
+            lastSequence: 5,
+            segmentSize: 65536
+        )
         #expect(try Self.open(try Self.seal(plaintext, header: header)) == plaintext)
     }
 

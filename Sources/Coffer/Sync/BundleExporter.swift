@@ -1,0 +1,217 @@
+/// Writes the frames of one export from one read transaction (a consistent view of the vault):
+/// everything syncable (a full export), or what changed after a peer's cursor (an incremental one).
+///
+/// Only records whose stored header says `syncable` are ever written, checked here for every record
+/// and chunk, so a device-bound record cannot reach a bundle even through a damaged change log.
+struct BundleExporter<Sink: ByteSink> {
+    let txn: Transaction
+    let environment: Environment
+    let schema: Schema
+    let keys: KeyRing
+    let coder: ChunkRecord.Coder
+    var writer: BundleStreamWriter<Sink>
+    private(set) var summary = ExportSummary()
+    private var chunkFrames: UInt64 = 0
+    private var recordFrames: UInt64 = 0
+
+    init(
+        txn: Transaction,
+        environment: Environment,
+        schema: Schema,
+        keys: KeyRing,
+        writer: BundleStreamWriter<Sink>
+    ) throws(CofferError) {
+        self.txn = txn
+        self.environment = environment
+        self.schema = schema
+        self.keys = keys
+        self.writer = writer
+        coder = try ChunkRecord.Coder()
+    }
+
+    /// Writes every syncable chunk, then every syncable record and deletion.
+    mutating func writeEverything() throws {
+        try txn.forEach(in: schema.chunks) { key, value in
+            if Self.scope(ofChunk: value) == .syncable { try writeChunk(id: key, record: value) }
+            return true
+        }
+        try txn.forEach(in: schema.versions) { key, value in
+            let (kind, id) = try Self.decodeVersionKey(key)
+            try writeRecord(kind, id: id, entry: try VersionEntry(decoding: value))
+            return true
+        }
+        summary.deviceBoundLeftBehind = try countDeviceBound()
+    }
+
+    /// Writes the records changed after `cursor` (once each, in their latest version) and the
+    /// chunks their manifests need that the peer cannot hold yet: those stored at or after `cursor`
+    /// (see ``ChunkStore/References``).
+    mutating func writeChanges(after cursor: UInt64) throws {
+        var changed: [[UInt8]] = []
+        var seen: Set<[UInt8]> = []
+        try ChangeLog.forEach(after: cursor, in: txn, schema: schema) { _, kind, id in
+            let key = VersionEntry.key(kind.record, id: id)
+            if seen.insert(key).inserted { changed.append(key) }
+            return true
+        }
+        var considered: Set<[UInt8]> = []
+        for key in changed {
+            let (kind, id) = try Self.decodeVersionKey(key)
+            guard let entry = try VersionEntry.load(kind, id: id, in: txn, schema: schema) else {
+                throw CofferError(.decode, "a changed \(kind.noun) has no version entry; the vault is damaged")
+            }
+            if !entry.isDeleted {
+                try forEachReference(kind, id: id) { (chunkID) throws(CofferError) in
+                    guard considered.insert(chunkID).inserted else { return }
+                    try storage("exporting") {
+                        guard let references = try ChunkStore(schema: schema).references(of: chunkID, in: txn) else {
+                            throw CofferError(
+                                .decode,
+                                "a chunk of a changed \(kind.noun) is missing; run coffer verify"
+                            )
+                        }
+                        if references.born >= cursor {
+                            try txn.withValue(schema.chunks, key: chunkID) { try writeChunk(id: chunkID, record: $0) }
+                        }
+                    }
+                }
+            }
+            try writeRecord(kind, id: id, entry: entry)
+        }
+    }
+
+    /// Ends the stream with the end frame and returns the sink.
+    mutating func finish() throws(CofferError) -> Sink {
+        try write(BundleFrame.end(chunks: chunkFrames, records: recordFrames).encoded)
+        return try writer.finish()
+    }
+
+    // MARK: Frames
+
+    private mutating func writeChunk(id: some Collection<UInt8>, record: UnsafeRawBufferPointer) throws(CofferError) {
+        guard Self.scope(ofChunk: record) == .syncable else {
+            throw CofferError(.internalError, "an export reached a device-bound chunk; nothing was written")
+        }
+        // Straight from the map into the stream: the frame header, the id, the record as stored.
+        try writeFrameHeader(type: 1, bodyLength: 32 + record.count)
+        try write(Array(id))
+        try writer.write(record)
+        chunkFrames += 1
+        summary.chunks += 1
+    }
+
+    private mutating func writeRecord(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry) throws {
+        let prefix = [kind.rawValue] + id + entry.encoded
+        if entry.isDeleted {
+            try writeFrameHeader(type: 2, bodyLength: prefix.count)
+            try write(prefix)
+        } else {
+            let found: Void? = try txn.withValue(table(kind), key: id) { (stored) throws in
+                guard Self.scope(of: kind, stored: stored) == .syncable else {
+                    throw CofferError(
+                        .internalError,
+                        "a \(kind.noun) logged as syncable is stored device-bound; it was not exported"
+                    )
+                }
+                try writeFrameHeader(type: 2, bodyLength: prefix.count + stored.count)
+                try write(prefix)
+                try writer.write(stored)
+            }
+            guard found != nil else {
+                throw CofferError(.decode, "a syncable \(kind.noun) recorded as live is missing; the vault is damaged")
+            }
+        }
+        recordFrames += 1
+        summary.records.count(kind, deleted: entry.isDeleted)
+    }
+
+    private mutating func writeFrameHeader(type: UInt8, bodyLength: Int) throws(CofferError) {
+        var header = BinaryWriter()
+        header.write(type)
+        header.write(UInt32(bodyLength))
+        try write(header.bytes)
+    }
+
+    private mutating func write(_ bytes: [UInt8]) throws(CofferError) {
+        try bytes.withBytes { (raw) throws(CofferError) in try writer.write(raw) }
+    }
+
+    // MARK: Records
+
+    private func table(_ kind: SyncRecordKind) -> Table {
+        switch kind {
+        case .item: return schema.items
+        case .blob: return schema.blobs
+        case .snapshot: return schema.snapshots
+        }
+    }
+
+    /// Calls `body` with each chunk a live blob or snapshot references (items reference none).
+    private func forEachReference(
+        _ kind: SyncRecordKind,
+        id: [UInt8],
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws {
+        let keys = keys
+        let coder = coder
+        let schema = schema
+        let txn = txn
+        switch kind {
+        case .item:
+            return
+        case .blob:
+            guard
+                let manifest = try txn.withValue(
+                    schema.blobs,
+                    key: id,
+                    { stored in
+                        try BlobManifest.open(stored, id: id, keys: keys, cipher: coder.cipher)
+                    }
+                )
+            else { return }
+            let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+            try BlobStore(schema: schema).forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn, body)
+        case .snapshot:
+            guard
+                let record = try txn.withValue(
+                    schema.snapshots,
+                    key: id,
+                    { stored in
+                        try SnapshotRecord.open(stored, id: id, keys: keys, cipher: coder.cipher)
+                    }
+                )
+            else { return }
+            let store = SnapshotStore(environment: environment, schema: schema, keys: keys)
+            try store.forEachReference(of: record, in: txn, coder: coder, body)
+        }
+    }
+
+    private func countDeviceBound() throws -> Int {
+        var count = 0
+        for kind in SyncRecordKind.allCases {
+            try txn.forEach(in: table(kind)) { _, stored in
+                if Self.scope(of: kind, stored: stored) == .deviceBound { count += 1 }
+                return true
+            }
+        }
+        return count
+    }
+
+    /// The scope in a stored record's clear header: byte 2 of an item record, byte 1 of a manifest.
+    static func scope(of kind: SyncRecordKind, stored: UnsafeRawBufferPointer) -> SyncScope? {
+        let offset = kind == .item ? 2 : 1
+        return stored.count > offset ? SyncScope(code: stored[offset]) : nil
+    }
+
+    /// The scope in a chunk record's clear header (byte 1).
+    static func scope(ofChunk stored: UnsafeRawBufferPointer) -> SyncScope? {
+        stored.count > 1 ? SyncScope(code: stored[1]) : nil
+    }
+
+    static func decodeVersionKey(_ key: some Collection<UInt8>) throws(CofferError) -> (SyncRecordKind, [UInt8]) {
+        guard let kind = key.first.flatMap(SyncRecordKind.init(rawValue:)), key.count == 1 + kind.idLength else {
+            throw CofferError(.decode, "a record version key is malformed; the vault is damaged")
+        }
+        return (kind, Array(key.dropFirst()))
+    }
+}

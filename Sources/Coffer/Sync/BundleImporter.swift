@@ -1,0 +1,125 @@
+/// Imports one bundle in two phases, so nothing becomes visible before the whole stream verifies:
+///
+/// 1. **Staging**: frames are read as the stream authenticates them. Chunks are stored (or, when
+///    already here, counted once more) under a `pending` write that holds a reference to each, so
+///    `gc` leaves them alone and a failed import releases them; records are kept in `pending` too.
+///    Both go in batches of transactions, so memory stays bounded whatever the bundle's size.
+/// 2. **Commit**: after the last segment and the end frame verify, one transaction applies each
+///    staged record whose version beats this vault's (last writer wins, see ``ImportApplier``),
+///    takes the references its manifest needs (refusing the bundle if a chunk is neither in it nor
+///    here), and releases the staging references and entries. Chunks no applied record uses go
+///    with them.
+///
+/// Any failure releases what was staged, leaving the vault as it was.
+struct BundleImporter {
+    let vault: Vault
+    let keys: KeyRing
+
+    /// Batches of at most this many chunks or bytes are committed together while staging.
+    private static let batchChunks = 256
+    private static let batchBytes = 2 << 20
+
+    func run<Source: ByteSource>(
+        _ frames: inout BundleFrameReader<Source>,
+        summary: ImportSummary
+    ) throws(CofferError) -> ImportSummary {
+        let pending = PendingWrites(schema: vault.schema)
+        let write = PendingWrites.WriteID.random()
+        try storage("starting the import") { try vault.environment.write { txn in try pending.begin(write, in: txn) } }
+        do {
+            var summary = summary
+            try stage(&frames, write: write, summary: &summary)
+            return try commit(write: write, summary: summary)
+        } catch {
+            // Staged chunks and records go; the vault is as it was.
+            _ = try? vault.environment.write { txn in
+                try pending.abandon(write, store: ChunkStore(schema: vault.schema), in: txn)
+            }
+            throw error
+        }
+    }
+
+    private func stage<Source: ByteSource>(
+        _ frames: inout BundleFrameReader<Source>,
+        write: PendingWrites.WriteID,
+        summary: inout ImportSummary
+    ) throws(CofferError) {
+        var chunks: [(id: [UInt8], record: [UInt8])] = []
+        var records: [[UInt8]] = []
+        var bytes = 0
+        var batch: UInt32 = 0
+        var recordIndex: UInt32 = 0
+        func flush() throws(CofferError) {
+            guard !chunks.isEmpty || !records.isEmpty else { return }
+            let schema = vault.schema
+            let (chunksToStore, recordsToStage, firstIndex, batchNumber) = (chunks, records, recordIndex, batch)
+            let stored = try storage("staging the bundle") {
+                try vault.environment.write { txn in
+                    let store = ChunkStore(schema: schema)
+                    let pending = PendingWrites(schema: schema)
+                    var stored = 0
+                    for chunk in chunksToStore where try store.retain(chunk.id, sealed: chunk.record, in: txn) {
+                        stored += 1
+                    }
+                    try pending.note(chunksToStore.map(\.id), batch: batchNumber, of: write, in: txn)
+                    for (offset, record) in recordsToStage.enumerated() {
+                        try pending.stage(record, index: firstIndex + UInt32(offset), of: write, in: txn)
+                    }
+                    return stored
+                }
+            }
+            summary.newChunks += stored
+            recordIndex += UInt32(records.count)
+            batch += 1
+            chunks.removeAll(keepingCapacity: true)
+            records.removeAll(keepingCapacity: true)
+            bytes = 0
+        }
+        while let frame = try frames.next() {
+            switch frame {
+            case .chunk(let id, let record):
+                try ChunkRecord.checkHeader(record, scope: .syncable)
+                chunks.append((id, record))
+                bytes += record.count
+                summary.chunks += 1
+            case .record:
+                let encoded = frame.encoded
+                records.append(Array(encoded.dropFirst(BundleFrame.headerSize)))
+                bytes += encoded.count
+            case .end:
+                break
+            }
+            if chunks.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
+        }
+        try flush()
+    }
+
+    private func commit(write: PendingWrites.WriteID, summary: ImportSummary) throws(CofferError) -> ImportSummary {
+        let vault = vault
+        let keys = keys
+        let keychain = Keychain(vault: vault, accessGroups: nil, authenticationHandler: nil)
+        return try storage("applying the bundle") {
+            try vault.environment.write { txn in
+                var applier = try ImportApplier(
+                    txn: txn,
+                    vault: vault,
+                    keys: keys,
+                    keychain: keychain,
+                    summary: summary
+                )
+                let pending = PendingWrites(schema: vault.schema)
+                try pending.forEachStagedRecord(of: write, in: txn) { body in
+                    guard
+                        case .record(let kind, let id, let entry, let stored) = try BundleFrame.decode(
+                            type: 2,
+                            body: body
+                        )
+                    else { throw CofferError(.internalError, "a staged import record is not a record") }
+                    try applier.apply(kind, id: id, entry: entry, stored: stored)
+                }
+                try pending.abandon(write, store: ChunkStore(schema: vault.schema), in: txn)
+                return applier.summary
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// The version of a syncable record: a hybrid logical clock stamp and the device that made the
+/// change. Versions are totally ordered (stamp first, then device id as the tie-break), so every
+/// vault that has seen the same changes picks the same winner, in whatever order they arrived.
+struct RecordVersion: Comparable, Hashable, Sendable {
+    /// The hybrid logical clock reading: milliseconds since 1970 in the high 48 bits, a counter in the
+    /// low 16 (docs/FORMAT.md, "Versions").
+    var stamp: UInt64
+    /// The 16 bytes of the id of the device that made the change.
+    var device: [UInt8]
+
+    static func < (lhs: RecordVersion, rhs: RecordVersion) -> Bool {
+        lhs.stamp != rhs.stamp ? lhs.stamp < rhs.stamp : lhs.device.lexicographicallyPrecedes(rhs.device)
+    }
+}
+
+/// Which kind of syncable record a version or change is about; the first byte of a `versions` key.
+enum SyncRecordKind: UInt8, Sendable, CaseIterable {
+    /// A keychain item (id: 32 bytes).
+    case item = 1
+    /// A blob manifest (id: 32 bytes).
+    case blob = 2
+    /// A snapshot record (id: 16 bytes).
+    case snapshot = 3
+
+    /// The length of this kind's record ids.
+    var idLength: Int { self == .snapshot ? 16 : 32 }
+
+    var noun: String {
+        switch self {
+        case .item: return "item"
+        case .blob: return "blob"
+        case .snapshot: return "snapshot"
+        }
+    }
+}
+
+/// The last version of a syncable record this vault knows, live or deleted (a tombstone). Stored in
+/// the `versions` table under `kind (1) ‖ record id` as `stamp (UInt64) ‖ device id (16) ‖ state (1)`,
+/// state 1 for live and 0 for deleted.
+struct VersionEntry: Equatable, Sendable {
+    static let encodedSize = 8 + 16 + 1
+
+    var version: RecordVersion
+    var isDeleted: Bool
+
+    static func key(_ kind: SyncRecordKind, id: [UInt8]) -> [UInt8] { [kind.rawValue] + id }
+
+    var encoded: [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(version.stamp)
+        writer.write(raw: version.device)
+        writer.write(UInt8(isDeleted ? 0 : 1))
+        return writer.bytes
+    }
+
+    init(version: RecordVersion, isDeleted: Bool) {
+        self.version = version
+        self.isDeleted = isDeleted
+    }
+
+    init(decoding bytes: some Collection<UInt8>) throws(CofferError) {
+        var reader = BinaryReader(Array(bytes), what: "a record version")
+        let stamp = try reader.readUInt64()
+        let device = try reader.readBytes(16)
+        let state = try reader.readUInt8()
+        try reader.finish()
+        guard state <= 1 else {
+            throw CofferError(.decode, "a record version has state \(state); the vault is damaged")
+        }
+        self.init(version: RecordVersion(stamp: stamp, device: device), isDeleted: state == 0)
+    }
+
+    /// The entry stored for a record, if any.
+    static func load(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction, schema: Schema) throws -> VersionEntry? {
+        try txn.withValue(schema.versions, key: key(kind, id: id)) { try VersionEntry(decoding: $0) }
+    }
+}
+
+/// The vault's hybrid logical clock (Kulkarni et al., 2014), kept in meta `clock`: every local change
+/// gets a stamp later than the wall clock and than any stamp this vault has issued or imported, so a
+/// change made after seeing another device's change always wins over it, even when the clocks of the
+/// two machines disagree.
+enum HybridClock {
+    static let metaKey = "clock"
+
+    /// A fresh stamp for a local change, recorded in `txn`.
+    static func tick(in txn: Transaction, schema: Schema) throws -> UInt64 {
+        let wall = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16
+        let stamp = max(wall, try reading(in: txn, schema: schema) + 1)
+        try record(stamp, in: txn, schema: schema)
+        return stamp
+    }
+
+    /// Moves the clock past `stamp` (a stamp seen in an imported bundle).
+    static func observe(_ stamp: UInt64, in txn: Transaction, schema: Schema) throws {
+        if stamp > (try reading(in: txn, schema: schema)) { try record(stamp, in: txn, schema: schema) }
+    }
+
+    /// The latest stamp issued or seen; 0 for a new vault.
+    static func reading(in txn: Transaction, schema: Schema) throws -> UInt64 {
+        try txn.withValue(schema.meta, key: Array(metaKey.utf8)) { bytes in
+            guard bytes.count == 8 else {
+                throw CofferError(.decode, "meta \"clock\" is \(bytes.count) bytes, not 8; the vault is damaged")
+            }
+            return bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        } ?? 0
+    }
+
+    private static func record(_ stamp: UInt64, in txn: Transaction, schema: Schema) throws {
+        try txn.put(schema.meta, key: Array(metaKey.utf8), value: withUnsafeBytes(of: stamp.bigEndian) { Array($0) })
+    }
+}

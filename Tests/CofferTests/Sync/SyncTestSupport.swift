@@ -1,0 +1,124 @@
+import CofferTestSupport
+import Foundation
+
+@testable import Coffer
+
+/// Vaults of one sync group on one machine, and ways to look inside them and their bundles.
+struct SyncGroupFixture {
+    let fixture: VaultFixture
+    static let passphrase: Passphrase = "correct horse battery staple"
+
+    init(smallChunks: Bool = true) throws {
+        fixture = smallChunks ? try VaultFixture.smallChunks() : try VaultFixture()
+    }
+
+    var directory: TemporaryDirectory { fixture.directory }
+
+    /// The first vault of the group.
+    func createFirst() throws -> Vault { try fixture.create(passphrase: Self.passphrase) }
+
+    /// A new vault that joins from `bundle`.
+    func join(_ name: String, from bundle: URL) throws -> (Vault, ImportSummary) {
+        try Vault.join(
+            bundle: bundle,
+            at: directory.path(name),
+            passphrase: Self.passphrase,
+            configuration: fixture.configuration
+        )
+    }
+
+    /// A fresh bundle path.
+    func bundle(_ name: String) -> URL { directory.path(name + ".bundle") }
+}
+
+extension Vault {
+    /// Every table's entries, for "nothing changed" checks.
+    func dumpTables() throws -> [String: [[UInt8]: [UInt8]]] {
+        let schema = schema
+        let tables: [(String, Table)] = [
+            ("meta", schema.meta), ("items", schema.items), ("itemIndex", schema.itemIndex),
+            ("chunks", schema.chunks), ("chunkRefs", schema.chunkRefs), ("blobs", schema.blobs),
+            ("snapshots", schema.snapshots), ("pending", schema.pending), ("changes", schema.changes),
+            ("versions", schema.versions), ("peers", schema.peers),
+        ]
+        return try environment.read { txn in
+            var dump: [String: [[UInt8]: [UInt8]]] = [:]
+            for (name, table) in tables {
+                var entries: [[UInt8]: [UInt8]] = [:]
+                try txn.forEach(in: table) { key, value in
+                    entries[Array(key)] = Array(value)
+                    return true
+                }
+                dump[name] = entries
+            }
+            return dump
+        }
+    }
+
+    /// The syncable state: every version entry and every syncable record as stored, which vaults of a
+    /// group that have seen the same changes hold byte for byte.
+    func syncableState() throws -> [[UInt8]: [UInt8]] {
+        let schema = schema
+        return try environment.read { txn in
+            var state: [[UInt8]: [UInt8]] = [:]
+            try txn.forEach(in: schema.versions) { key, value in
+                state[[0] + Array(key)] = Array(value)
+                return true
+            }
+            for (tag, table, kind) in [
+                (UInt8(1), schema.items, SyncRecordKind.item), (2, schema.blobs, .blob),
+                (3, schema.snapshots, .snapshot),
+            ] {
+                try txn.forEach(in: table) { key, value in
+                    if BundleExporter<DataSink>.scope(of: kind, stored: value) == .syncable {
+                        state[[tag] + Array(key)] = Array(value)
+                    }
+                    return true
+                }
+            }
+            return state
+        }
+    }
+
+    /// The plaintext of a bundle's stream, opened with this vault's sync root.
+    func bundlePlaintext(_ url: URL) throws -> [UInt8] {
+        var source = DataSource(try Data(contentsOf: url))
+        let (header, headerBytes) = try BundleHeader.read(from: &source)
+        var reader = try BundleStreamReader(
+            source: source,
+            header: header,
+            headerBytes: headerBytes,
+            key: try header.streamKey(syncRoot: try unlockedRoots().sync)
+        )
+        var plaintext: [UInt8] = []
+        while true {
+            let piece = try reader.read(upTo: 1 << 20)
+            if piece.isEmpty { break }
+            plaintext += piece
+        }
+        return plaintext
+    }
+
+    /// The keys of this vault's device-bound records and chunks: none may appear in a bundle.
+    func deviceBoundIDs() throws -> [[UInt8]] {
+        let schema = schema
+        return try environment.read { txn in
+            var ids: [[UInt8]] = []
+            for (table, kind) in [
+                (schema.items, SyncRecordKind.item), (schema.blobs, .blob), (schema.snapshots, .snapshot),
+            ] {
+                try txn.forEach(in: table) { key, value in
+                    if BundleExporter<DataSink>.scope(of: kind, stored: value) == .deviceBound {
+                        ids.append(Array(key))
+                    }
+                    return true
+                }
+            }
+            try txn.forEach(in: schema.chunks) { key, value in
+                if BundleExporter<DataSink>.scope(ofChunk: value) == .deviceBound { ids.append(Array(key)) }
+                return true
+            }
+            return ids
+        }
+    }
+}
