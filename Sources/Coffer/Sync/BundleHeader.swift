@@ -72,9 +72,12 @@ struct BundleHeader: Equatable, Sendable {
     /// - Throws: ``CofferError`` `.param` for a file that is not a bundle, `.unsupportedFormat` for a
     ///   newer version, `.decode` for a truncated or malformed header.
     static func read(from source: inout some ByteSource) throws(CofferError) -> (BundleHeader, [UInt8]) {
-        var fixed = try readExactly(fixedSize, from: &source)
-        guard fixed.starts(with: magic) else {
+        var fixed = try source.read(upTo: fixedSize)
+        guard fixed.count >= magic.count, fixed.starts(with: magic) else {
             throw CofferError(.param, "this file is not a Coffer bundle (its first bytes are not \"COFFERBN\")")
+        }
+        guard fixed.count == fixedSize else {
+            throw CofferError(.decode, "the bundle is truncated: it ends inside its header")
         }
         var reader = BinaryReader(Array(fixed.dropFirst(8)), what: "the bundle header")
         let version = try reader.readUInt16()

@@ -10,13 +10,18 @@ enum InitCommand {
             Creates an empty vault in the --vault directory (which must be absent or empty), protected by
             the passphrase. Afterwards, run 'coffer key export' and keep the recovery key offline: it is
             the only way in if the passphrase is lost.
+
+            With --join BUNDLE the new vault joins the sync group of the vault that exported the bundle
+            and imports it: give that vault's passphrase, which then protects this vault too. The new
+            vault has its own device key, device id and recovery key.
             """,
         options: [
             .option(
                 "kdf",
                 value: "COST",
                 help: "Passphrase key-derivation cost: standard (default, ~0.15 s) or strong (~0.6 s)."
-            )
+            ),
+            .option("join", value: "BUNDLE", help: "Join the sync group of BUNDLE's vault and import it."),
         ],
         run: run
     )
@@ -33,6 +38,10 @@ enum InitCommand {
             )
         }
         let directory = try CofferCommand.vaultDirectory(invocation)
+        if let bundle = invocation.value("join") {
+            try join(bundle, at: directory, configuration: configuration, invocation: invocation)
+            return
+        }
         let passphrase = try SecretSource.passphrase.passphrase(invocation, confirm: true)
         let vault = try Vault.create(at: directory, passphrase: passphrase, configuration: configuration)
         defer { vault.close() }
@@ -51,6 +60,54 @@ enum InitCommand {
                 invocation.console.message("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
             }
         }
+    }
+
+    /// `init --join BUNDLE`: a new vault in the bundle's sync group, with the bundle imported.
+    static func join(
+        _ bundle: String,
+        at directory: URL,
+        configuration: Vault.Configuration,
+        invocation: Invocation
+    ) throws {
+        let passphrase = try SecretSource.passphrase.passphrase(invocation)
+        let (bar, progress) = SyncCommands.joinProgress(bundle, invocation: invocation)
+        let (vault, summary) = try Vault.join(
+            bundle: URL(fileURLWithPath: bundle),
+            at: directory,
+            passphrase: passphrase,
+            configuration: configuration,
+            progress: progress
+        )
+        defer { vault.close() }
+        bar.finish()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(
+                JoinSummary(
+                    vault: Summary(
+                        path: directory.path,
+                        vaultID: vault.id,
+                        deviceID: vault.deviceID,
+                        syncGroupID: vault.syncGroupID,
+                        formatVersion: vault.formatVersion
+                    ),
+                    imported: summary
+                )
+            )
+            return
+        }
+        invocation.console.print(
+            "Created vault \(vault.id.uuidString) at \(directory.path) in sync group "
+                + vault.syncGroupID.uuidString.lowercased()
+        )
+        try SyncCommands.report(summary, path: bundle, invocation: invocation)
+        if !invocation.flag("quiet") {
+            invocation.console.message("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
+        }
+    }
+
+    struct JoinSummary: Encodable {
+        let vault: Summary
+        let imported: ImportSummary
     }
 
     struct Summary: Encodable {

@@ -1,0 +1,139 @@
+import Coffer
+import Foundation
+
+/// `coffer export|import`, and the bundle side of `coffer init --join`: moving syncable records
+/// between the vaults of a sync group with bundle files.
+enum SyncCommands {
+    static let export = CommandSpec(
+        name: "export",
+        abstract: "Write the vault's syncable records to a bundle file.",
+        discussion: """
+            Only syncable records are written (items, blobs and snapshots marked syncable, with their
+            deletions); device-bound ones never leave this machine. Without --peer the bundle holds
+            everything syncable; with --peer NAME it holds only what changed since the last export to NAME
+            (everything, the first time). The bundle is encrypted under the sync group's key and can be
+            carried on any medium; 'coffer import' or 'coffer init --join' reads it on the other machine.
+            """,
+        options: [
+            .option("out", value: "FILE", help: "The bundle file to write (required; replaced if it exists)."),
+            .option("peer", value: "NAME", help: "Export only what NAME has not been sent yet."),
+        ],
+        run: runExport
+    )
+
+    static let importBundle = CommandSpec(
+        name: "import",
+        abstract: "Apply a bundle exported by a vault of this sync group.",
+        discussion: """
+            The whole bundle is verified before anything changes; a damaged, truncated or foreign bundle
+            is refused and the vault stays as it was. Each record replaces this vault's only if it is newer
+            (last writer wins, deletions included), so importing in any order, or twice, is safe.
+            """,
+        arguments: [ArgumentSpec("FILE", help: "The bundle to import.")],
+        run: runImport
+    )
+
+    // MARK: Commands
+
+    static func runExport(_ invocation: Invocation) throws {
+        guard let path = invocation.value("out"), !path.isEmpty else {
+            throw UsageError(
+                message: "export needs --out FILE: where to write the bundle",
+                commandPath: invocation.commandPath
+            )
+        }
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let bar = ProgressBar(label: "export", total: nil, for: invocation)
+        let summary = try vault.export(
+            to: URL(fileURLWithPath: path),
+            peer: invocation.value("peer"),
+            progress: { bar.update(completed: $0) }
+        )
+        bar.finish()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(Report(bundle: path, summary: summary))
+            return
+        }
+        let scope =
+            summary.isIncremental
+            ? "changes \(summary.firstSequence)-\(summary.lastSequence) for peer '\(summary.peer ?? "")'"
+            : "everything syncable"
+        invocation.console.print(
+            "Exported \(describe(summary.records)) and \(summary.chunks) chunks to \(path) "
+                + "(\(ByteCount.format(summary.bytes)), \(scope))."
+        )
+        if let left = summary.deviceBoundLeftBehind, !invocation.flag("quiet") {
+            invocation.console.message("\(left) device-bound record\(left == 1 ? "" : "s") stayed on this machine.")
+        }
+    }
+
+    static func runImport(_ invocation: Invocation) throws {
+        let path = invocation.arguments[0]
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let summary = try importBundle(into: vault, path: path, invocation: invocation)
+        try report(summary, path: path, invocation: invocation)
+    }
+
+    // MARK: Shared with init --join
+
+    /// Imports the bundle at `path` with a progress bar.
+    static func importBundle(into vault: Vault, path: String, invocation: Invocation) throws -> ImportSummary {
+        let bar = ProgressBar(label: "import", total: fileSize(path), for: invocation)
+        let summary = try vault.import(from: URL(fileURLWithPath: path), progress: { bar.update(completed: $0) })
+        bar.finish()
+        return summary
+    }
+
+    /// The bar for joining: the same as an import's.
+    static func joinProgress(_ path: String, invocation: Invocation) -> (ProgressBar, SyncProgress) {
+        let bar = ProgressBar(label: "import", total: fileSize(path), for: invocation)
+        return (bar, { bar.update(completed: $0) })
+    }
+
+    /// Prints what an import did, as text or JSON.
+    static func report(_ summary: ImportSummary, path: String, invocation: Invocation) throws {
+        if invocation.flag("json") {
+            try invocation.console.printJSON(Report(bundle: path, summary: summary))
+            return
+        }
+        invocation.console.print(
+            "Imported \(path) from device \(summary.sourceDevice.uuidString.lowercased()): applied "
+                + "\(describe(summary.applied)); \(summary.skipped) already here or older; "
+                + "\(summary.conflicts) conflict\(summary.conflicts == 1 ? "" : "s") decided by last writer wins; "
+                + "\(summary.newChunks) of \(summary.chunks) chunks new."
+        )
+        if summary.replacedDeviceBoundBlobs > 0, !invocation.flag("quiet") {
+            invocation.console.message(
+                "\(summary.replacedDeviceBoundBlobs) device-bound blob(s) gave way to synced blobs of the same name."
+            )
+        }
+    }
+
+    static func describe(_ counts: SyncRecordCounts) -> String {
+        func count(_ value: Int, _ noun: String) -> String { "\(value) \(noun)\(value == 1 ? "" : "s")" }
+        return [
+            count(counts.items, "item"), count(counts.blobs, "blob"), count(counts.snapshots, "snapshot"),
+            count(counts.deletions, "deletion"),
+        ].joined(separator: ", ")
+    }
+
+    private static func fileSize(_ path: String) -> Int64? {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
+    }
+
+    /// A summary with the bundle's path, as one flat JSON object.
+    struct Report<Summary: Encodable>: Encodable {
+        let bundle: String
+        let summary: Summary
+
+        private enum Keys: String, CodingKey { case bundle }
+
+        func encode(to encoder: any Encoder) throws {
+            try summary.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(bundle, forKey: .bundle)
+        }
+    }
+}
