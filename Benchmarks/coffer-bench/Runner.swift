@@ -7,10 +7,11 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, js
         CryptoSuite.benchmarks(quick: quick) + StorageSuite.benchmarks(quick: quick)
         + KeychainSuite.benchmarks(quick: quick) + BlobSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus)
+        + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus)
     if let filter { benchmarks = benchmarks.filter { $0.name.contains(filter) } }
 
     print("coffer-bench on \(Machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
-    print("(crypto, storage and keychain figures use one core; blobs and snapshots figures use all cores)")
+    print("(crypto, storage, keychain and sync figures use one core; blobs and snapshots figures use all cores)")
     if benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") }) {
         for peer in SnapshotSuite.skippedPeers(quick: quick) { print("skipped peer: \(peer)") }
     }

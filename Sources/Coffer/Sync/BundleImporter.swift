@@ -15,9 +15,10 @@ struct BundleImporter {
     let vault: Vault
     let keys: KeyRing
 
-    /// Batches of at most this many chunks or bytes are committed together while staging.
-    private static let batchChunks = 256
-    private static let batchBytes = 2 << 20
+    /// Batches of at most this many chunks or bytes are committed together while staging: large
+    /// enough that the commits' flushes do not dominate, small enough to bound memory.
+    private static let batchChunks = 1024
+    private static let batchBytes = 8 << 20
 
     func run<Source: ByteSource>(
         _ frames: inout BundleFrameReader<Source>,
