@@ -98,6 +98,9 @@ struct BundleExporter<Sink: ByteSink> {
         try writer.write(record)
         chunkFrames += 1
         summary.chunks += 1
+        // Every chunk read maps pages of the map (whole folios on this kernel); dropping them every few
+        // chunks keeps resident memory bounded however large the export (see Environment).
+        txn.noteScatteredTouch()
     }
 
     private mutating func writeRecord(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry) throws {
