@@ -244,6 +244,42 @@ struct SyncTests {
         ).version
     }
 
+    @Test("a failed export leaves no file and no peer cursor; a locked vault cannot export or import")
+    func failedExport() throws {
+        try populate()
+        let bundle = group.bundle("locked")
+        a.lock()
+        let locked = #expect(throws: CofferError.self) { try a.export(to: bundle, peer: "b") }
+        #expect(locked?.code == .interactionNotAllowed)
+        #expect(!FileManager.default.fileExists(atPath: bundle.path))
+        #expect(TemporaryDirectory.listing(group.directory.url).allSatisfy { !$0.hasPrefix(".") })
+        try a.unlock(passphrase: SyncGroupFixture.passphrase)
+        #expect(try a.syncPeers().isEmpty)
+        let nowhere = group.directory.path("missing/dir/x.bundle")
+        #expect(throws: CofferError.self) { try a.export(to: nowhere) }
+        try a.export(to: bundle)
+        a.lock()
+        #expect(throws: CofferError.self) { try a.import(from: bundle) }
+        #expect(throws: CofferError.self) { try a.export(to: group.bundle("x"), peer: "") }
+    }
+
+    @Test("the async forms agree with the synchronous ones")
+    func asyncForms() async throws {
+        try populate()
+        let bundle = group.bundle("async")
+        let exported = try await a.export(to: bundle, peer: "b")
+        let (b, imported) = try await Vault.join(
+            bundle: bundle,
+            at: group.directory.path("b"),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        #expect(imported.applied.total == exported.records.total)
+        let again = try await b.import(from: bundle)
+        #expect(again.applied.total == 0)
+        #expect(try b.syncableState() == a.syncableState())
+    }
+
     @Test("a write in progress during an export holds the peer's cursor back, so its chunks go next time")
     func pendingWriteHoldsCursor() throws {
         try populate()
