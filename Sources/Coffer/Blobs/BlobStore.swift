@@ -25,6 +25,13 @@ struct BlobStore {
         return nil
     }
 
+    /// The manifest stored under `id`, opened, or `nil` if there is none.
+    func manifest(id: [UInt8], keys: KeyRing, cipher: AESGCM, in txn: Transaction) throws -> BlobManifest? {
+        try txn.withValue(schema.blobs, key: id) { stored in
+            try BlobManifest.open(stored, id: id, keys: keys, cipher: cipher)
+        }
+    }
+
     /// The blob named `name`, or `.itemNotFound` naming it.
     func require(
         _ name: String,

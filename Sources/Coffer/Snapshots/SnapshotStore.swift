@@ -50,6 +50,13 @@ struct SnapshotStore {
         )
     }
 
+    /// The snapshot stored under `id`, opened, or `nil` if there is none.
+    func record(id: [UInt8], cipher: AESGCM, in txn: Transaction) throws -> SnapshotRecord? {
+        try txn.withValue(schema.snapshots, key: id) { stored in
+            try SnapshotRecord.open(stored, id: id, keys: keys, cipher: cipher)
+        }
+    }
+
     /// The latest snapshot named `name`, if any.
     func latest(named name: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord? {
         try all(cipher: cipher).last { $0.name == name }

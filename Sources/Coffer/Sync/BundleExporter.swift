@@ -155,36 +155,17 @@ struct BundleExporter<Sink: ByteSink> {
         id: [UInt8],
         _ body: ([UInt8]) throws(CofferError) -> Void
     ) throws {
-        let keys = keys
-        let coder = coder
-        let schema = schema
-        let txn = txn
         switch kind {
         case .item:
             return
         case .blob:
-            guard
-                let manifest = try txn.withValue(
-                    schema.blobs,
-                    key: id,
-                    { stored in
-                        try BlobManifest.open(stored, id: id, keys: keys, cipher: coder.cipher)
-                    }
-                )
-            else { return }
+            let store = BlobStore(schema: schema)
+            guard let manifest = try store.manifest(id: id, keys: keys, cipher: coder.cipher, in: txn) else { return }
             let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
-            try BlobStore(schema: schema).forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn, body)
+            try store.forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn, body)
         case .snapshot:
-            guard
-                let record = try txn.withValue(
-                    schema.snapshots,
-                    key: id,
-                    { stored in
-                        try SnapshotRecord.open(stored, id: id, keys: keys, cipher: coder.cipher)
-                    }
-                )
-            else { return }
             let store = SnapshotStore(environment: environment, schema: schema, keys: keys)
+            guard let record = try store.record(id: id, cipher: coder.cipher, in: txn) else { return }
             try store.forEachReference(of: record, in: txn, coder: coder, body)
         }
     }

@@ -152,14 +152,10 @@ struct ImportApplier {
     }
 
     private func openBlob(id: [UInt8]) throws -> BlobManifest? {
-        try txn.withValue(schema.blobs, key: id) { stored in
-            try BlobManifest.open(stored, id: id, keys: keys, cipher: coder.cipher)
-        }
+        try blobStore.manifest(id: id, keys: keys, cipher: coder.cipher, in: txn)
     }
 
     private func openSnapshot(id: [UInt8]) throws -> SnapshotRecord? {
-        try txn.withValue(schema.snapshots, key: id) { stored in
-            try SnapshotRecord.open(stored, id: id, keys: keys, cipher: coder.cipher)
-        }
+        try snapshotStore.record(id: id, cipher: coder.cipher, in: txn)
     }
 }
