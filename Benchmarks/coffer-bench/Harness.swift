@@ -31,6 +31,8 @@ extension Benchmark {
 /// The measured result of one benchmark.
 struct Measurement: Encodable {
     let name: String
+    /// The suite: the name up to its first "/" (crypto, storage, keychain, blobs, snapshots, sync).
+    let suite: String
     let unit: String
     let median: Double
     let min: Double
@@ -75,6 +77,7 @@ struct Harness {
             let sorted = rates.sorted()
             return Measurement(
                 name: benchmark.name,
+                suite: String(benchmark.name.prefix { $0 != "/" }),
                 unit: benchmark.bytesPerRun > 0 ? "MB/s" : "ops/s",
                 median: sorted[sorted.count / 2],
                 min: sorted[0],
@@ -99,13 +102,3 @@ func scratchDirectory() -> URL {
 }
 
 /// Prints the machine the figures come from.
-enum Machine {
-    static var summary: String {
-        let cpu =
-            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
-            .split(separator: "\n").first { $0.hasPrefix("model name") }?
-            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
-        let memory = ProcessInfo.processInfo.physicalMemory >> 30
-        return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu), \(memory) GiB"
-    }
-}

@@ -1,20 +1,26 @@
 import Foundation
 
 /// Runs the selected benchmarks, prints the table, and writes JSON if asked. Release builds only.
-func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, jsonPath: String?) {
+func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, outputs: Outputs) {
     let harness = Harness(runs: runs ?? (quick ? 3 : 5))
     var benchmarks: [any Benchmark] =
         CryptoSuite.benchmarks(quick: quick) + StorageSuite.benchmarks(quick: quick)
         + KeychainSuite.benchmarks(quick: quick) + BlobSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus)
-    if let filter { benchmarks = benchmarks.filter { $0.name.contains(filter) } }
-
-    print("coffer-bench on \(Machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
-    print("(crypto, storage, keychain and sync figures use one core; blobs and snapshots figures use all cores)")
-    if benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") }) {
-        for peer in SnapshotSuite.skippedPeers(quick: quick) { print("skipped peer: \(peer)") }
+    if let filter {
+        // A figure keeps its reference, so every ratio is still measured in the same run.
+        let kept = benchmarks.filter { $0.name.contains(filter) }
+        let references = Set(kept.compactMap(\.reference))
+        benchmarks = benchmarks.filter { $0.name.contains(filter) || references.contains($0.name) }
     }
+
+    let machine = MachineDescription.current
+    print("coffer-bench on \(machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
+    print("(crypto, storage, keychain and sync figures use one core; blobs and snapshots figures use all cores)")
+    let skipped =
+        benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") }) ? SnapshotSuite.skippedPeers(quick: quick) : []
+    for peer in skipped { print("skipped peer: \(peer)") }
     print("")
     let results: [Measurement]
     do {
@@ -38,21 +44,27 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, js
                 + cell(result.median) + " " + cell(result.min) + " " + cell(result.max) + "   " + ratio
         )
     }
-    if let jsonPath {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        struct Report: Encodable {
-            let machine: String
-            let date: Date
-            let results: [Measurement]
-        }
-        do {
-            try encoder.encode(Report(machine: Machine.summary, date: Date(), results: results)).write(
-                to: URL(fileURLWithPath: jsonPath)
-            )
-        } catch {
-            FileHandle.standardError.write(Data("coffer-bench: cannot write \(jsonPath): \(error)\n".utf8))
-            exit(1)
-        }
+    let report = Report(
+        machine: machine,
+        date: Date(),
+        command: (["coffer-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
+        runs: harness.runs,
+        skippedPeers: skipped,
+        results: results
+    )
+    do {
+        if let path = outputs.json { try report.json().write(to: URL(fileURLWithPath: path)) }
+        if let path = outputs.markdown { try Data(report.markdown().utf8).write(to: URL(fileURLWithPath: path)) }
+        if let path = outputs.svg { try Data(report.svg().utf8).write(to: URL(fileURLWithPath: path)) }
+    } catch {
+        FileHandle.standardError.write(Data("coffer-bench: cannot write a report file: \(error)\n".utf8))
+        exit(1)
     }
+}
+
+/// Where to write the report besides the table.
+struct Outputs {
+    var json: String?
+    var markdown: String?
+    var svg: String?
 }

@@ -3,39 +3,56 @@
 import Foundation
 
 let usage = """
-    USAGE: coffer-bench [--quick] [--runs N] [--filter TEXT] [--corpus DIR] [--json FILE]
+    USAGE: coffer-bench [--quick] [--runs N] [--filter TEXT] [--corpus DIR] [--json FILE] [--markdown FILE]
+                        [--svg FILE]
 
-      --quick        fewer repetitions (a few seconds)
-      --runs N       measured runs per figure after one warm-up (default 5; --quick 3)
-      --filter TEXT  only figures whose name contains TEXT
-      --corpus DIR   measure the blob tier on the files under DIR (default: a generated mixed corpus)
-      --json FILE    also write the results as JSON
+      --quick           fewer repetitions and smaller data (under a minute); no peers
+      --runs N          measured runs per figure after one warm-up (default 5; --quick 3)
+      --filter TEXT     only figures whose name contains TEXT (and their references)
+      --corpus DIR      measure blobs, snapshots and sync on the files under DIR (default: generated)
+      --json FILE       also write the results as JSON (schema in the README)
+      --markdown FILE   also write the table as Markdown, with the date, command and machine
+      --svg FILE        also draw each figure beside its reference as an SVG bar chart
     """
 
 var quick = false
 var runs: Int?
 var filter: String?
-var jsonPath: String?
+var outputs = Outputs()
 var corpus: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
+
+/// Stops with the usage text and exit status 64 (`EX_USAGE`).
+func usageError(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("coffer-bench: error: \(message)\n\(usage)\n".utf8))
+    exit(64)
+}
+
+/// The value after `option`, or a usage error naming the option.
+@MainActor func value(of option: String) -> String {
+    guard let value = arguments.popFirst(), !value.hasPrefix("--") else { usageError("\(option) needs a value") }
+    return value
+}
+
 while let argument = arguments.popFirst() {
     switch argument {
     case "--quick": quick = true
-    case "--runs": runs = arguments.popFirst().flatMap(Int.init)
-    case "--filter": filter = arguments.popFirst()
-    case "--json": jsonPath = arguments.popFirst()
-    case "--corpus": corpus = arguments.popFirst()
+    case "--runs":
+        guard let count = Int(value(of: argument)), count >= 1 else {
+            usageError("--runs needs a whole number of at least 1")
+        }
+        runs = count
+    case "--filter": filter = value(of: argument)
+    case "--json": outputs.json = value(of: argument)
+    case "--markdown": outputs.markdown = value(of: argument)
+    case "--svg": outputs.svg = value(of: argument)
+    case "--corpus": corpus = value(of: argument)
     case "-h", "--help":
         print(usage)
         exit(0)
     default:
-        FileHandle.standardError.write(Data("coffer-bench: error: unknown argument '\(argument)'\n\(usage)\n".utf8))
-        exit(64)
+        usageError("unknown argument '\(argument)'")
     }
-}
-if let runs, runs < 1 {
-    FileHandle.standardError.write(Data("coffer-bench: error: --runs needs a whole number of at least 1\n".utf8))
-    exit(64)
 }
 
 #if DEBUG
@@ -49,5 +66,5 @@ FileHandle.standardError.write(
 )
 exit(1)
 #else
-runBenchmarks(quick: quick, runs: runs, filter: filter, corpus: corpus, jsonPath: jsonPath)
+runBenchmarks(quick: quick, runs: runs, filter: filter, corpus: corpus, outputs: outputs)
 #endif

@@ -73,6 +73,9 @@ public enum Products {
 /// A product that should have been built is missing.
 public struct ProductError: Error, CustomStringConvertible {
     public let description: String
+
+    /// An error saying `description`.
+    public init(description: String) { self.description = description }
 }
 
 /// Holds what the draining thread read; the semaphore orders the write before the read.

@@ -1,0 +1,82 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// `coffer-bench` as a user runs it: what a debug build refuses, and what a release build writes.
+@Suite("coffer-bench: debug builds refuse, reports follow the documented schema")
+struct BenchmarkHarnessTests {
+    /// The release build's `coffer-bench` (Tools/test builds it before running the tests).
+    static func releaseBench() throws -> URL {
+        let release = Products.directory.deletingLastPathComponent().appendingPathComponent("release/coffer-bench")
+        guard FileManager.default.isExecutableFile(atPath: release.path) else {
+            throw ProductError(
+                description: "\(release.path) is missing; run 'swift build -c release' first (Tools/test does)"
+            )
+        }
+        return release
+    }
+
+    @Test("a debug build refuses to report figures")
+    func debugRefuses() throws {
+        let result = try Products.run(try Products.executable("coffer-bench"), ["--quick"])
+        #expect(result.status == 1)
+        #expect(result.error.contains("refusing to report figures from a debug build"))
+        #expect(result.output.isEmpty)
+    }
+
+    @Test("bad options are usage errors naming the option")
+    func usage() throws {
+        let bench = try Self.releaseBench()
+        for (arguments, text) in [
+            (["--runs", "0"], "--runs"), (["--json"], "--json needs a value"), (["--nope"], "'--nope'"),
+        ] {
+            let result = try Products.run(bench, arguments)
+            #expect(result.status == 64)
+            #expect(result.error.contains(text))
+        }
+    }
+
+    @Test("--json, --markdown and --svg write the report; the JSON has the documented fields")
+    func reports() throws {
+        let directory = try TemporaryDirectory()
+        let (json, markdown, svg) = (directory.path("r.json"), directory.path("r.md"), directory.path("r.svg"))
+        let result = try Products.run(
+            try Self.releaseBench(),
+            [
+                "--filter", "hmac-sha256 64 KiB", "--runs", "1", "--json", json.path, "--markdown", markdown.path,
+                "--svg", svg.path,
+            ]
+        )
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("0.") && result.output.contains("x of crypto/sha-256 64 KiB"))
+
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        #expect(report["schemaVersion"] as? Int == 1)
+        #expect((report["command"] as? String)?.hasPrefix("coffer-bench --filter") == true)
+        #expect(report["runs"] as? Int == 1)
+        #expect(report["date"] is String)
+        #expect(report["skippedPeers"] is [Any])
+        let machine = try #require(report["machine"] as? [String: Any])
+        #expect(machine["cores"] is Int && machine["cpu"] is String && machine["memoryGiB"] is Int)
+        let results = try #require(report["results"] as? [[String: Any]])
+        #expect(
+            results.map { $0["name"] as? String } == ["crypto/sha-256 64 KiB", "crypto/hmac-sha256 64 KiB (chunk id)"]
+        )
+        for figure in results {
+            #expect(figure["suite"] as? String == "crypto")
+            #expect(figure["unit"] as? String == "MB/s")
+            #expect(figure["runs"] as? Int == 1)
+            for field in ["median", "min", "max"] { #expect((figure[field] as? Double ?? 0) > 0, "\(field)") }
+        }
+        #expect(results[1]["reference"] as? String == "crypto/sha-256 64 KiB")
+        #expect((results[1]["ratio"] as? Double ?? 0) > 0)
+
+        let table = try String(contentsOf: markdown, encoding: .utf8)
+        #expect(table.contains("| figure | median | min | max | vs reference in the same run |"))
+        #expect(table.contains("| crypto/hmac-sha256 64 KiB (chunk id) |"))
+        let chart = try String(contentsOf: svg, encoding: .utf8)
+        #expect(chart.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        #expect(chart.contains("crypto/hmac-sha256 64 KiB (chunk id)"))
+        #expect(chart.hasSuffix("</svg>\n"))
+    }
+}
