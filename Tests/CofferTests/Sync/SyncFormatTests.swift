@@ -1,0 +1,101 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+@Suite("Sync formats: versions, the clock, bundle record frames")
+struct SyncFormatTests {
+    static let device = [UInt8](repeating: 0xD0, count: 15) + [0x01]
+
+    @Test("a version entry's bytes are stamp ‖ device ‖ state (known answer)")
+    func versionEntryBytes() throws {
+        let entry = VersionEntry(
+            version: RecordVersion(stamp: 0x0102_0304_0506_0708, device: Self.device),
+            isDeleted: true
+        )
+        #expect(entry.encoded.hex == "0102030405060708" + String(repeating: "d0", count: 15) + "01" + "00")
+        #expect(try VersionEntry(decoding: entry.encoded) == entry)
+        #expect(throws: CofferError.self) { try VersionEntry(decoding: entry.encoded.dropLast()) }
+        #expect(throws: CofferError.self) { try VersionEntry(decoding: Array(entry.encoded.dropLast()) + [2]) }
+    }
+
+    @Test("versions order by stamp, then by device id")
+    func ordering() {
+        let low = [UInt8](repeating: 0, count: 16)
+        let high = [UInt8](repeating: 0xFF, count: 16)
+        #expect(RecordVersion(stamp: 1, device: high) < RecordVersion(stamp: 2, device: low))
+        #expect(RecordVersion(stamp: 2, device: low) < RecordVersion(stamp: 2, device: high))
+        #expect(!(RecordVersion(stamp: 2, device: high) < RecordVersion(stamp: 2, device: high)))
+    }
+
+    @Test("the clock ticks past the wall clock and past every stamp it has seen")
+    func clock() throws {
+        let vault = try VaultFixture().create()
+        let schema = vault.schema
+        let (first, second, future, afterFuture) = try vault.environment.write { txn in
+            let first = try HybridClock.tick(in: txn, schema: schema)
+            let second = try HybridClock.tick(in: txn, schema: schema)
+            let future = first + (3_600_000 << 16)  // an hour ahead, as from a machine with a fast clock
+            try HybridClock.observe(future, in: txn, schema: schema)
+            try HybridClock.observe(first, in: txn, schema: schema)  // an older stamp changes nothing
+            return (first, second, future, try HybridClock.tick(in: txn, schema: schema))
+        }
+        let now = UInt64(Date().timeIntervalSince1970 * 1000) << 16
+        #expect(first >> 16 <= now >> 16 && now >> 16 - first >> 16 < 60_000)
+        #expect(second > first)
+        #expect(afterFuture == future + 1)
+    }
+
+    @Test("frames round-trip, and their bytes are type ‖ length ‖ body (known answer)")
+    func frames() throws {
+        let entry = VersionEntry(version: RecordVersion(stamp: 5, device: Self.device), isDeleted: false)
+        let record = BundleFrame.record(.snapshot, id: Array(0..<16), entry: entry, stored: [0xAA, 0xBB])
+        #expect(
+            record.encoded.hex
+                == "02" + "0000002c" + "03" + Array(0..<16).hex + "0000000000000005"
+                + String(repeating: "d0", count: 15)
+                + "01" + "01" + "aabb"
+        )
+        #expect(
+            BundleFrame.end(chunks: 1, records: 2).encoded.hex == "03" + "00000010" + "0000000000000001"
+                + "0000000000000002"
+        )
+        let chunk = BundleFrame.chunk(id: [UInt8](repeating: 7, count: 32), record: [1, 2, 3])
+        var reader = BundleFrameReader(
+            source: DataSource(chunk.encoded + record.encoded + BundleFrame.end(chunks: 1, records: 1).encoded)
+        )
+        #expect(try reader.next() == chunk)
+        #expect(try reader.next() == record)
+        #expect(try reader.next() == nil)
+        #expect(try reader.next() == nil)
+    }
+
+    @Test("malformed streams of frames are refused with decode")
+    func malformed() {
+        let end = BundleFrame.end(chunks: 0, records: 0).encoded
+        let deletedWithRecord = BundleFrame.record(
+            .item,
+            id: [UInt8](repeating: 1, count: 32),
+            entry: VersionEntry(version: RecordVersion(stamp: 1, device: Self.device), isDeleted: true),
+            stored: [1]
+        ).encoded
+        let cases: [(String, [UInt8])] = [
+            ("empty: no end frame", []),
+            ("unknown frame type", [9, 0, 0, 0, 0] + end),
+            ("a declared length beyond any record", [1, 0xFF, 0xFF, 0xFF, 0xFF]),
+            ("a record cut short", Array(deletedWithRecord.prefix(20))),
+            ("a deleted record carrying a record", deletedWithRecord + BundleFrame.end(chunks: 0, records: 1).encoded),
+            ("end counts that disagree", BundleFrame.end(chunks: 1, records: 0).encoded),
+            ("bytes after the end frame", end + [0]),
+            ("a snapshot id of the wrong length", [2, 0, 0, 0, 3, 3, 1, 2]),
+        ]
+        for (what, bytes) in cases {
+            var reader = BundleFrameReader(source: DataSource(bytes))
+            let error = #expect(throws: CofferError.self, "\(what)") {
+                while try reader.next() != nil {}
+            }
+            #expect(error?.code == .decode, "\(what)")
+        }
+    }
+}
