@@ -4,7 +4,8 @@ import Foundation
 func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, outputs: Outputs) {
     let harness = Harness(runs: runs ?? (quick ? 3 : 5))
     var benchmarks: [any Benchmark] =
-        CryptoSuite.benchmarks(quick: quick) + StorageSuite.benchmarks(quick: quick)
+        CryptoSuite.benchmarks(quick: quick) + AllCoresSuite.benchmarks(quick: quick)
+        + StorageSuite.benchmarks(quick: quick)
         + KeychainSuite.benchmarks(quick: quick) + BlobSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus)
@@ -17,7 +18,7 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, ou
 
     let machine = MachineDescription.current
     print("coffer-bench on \(machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
-    print("(crypto, storage, keychain and sync figures use one core; blobs and snapshots figures use all cores)")
+    print("(figures use one core unless named \"all N cores\"; blobs and snapshots use all cores)")
     let skipped =
         benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") }) ? SnapshotSuite.skippedPeers(quick: quick) : []
     for peer in skipped { print("skipped peer: \(peer)") }
