@@ -29,6 +29,9 @@ enum KeychainSuite {
 
     static func rawName(_ operation: Operation) -> String { "keychain/raw LMDB \(operation.rawValue)" }
 
+    /// The name of the keychain's own figure for `operation`.
+    static func name(_ operation: Operation) -> String { "keychain/\(operation.rawValue)" }
+
     /// A vault in a temporary directory with a cheap KDF (unlock cost is not what is measured).
     struct Scratch {
         let directory: URL
@@ -62,7 +65,7 @@ enum KeychainSuite {
     struct KeychainOperation: Benchmark {
         let operation: Operation
         let count: Int
-        var name: String { "keychain/\(operation.rawValue)" }
+        var name: String { KeychainSuite.name(operation) }
         var reference: String? { rawName(operation) }
         var operationsPerRun: Int { count }
         var scratch: Scratch?

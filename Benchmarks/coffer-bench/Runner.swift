@@ -8,7 +8,7 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, ou
         + StorageSuite.benchmarks(quick: quick)
         + KeychainSuite.benchmarks(quick: quick) + BlobSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus)
-        + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus)
+        + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus) + PeersSuite.benchmarks(quick: quick)
     if let filter {
         // A figure keeps its reference, so every ratio is still measured in the same run.
         let kept = benchmarks.filter { $0.name.contains(filter) }
@@ -20,7 +20,9 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, ou
     print("coffer-bench on \(machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
     print("(figures use one core unless named \"all N cores\"; blobs and snapshots use all cores)")
     let skipped =
-        benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") }) ? SnapshotSuite.skippedPeers(quick: quick) : []
+        (benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") })
+            ? SnapshotSuite.skippedPeers(quick: quick) : [])
+        + PeersSuite.skippedPeers(quick: quick)
     for peer in skipped { print("skipped peer: \(peer)") }
     print("")
     let results: [Measurement]

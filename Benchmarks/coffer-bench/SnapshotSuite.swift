@@ -18,7 +18,7 @@ enum SnapshotSuite {
     static func skippedPeers(quick: Bool) -> [String] {
         // The peers take most of a run's time, so --quick (which must stay under a minute) leaves
         // them out and says so.
-        if quick { return ["restic and borg (run without --quick to measure them)"] }
+        if quick { return ["restic, borg and sqlcipher (run without --quick to measure them)"] }
         return [
             Peer.find("restic") == nil ? "restic (install: apt-get install restic)" : nil,
             Peer.find("borg") == nil ? "borg (install: apt-get install borgbackup)" : nil,
