@@ -102,3 +102,46 @@ func scratchDirectory() -> URL {
 }
 
 /// Prints the machine the figures come from.
+
+/// Runs a peer's command (`arguments[0]`, found in the usual directories) to its end, feeding it
+/// `input` on standard input; throws with its error output when it fails or writes to standard error
+/// with `strict`.
+func runPeer(
+    _ arguments: [String],
+    environment: [String: String]? = nil,
+    directory: URL? = nil,
+    input: Data? = nil,
+    strict: Bool = false
+) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: SnapshotSuite.Peer.find(arguments[0]) ?? arguments[0])
+    process.arguments = Array(arguments.dropFirst())
+    if let environment { process.environment = environment }
+    if let directory { process.currentDirectoryURL = directory }
+    process.standardOutput = FileHandle.nullDevice
+    let errors = Pipe()
+    process.standardError = errors
+    let feed = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : feed
+    try process.run()
+    // Fed from another thread while this one drains standard error, so neither pipe can fill and stall.
+    let fed = DispatchSemaphore(value: 0)
+    if let input {
+        let writer = feed.fileHandleForWriting
+        DispatchQueue.global().async {
+            writer.write(input)
+            try? writer.close()
+            fed.signal()
+        }
+    } else {
+        fed.signal()
+    }
+    let message = errors.fileHandleForReading.readDataToEndOfFile()
+    fed.wait()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0, !strict || message.isEmpty else {
+        throw BenchmarkError(
+            "\(arguments.prefix(3).joined(separator: " ")) failed: \(String(decoding: message, as: UTF8.self))"
+        )
+    }
+}

@@ -57,24 +57,9 @@ enum PeersSuite {
             if users == 0 { try? FileManager.default.removeItem(at: directory) }
         }
 
-        /// Runs the shell on `file` with `script` on standard input.
+        /// Runs the shell on `file` with `script` on standard input (an error message is a failure).
         func run(_ script: Data, on file: URL) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: shell)
-            process.arguments = [file.path]
-            let input = Pipe()
-            let errors = Pipe()
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = errors
-            try process.run()
-            input.fileHandleForWriting.write(script)
-            try input.fileHandleForWriting.close()
-            let message = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0, message.isEmpty else {
-                throw BenchmarkError("sqlcipher failed: \(String(decoding: message, as: UTF8.self))")
-            }
+            try runPeer([shell, file.path], input: script, strict: true)
         }
 
         private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

@@ -259,22 +259,7 @@ enum SnapshotSuite {
         }
 
         private func execute(_ arguments: [String], in directory: URL? = nil) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Peer.find(arguments[0]) ?? arguments[0])
-            process.arguments = Array(arguments.dropFirst())
-            process.environment = environment
-            if let directory { process.currentDirectoryURL = directory }
-            process.standardOutput = FileHandle.nullDevice
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            let message = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw BenchmarkError(
-                    "\(arguments.prefix(3).joined(separator: " ")) failed: \(String(decoding: message, as: UTF8.self))"
-                )
-            }
+            try runPeer(arguments, environment: environment, directory: directory)
         }
     }
 }
