@@ -55,6 +55,9 @@ while let argument = arguments.popFirst() {
     }
 }
 
+// A peer that exits early must fail its benchmark, not kill the harness with SIGPIPE.
+signal(SIGPIPE, SIG_IGN)
+
 #if DEBUG
 FileHandle.standardError.write(
     Data(
