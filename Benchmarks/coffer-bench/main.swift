@@ -13,12 +13,20 @@ let usage = """
       --json FILE       also write the results as JSON (schema in the README)
       --markdown FILE   also write the table as Markdown, with the date, command and machine
       --svg FILE        also draw each figure beside its reference as an SVG bar chart
+      --scale           instead: grow a vault from 10,000 to --scale-items items beside --scale-blob-mib
+                        of blobs, reporting get, find, put and export costs and peak memory at each
+                        power of ten (--json FILE writes them)
+      --scale-items N   default 1,000,000
+      --scale-blob-mib M  default 8192 (8 GiB)
     """
 
 var quick = false
 var runs: Int?
 var filter: String?
 var outputs = Outputs()
+var scale = false
+var scaleItems = 1_000_000
+var scaleBlobMiB = 8192
 var corpus: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
 
@@ -47,6 +55,17 @@ while let argument = arguments.popFirst() {
     case "--markdown": outputs.markdown = value(of: argument)
     case "--svg": outputs.svg = value(of: argument)
     case "--corpus": corpus = value(of: argument)
+    case "--scale": scale = true
+    case "--scale-items":
+        guard let count = Int(value(of: argument)), count >= 1 else {
+            usageError("--scale-items needs a count of at least 1")
+        }
+        scaleItems = count
+    case "--scale-blob-mib":
+        guard let count = Int(value(of: argument)), count >= 0 else {
+            usageError("--scale-blob-mib needs a size in MiB")
+        }
+        scaleBlobMiB = count
     case "-h", "--help":
         print(usage)
         exit(0)
@@ -69,5 +88,14 @@ FileHandle.standardError.write(
 )
 exit(1)
 #else
-runBenchmarks(quick: quick, runs: runs, filter: filter, corpus: corpus, outputs: outputs)
+if scale {
+    do {
+        try ScaleMode.run(items: scaleItems, blobMiB: scaleBlobMiB, jsonPath: outputs.json)
+    } catch {
+        FileHandle.standardError.write(Data("coffer-bench: \(error)\n".utf8))
+        exit(1)
+    }
+} else {
+    runBenchmarks(quick: quick, runs: runs, filter: filter, corpus: corpus, outputs: outputs)
+}
 #endif
