@@ -19,7 +19,7 @@ enum ScaleMode {
         let fullExportBytes: Int64
         /// Milliseconds for an incremental export of one changed item.
         let incrementalExportMilliseconds: Double
-        /// The process's peak resident set so far, in MiB.
+        /// The process's peak resident set during the stage (growing the vault and measuring), in MiB.
         let peakResidentMiB: Double
     }
 
@@ -61,14 +61,22 @@ enum ScaleMode {
         print("writing \(blobMiB) MiB of blobs (mixed text, binary and random content)…")
         var blobBytes: Int64 = 0
         let part = 64 << 20
+        // Three 64 MiB bases, generated once; each blob is a base with its number stamped every 4 KiB,
+        // so no two blobs share a chunk (FastCDC chunks are at least 16 KiB) and generating 8 GiB
+        // costs a copy per blob.
+        let bases = [BlobSuite.Corpus.textLike(part), BlobSuite.Corpus.binaryLike(part), BlobSuite.Corpus.random(part)]
         var index = 0
         while blobBytes < Int64(blobMiB) << 20 {
             let size = min(part, Int(Int64(blobMiB) << 20 - blobBytes))
-            let content: [UInt8]
-            switch index % 3 {
-            case 0: content = BlobSuite.Corpus.textLike(size)
-            case 1: content = BlobSuite.Corpus.binaryLike(size)
-            default: content = BlobSuite.Corpus.random(size)
+            var content = Array(bases[index % 3].prefix(size))
+            content.withUnsafeMutableBytes { raw in
+                for offset in stride(from: 0, to: raw.count - 8, by: 4096) {
+                    raw.storeBytes(
+                        of: UInt64(index << 32 | offset >> 12).bigEndian,
+                        toByteOffset: offset,
+                        as: UInt64.self
+                    )
+                }
             }
             try vault.blobs.write("scale/blob-\(index)", data: content)
             blobBytes += Int64(size)
@@ -77,6 +85,8 @@ enum ScaleMode {
 
         var stages: [Stage] = []
         var added = 0
+        // The content generator's buffers are not the vault's: each stage's peak starts afresh.
+        PeakMemory.reset()
         print("items      get µs   find µs    put µs   full export s (size)    incremental ms   peak MiB")
         for size in sizes(upTo: items) {
             while added < size {
@@ -85,8 +95,9 @@ enum ScaleMode {
                 added += batch.count
             }
             try vault.export(to: bundle, peer: "scale-peer")
-            let stage = try measure(vault, items: size, bundle: bundle)
+            let stage = try measure(vault, items: size, directory: directory)
             stages.append(stage)
+            PeakMemory.reset()
             print(
                 String(
                     format: "%-9d %8.2f %9.2f %9.1f %9.2f (%@) %14.2f %10.0f",
@@ -129,7 +140,9 @@ enum ScaleMode {
         return item
     }
 
-    static func measure(_ vault: Vault, items: Int, bundle: URL) throws -> Stage {
+    static func measure(_ vault: Vault, items: Int, directory: URL) throws -> Stage {
+        let bundle = directory.appendingPathComponent("export.bundle")
+        let incremental = directory.appendingPathComponent("incremental.bundle")
         var generator = SystemRandomNumberGenerator()
         let keychain = vault.keychain
         let gets = 2_000
@@ -155,14 +168,15 @@ enum ScaleMode {
         }
         var exportBytes: Int64 = 0
         let exportTime = try seconds { exportBytes = try vault.export(to: bundle).bytes }
+        // Bring the peer up to date, change one item, and time the export of that one change (to a
+        // small file of its own: replacing the large bundle would time the file system's unlink).
+        try vault.export(to: incremental, peer: "scale-peer")
         try keychain.upsert(item(0))
         let incrementalTime = try seconds {
-            guard try vault.export(to: bundle, peer: "scale-peer").records.total >= 1 else {
-                throw BenchmarkError("the incremental export held no record")
+            guard try vault.export(to: incremental, peer: "scale-peer").records.total == 1 else {
+                throw BenchmarkError("the incremental export did not hold exactly the one change")
             }
         }
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
         return Stage(
             items: items,
             getMicroseconds: getTime / Double(gets) * 1e6,
@@ -171,7 +185,7 @@ enum ScaleMode {
             fullExportSeconds: exportTime,
             fullExportBytes: exportBytes,
             incrementalExportMilliseconds: incrementalTime * 1e3,
-            peakResidentMiB: Double(usage.ru_maxrss) / 1024
+            peakResidentMiB: PeakMemory.mebibytes()
         )
     }
 
@@ -179,6 +193,20 @@ enum ScaleMode {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// The process's peak resident set (`VmHWM`), which writing 5 to `/proc/self/clear_refs` resets.
+    enum PeakMemory {
+        static func reset() {
+            try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
+        }
+
+        static func mebibytes() -> Double {
+            let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+            let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+            return kilobytes / 1024
+        }
     }
 
     enum ByteFormat {

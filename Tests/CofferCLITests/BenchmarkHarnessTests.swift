@@ -83,4 +83,29 @@ struct BenchmarkHarnessTests {
         #expect(chart.contains("crypto/hmac-sha256 64 KiB (chunk id)"))
         #expect(chart.hasSuffix("</svg>\n"))
     }
+
+    @Test("--scale grows a vault stage by stage and reports each stage's costs")
+    func scale() throws {
+        let directory = try TemporaryDirectory()
+        let json = directory.path("scale.json")
+        let result = try Products.run(
+            try Self.releaseBench(),
+            ["--scale", "--scale-items", "12000", "--scale-blob-mib", "2", "--json", json.path]
+        )
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("items      get µs"))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        #expect(report["mode"] as? String == "scale")
+        #expect(report["blobBytes"] as? Int == 2 << 20)
+        let stages = try #require(report["stages"] as? [[String: Any]])
+        #expect(stages.map { $0["items"] as? Int } == [10_000, 12_000])
+        for stage in stages {
+            for field in [
+                "getMicroseconds", "findMicroseconds", "putMicroseconds", "fullExportSeconds",
+                "incrementalExportMilliseconds", "peakResidentMiB",
+            ] {
+                #expect((stage[field] as? Double ?? 0) > 0, "\(field)")
+            }
+        }
+    }
 }
