@@ -128,7 +128,11 @@ enum SnapshotSuite {
             scratch = try BlobSuite.Scratch()
         }
 
-        mutating func tearDown() throws { scratch?.remove() }
+        mutating func tearDown() throws {
+            scratch?.remove()
+            // Tear-down comes after every run of every benchmark, so the shared tree can go now.
+            tree.remove()
+        }
 
         mutating func prepareRun() throws {
             for snapshot in try scratch!.vault.snapshots.list() { try scratch!.vault.snapshots.forget(snapshot.id) }
@@ -156,6 +160,7 @@ enum SnapshotSuite {
         mutating func tearDown() throws {
             scratch?.remove()
             if let target { try? FileManager.default.removeItem(at: target) }
+            tree.remove()
         }
 
         mutating func prepareRun() throws {
@@ -220,6 +225,7 @@ enum SnapshotSuite {
 
         mutating func tearDown() throws {
             if let work { try? FileManager.default.removeItem(at: work) }
+            tree.remove()
         }
 
         mutating func prepareRun() throws {
