@@ -126,6 +126,9 @@ struct BundleExporter<Sink: ByteSink> {
         }
         recordFrames += 1
         summary.records.count(kind, deleted: entry.isDeleted)
+        // Records are looked up at scattered places too: a million of them would otherwise keep
+        // gigabytes of the map's pages mapped (see writeChunk).
+        txn.noteScatteredTouch()
     }
 
     private mutating func writeFrameHeader(type: UInt8, bodyLength: Int) throws(CofferError) {
