@@ -21,6 +21,9 @@ enum ScaleMode {
         let incrementalExportMilliseconds: Double
         /// The process's peak resident set during the stage (growing the vault and measuring), in MiB.
         let peakResidentMiB: Double
+        /// Of what is resident at the stage's end, the process's own memory (`RssAnon`), in MiB; the
+        /// rest is clean page cache of the vault's map, which the kernel can drop at will.
+        let anonymousResidentMiB: Double
     }
 
     struct ScaleReport: Encodable {
@@ -87,7 +90,7 @@ enum ScaleMode {
         var added = 0
         // The content generator's buffers are not the vault's: each stage's peak starts afresh.
         PeakMemory.reset()
-        print("items      get µs   find µs    put µs   full export s (size)    incremental ms   peak MiB")
+        print("items      get µs   find µs    put µs   full export s (size)    incremental ms   peak MiB (own)")
         for size in sizes(upTo: items) {
             while added < size {
                 let batch = (added..<min(size, added + 20_000)).map(item)
@@ -100,7 +103,7 @@ enum ScaleMode {
             PeakMemory.reset()
             print(
                 String(
-                    format: "%-9d %8.2f %9.2f %9.1f %9.2f (%@) %14.2f %10.0f",
+                    format: "%-9d %8.2f %9.2f %9.1f %9.2f (%@) %14.2f %10.0f (%.0f)",
                     size,
                     stage.getMicroseconds,
                     stage.findMicroseconds,
@@ -108,7 +111,8 @@ enum ScaleMode {
                     stage.fullExportSeconds,
                     ByteFormat.mebibytes(stage.fullExportBytes),
                     stage.incrementalExportMilliseconds,
-                    stage.peakResidentMiB
+                    stage.peakResidentMiB,
+                    stage.anonymousResidentMiB
                 )
             )
         }
@@ -185,7 +189,8 @@ enum ScaleMode {
             fullExportSeconds: exportTime,
             fullExportBytes: exportBytes,
             incrementalExportMilliseconds: incrementalTime * 1e3,
-            peakResidentMiB: PeakMemory.mebibytes()
+            peakResidentMiB: PeakMemory.mebibytes(),
+            anonymousResidentMiB: PeakMemory.mebibytes(field: "RssAnon:")
         )
     }
 
@@ -201,9 +206,10 @@ enum ScaleMode {
             try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
         }
 
-        static func mebibytes() -> Double {
+        /// A memory field of `/proc/self/status` in MiB: the peak (`VmHWM:`) unless told otherwise.
+        static func mebibytes(field: String = "VmHWM:") -> Double {
             let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-            let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix(field) } ?? ""
             let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
             return kilobytes / 1024
         }

@@ -102,7 +102,7 @@ struct BenchmarkHarnessTests {
         for stage in stages {
             for field in [
                 "getMicroseconds", "findMicroseconds", "putMicroseconds", "fullExportSeconds",
-                "incrementalExportMilliseconds", "peakResidentMiB",
+                "incrementalExportMilliseconds", "peakResidentMiB", "anonymousResidentMiB",
             ] {
                 #expect((stage[field] as? Double ?? 0) > 0, "\(field)")
             }
