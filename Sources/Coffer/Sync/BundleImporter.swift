@@ -88,7 +88,7 @@ struct BundleImporter {
                 records.append(Array(encoded.dropFirst(BundleFrame.headerSize)))
                 bytes += encoded.count
             case .end:
-                break
+                break  // never returned: the reader checks the end frame and then returns nil
             }
             if chunks.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
         }

@@ -32,8 +32,8 @@ struct ImportApplier {
     /// Applies one record if its version wins.
     mutating func apply(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8]) throws {
         if let local = try VersionEntry.load(kind, id: id, in: txn, schema: schema) {
-            let isConflict = local.version.device != entry.version.device
-            if isConflict, local.version != entry.version { summary.conflicts += 1 }
+            // Two devices changed the record: last writer wins, either way round.
+            if local.version.device != entry.version.device { summary.conflicts += 1 }
             guard entry.version > local.version else {
                 summary.skipped += 1
                 return
