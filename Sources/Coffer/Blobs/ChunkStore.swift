@@ -19,17 +19,22 @@ struct ChunkStore {
     /// - Throws: ``CofferError`` `.internalError` if the chunk is new and `sealed` is `nil`.
     @discardableResult
     func retain(_ id: [UInt8], sealed: [UInt8]?, in txn: Transaction) throws -> Bool {
-        txn.noteScatteredTouch()
-        if var references = try references(of: id, in: txn) {
-            references.count += 1
-            try set(references, of: id, in: txn)
-            return false
-        }
+        if try retainIfStored(id, in: txn) { return false }
         guard let sealed else {
             throw CofferError(.internalError, "a chunk expected to be stored is missing; run coffer verify")
         }
         try txn.put(schema.chunks, key: id, value: sealed)
         try set(References(count: 1, born: try ChangeLog.lastSequence(in: txn, schema: schema)), of: id, in: txn)
+        return true
+    }
+
+    /// Counts one more reference to chunk `id` if it is stored; returns whether it was (one lookup, for
+    /// callers that must not store a chunk they do not have, such as an import).
+    func retainIfStored(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+        txn.noteScatteredTouch()
+        guard var references = try references(of: id, in: txn) else { return false }
+        references.count += 1
+        try set(references, of: id, in: txn)
         return true
     }
 

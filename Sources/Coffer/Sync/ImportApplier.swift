@@ -139,7 +139,7 @@ struct ImportApplier {
     private func retain(_ chunkID: [UInt8], for what: String) throws(CofferError) {
         let chunks = blobStore.chunks
         try storage("applying the bundle") {
-            guard try chunks.contains(chunkID, in: txn) else {
+            guard try chunks.retainIfStored(chunkID, in: txn) else {
                 throw CofferError(
                     .decode,
                     "the bundle is incomplete: \(what) needs data that is neither in the bundle nor in this vault "
@@ -147,7 +147,6 @@ struct ImportApplier {
                         + "import the earlier bundles first, or make a full export (without --peer) and import that"
                 )
             }
-            _ = try chunks.retain(chunkID, sealed: nil, in: txn)
         }
     }
 
