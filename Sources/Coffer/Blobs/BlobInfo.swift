@@ -20,5 +20,5 @@ public struct BlobInfo: Sendable, Hashable {
     public let chunkCount: Int
 
     /// The SHA-256 digest in lowercase hexadecimal.
-    public var sha256Hex: String { sha256.map { String(format: "%02x", $0) }.joined() }
+    public var sha256Hex: String { sha256.hexEncoded }
 }

@@ -140,7 +140,7 @@ extension Blobs {
                     } catch {
                         var message = CofferError.wrapping(error, while: "verifying a blob").message
                         if name == nil {
-                            let prefix = id.prefix(6).map { String(format: "%02x", $0) }.joined()
+                            let prefix = id.prefix(6).hexEncoded
                             message = "the manifest stored under id \(prefix)…: \(message)"
                         }
                         problems.append(VerificationProblem(blob: name, message: message))
@@ -289,7 +289,7 @@ extension Blobs {
                     do {
                         records.append(try SnapshotRecord.open(value, id: Array(key), keys: store.keys, cipher: cipher))
                     } catch {
-                        let prefix = key.prefix(4).map { String(format: "%02x", $0) }.joined()
+                        let prefix = key.prefix(4).hexEncoded
                         failures.append(
                             "snapshot \(prefix)…: \(CofferError.wrapping(error, while: "reading a snapshot").message)"
                         )

@@ -94,7 +94,7 @@ public struct ItemAttributes: Sendable, Hashable {
         public var description: String {
             switch self {
             case .text(let text): return text
-            case .bytes(let bytes): return bytes.map { String(format: "%02x", $0) }.joined()
+            case .bytes(let bytes): return bytes.hexEncoded
             case .number(let number): return String(number)
             }
         }

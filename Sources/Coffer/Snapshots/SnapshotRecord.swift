@@ -168,7 +168,7 @@ struct SnapshotRecord: Sendable, StoredContent {
 
     var info: SnapshotInfo {
         SnapshotInfo(
-            id: id.map { String(format: "%02x", $0) }.joined(),
+            id: id.hexEncoded,
             name: name,
             sourcePath: sourcePath,
             hostname: hostname,
