@@ -40,7 +40,9 @@ public enum CofferCommand {
             InitCommand.spec, InfoCommand.spec, ItemCommand.spec, BlobCommands.put, BlobCommands.get,
             BlobCommands.list, BlobCommands.remove, BlobCommands.move, BlobCommands.stat, SnapshotCommands.backup,
             SnapshotCommands.list, SnapshotCommands.show, SnapshotCommands.restore, SnapshotCommands.forget,
-            SnapshotCommands.diff, SyncCommands.export, SyncCommands.importBundle, MaintenanceCommands.gc,
+            SnapshotCommands.diff, SyncCommands.export, SyncCommands.importBundle, RemoteCommands.push,
+            RemoteCommands.pull,
+            MaintenanceCommands.gc,
             MaintenanceCommands.verify, MaintenanceCommands.stats, PasswdCommand.spec, KeyCommand.spec,
         ]
     )

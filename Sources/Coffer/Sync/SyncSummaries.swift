@@ -20,6 +20,14 @@ public struct SyncRecordCounts: Sendable, Equatable, Codable {
     /// No records.
     public init() {}
 
+    /// Adds `other`'s counts to these.
+    mutating func add(_ other: SyncRecordCounts) {
+        items += other.items
+        blobs += other.blobs
+        snapshots += other.snapshots
+        deletions += other.deletions
+    }
+
     mutating func count(_ kind: SyncRecordKind, deleted: Bool) {
         if deleted {
             deletions += 1

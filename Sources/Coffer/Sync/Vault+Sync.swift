@@ -39,15 +39,39 @@ extension Vault {
     {
         try checkOpen()
         if let peer { try PeerCursors.validate(peer) }
+        let schema = schema
+        let (summary, sentThrough) = try writeBundle(to: url, progress: progress) { txn in
+            try peer.flatMap { try PeerCursors(schema: schema).load($0, in: txn)?.sentThrough }
+        }
+        if let peer {
+            try storage("recording the export to peer '\(peer)'") {
+                try environment.write { txn in
+                    try PeerCursors(schema: schema).record(peer, sentThrough: sentThrough, in: txn)
+                }
+            }
+        }
+        var result = summary
+        result.peer = peer
+        return result
+    }
+
+    /// Writes a bundle to `url` of everything syncable, or, when `cursor` finds one inside the export's
+    /// read transaction, of the changes after it; returns what was written and how far a receiver of
+    /// it may be credited (held back to the oldest write in progress).
+    func writeBundle(
+        to url: URL,
+        progress: SyncProgress?,
+        cursor: @escaping (Transaction) throws -> UInt64?
+    ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
         let roots = try unlockedRoots()
         let keys = try keyRing()
         var output = try OutputFile(path: url.path)
         let descriptor = output.descriptor
         let (schema, environment, identity) = (schema, environment, identity)
-        let (summary, sentThrough) = try storage("exporting a bundle") {
+        let result = try storage("exporting a bundle") {
             try environment.read { txn in
                 let last = try ChangeLog.lastSequence(in: txn, schema: schema)
-                let cursor = try peer.flatMap { try PeerCursors(schema: schema).load($0, in: txn)?.sentThrough }
+                let cursor = try cursor(txn)
                 let header = BundleHeader.fresh(
                     syncGroupID: identity.syncGroupID,
                     deviceID: identity.deviceID,
@@ -70,26 +94,18 @@ extension Vault {
                 if let cursor { try exporter.writeChanges(after: cursor) } else { try exporter.writeEverything() }
                 let sink = try exporter.finish()
                 var summary = exporter.summary
-                summary.peer = peer
                 summary.isIncremental = cursor != nil
                 summary.firstSequence = header.firstSequence
                 summary.lastSequence = last
                 summary.bytes = sink.count
                 // A write in progress may have stored chunks its manifest (committed later) will need:
-                // the peer is credited only up to where that write began, so they go next time.
+                // the receiver is credited only up to where that write began, so they go next time.
                 let oldestWrite = try PendingWrites(schema: schema).oldestBeginSequence(in: txn)
                 return (summary, min(last, oldestWrite ?? last))
             }
         }
         try output.commit()
-        if let peer {
-            try storage("recording the export to peer '\(peer)'") {
-                try environment.write { txn in
-                    try PeerCursors(schema: schema).record(peer, sentThrough: sentThrough, in: txn)
-                }
-            }
-        }
-        return summary
+        return result
     }
 
     /// Imports a bundle made by a vault of this sync group.
@@ -169,15 +185,27 @@ extension Vault {
         }
         let join = try JoinBlock(decoding: header.joinBlock)
         let syncRoot = try join.syncRoot(passphrase: passphrase, syncGroupID: header.syncGroupID)
-        let directoryExisted = FileManager.default.fileExists(atPath: directory.path)
-        let vault = try create(
+        return try createJoined(
             at: directory,
             passphrase: passphrase,
             configuration: configuration,
-            joining: JoinedGroup(id: header.syncGroupID, syncRoot: syncRoot)
-        )
+            group: JoinedGroup(id: header.syncGroupID, syncRoot: syncRoot)
+        ) { vault throws(CofferError) in try vault.import(from: bundle, progress: progress) }
+    }
+
+    /// Creates a vault in `directory` in `group`, then fills it with `fill`; if that fails, the vault
+    /// is closed and removed, so nothing is left in `directory`.
+    static func createJoined<Filled>(
+        at directory: URL,
+        passphrase: Passphrase,
+        configuration: Configuration,
+        group: JoinedGroup,
+        fill: (Vault) throws(CofferError) -> Filled
+    ) throws(CofferError) -> (vault: Vault, summary: Filled) {
+        let directoryExisted = FileManager.default.fileExists(atPath: directory.path)
+        let vault = try create(at: directory, passphrase: passphrase, configuration: configuration, joining: group)
         do {
-            return (vault, try vault.import(from: bundle, progress: progress))
+            return (vault, try fill(vault))
         } catch {
             vault.close()
             let files = FileManager.default

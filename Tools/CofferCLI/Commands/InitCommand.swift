@@ -13,7 +13,9 @@ enum InitCommand {
 
             With --join BUNDLE the new vault joins the sync group of the vault that exported the bundle
             and imports it: give that vault's passphrase, which then protects this vault too. The new
-            vault has its own device key, device id and recovery key.
+            vault has its own device key, device id and recovery key. With --join s3://BUCKET/PREFIX it
+            joins the group whose vaults push there and pulls everything they pushed (give the passphrase
+            of one of them; --endpoint, --region and --credentials-file as for 'coffer pull').
             """,
         options: [
             .option(
@@ -21,8 +23,12 @@ enum InitCommand {
                 value: "COST",
                 help: "Passphrase key-derivation cost: standard (default, ~0.15 s) or strong (~0.6 s)."
             ),
-            .option("join", value: "BUNDLE", help: "Join the sync group of BUNDLE's vault and import it."),
-        ],
+            .option(
+                "join",
+                value: "BUNDLE|s3://BUCKET/PREFIX",
+                help: "Join the sync group of a bundle's vault, or of the vaults pushing to an S3 location."
+            ),
+        ] + RemoteCommands.remoteOptions,
         run: run
     )
 
@@ -38,8 +44,12 @@ enum InitCommand {
             )
         }
         let directory = try CofferCommand.vaultDirectory(invocation)
-        if let bundle = invocation.value("join") {
-            try join(bundle, at: directory, configuration: configuration, invocation: invocation)
+        if let source = invocation.value("join") {
+            if source.hasPrefix("s3://") {
+                try joinRemote(source, at: directory, configuration: configuration, invocation: invocation)
+            } else {
+                try join(source, at: directory, configuration: configuration, invocation: invocation)
+            }
             return
         }
         let passphrase = try SecretSource.passphrase.passphrase(invocation, confirm: true)
@@ -103,6 +113,51 @@ enum InitCommand {
         if !invocation.flag("quiet") {
             invocation.console.message("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
         }
+    }
+
+    /// `init --join s3://...`: a new vault in the group pushing there, with everything pulled.
+    static func joinRemote(
+        _ url: String,
+        at directory: URL,
+        configuration: Vault.Configuration,
+        invocation: Invocation
+    ) throws {
+        let remote = try RemoteCommands.remote(url, invocation: invocation)
+        let passphrase = try SecretSource.passphrase.passphrase(invocation)
+        let bar = ProgressBar(label: "pull", total: nil, for: invocation)
+        let (vault, summary) = try Vault.join(
+            remote: remote,
+            at: directory,
+            passphrase: passphrase,
+            configuration: configuration,
+            progress: { bar.update(completed: $0) }
+        )
+        defer { vault.close() }
+        bar.finish()
+        let created = Summary(
+            path: directory.path,
+            vaultID: vault.id,
+            deviceID: vault.deviceID,
+            syncGroupID: vault.syncGroupID,
+            formatVersion: vault.formatVersion
+        )
+        if invocation.flag("json") {
+            try invocation.console.printJSON(RemoteJoinSummary(vault: created, pulled: summary))
+            return
+        }
+        invocation.console.print(
+            "Created vault \(vault.id.uuidString) at \(directory.path) in sync group "
+                + vault.syncGroupID.uuidString.lowercased()
+        )
+        try RemoteCommands.report(summary, invocation: invocation)
+        if !invocation.flag("quiet") {
+            invocation.console.message("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
+        }
+    }
+
+    struct RemoteJoinSummary: Encodable {
+        let vault: Summary
+        let pulled: PullSummary
     }
 
     struct JoinSummary: Encodable {

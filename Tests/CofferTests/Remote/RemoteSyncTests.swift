@@ -1,0 +1,240 @@
+import CofferTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Coffer
+
+/// A prefix of its own in the tests' bucket on the shared SeaweedFS server, and remotes pointing
+/// there. (One bucket for all: SeaweedFS gives each bucket its own volumes.)
+struct RemoteFixture {
+    static let bucket = "coffer-tests"
+    let server: SeaweedFS
+    let prefix: String
+
+    init() throws {
+        server = try SeaweedFS.shared()
+        prefix = "t-" + UUID().uuidString.lowercased()
+        try remote().createBucketIfMissing()
+    }
+
+    func remote(secret: String? = nil, partSize: Int? = nil) throws -> S3Remote {
+        var remote = S3Remote(
+            try S3Location(bucket: Self.bucket, prefix: prefix + "/sync"),
+            credentials: try S3Credentials(
+                accessKeyID: server.accessKeyID,
+                secretAccessKey: secret ?? server.secretAccessKey
+            ),
+            endpoint: server.endpoint,
+            region: "us-east-1"
+        )
+        if let partSize { remote.partSize = partSize }
+        return remote
+    }
+
+    func client(partSize: Int? = nil) throws -> S3Client { S3Client(try remote(partSize: partSize)) }
+}
+
+@Suite("S3 client and remote sync against a real SeaweedFS", .serialized)
+struct RemoteSyncTests {
+    @Test("Objects go up and come back: single and multipart uploads, ranges, listings, deletes")
+    func clientRoundTrips() throws {
+        let fixture = try RemoteFixture()
+        let client = try fixture.client(partSize: 5 << 20)
+        let base = fixture.prefix
+        try client.put("\(base)/a/small", body: Array("hello".utf8))
+        #expect(try client.get("\(base)/a/small") == Array("hello".utf8))
+        #expect(try client.getPrefix("\(base)/a/small", count: 2) == Array("he".utf8))
+        #expect(try client.get("\(base)/a/missing") == nil)
+        #expect(try client.size(of: "\(base)/a/missing") == nil)
+
+        let directory = try TemporaryDirectory()
+        let big = directory.path("big")
+        let content = Content.mixed(12 << 20, seed: 7)
+        try Data(content).write(to: big)
+        let reported = Mutex<Int64>(0)
+        try client.upload(file: big.path, to: "\(base)/a/big", progress: { sent in reported.withLock { $0 = sent } })
+        #expect(reported.withLock { $0 } == Int64(content.count))
+        #expect(try client.size(of: "\(base)/a/big") == Int64(content.count))
+        let back = directory.path("back")
+        try client.download("\(base)/a/big", to: back.path)
+        #expect(try Data(contentsOf: back) == Data(content))
+
+        for index in 0..<5 { try client.put("\(base)/list/\(index)", body: [UInt8(index)]) }
+        #expect(try client.list(prefix: "\(base)/list/").map(\.key) == (0..<5).map { "\(base)/list/\($0)" })
+        try client.delete("\(base)/list/3")
+        try client.delete("\(base)/list/3")
+        #expect(try client.list(prefix: "\(base)/list/").count == 4)
+    }
+
+    @Test("Wrong credentials, a missing bucket and an unreachable store give errors that say what to do")
+    func clearErrors() throws {
+        let fixture = try RemoteFixture()
+        let wrong = S3Client(try fixture.remote(secret: "not-the-secret"))
+        let refused = #expect(throws: CofferError.self) { try wrong.put("x", body: [1]) }
+        #expect(refused?.code == .authFailed)
+        #expect(refused?.message.contains("AWS_SECRET_ACCESS_KEY") == true)
+
+        var missing = try fixture.remote()
+        missing.location = try S3Location(bucket: "no-such-bucket-\(UUID().uuidString.lowercased().prefix(8))")
+        let noBucket = #expect(throws: CofferError.self) { try S3Client(missing).put("x", body: [1]) }
+        #expect(noBucket?.code == .param)
+        #expect(noBucket?.message.contains("does not exist") == true)
+
+        var unreachable = try fixture.remote()
+        unreachable.endpoint = URL(string: "http://127.0.0.1:1")!
+        let down = #expect(throws: CofferError.self) { try S3Client(unreachable).get("x") }
+        #expect(down?.code == .io)
+        #expect(down?.message.contains("after 5 tries") == true)
+    }
+
+    @Test("Three vaults push and pull in a random order and converge; device-bound records stay home")
+    func threeVaultsConverge() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let first = try group.createFirst()
+        try first.keychain.setPassword("never leaves", service: "local", account: "a", scope: .deviceBound)
+        try first.push(to: remote)
+        var vaults = [first]
+        for name in ["v1", "v2"] {
+            let (vault, summary) = try Vault.join(
+                remote: remote,
+                at: group.directory.path(name),
+                passphrase: SyncGroupFixture.passphrase,
+                configuration: group.fixture.configuration
+            )
+            #expect(summary.devices == 1)
+            vaults.append(vault)
+        }
+        var generator = SplitMix64(seed: 42)
+        for step in 0..<40 {
+            let vault = vaults[Int(generator.next() % 3)]
+            switch generator.next() % 6 {
+            case 0, 1:
+                try vault.keychain.setPassword(
+                    "value-\(step)",
+                    service: "service-\(generator.next() % 4)",
+                    account: "ann",
+                    accessibility: .afterFirstUnlock,
+                    scope: .syncable
+                )
+            case 2:
+                _ = try vault.keychain.deletePassword(service: "service-\(generator.next() % 4)", account: "ann")
+            case 3:
+                let key = generator.next() % 3
+                try vault.blobs.write(
+                    "blob-\(key)",
+                    data: Content.mixed(Int(generator.next() % 40_000), seed: UInt64(step))
+                )
+            case 4: try vault.push(to: remote)
+            default: try vault.pull(from: remote)
+            }
+        }
+        // Pulled changes are pushed on (relayed), so each device's bundles alone bring a newcomer
+        // everything: a second round moves only those relays, and applies nothing.
+        for vault in vaults { try vault.push(to: remote) }
+        for vault in vaults { try vault.pull(from: remote) }
+        for vault in vaults { try vault.push(to: remote) }
+        for vault in vaults { #expect(try vault.pull(from: remote).applied.total == 0) }
+        let state = try vaults[0].syncableState()
+        #expect(!state.isEmpty)
+        for vault in vaults.dropFirst() {
+            #expect(try vault.syncableState() == state)
+            #expect(try vault.keychain.password(service: "local", account: "a") == nil)
+        }
+        #expect(try first.keychain.password(service: "local", account: "a") == "never leaves")
+        // Now nothing is left to move.
+        for vault in vaults {
+            #expect(try vault.push(to: remote).object == nil)
+            #expect(try vault.pull(from: remote).bundles.isEmpty)
+        }
+    }
+
+    @Test("A push stopped before its head is invisible to pulls; the next push cleans up and completes it")
+    func interruptedPush() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let first = try group.createFirst()
+        try first.push(to: remote)
+        let (second, _) = try Vault.join(
+            remote: remote,
+            at: group.directory.path("second"),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        try first.keychain.setPassword("v2", service: "mail", account: "ann", scope: .syncable)
+        let killed = #expect(throws: CofferError.self) {
+            try first.push(to: remote, progress: nil) { () throws(CofferError) in
+                throw CofferError(.io, "killed before the head")
+            }
+        }
+        #expect(killed?.message == "killed before the head")
+        let client = try fixture.client()
+        #expect(try client.list(prefix: fixture.prefix + "/").filter { $0.key.hasSuffix(".bundle") }.count == 2)
+        let before = try second.dumpTables()
+        #expect(try second.pull(from: remote).bundles.isEmpty)
+        #expect(try second.dumpTables() == before)
+
+        let retried = try first.push(to: remote)
+        #expect(retried.removedIncomplete == 1)
+        #expect(try second.pull(from: remote).applied.items == 1)
+        #expect(try second.keychain.password(service: "mail", account: "ann") == "v2")
+    }
+
+    @Test("A damaged bundle object or a forged head is refused and nothing is applied")
+    func tamperedObjects() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let first = try group.createFirst()
+        try first.push(to: remote)
+        let (second, _) = try Vault.join(
+            remote: remote,
+            at: group.directory.path("second"),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        try first.keychain.setPassword("secret", service: "mail", account: "ann", scope: .syncable)
+        let pushed = try #require(try first.push(to: remote).object)
+        let client = try fixture.client()
+        var bytes = try #require(try client.get(pushed))
+        bytes[bytes.count - 20] ^= 0x01
+        try client.put(pushed, body: bytes)
+        let before = try second.dumpTables()
+        let damaged = #expect(throws: CofferError.self) { try second.pull(from: remote) }
+        #expect(damaged?.code == .decode)
+        #expect(damaged?.message.contains(pushed) == true)
+        #expect(try second.dumpTables() == before)
+
+        // A head whose cursor was moved forward (so the pusher would skip changes) does not verify.
+        let headKey = RemoteLayout(location: remote.location).headKey(first.deviceID)
+        let head = String(decoding: try #require(try client.get(headKey)), as: UTF8.self)
+        let forged = head.replacingOccurrences(of: "sent-through ", with: "sent-through 9")
+        try client.put(headKey, body: Array(forged.utf8))
+        let refused = #expect(throws: CofferError.self) { try first.push(to: remote) }
+        #expect(refused?.code == .decode)
+        #expect(refused?.message.contains("does not verify") == true)
+        #expect(throws: CofferError.self) { try second.pull(from: remote) }
+    }
+
+    @Test("Joining with a wrong passphrase, or from an empty prefix, fails and leaves nothing behind")
+    func joinRefusals() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let target = group.directory.path("joined")
+        let empty = #expect(throws: CofferError.self) {
+            try Vault.join(remote: remote, at: target, passphrase: "pw", configuration: group.fixture.configuration)
+        }
+        #expect(empty?.code == .param)
+        #expect(empty?.message.contains("nothing to join") == true)
+        try group.createFirst().push(to: remote)
+        let wrong = #expect(throws: CofferError.self) {
+            try Vault.join(remote: remote, at: target, passphrase: "wrong", configuration: group.fixture.configuration)
+        }
+        #expect(wrong?.code == .authFailed)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+}

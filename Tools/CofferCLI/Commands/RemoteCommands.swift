@@ -1,0 +1,133 @@
+import Coffer
+import Foundation
+
+/// `coffer push|pull s3://BUCKET/PREFIX`, and the remote side of `coffer init --join`: sync through an
+/// S3-compatible object store.
+enum RemoteCommands {
+    /// Options every remote command takes.
+    static let remoteOptions: [OptionSpec] = [
+        .option(
+            "endpoint",
+            value: "URL",
+            help: "The object store's URL, for MinIO, Ceph, SeaweedFS... (default: $AWS_ENDPOINT_URL, else AWS S3)."
+        ),
+        .option("region", value: "REGION", help: "The signing region (default: $AWS_REGION, else us-east-1)."),
+        .option(
+            "credentials-file",
+            value: "FILE",
+            help: "Read keys from an AWS credentials file (profile $AWS_PROFILE or default) instead of "
+                + "$AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY."
+        ),
+    ]
+
+    static let push = CommandSpec(
+        name: "push",
+        abstract: "Upload this vault's changes to an S3-compatible object store.",
+        discussion: """
+            Uploads, as one encrypted bundle object, what changed since this vault's last push to the
+            remote (everything syncable the first time), then this device's small head object. Device-bound
+            records never leave this machine. A push that stops early leaves nothing a pull would see; the
+            next push cleans it up. Other machines run 'coffer pull' to receive it, or 'coffer init --join'
+            with the same s3:// location to start a new vault from it.
+            """,
+        options: remoteOptions + [.flag("create-bucket", help: "Create the bucket if it does not exist.")],
+        arguments: [ArgumentSpec("REMOTE", help: "s3://BUCKET/PREFIX")],
+        run: runPush
+    )
+
+    static let pull = CommandSpec(
+        name: "pull",
+        abstract: "Apply the other devices' changes from an S3-compatible object store.",
+        discussion: """
+            Downloads and imports, in order, every bundle the other devices of the sync group have pushed
+            since this vault's last pull. Each bundle is verified whole before anything changes; a damaged
+            one is refused (bundles before it stay applied) and the error names its object. Pulling again is
+            harmless.
+            """,
+        options: remoteOptions,
+        arguments: [ArgumentSpec("REMOTE", help: "s3://BUCKET/PREFIX")],
+        run: runPull
+    )
+
+    // MARK: Commands
+
+    static func runPush(_ invocation: Invocation) throws {
+        let remote = try remote(invocation.arguments[0], invocation: invocation)
+        if invocation.flag("create-bucket") { try remote.createBucketIfMissing() }
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let bar = ProgressBar(label: "push", total: nil, for: invocation)
+        let summary = try vault.push(to: remote, progress: { bar.update(completed: $0) })
+        bar.finish()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(summary)
+            return
+        }
+        guard let object = summary.object else {
+            invocation.console.print("Nothing to push to \(summary.remote): no changes since the last push.")
+            return
+        }
+        let export = summary.export
+        let scope =
+            export.isIncremental ? "changes \(export.firstSequence)-\(export.lastSequence)" : "everything syncable"
+        invocation.console.print(
+            "Pushed \(SyncCommands.describe(export.records)) and \(export.chunks) chunks to \(summary.remote) "
+                + "as \(object) (\(ByteCount.format(export.bytes)), \(scope))."
+        )
+        if summary.removedIncomplete > 0, !invocation.flag("quiet") {
+            invocation.console.message("Removed \(summary.removedIncomplete) object(s) left by an unfinished push.")
+        }
+    }
+
+    static func runPull(_ invocation: Invocation) throws {
+        let remote = try remote(invocation.arguments[0], invocation: invocation)
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let bar = ProgressBar(label: "pull", total: nil, for: invocation)
+        let summary = try vault.pull(from: remote, progress: { bar.update(completed: $0) })
+        bar.finish()
+        try report(summary, invocation: invocation)
+    }
+
+    // MARK: Shared with init --join
+
+    /// Prints what a pull did, as text or JSON.
+    static func report(_ summary: PullSummary, invocation: Invocation) throws {
+        if invocation.flag("json") {
+            try invocation.console.printJSON(summary)
+            return
+        }
+        let devices = "\(summary.devices) other device\(summary.devices == 1 ? "" : "s")"
+        if summary.bundles.isEmpty {
+            invocation.console.print("Nothing new at \(summary.remote) (\(devices)).")
+            return
+        }
+        invocation.console.print(
+            "Pulled \(summary.bundles.count) bundle\(summary.bundles.count == 1 ? "" : "s") "
+                + "(\(ByteCount.format(summary.bytes))) from \(devices) at \(summary.remote): applied "
+                + "\(SyncCommands.describe(summary.applied))."
+        )
+    }
+
+    /// The remote a command names, with the invocation's endpoint, region and credentials.
+    static func remote(_ url: String, invocation: Invocation) throws -> S3Remote {
+        let location = try S3Location(url)
+        let environment = invocation.environment
+        let credentials =
+            try invocation.value("credentials-file").map { try S3Credentials.load(file: URL(fileURLWithPath: $0)) }
+            ?? S3Credentials.fromEnvironment(environment)
+        var endpoint: URL?
+        if let text = invocation.value("endpoint") ?? environment["AWS_ENDPOINT_URL"], !text.isEmpty {
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw UsageError(
+                    message:
+                        "'\(text)' is not an endpoint URL; give one like http://127.0.0.1:8333 or https://minio.example.com",
+                    commandPath: invocation.commandPath
+                )
+            }
+            endpoint = url
+        }
+        let region = invocation.value("region") ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"]
+        return S3Remote(location, credentials: credentials, endpoint: endpoint, region: region)
+    }
+}
