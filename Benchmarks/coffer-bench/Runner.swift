@@ -8,7 +8,8 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, ou
         + StorageSuite.benchmarks(quick: quick)
         + KeychainSuite.benchmarks(quick: quick) + BlobSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus)
-        + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus) + PeersSuite.benchmarks(quick: quick)
+        + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus)
+        + RemoteSuite.benchmarks(quick: quick, corpusDirectory: corpus) + PeersSuite.benchmarks(quick: quick)
     if let filter {
         // A figure keeps its reference, so every ratio is still measured in the same run.
         let kept = benchmarks.filter { $0.name.contains(filter) }
@@ -23,6 +24,8 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, ou
         (benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") })
             ? SnapshotSuite.skippedPeers(quick: quick) : [])
         + PeersSuite.skippedPeers(quick: quick)
+        + ((filter.map { "remote/".hasPrefix($0) || $0.hasPrefix("remote") } ?? true)
+            ? RemoteSuite.skipped(quick: quick) : [])
     for peer in skipped { print("skipped peer: \(peer)") }
     print("")
     let results: [Measurement]

@@ -1,0 +1,98 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// `coffer push|pull|init --join s3://` run as a user would, against a real SeaweedFS.
+@Suite("coffer push and pull end to end")
+struct RemoteEndToEndTests {
+    let cli: CLIHarness
+    let server: SeaweedFS
+    let remote: String
+
+    var directory: TemporaryDirectory { cli.directory }
+
+    init() throws {
+        cli = try CLIHarness()
+        server = try SeaweedFS.shared()
+        remote = "s3://coffer-cli-tests/" + UUID().uuidString.lowercased()
+    }
+
+    /// Runs `coffer` against vault A (or `vault`) with the server's settings.
+    @discardableResult
+    func run(_ arguments: [String], vault: String? = nil, extra: [String: String] = [:]) throws -> Products.Result {
+        var environment = server.environment.merging(extra) { _, new in new }
+        if let vault { environment["COFFER_VAULT"] = directory.path(vault).path }
+        return try cli.run(arguments, extra: environment)
+    }
+
+    @Test("push, init --join s3://, pull: syncable records travel through the store, device-bound ones stay")
+    func story() throws {
+        let file = directory.path("photo.bin")
+        try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }).write(to: file)
+        #expect(try run(["put", "photo", file.path]).status == 0)
+        #expect(
+            try run(["item", "add", "--service", "mail", "--account", "ann", "--value", "synced", "--sync"]).status == 0
+        )
+        #expect(try run(["item", "add", "--service", "wifi", "--account", "home", "--value", "local"]).status == 0)
+
+        let pushed = try run(["push", remote, "--create-bucket", "--json"])
+        #expect(pushed.status == 0, "\(pushed.error)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(pushed.output.utf8)) as? [String: Any])
+        #expect((summary["object"] as? String)?.hasSuffix(".bundle") == true)
+        #expect(((summary["export"] as? [String: Any])?["records"] as? [String: Any])?["items"] as? Int == 1)
+
+        let joined = try run(["init", "--join", remote], vault: "b")
+        #expect(joined.status == 0, "\(joined.error)")
+        #expect(joined.output.contains("Pulled 1 bundle"))
+        let restored = directory.path("photo.out")
+        #expect(try run(["get", "photo", restored.path], vault: "b").status == 0)
+        #expect(try Data(contentsOf: restored) == Data(contentsOf: file))
+        #expect(try run(["item", "get", "--service", "mail", "--account", "ann"], vault: "b").output == "synced")
+        #expect(try run(["item", "get", "--service", "wifi", "--account", "home"], vault: "b").status == 1)
+
+        // A change on B comes back to A; pushing and pulling again moves nothing new.
+        #expect(try run(["item", "update", "--service", "mail", "--value", "from b"], vault: "b").status == 0)
+        #expect(try run(["push", remote], vault: "b").status == 0)
+        let pulled = try run(["pull", remote])
+        #expect(pulled.status == 0, "\(pulled.error)")
+        #expect(pulled.output.contains("applied 1 item"))
+        #expect(try run(["item", "get", "--service", "mail", "--account", "ann"]).output == "from b")
+        #expect(try run(["push", remote]).output.contains("Nothing to push") == false)
+        #expect(try run(["push", remote]).output.contains("Nothing to push"))
+    }
+
+    @Test("Bad credentials, locations and endpoints fail with a message and the right exit status")
+    func refusals() throws {
+        let wrongSecret = try run(["push", remote, "--create-bucket"], extra: ["AWS_SECRET_ACCESS_KEY": "wrong"])
+        #expect(wrongSecret.status == 1)
+        #expect(wrongSecret.error.contains("refused"))
+        #expect(wrongSecret.error.contains("AWS_SECRET_ACCESS_KEY"))
+
+        let noKeys = try cli.run(["pull", remote])
+        #expect(noKeys.status == 1)
+        #expect(noKeys.error.contains("no S3 credentials"))
+
+        let notS3 = try run(["pull", "https://example.com/bucket"])
+        #expect(notS3.status == 1)
+        #expect(notS3.error.contains("is not an S3 location"))
+
+        let badEndpoint = try run(["pull", remote, "--endpoint", "not a url"])
+        #expect(badEndpoint.status == 64)
+        #expect(badEndpoint.error.contains("is not an endpoint URL"))
+
+        let missingBucket = try run(["pull", "s3://no-such-bucket-\(UUID().uuidString.lowercased().prefix(8))"])
+        #expect(missingBucket.status == 1)
+        #expect(missingBucket.error.contains("does not exist"))
+
+        let credentials = directory.path("credentials")
+        try "[default]\naws_access_key_id = \(server.accessKeyID)\naws_secret_access_key = \(server.secretAccessKey)\n"
+            .write(to: credentials, atomically: true, encoding: .utf8)
+        let fromFile = try cli.run(
+            [
+                "push", remote, "--create-bucket", "--credentials-file", credentials.path, "--endpoint",
+                server.endpoint.absoluteString,
+            ]
+        )
+        #expect(fromFile.status == 0, "\(fromFile.error)")
+    }
+}
