@@ -191,14 +191,11 @@ enum RemoteSuite {
         mutating func run() throws {
             let directory = scratchDirectory()
             joined = directory
-            var configuration = Vault.Configuration()
-            configuration.kdf = .insecureFastForTesting
-            configuration.initialMapSize = 4 << 30
             let (vault, summary) = try Vault.join(
                 remote: try fixture.remote(prefix: "joined"),
                 at: directory,
                 passphrase: "bench",
-                configuration: configuration
+                configuration: SyncSuite.joiningConfiguration
             )
             vault.close()
             guard summary.bundles.count == 1 else {

@@ -10,6 +10,14 @@ enum SyncSuite {
     static let disk = "sync/disk sequential write (fsync, same directory)"
     static let fullExports = "sync/full export (whole exports per second)"
 
+    /// For vaults a benchmark creates by joining: a fast KDF and room to grow without resizing.
+    static var joiningConfiguration: Vault.Configuration {
+        var configuration = Vault.Configuration()
+        configuration.kdf = .insecureFastForTesting
+        configuration.initialMapSize = 4 << 30
+        return configuration
+    }
+
     static func benchmarks(quick: Bool, corpusDirectory: String?) -> [any Benchmark] {
         let fixture = Fixture(
             corpus: BlobSuite.Corpus(directory: corpusDirectory, partSize: quick ? 8 << 20 : 48 << 20),
@@ -150,14 +158,11 @@ enum SyncSuite {
         mutating func run() throws {
             let directory = scratchDirectory()
             joined = directory
-            var configuration = Vault.Configuration()
-            configuration.kdf = .insecureFastForTesting
-            configuration.initialMapSize = 4 << 30
             let (vault, _) = try Vault.join(
                 bundle: fixture.bundle!,
                 at: directory,
                 passphrase: "bench",
-                configuration: configuration
+                configuration: SyncSuite.joiningConfiguration
             )
             vault.close()
         }

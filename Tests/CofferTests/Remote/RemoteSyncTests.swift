@@ -33,6 +33,23 @@ struct RemoteFixture {
     }
 
     func client(partSize: Int? = nil) throws -> S3Client { S3Client(try remote(partSize: partSize)) }
+
+    /// A new vault that joins `group` from this remote.
+    func join(_ group: SyncGroupFixture, name: String) throws -> (Vault, PullSummary) {
+        try Vault.join(
+            remote: try remote(),
+            at: group.directory.path(name),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+    }
+
+    /// The group's first vault, pushed here, and a second vault joined from here.
+    func firstPushedAndJoined(_ group: SyncGroupFixture) throws -> (Vault, Vault) {
+        let first = try group.createFirst()
+        try first.push(to: try remote())
+        return (first, try join(group, name: "second").0)
+    }
 }
 
 @Suite("S3 client and remote sync against a real SeaweedFS", .serialized)
@@ -98,12 +115,7 @@ struct RemoteSyncTests {
         try first.push(to: remote)
         var vaults = [first]
         for name in ["v1", "v2"] {
-            let (vault, summary) = try Vault.join(
-                remote: remote,
-                at: group.directory.path(name),
-                passphrase: SyncGroupFixture.passphrase,
-                configuration: group.fixture.configuration
-            )
+            let (vault, summary) = try fixture.join(group, name: name)
             #expect(summary.devices == 1)
             vaults.append(vault)
         }
@@ -156,14 +168,7 @@ struct RemoteSyncTests {
         let fixture = try RemoteFixture()
         let remote = try fixture.remote()
         let group = try SyncGroupFixture()
-        let first = try group.createFirst()
-        try first.push(to: remote)
-        let (second, _) = try Vault.join(
-            remote: remote,
-            at: group.directory.path("second"),
-            passphrase: SyncGroupFixture.passphrase,
-            configuration: group.fixture.configuration
-        )
+        let (first, second) = try fixture.firstPushedAndJoined(group)
         try first.keychain.setPassword("v2", service: "mail", account: "ann", scope: .syncable)
         let killed = #expect(throws: CofferError.self) {
             try first.push(to: remote, progress: nil) { () throws(CofferError) in
@@ -188,14 +193,7 @@ struct RemoteSyncTests {
         let fixture = try RemoteFixture()
         let remote = try fixture.remote()
         let group = try SyncGroupFixture()
-        let first = try group.createFirst()
-        try first.push(to: remote)
-        let (second, _) = try Vault.join(
-            remote: remote,
-            at: group.directory.path("second"),
-            passphrase: SyncGroupFixture.passphrase,
-            configuration: group.fixture.configuration
-        )
+        let (first, second) = try fixture.firstPushedAndJoined(group)
         try first.keychain.setPassword("secret", service: "mail", account: "ann", scope: .syncable)
         let pushed = try #require(try first.push(to: remote).object)
         let client = try fixture.client()

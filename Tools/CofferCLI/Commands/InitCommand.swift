@@ -55,13 +55,7 @@ enum InitCommand {
         let passphrase = try SecretSource.passphrase.passphrase(invocation, confirm: true)
         let vault = try Vault.create(at: directory, passphrase: passphrase, configuration: configuration)
         defer { vault.close() }
-        let summary = Summary(
-            path: directory.path,
-            vaultID: vault.id,
-            deviceID: vault.deviceID,
-            syncGroupID: vault.syncGroupID,
-            formatVersion: vault.formatVersion
-        )
+        let summary = Summary(vault, at: directory)
         if invocation.flag("json") {
             try invocation.console.printJSON(summary)
         } else {
@@ -93,13 +87,7 @@ enum InitCommand {
         if invocation.flag("json") {
             try invocation.console.printJSON(
                 JoinSummary(
-                    vault: Summary(
-                        path: directory.path,
-                        vaultID: vault.id,
-                        deviceID: vault.deviceID,
-                        syncGroupID: vault.syncGroupID,
-                        formatVersion: vault.formatVersion
-                    ),
+                    vault: Summary(vault, at: directory),
                     imported: summary
                 )
             )
@@ -134,13 +122,7 @@ enum InitCommand {
         )
         defer { vault.close() }
         bar.finish()
-        let created = Summary(
-            path: directory.path,
-            vaultID: vault.id,
-            deviceID: vault.deviceID,
-            syncGroupID: vault.syncGroupID,
-            formatVersion: vault.formatVersion
-        )
+        let created = Summary(vault, at: directory)
         if invocation.flag("json") {
             try invocation.console.printJSON(RemoteJoinSummary(vault: created, pulled: summary))
             return
@@ -171,5 +153,13 @@ enum InitCommand {
         let deviceID: UUID
         let syncGroupID: UUID
         let formatVersion: Int
+
+        init(_ vault: Vault, at directory: URL) {
+            path = directory.path
+            vaultID = vault.id
+            deviceID = vault.deviceID
+            syncGroupID = vault.syncGroupID
+            formatVersion = vault.formatVersion
+        }
     }
 }
