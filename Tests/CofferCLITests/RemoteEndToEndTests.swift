@@ -61,6 +61,44 @@ struct RemoteEndToEndTests {
         #expect(try run(["push", remote]).output.contains("Nothing to push"))
     }
 
+    @Test(
+        "A coffer push killed at any moment is either complete or invisible to pull, and the next push finishes it",
+        arguments: [0.05, 0.3, 0.8]
+    )
+    func killedPush(after seconds: Double) throws {
+        #expect(try run(["push", remote, "--create-bucket"]).status == 0)
+        #expect(try run(["init", "--join", remote], vault: "b").status == 0)
+        let file = directory.path("big.bin")
+        let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
+        try random.readData(ofLength: 40 << 20).write(to: file)
+        #expect(try run(["put", "big", file.path]).status == 0)
+
+        let push = Process()
+        push.executableURL = cli.coffer
+        push.arguments = ["push", remote, "--quiet"]
+        push.environment = cli.environment.merging(server.environment) { _, new in new }
+        push.standardOutput = FileHandle.nullDevice
+        push.standardError = FileHandle.nullDevice
+        try push.run()
+        Thread.sleep(forTimeInterval: seconds)
+        kill(push.processIdentifier, SIGKILL)
+        push.waitUntilExit()
+
+        let pulled = try run(["pull", remote, "--json"], vault: "b")
+        #expect(pulled.status == 0, "\(pulled.error)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(pulled.output.utf8)) as? [String: Any])
+        let blobs = (summary["applied"] as? [String: Any])?["blobs"] as? Int
+        #expect(blobs == 0 || blobs == 1)
+        if blobs == 0 {
+            #expect(try run(["get", "big", directory.path("none").path], vault: "b").status == 1)
+            #expect(try run(["push", remote]).status == 0)
+            #expect(try run(["pull", remote], vault: "b").status == 0)
+        }
+        let restored = directory.path("big.out")
+        #expect(try run(["get", "big", restored.path], vault: "b").status == 0)
+        #expect(try Data(contentsOf: restored) == Data(contentsOf: file))
+    }
+
     @Test("Bad credentials, locations and endpoints fail with a message and the right exit status")
     func refusals() throws {
         let wrongSecret = try run(["push", remote, "--create-bucket"], extra: ["AWS_SECRET_ACCESS_KEY": "wrong"])
