@@ -1,10 +1,12 @@
 /// A small, fast, seedable generator for reproducible test data (SplitMix64, Steele et al. 2014).
-struct SplitMix64: RandomNumberGenerator {
+public struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    /// A generator that starts from `seed`.
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    /// The next 64 pseudo-random bits.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -13,7 +15,7 @@ struct SplitMix64: RandomNumberGenerator {
     }
 
     /// `count` pseudo-random bytes, the same for the same `seed`.
-    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
+    public static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
         var generator = SplitMix64(seed: seed)
         var bytes = [UInt8]()
         bytes.reserveCapacity(count + 8)
