@@ -71,6 +71,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The fuzz target: libFuzzer's entry point when built with -DFUZZING and --sanitize=fuzzer
+        // (Tools/fuzz), a replayer of the seed corpora otherwise (the tests run it).
+        .executableTarget(
+            name: "coffer-fuzz",
+            dependencies: ["Coffer", "CofferCLI"],
+            path: "Tests/Fuzz/coffer-fuzz",
+            swiftSettings: strictSettings + [.unsafeFlags(["-parse-as-library"])]
+        ),
+
         // A test fixture process: plays a crashed foreign process (e.g. one that died holding an LMDB
         // read slot), which a test cannot do inside its own process.
         .executableTarget(

@@ -97,6 +97,13 @@ struct BlobManifest: Sendable {
             cipher: cipher,
             what: "a blob manifest"
         )
+        return try parse(body, scope: scope, level: level)
+    }
+
+    /// Reads an opened manifest's body, checking that its counts and sizes add up.
+    ///
+    /// - Throws: ``CofferError`` `.decode` for a malformed body.
+    static func parse(_ body: [UInt8], scope: SyncScope, level: ProtectionLevel) throws(CofferError) -> BlobManifest {
         var reader = BinaryReader(body, what: "a blob manifest")
         guard let name = String(validating: try reader.readLengthPrefixed(), as: UTF8.self) else {
             throw CofferError(.decode, "a blob manifest holds a name that is not UTF-8; it is damaged")

@@ -167,6 +167,13 @@ struct ItemRecord {
     ) throws(KeychainError) -> KeychainItem {
         var plaintext = try decrypt(stored, id: id, header: header, key: key, cipher: cipher)
         defer { plaintext.wipe() }
+        return try parse(plaintext, header: header)
+    }
+
+    /// Reads a decrypted record: dates, attributes, value.
+    ///
+    /// - Throws: ``KeychainError`` `.decode` for a malformed record.
+    static func parse(_ plaintext: [UInt8], header: Header) throws(KeychainError) -> KeychainItem {
         var reader = BinaryReader(plaintext, what: "a keychain record")
         let created = try reader.readInt64()
         let modified = try reader.readInt64()

@@ -125,6 +125,18 @@ struct SnapshotRecord: Sendable, StoredContent {
             cipher: cipher,
             what: "a snapshot record"
         )
+        return try parse(body, id: id, scope: scope, level: level)
+    }
+
+    /// Reads an opened snapshot record's body.
+    ///
+    /// - Throws: ``CofferError`` `.decode` for a malformed body.
+    static func parse(
+        _ body: [UInt8],
+        id: [UInt8],
+        scope: SyncScope,
+        level: ProtectionLevel
+    ) throws(CofferError) -> SnapshotRecord {
         var reader = BinaryReader(body, what: "a snapshot record")
         func text() throws(CofferError) -> String {
             guard let value = String(validating: try reader.readLengthPrefixed(), as: UTF8.self) else {
