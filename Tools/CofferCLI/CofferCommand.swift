@@ -47,6 +47,28 @@ public enum CofferCommand {
         ]
     )
 
+    /// Runs the program on the process's raw arguments (`argv` without the program name), refusing
+    /// any that is not UTF-8 instead of letting it be silently repaired into a different name.
+    ///
+    /// - Returns: The exit status: 64 for an argument that is not UTF-8, else that of
+    ///   ``main(arguments:environment:console:)``.
+    public static func main(rawArguments: [[UInt8]], environment: [String: String], console: Console) -> Int32 {
+        var arguments: [String] = []
+        for (index, raw) in rawArguments.enumerated() {
+            guard let argument = String(validating: raw, as: UTF8.self) else {
+                let shown = String(decoding: raw, as: UTF8.self)
+                console.message(
+                    "coffer: error: argument \(index + 1) ('\(shown)') is not UTF-8 text; names, services and "
+                        + "values are stored as UTF-8, so give it in UTF-8 (for a file, rename it or pass its "
+                        + "content on standard input)"
+                )
+                return usage
+            }
+            arguments.append(argument)
+        }
+        return main(arguments: arguments, environment: environment, console: console)
+    }
+
     /// Runs the program and returns its exit status.
     ///
     /// - Parameters:

@@ -1,8 +1,18 @@
 import CofferCLI
 import Foundation
 
+/// The arguments as the kernel passed them: bytes, so ones that are not UTF-8 can be refused by name.
+let rawArguments = (1..<Int(CommandLine.argc)).map { index -> [UInt8] in
+    guard let pointer = CommandLine.unsafeArgv[index] else { return [] }
+    return Array(
+        UnsafeBufferPointer(
+            start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+            count: strlen(pointer)
+        )
+    )
+}
 let status = CofferCommand.main(
-    arguments: Array(CommandLine.arguments.dropFirst()),
+    rawArguments: rawArguments,
     environment: ProcessInfo.processInfo.environment,
     console: .standard()
 )

@@ -1,0 +1,158 @@
+import CofferCLI
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// Bad input at the CLI (issue 8): every command, given an unknown flag, missing arguments, a
+/// directory that is not a vault, a vault of a newer format, or names and values it cannot take,
+/// exits 1 or 64 with a message that names the problem, and the vault's file is byte for byte as it
+/// was.
+@Suite("Bad input at the CLI: every command refuses it by name, with exit 1 or 64, and changes nothing")
+struct BadInputTests {
+    let cli: CLIHarness
+    var scratch: URL { cli.directory.path("scratch") }
+    var dataFile: URL { cli.directory.path("vault").appendingPathComponent("data.mdb") }
+
+    /// Settings a remote command needs before it opens the vault.
+    static let s3Environment = [
+        "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_ENDPOINT_URL": "http://127.0.0.1:1",
+    ]
+
+    init() throws {
+        cli = try CLIHarness()
+        try FileManager.default.createDirectory(
+            at: cli.directory.path("scratch/tree"),
+            withIntermediateDirectories: true
+        )
+        try Data("some content".utf8).write(to: cli.directory.path("scratch/tree/file.txt"))
+        #expect(try cli.run(["put", "blob", cli.directory.path("scratch/tree/file.txt").path]).status == 0)
+        #expect(try cli.run(["item", "add", "--service", "mail", "--account", "ann", "--value", "v"]).status == 0)
+        #expect(try cli.run(["backup", cli.directory.path("scratch/tree").path, "--name", "tree"]).status == 0)
+    }
+
+    /// For every command: arguments that would make it do its job on this vault.
+    var samples: [String: [String]] {
+        let file = scratch.appendingPathComponent("tree/file.txt").path
+        let out = scratch.appendingPathComponent("out").path
+        let bundle = scratch.appendingPathComponent("b.bundle").path
+        return [
+            "init": ["init"], "info": ["info"],
+            "item add": ["item", "add", "--service", "s", "--account", "a", "--value", "v"],
+            "item get": ["item", "get", "--service", "mail", "--account", "ann"], "item find": ["item", "find"],
+            "item update": ["item", "update", "--service", "mail", "--value", "new"],
+            "item delete": ["item", "delete", "--service", "mail"], "put": ["put", "other", file],
+            "get": ["get", "blob", out], "ls": ["ls"], "rm": ["rm", "blob"], "mv": ["mv", "blob", "renamed"],
+            "stat": ["stat", "blob"], "backup": ["backup", scratch.appendingPathComponent("tree").path],
+            "snapshots": ["snapshots"], "show": ["show", "tree"], "restore": ["restore", "tree", out],
+            "forget": ["forget", "tree"], "diff": ["diff", "tree", "tree"], "export": ["export", "--out", bundle],
+            "import": ["import", bundle], "push": ["push", "s3://bucket/p"], "pull": ["pull", "s3://bucket/p"],
+            "gc": ["gc"], "verify": ["verify"], "stats": ["stats"], "passwd": ["passwd"],
+            "key export": ["key", "export"],
+        ]
+    }
+
+    /// Every runnable command's path, from the command tree itself.
+    static var commandPaths: [String] {
+        func walk(_ spec: CommandSpec, _ prefix: [String]) -> [String] {
+            let path = prefix + [spec.name]
+            let here = spec.run == nil ? [] : [path.dropFirst().joined(separator: " ")]
+            return here + spec.subcommands.flatMap { walk($0, path) }
+        }
+        return walk(CofferCommand.root, [])
+    }
+
+    /// Runs a command that must fail; checks the status, the message and that the vault file is unchanged.
+    func expectRefused(
+        _ arguments: [String],
+        status: Int32,
+        mentioning text: String,
+        extra: [String: String] = [:]
+    ) throws {
+        let before = try Data(contentsOf: dataFile)
+        let result = try cli.run(arguments, extra: Self.s3Environment.merging(extra) { _, new in new })
+        let command = arguments.joined(separator: " ")
+        #expect(result.status == status, "coffer \(command): status \(result.status), \(result.error)")
+        #expect(result.error.contains(text), "coffer \(command): \(result.error)")
+        #expect(try Data(contentsOf: dataFile) == before, "coffer \(command) changed the vault")
+    }
+
+    @Test("Every command has a sample here, so a new command cannot escape the sweep")
+    func everyCommandCovered() {
+        #expect(Set(Self.commandPaths) == Set(samples.keys))
+    }
+
+    @Test("An unknown flag: exit 64 naming the flag, for every command")
+    func unknownFlags() throws {
+        for (_, arguments) in samples.sorted(by: { $0.key < $1.key }) {
+            try expectRefused(arguments + ["--no-such-flag"], status: 64, mentioning: "--no-such-flag")
+        }
+    }
+
+    @Test("Missing arguments: exit 64 naming the argument, for every command that takes some")
+    func missingArguments() throws {
+        var checked = 0
+        func visit(_ spec: CommandSpec, _ path: [String]) throws {
+            if spec.run != nil, let first = spec.arguments.first(where: { !$0.isOptional }) {
+                try expectRefused(path, status: 64, mentioning: "missing argument \(first.name)")
+                checked += 1
+            }
+            for sub in spec.subcommands { try visit(sub, path + [sub.name]) }
+        }
+        for sub in CofferCommand.root.subcommands { try visit(sub, [sub.name]) }
+        #expect(checked >= 10)
+    }
+
+    @Test("A directory that is not a vault, and a vault of a newer format: exit 1, named, nothing written")
+    func wrongVaults() throws {
+        let other = cli.directory.path("not-a-vault")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try Data("notes".utf8).write(to: other.appendingPathComponent("notes.txt"))
+        for (name, arguments) in samples.sorted(by: { $0.key < $1.key }) {
+            let result = try cli.run(
+                arguments,
+                extra: Self.s3Environment.merging(["COFFER_VAULT": other.path]) { _, new in new }
+            )
+            #expect(result.status == 1, "\(name): \(result.status) \(result.error)")
+            let expected = name == "init" ? "not empty" : "not a Coffer vault"
+            #expect(result.error.contains(expected), "\(name): \(result.error)")
+        }
+        #expect(TemporaryDirectory.listing(other) == ["notes.txt"])
+
+        let environment = try Environment(directory: cli.directory.path("vault"), options: .init())
+        let schema = try Schema(environment: environment, create: false)
+        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 2]) }
+        environment.close()
+        for (name, arguments) in samples.sorted(by: { $0.key < $1.key }) where name != "init" {
+            try expectRefused(arguments, status: 1, mentioning: "upgrade Coffer")
+        }
+    }
+
+    @Test("Names that are not UTF-8, and values over the limits: exit 1 or 64 naming the problem")
+    func namesAndSizes() throws {
+        let file = scratch.appendingPathComponent("tree/file.txt").path
+        // The shell passes bytes that are not UTF-8 as the process's arguments.
+        let shell = URL(fileURLWithPath: "/bin/bash")
+        let before = try Data(contentsOf: dataFile)
+        for script in [
+            "\"$COFFER\" put $'bad\\xff\\xfename' \"$FILE\"",
+            "\"$COFFER\" item add --service $'\\xc3\\x28' --account a --value v",
+        ] {
+            let result = try Products.run(
+                shell,
+                ["-c", script],
+                environment: cli.environment.merging(["COFFER": cli.coffer.path, "FILE": file]) { _, new in new }
+            )
+            #expect(result.status == 1 || result.status == 64, "\(script): \(result.status)")
+            #expect(result.error.contains("UTF-8"), "\(script): \(result.error)")
+        }
+        #expect(try Data(contentsOf: dataFile) == before)
+        try expectRefused(
+            ["item", "add", "--service", "big", "--account", "a", "--value", String(repeating: "x", count: 20_000)],
+            status: 1,
+            mentioning: "blob"
+        )
+        try expectRefused(["put", String(repeating: "n", count: 5_000), file], status: 1, mentioning: "name")
+    }
+}
