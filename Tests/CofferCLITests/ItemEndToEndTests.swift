@@ -65,7 +65,9 @@ struct ItemEndToEndTests {
         #expect(listing.output.contains(bytes.base64EncodedString()))
         // Standard input is empty in tests: an empty value is stored.
         #expect(try item(["add", "--service", "empty", "--account", "a"]).status == 0)
-        #expect(try item(["get", "--service", "empty", "--account", "a"]).output.isEmpty)
+        let empty = try item(["get", "--service", "empty", "--account", "a"])
+        #expect(empty.status == 0, "\(empty.error)")
+        #expect(empty.output.isEmpty, "get printed \(empty.output.utf8.count) bytes: \(empty.output.debugDescription)")
     }
 
     @Test("errors carry Keychain Services' status names and numbers")
