@@ -1,6 +1,5 @@
 public import Foundation
 internal import Glibc
-internal import Synchronization
 
 /// A Coffer vault: one LMDB environment in a directory, its keys wrapped under a passphrase.
 ///
@@ -25,7 +24,7 @@ public final class Vault: Sendable {
     let environment: Environment
     let schema: Schema
     let identity: VaultIdentity
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let autoLock: AutoLock?
     /// OpenSSL contexts reused by keychain operations.
     let keychainContexts = KeychainContextPool()
@@ -48,7 +47,7 @@ public final class Vault: Sendable {
         self.environment = environment
         self.schema = schema
         self.identity = identity
-        self.state = Mutex(State(keys: keys))
+        self.state = Locked(State(keys: keys))
         self.autoLock = configuration.autoLockInterval.map(AutoLock.init(interval:))
         if keys.isUnlocked { startAutoLock() }
     }

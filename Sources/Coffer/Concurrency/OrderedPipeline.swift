@@ -39,7 +39,7 @@ final class OrderedPipeline<Job, Output>: @unchecked Sendable {
 
     // The state holds jobs and results, which may not be Sendable; they only ever cross threads
     // through this mutex.
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let jobsAvailable = DispatchSemaphore(value: 0)
     private let resultReady = DispatchSemaphore(value: 0)
     private let roomAvailable = DispatchSemaphore(value: 0)
@@ -52,7 +52,7 @@ final class OrderedPipeline<Job, Output>: @unchecked Sendable {
         precondition(workers > 0 && window > 0)
         self.window = window
         workerCount = workers
-        state = Mutex(State(runningWorkers: workers))
+        state = Locked(State(runningWorkers: workers))
         for number in 0..<workers {
             let thread = Thread { [self] in work(makeTransform) }
             thread.name = "coffer-worker-\(number)"

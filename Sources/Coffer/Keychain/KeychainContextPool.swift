@@ -1,5 +1,3 @@
-import Synchronization
-
 /// OpenSSL contexts for one keychain operation at a time: a cipher context and the keyed HMAC contexts
 /// of the two index keys. Setting these up costs more than the operation's cryptography (keying an
 /// HMAC context resolves its digest by name; keying a cipher context expands the key), so they are
@@ -42,7 +40,7 @@ final class KeychainContextPool: Sendable {
         let contexts: KeychainContexts
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// An idle set of contexts, or a new one.
     func take() throws(KeychainError) -> KeychainContexts {

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -103,7 +102,7 @@ final class HTTPTransport: Sendable {
 
     /// A completion handed from URLSession's delegate queue to the waiting caller.
     private final class Outcome: Sendable {
-        private let result = Mutex<Result<HTTPResponse, HTTPTransportError>?>(nil)
+        private let result = Locked<Result<HTTPResponse, HTTPTransportError>?>(nil)
         private let done = DispatchSemaphore(value: 0)
 
         func finish(_ value: Result<HTTPResponse, HTTPTransportError>) {

@@ -56,7 +56,7 @@ package final class Environment: @unchecked Sendable {
     private let laterStaleReaders = Atomic<Int>(0)
     private let scatteredTouches = Atomic<Int>(0)
     /// Where the map is (start, length) for the map size it was found at.
-    private let mapRegion = Mutex<(start: UInt, length: Int, mapSize: Int)?>(nil)
+    private let mapRegion = Locked<(start: UInt, length: Int, mapSize: Int)?>(nil)
 
     /// Opens (or, with `createIfMissing`, creates) the environment in `directory`, which must exist.
     ///
