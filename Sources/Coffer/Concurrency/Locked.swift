@@ -3,7 +3,7 @@ internal import Glibc
 /// A value that threads share under a lock: the `withLock` of `Synchronization.Mutex`, on a pthread
 /// mutex. ThreadSanitizer on Linux does not see `Mutex`'s lock (a correctly locked two-thread program
 /// draws race reports: `Tests/Fixtures/tsan-mutex-probe`), so the library's shared state uses this, and
-/// the suite can be checked with `--sanitize=thread`. An uncontended lock and unlock cost about the same.
+/// the suite can be checked with `--sanitize=thread`.
 final class Locked<Value: ~Copyable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
