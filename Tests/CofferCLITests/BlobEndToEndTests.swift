@@ -142,8 +142,8 @@ struct BlobEndToEndTests {
         process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
         let input = Pipe()
         process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardOutput = Products.nullDevice()
+        process.standardError = Products.nullDevice()
         try process.run()
         // Feed more than one commit batch (16 MiB), then wait until the writer has committed one.
         let piece = Data(SecureRandom.bytes(count: 1 << 20))

@@ -77,8 +77,8 @@ struct RemoteEndToEndTests {
         push.executableURL = cli.coffer
         push.arguments = ["push", remote, "--quiet"]
         push.environment = cli.environment.merging(server.environment) { _, new in new }
-        push.standardOutput = FileHandle.nullDevice
-        push.standardError = FileHandle.nullDevice
+        push.standardOutput = Products.nullDevice()
+        push.standardError = Products.nullDevice()
         try push.run()
         Thread.sleep(forTimeInterval: seconds)
         kill(push.processIdentifier, SIGKILL)

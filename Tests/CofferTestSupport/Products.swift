@@ -23,6 +23,15 @@ public enum Products {
         return url
     }
 
+    /// A fresh handle on `/dev/null` for a child's standard stream, rather than the one
+    /// `FileHandle.nullDevice` every child would share. Two full-suite runs showed one child's output
+    /// inside another's (strace's trace of `/bin/true` in `coffer item get`'s output) while many threads
+    /// spawned children; a shared handle whose descriptor is closed and its number reused is the likely
+    /// path, and a handle per child removes it.
+    public static func nullDevice() -> FileHandle {
+        FileHandle(forUpdatingAtPath: "/dev/null") ?? FileHandle.nullDevice
+    }
+
     /// What a finished process left.
     public struct Result: Sendable {
         public let status: Int32
@@ -49,7 +58,7 @@ public enum Products {
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = Products.nullDevice()
         try process.run()
         // Drain standard error on another thread while this one drains standard output, so a chatty
         // child never blocks on a full pipe.

@@ -67,8 +67,8 @@ struct CrashLoopTests {
         process.executableURL = cli.coffer
         process.arguments = arguments
         process.environment = cli.environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = Products.nullDevice()
+        process.standardOutput = Products.nullDevice()
         let errors = Pipe()
         process.standardError = errors
         try process.run()
