@@ -10,8 +10,20 @@ enum Strace {
     static let executable = URL(fileURLWithPath: "/usr/bin/strace")
 
     /// Whether strace is installed and may trace a child here (containers can forbid ptrace).
-    static var canTrace: Bool {
-        (try? Products.run(executable, ["-f", "-qq", "-o", "/dev/null", "/bin/true"]).status) == 0
+    static var canTrace: Bool { (try? run(["-f", "-qq", "-o", "/dev/null", "/bin/true"]).status) == 0 }
+
+    /// Runs strace with `arguments` after closing every descriptor above 2 it would inherit: children
+    /// spawned at the same moment by other tests leave pipe ends open in this process, and a strace
+    /// holding one wrote its trace into another child's output (seen in full-suite runs).
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Products.Result {
+        let closeInherited =
+            "for fd in /proc/$$/fd/*; do n=${fd##*/}; if [ \"$n\" -gt 2 ]; then eval \"exec $n>&-\"; fi; done; "
+            + "exec \"$@\""
+        return try Products.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            ["-c", closeInherited, "strace", executable.path] + arguments,
+            environment: environment
+        )
     }
 }
 
@@ -22,7 +34,6 @@ enum Strace {
 struct FaultInjectionTests {
     let cli: CLIHarness
     let scratch: URL
-    static let strace = Strace.executable
 
     init() throws {
         cli = try CLIHarness()
@@ -32,8 +43,7 @@ struct FaultInjectionTests {
 
     /// Runs `coffer arguments` under strace with `options` (threads followed, trace output dropped).
     func traced(_ options: [String], _ arguments: [String]) throws -> Products.Result {
-        try Products.run(
-            Self.strace,
+        try Strace.run(
             ["-f", "-qq", "-o", "/dev/null"] + options + [cli.coffer.path] + arguments,
             environment: cli.environment
         )
