@@ -23,11 +23,9 @@ public enum Products {
         return url
     }
 
-    /// A fresh handle on `/dev/null` for a child's standard stream, rather than the one
-    /// `FileHandle.nullDevice` every child would share. Two full-suite runs showed one child's output
-    /// inside another's (strace's trace of `/bin/true` in `coffer item get`'s output) while many threads
-    /// spawned children; a shared handle whose descriptor is closed and its number reused is the likely
-    /// path, and a handle per child removes it.
+    /// A fresh handle on `/dev/null` for a child's output that nobody reads. Never a child's input:
+    /// on some sandboxes `/dev/null` is an ordinary file holding what others wrote to it (a full-suite
+    /// run read strace's trace back from it as an item's value).
     public static func nullDevice() -> FileHandle {
         FileHandle(forUpdatingAtPath: "/dev/null") ?? FileHandle.nullDevice
     }
@@ -58,8 +56,12 @@ public enum Products {
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
-        process.standardInput = Products.nullDevice()
+        // Standard input ends at once: a pipe closed at our end (not /dev/null, which is an ordinary
+        // file on some sandboxes, holding whatever anything wrote to it).
+        let input = Pipe()
+        process.standardInput = input
         try process.run()
+        try? input.fileHandleForWriting.close()
         // Drain standard error on another thread while this one drains standard output, so a chatty
         // child never blocks on a full pipe.
         let errorData = ErrorCollector()

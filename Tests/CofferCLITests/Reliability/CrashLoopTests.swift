@@ -67,11 +67,13 @@ struct CrashLoopTests {
         process.executableURL = cli.coffer
         process.arguments = arguments
         process.environment = cli.environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
-        process.standardInput = Products.nullDevice()
+        let input = Pipe()
+        process.standardInput = input
         process.standardOutput = Products.nullDevice()
         let errors = Pipe()
         process.standardError = errors
         try process.run()
+        try? input.fileHandleForWriting.close()
         let deadline = Date().addingTimeInterval(delay)
         while process.isRunning, Date() < deadline { usleep(2_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }

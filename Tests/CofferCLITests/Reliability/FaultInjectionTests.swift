@@ -10,7 +10,11 @@ enum Strace {
     static let executable = URL(fileURLWithPath: "/usr/bin/strace")
 
     /// Whether strace is installed and may trace a child here (containers can forbid ptrace).
-    static var canTrace: Bool { (try? run(["-f", "-qq", "-o", "/dev/null", "/bin/true"]).status) == 0 }
+    static var canTrace: Bool {
+        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-strace-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: trace) }
+        return (try? run(["-f", "-qq", "-o", trace.path, "/bin/true"]).status) == 0
+    }
 
     /// Runs strace with `arguments` after closing every descriptor above 2 it would inherit: children
     /// spawned at the same moment by other tests leave pipe ends open in this process, and a strace
@@ -44,7 +48,8 @@ struct FaultInjectionTests {
     /// Runs `coffer arguments` under strace with `options` (threads followed, trace output dropped).
     func traced(_ options: [String], _ arguments: [String]) throws -> Products.Result {
         try Strace.run(
-            ["-f", "-qq", "-o", "/dev/null"] + options + [cli.coffer.path] + arguments,
+            ["-f", "-qq", "-o", scratch.appendingPathComponent("strace.txt").path] + options + [cli.coffer.path]
+                + arguments,
             environment: cli.environment
         )
     }
