@@ -39,11 +39,13 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // Linux calls Swift cannot make itself (prctl is variadic): inline wrappers, nothing to link.
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // The library: the public API plus `package` building blocks for the CLI and the benchmarks.
         .target(
             name: "Coffer",
-            dependencies: ["CLMDB", "CZstd", "COpenSSL"],
+            dependencies: ["CLMDB", "CZstd", "COpenSSL", "CLinux"],
             path: "Sources/Coffer",
             swiftSettings: strictSettings
         ),
@@ -58,7 +60,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coffer",
-            dependencies: ["CofferCLI"],
+            dependencies: ["Coffer", "CofferCLI"],
             path: "Tools/coffer",
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,15 @@
+import Coffer
 import CofferCLI
 import Foundation
+
+// Secrets pass through this process's memory: no core dump or crash report may carry them out.
+do {
+    try ProcessHardening.disableCoreDumps()
+    ProcessHardening.disableCrashBacktraces()
+} catch {
+    FileHandle.standardError.write(Data("coffer: error: \(error)\n".utf8))
+    exit(CofferCommand.failure)
+}
 
 /// The arguments as the kernel passed them: bytes, so ones that are not UTF-8 can be refused by name.
 let rawArguments = (1..<Int(CommandLine.argc)).map { index -> [UInt8] in

@@ -1,0 +1,15 @@
+// Linux process controls for Swift. Swift imports no variadic C function, and prctl(2) is variadic,
+// so each call is an inline wrapper with fixed arguments. Only Sources/Coffer/Process/ imports this
+// module.
+#ifndef COFFER_CLINUX_SHIM_H
+#define COFFER_CLINUX_SHIM_H
+
+#include <sys/prctl.h>
+
+/// prctl(PR_SET_DUMPABLE, 0): no core dump, and /proc/PID/mem and ptrace refuse unprivileged callers.
+static inline int coffer_prctl_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+/// prctl(PR_GET_DUMPABLE): 1 when the process may be dumped, 0 when not, -1 on error.
+static inline int coffer_prctl_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+
+#endif
