@@ -1,5 +1,6 @@
 internal import COpenSSL
 public import Foundation
+internal import Synchronization
 
 /// A fixed-size buffer for key material that is wiped (`OPENSSL_cleanse`) when the last reference goes.
 ///
@@ -54,6 +55,7 @@ public final class SecureBytes: @unchecked Sendable, ContiguousBytes, CustomStri
 
     deinit {
         Self.wipe(storage)
+        if Self.witnessing.load(ordering: .relaxed) { Self.witness.withLock { $0?.saw(self, storage) } }
         base.deallocate()
     }
 
@@ -72,5 +74,39 @@ public final class SecureBytes: @unchecked Sendable, ContiguousBytes, CustomStri
 
     private static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
         if let base = buffer.baseAddress, buffer.count > 0 { OPENSSL_cleanse(base, buffer.count) }
+    }
+
+    // MARK: Watching wipes, for tests
+
+    /// Records the buffers wiped while it is installed, so a test can check that keys really were
+    /// destroyed (not merely dropped from a table while something else still holds them).
+    final class WipeWitness: Sendable {
+        private let wiped = Locked<[ObjectIdentifier: Bool]>([:])
+
+        /// For each buffer wiped so far, by identity: whether its bytes were all zero afterwards.
+        var wipes: [ObjectIdentifier: Bool] { wiped.withLock { $0 } }
+
+        fileprivate func saw(_ bytes: SecureBytes, _ buffer: UnsafeMutableRawBufferPointer) {
+            let zero = buffer.allSatisfy { $0 == 0 }
+            wiped.withLock { $0[ObjectIdentifier(bytes)] = zero }
+        }
+    }
+
+    private static let witness = Locked<WipeWitness?>(nil)
+    private static let witnessing = Atomic<Bool>(false)
+
+    /// Runs `body` with a witness of every wipe installed: one at a time, for tests only.
+    static func witnessingWipes<R>(_ body: (WipeWitness) throws -> R) rethrows -> R {
+        let current = WipeWitness()
+        witness.withLock { installed in
+            precondition(installed == nil, "one wipe witness at a time")
+            installed = current
+        }
+        witnessing.store(true, ordering: .relaxed)
+        defer {
+            witnessing.store(false, ordering: .relaxed)
+            witness.withLock { $0 = nil }
+        }
+        return try body(current)
     }
 }

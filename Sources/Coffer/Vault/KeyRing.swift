@@ -175,6 +175,14 @@ struct KeyRing: Sendable {
         purposeKeys = [:]
     }
 
+    /// Every key held, with the level it belongs to (`nil` for the roots): what ``lock()`` and
+    /// ``clear()`` are to destroy, listed so tests can watch them go.
+    var heldKeys: [(level: ProtectionLevel?, key: SecureBytes)] {
+        let rootKeys = roots.map { [$0.device, $0.sync] } ?? []
+        return rootKeys.map { (nil, $0) } + classKeys.map { ($0.key.level, $0.value) }
+            + purposeKeys.map { ($0.key.slot.level, $0.value) }
+    }
+
     /// The working key for `purpose` in `scope` at `level`.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory.
