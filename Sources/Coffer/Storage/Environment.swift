@@ -55,6 +55,7 @@ package final class Environment: @unchecked Sendable {
     private let growthCount = Atomic<Int>(0)
     private let laterStaleReaders = Atomic<Int>(0)
     private let scatteredTouches = Atomic<Int>(0)
+    private let writesBegun = Atomic<Int>(0)
     /// Where the map is (start, length) for the map size it was found at.
     private let mapRegion = Locked<(start: UInt, length: Int, mapSize: Int)?>(nil)
 
@@ -212,10 +213,34 @@ package final class Environment: @unchecked Sendable {
 
     static let scatteredTouchInterval = 8
 
-    /// Reader slots of dead processes cleared since opening: at open, and whenever the reader table
-    /// was full.
+    /// Reader slots of dead processes cleared since opening: at open, every
+    /// ``staleReaderCheckInterval`` write transactions, and whenever the reader table was full.
     package var staleReadersClearedSinceOpen: Int {
         staleReadersCleared + laterStaleReaders.load(ordering: .relaxed)
+    }
+
+    /// A write transaction in this many clears the reader slots of dead processes first.
+    ///
+    /// A process killed inside a read transaction leaves its slot claiming that snapshot, and LMDB
+    /// reuses no page freed after the oldest snapshot any slot claims: without the check, a writer
+    /// opened before the crash would grow the file by everything it ever overwrote. The check
+    /// (`mdb_reader_check`) costs a few microseconds, far below a commit.
+    static let staleReaderCheckInterval = 16
+
+    /// Clears the reader slots of processes that have died (`mdb_reader_check`), counting them.
+    private func clearStaleReaders() {
+        gate.shared {
+            if let handle { clearStaleReadersUnguarded(handle) }
+        }
+    }
+
+    /// ``clearStaleReaders()`` for a caller already inside the gate; returns how many were cleared.
+    @discardableResult
+    private func clearStaleReadersUnguarded(_ handle: OpaquePointer) -> Int {
+        var dead: Int32 = 0
+        guard mdb_reader_check(handle, &dead) == MDB_SUCCESS, dead > 0 else { return 0 }
+        laterStaleReaders.add(Int(dead), ordering: .relaxed)
+        return Int(dead)
     }
 
     /// How many times this process has grown the map.
@@ -254,6 +279,9 @@ package final class Environment: @unchecked Sendable {
     /// The corresponding C functions are `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
     @discardableResult
     package func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+        if writesBegun.add(1, ordering: .relaxed).newValue % Self.staleReaderCheckInterval == 0 {
+            clearStaleReaders()
+        }
         while true {
             let growthsBefore = growths
             do {
@@ -273,13 +301,9 @@ package final class Environment: @unchecked Sendable {
                 }
                 var pointer: OpaquePointer?
                 var begun = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &pointer)
-                if begun == MDB_READERS_FULL {
-                    // Slots held by crashed processes may be what fills the table: free them and retry once.
-                    var dead: Int32 = 0
-                    if mdb_reader_check(handle, &dead) == MDB_SUCCESS, dead > 0 {
-                        laterStaleReaders.add(Int(dead), ordering: .relaxed)
-                        begun = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &pointer)
-                    }
+                if begun == MDB_READERS_FULL, clearStaleReadersUnguarded(handle) > 0 {
+                    // Slots held by crashed processes were what filled the table: retry once.
+                    begun = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &pointer)
                 }
                 if begun == MDB_MAP_RESIZED { return nil }
                 do {

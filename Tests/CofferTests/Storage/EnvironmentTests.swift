@@ -172,6 +172,42 @@ struct EnvironmentTests {
         #expect(again.staleReadersCleared == 0)
     }
 
+    @Test("a reader killed inside its transaction while a writer runs does not make the file grow without bound")
+    func killedReaderPinsNothing() throws {
+        let (environment, tables) = try makeEnvironment()
+        let table = tables[0]
+        func rewriteAll(_ round: Int) throws {
+            try environment.write { (txn) throws in
+                for key in 0..<256 {
+                    try txn.put(
+                        table,
+                        key: [UInt8(key)],
+                        value: [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: 2000)
+                    )
+                }
+            }
+        }
+        try rewriteAll(0)
+        // This process keeps the environment open throughout, as a long-running app would: the
+        // check at open never runs again.
+        stop(try startFixture("hold-reader"))
+        let dataFile = directory.path("data.mdb").path
+        func fileSize() throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? NSNumber)?.intValue ?? 0
+        }
+        let before = try fileSize()
+        // 200 rounds overwrite about 200 MiB of pages in all; the live data stays about 1 MiB. With the
+        // dead slot left in place, the file grew by 202 MiB; with the periodic check, by 13 MiB.
+        for round in 1...200 { try rewriteAll(round) }
+        let growth = try fileSize() - before
+        #expect(growth < 24 << 20, "data.mdb grew by \(growth >> 20) MiB (about 200 MiB were overwritten)")
+        #expect(environment.staleReadersClearedSinceOpen == 1)
+        #expect(
+            try environment.read { (txn) throws in try txn.get(table, key: [7]) }
+                == [UInt8](repeating: 200, count: 2000)
+        )
+    }
+
     @Test("when the reader table is full of dead processes' slots, a new reader clears them and proceeds")
     func readersFullRecovery() throws {
         let environment = try Environment(
