@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Runs the built `coffer` against one throwaway vault, as the end-to-end tests do.
-public struct CLIHarness {
+public struct CLIHarness: Sendable {
     /// The test's temporary directory (the vault is `vault` inside it).
     public let directory: TemporaryDirectory
     /// The `coffer` executable.

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// A fresh directory under the system temporary directory, removed when the value is deinitialised.
-public final class TemporaryDirectory {
+public final class TemporaryDirectory: Sendable {
     public let url: URL
 
     public init() throws {
