@@ -282,6 +282,14 @@ public final class Vault: Sendable {
                     "\(directory.path) is not a Coffer vault (data.mdb is not a database Coffer can read)",
                     underlying: error
                 )
+            case .permissionDenied, .readOnlyFileSystem:
+                throw CofferError(
+                    .io,
+                    "cannot open the vault at \(directory.path) for writing (\(error.code)): Coffer writes to its "
+                        + "data.mdb and lock.mdb even to read (readers are recorded in lock.mdb); give this user "
+                        + "write access to the directory and both files, or copy the vault somewhere writable",
+                    underlying: error
+                )
             default:
                 throw CofferError.wrapping(error, while: "opening \(directory.path)")
             }

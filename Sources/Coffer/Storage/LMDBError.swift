@@ -47,6 +47,8 @@ package struct LMDBError: Error, Equatable, CustomStringConvertible {
         package static let noSuchFile = Code(rawValue: ENOENT)
         /// Permission denied (`EACCES`).
         package static let permissionDenied = Code(rawValue: EACCES)
+        /// Read-only file system (`EROFS`).
+        package static let readOnlyFileSystem = Code(rawValue: EROFS)
         /// No space left on device (`ENOSPC`).
         package static let noSpace = Code(rawValue: ENOSPC)
         /// Input/output error (`EIO`).

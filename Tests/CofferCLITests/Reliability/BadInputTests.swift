@@ -129,6 +129,46 @@ struct BadInputTests {
         }
     }
 
+    @Test("A vault this user may not write: exit 1 saying write access is needed, for every command; nothing changed")
+    func readOnlyVault() throws {
+        let vault = cli.directory.path("vault")
+        let files = ["data.mdb", "lock.mdb"].map { vault.appendingPathComponent($0).path }
+        let manager = FileManager.default
+        // Root may write anything whatever the modes, so as root the commands run as `nobody`, who owns
+        // the vault but, by its modes, may only read it.
+        let asRoot = getuid() == 0
+        let nobody = 65534
+        if asRoot {
+            for path in files + [vault.path] {
+                try manager.setAttributes([.ownerAccountID: nobody], ofItemAtPath: path)
+            }
+        }
+        for path in files { try manager.setAttributes([.posixPermissions: 0o400], ofItemAtPath: path) }
+        try manager.setAttributes([.posixPermissions: 0o500], ofItemAtPath: vault.path)
+        defer {
+            try? manager.setAttributes([.posixPermissions: 0o700, .ownerAccountID: getuid()], ofItemAtPath: vault.path)
+            for path in files {
+                try? manager.setAttributes([.posixPermissions: 0o600, .ownerAccountID: getuid()], ofItemAtPath: path)
+            }
+        }
+        let before = try Data(contentsOf: dataFile)
+        for (name, arguments) in samples.sorted(by: { $0.key < $1.key }) where name != "init" {
+            let environment = cli.environment.merging(Self.s3Environment) { _, new in new }
+            let result =
+                asRoot
+                ? try Products.run(
+                    URL(fileURLWithPath: "/usr/bin/setpriv"),
+                    ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", cli.coffer.path] + arguments,
+                    environment: environment
+                )
+                : try Products.run(cli.coffer, arguments, environment: environment)
+            #expect(result.status == 1, "\(name): \(result.status) \(result.error)")
+            #expect(result.error.contains("give this user write access"), "\(name): \(result.error)")
+        }
+        #expect(try Data(contentsOf: dataFile) == before)
+        #expect(TemporaryDirectory.listing(vault) == ["data.mdb", "lock.mdb"])
+    }
+
     @Test("Names that are not UTF-8, and values over the limits: exit 1 or 64 naming the problem")
     func namesAndSizes() throws {
         let file = scratch.appendingPathComponent("tree/file.txt").path
