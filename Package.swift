@@ -104,6 +104,13 @@ let package = Package(
             resources: [.copy("Vectors")],
             swiftSettings: strictSettings
         ),
+        // Coffer as an app sees it: `import Coffer` only, no @testable, no test support.
+        .testTarget(
+            name: "CofferAPITests",
+            dependencies: ["Coffer"],
+            path: "Tests/CofferAPITests",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "CofferCLITests",
             dependencies: ["CofferCLI", "Coffer", "CofferTestSupport"],

@@ -7,14 +7,15 @@ public struct BlobWriteOptions: Sendable, Hashable {
     /// When the blob can be read. The default, ``ProtectionLevel/afterFirstUnlock``, lets background
     /// work read it while the vault is locked (Apple's default for files, too).
     public var protection: ProtectionLevel = .afterFirstUnlock
-    /// The zstd level, 1 (fastest) to 19 (smallest); 3 by default.
-    public var compressionLevel: Int = 3
+    /// The zstd level, 1 (fastest) to 19 (smallest); `nil` (the default) uses the vault's
+    /// ``Vault/Configuration/compressionLevel``.
+    public var compressionLevel: Int?
 
     /// Options with the defaults, changed by the arguments given.
     public init(
         scope: SyncScope = .syncable,
         protection: ProtectionLevel = .afterFirstUnlock,
-        compressionLevel: Int = 3
+        compressionLevel: Int? = nil
     ) {
         self.scope = scope
         self.protection = protection
@@ -61,7 +62,7 @@ struct BlobWriter {
             keys: keys,
             scope: options.scope,
             level: options.protection,
-            compressionLevel: options.compressionLevel,
+            compressionLevel: options.compressionLevel ?? vault.configuration.compressionLevel,
             progress: progress
         ) { (_, summary, _) throws(CofferError) in result.summary = summary }
         do {

@@ -19,6 +19,7 @@ public struct VerificationProblem: Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
     public let message: String
 
+    /// The blob (if any) and what is wrong, as one line.
     public var description: String { blob.map { "blob '\($0)': \(message)" } ?? message }
 }
 

@@ -301,6 +301,7 @@ public struct Blobs: Sendable {
 
 /// A blob's content as an async sequence of pieces, from ``Blobs/bytes(_:range:)``.
 public struct BlobByteStream: AsyncSequence, Sendable {
+    /// Each piece is a run of the blob's bytes, in order.
     public typealias Element = Data
 
     let channel: ConsumerHandle

@@ -17,11 +17,52 @@ public import Foundation
 public struct ItemAttributes: Sendable, Hashable {
     /// An attribute's name.
     public enum Name: String, Sendable, Hashable, CaseIterable, Codable {
-        case accessGroup, label, comment, itemDescription, generic, creator, type
-        case service, account
-        case securityDomain, server, internetProtocol, authenticationType, port, path
-        case certificateType, issuer, serialNumber
-        case keyClass, keyType, applicationLabel, applicationTag, keySizeInBits
+        /// The access group (`kSecAttrAccessGroup`); part of every class's primary key.
+        case accessGroup
+        /// A user-visible label (`kSecAttrLabel`).
+        case label
+        /// A user-editable comment (`kSecAttrComment`).
+        case comment
+        /// A user-visible description of the kind of item (`kSecAttrDescription`).
+        case itemDescription
+        /// Free-form bytes for the app (`kSecAttrGeneric`).
+        case generic
+        /// The item's creator, a four-character code as a number (`kSecAttrCreator`).
+        case creator
+        /// The item's type, a four-character code as a number (`kSecAttrType`).
+        case type
+        /// The service of a generic password (`kSecAttrService`); part of its primary key.
+        case service
+        /// The account name (`kSecAttrAccount`); part of both password classes' primary keys.
+        case account
+        /// The security domain of an internet password (`kSecAttrSecurityDomain`).
+        case securityDomain
+        /// The server's domain name or IP address (`kSecAttrServer`).
+        case server
+        /// The protocol, such as `https` (`kSecAttrProtocol`).
+        case internetProtocol
+        /// The authentication scheme, such as `httpBasic` (`kSecAttrAuthenticationType`).
+        case authenticationType
+        /// The port number (`kSecAttrPort`).
+        case port
+        /// The path, usually of a URL (`kSecAttrPath`).
+        case path
+        /// The certificate's type (`kSecAttrCertificateType`).
+        case certificateType
+        /// The certificate issuer's DER bytes (`kSecAttrIssuer`).
+        case issuer
+        /// The certificate's serial number bytes (`kSecAttrSerialNumber`).
+        case serialNumber
+        /// The key's class: public, private or symmetric (`kSecAttrKeyClass`).
+        case keyClass
+        /// The key's algorithm, such as `rsa` or `ec` (`kSecAttrKeyType`).
+        case keyType
+        /// Bytes identifying the key, usually a hash of its public key (`kSecAttrApplicationLabel`).
+        case applicationLabel
+        /// The app's own tag for the key (`kSecAttrApplicationTag`).
+        case applicationTag
+        /// The key's size in bits (`kSecAttrKeySizeInBits`).
+        case keySizeInBits
 
         /// The kind of value the attribute holds.
         public var kind: Value.Kind {
@@ -78,7 +119,12 @@ public struct ItemAttributes: Sendable, Hashable {
 
         /// The kinds of value.
         public enum Kind: Sendable {
-            case text, bytes, number
+            /// UTF-8 text.
+            case text
+            /// Raw bytes.
+            case bytes
+            /// A signed integer.
+            case number
         }
 
         /// The kind of this value.

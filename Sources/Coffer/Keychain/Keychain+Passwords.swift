@@ -79,6 +79,9 @@ extension Keychain {
     /// (an atomic upsert).
     ///
     /// - Parameters:
+    ///   - password: The password, stored as UTF-8.
+    ///   - service: The service (a generic password's first primary-key attribute).
+    ///   - account: The account name.
     ///   - accessibility: The protection class for a new or replaced item.
     ///   - scope: Whether the password stays on this machine or syncs.
     public func setPassword(

@@ -7,10 +7,11 @@ public struct SnapshotProblem: Sendable, Hashable, CustomStringConvertible {
     /// What went wrong.
     public let message: String
 
+    /// The path and what went wrong, as one line.
     public var description: String { "\(path): \(message)" }
 }
 
-/// What ``Snapshots/backup(directory:name:scope:progress:)`` did.
+/// What ``Snapshots/backup(directory:name:scope:compressionLevel:progress:)`` did.
 public struct BackupResult: Sendable {
     /// The new snapshot.
     public let snapshot: SnapshotInfo

@@ -27,8 +27,13 @@ extension Snapshots {
     /// the target) stops the restore with `.decode`. File contents are checked chunk by chunk and
     /// against each file's SHA-256.
     ///
-    /// - Parameter include: Restore only paths matching this `fnmatch` pattern, and everything under
-    ///   a matching directory (`docs`, `docs/*.txt`, `*.jpg`).
+    /// - Parameters:
+    ///   - reference: The snapshot: a unique prefix of its id (at least 6 hex digits), or a name (the
+    ///     latest snapshot of that name).
+    ///   - directory: Where to restore; must be empty or absent.
+    ///   - include: Restore only paths matching this `fnmatch` pattern, and everything under a
+    ///     matching directory (`docs`, `docs/*.txt`, `*.jpg`).
+    ///   - progress: Called with the files and bytes restored so far.
     public func restore(
         _ reference: String,
         to directory: URL,

@@ -26,16 +26,19 @@ public struct Snapshots: Sendable {
     /// snapshot commits, at the end.
     ///
     /// - Parameters:
+    ///   - directory: The directory tree to back up.
     ///   - name: Groups snapshots of one tree; the directory's absolute path by default.
     ///   - scope: Snapshots are backups, so syncable by default.
-    ///   - compressionLevel: The zstd level for new chunks, 1 (fastest) to 19 (smallest).
+    ///   - compressionLevel: The zstd level for new chunks, 1 (fastest) to 19 (smallest); `nil` uses
+    ///     the vault's ``Vault/Configuration/compressionLevel``.
+    ///   - progress: Called with the files and bytes read so far.
     /// - Throws: ``CofferError`` `.param` if `directory` is not a directory, and the errors of
     ///   ``Blobs/write(_:data:options:progress:)``.
     public func backup(
         directory: URL,
         name: String? = nil,
         scope: SyncScope = .syncable,
-        compressionLevel: Int = BlobWriteOptions().compressionLevel,
+        compressionLevel: Int? = nil,
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> BackupResult {
         try vault.checkOpen()
@@ -60,7 +63,7 @@ public struct Snapshots: Sendable {
             keys: keys,
             scope: scope,
             level: .afterFirstUnlock,
-            compressionLevel: compressionLevel,
+            compressionLevel: compressionLevel ?? vault.configuration.compressionLevel,
             progress: nil
         ) { (marker, summary, context) throws(CofferError) in try run.handle(marker, summary, context) }
         run.useChunker(session.chunker)
@@ -263,18 +266,27 @@ public struct Snapshots: Sendable {
 public struct SnapshotEntry: Sendable, Hashable {
     /// What the path is.
     public enum Kind: String, Sendable, Hashable, Codable {
-        case file, directory, symlink, other
+        /// A regular file, stored with its content.
+        case file
+        /// A directory (empty ones too).
+        case directory
+        /// A symbolic link, stored with its target.
+        case symlink
+        /// A socket, device or FIFO: recorded by type only.
+        case other
     }
 
     /// Relative to the backed-up directory.
     public let path: String
+    /// What the path is.
     public let kind: Kind
     /// Size in bytes (files).
     public let size: Int64
     /// Permission bits and type, as `st_mode`.
     public let mode: UInt32
-    /// Owner and group ids.
+    /// The owner's user id.
     public let uid: UInt32
+    /// The owner's group id.
     public let gid: UInt32
     /// Modification time.
     public let modified: Date

@@ -6,6 +6,7 @@ extension Vault {
     /// configuration.kdf = .strong
     /// configuration.accessGroups = ["com.example.mail"]
     /// configuration.autoLockInterval = .seconds(300)
+    /// configuration.compressionLevel = 6
     /// let vault = try Vault.open(at: url, configuration: configuration)
     /// ```
     public struct Configuration: Sendable {
@@ -29,6 +30,10 @@ extension Vault {
         /// Locks the vault after this long without keychain activity; `nil` (the default) never does.
         /// Lock the vault when your app leaves the foreground, too: this is the backstop.
         public var autoLockInterval: Duration?
+
+        /// The zstd level for blob and snapshot chunks written without a level of their own, 1
+        /// (fastest) to 19 (smallest). Levels above 3 trade write speed for size; reads are as fast.
+        public var compressionLevel: Int = 3
 
         /// Where FastCDC cuts blob content. Keep the default unless measurements say otherwise: data
         /// written with other sizes does not deduplicate against data written with these.

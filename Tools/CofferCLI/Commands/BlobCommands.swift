@@ -307,9 +307,9 @@ enum BlobCommands {
         )
     }
 
-    /// The level `--compression` gives, or the default.
-    static func compressionLevel(_ invocation: Invocation) throws -> Int {
-        guard let text = invocation.value("compression") else { return BlobWriteOptions().compressionLevel }
+    /// The level `--compression` gives, or `nil` for the vault's default.
+    static func compressionLevel(_ invocation: Invocation) throws -> Int? {
+        guard let text = invocation.value("compression") else { return nil }
         guard let level = Int(text) else {
             throw CLIFailure("--compression takes a number from 1 to 19, not '\(text)'")
         }
