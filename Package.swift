@@ -65,6 +65,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The worked example of embedding Coffer: a photo vault (README, "Example app").
+        .executableTarget(
+            name: "secure-photos",
+            dependencies: ["Coffer"],
+            path: "Examples/SecurePhotos",
+            swiftSettings: strictSettings
+        ),
+
         // The benchmark harness.
         .executableTarget(
             name: "coffer-bench",

@@ -38,12 +38,14 @@ public enum Products {
     }
 
     /// Runs `executable` with `arguments` and `environment` (added to a minimal one), waits for it, and
-    /// returns its exit status and output. Standard input is empty, as in CI.
+    /// returns its exit status and output. Standard input holds `input` (at most a pipe's buffer, 64
+    /// KiB), or nothing, as in CI.
     public static func run(
         _ executable: URL,
         _ arguments: [String],
         environment: [String: String] = [:],
-        currentDirectory: URL? = nil
+        currentDirectory: URL? = nil,
+        input text: String? = nil
     ) throws -> Result {
         let process = Process()
         process.executableURL = executable
@@ -61,6 +63,7 @@ public enum Products {
         let input = Pipe()
         process.standardInput = input
         try process.run()
+        if let text { try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8)) }
         try? input.fileHandleForWriting.close()
         // Drain standard error on another thread while this one drains standard output, so a chatty
         // child never blocks on a full pipe.

@@ -109,7 +109,7 @@ extension Keychain {
         }
         let names = protected.prefix(3).map { $0.itemClass.primaryKeyDescription($0.attributes) }
         let reason =
-            "read \(protected.count) item\(protected.count == 1 ? "" : "s") that require user presence ("
+            "read \(protected.count) item\(protected.count == 1 ? "" : "s") that require\(protected.count == 1 ? "s" : "") user presence ("
             + names.joined(separator: "; ") + (protected.count > 3 ? "; …" : "") + ")"
         switch authenticationHandler(AuthenticationRequest(reason: reason, itemCount: protected.count)) {
         case .granted: return
