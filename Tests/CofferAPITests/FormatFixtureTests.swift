@@ -1,0 +1,83 @@
+import Coffer
+import Foundation
+import Testing
+
+/// Format stability (issue 10): a vault and a bundle written by each released format version
+/// (`Tests/Fixtures/format-vN`, made by `Tools/vectors/format-fixtures`) open with this Coffer and
+/// hold exactly what they were written with.
+@Suite("Format fixtures: vaults and bundles of every released format version still open")
+struct FormatFixtureTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures")
+    static let passphrase: Passphrase = "fixture passphrase"
+    /// The device-only blob's content: byte i = (i * 31 + 7) mod 251.
+    static let pattern = Data((0..<100_000).map { UInt8(($0 * 31 + 7) % 251) })
+
+    /// A scratch directory holding a copy of a fixture, so opening it (which writes `lock.mdb`) never
+    /// touches the checked-in files.
+    final class Scratch {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fixture-\(UUID().uuidString)")
+
+        init(copying version: String) throws {
+            try FileManager.default.copyItem(at: FormatFixtureTests.fixtures.appendingPathComponent(version), to: url)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    @Test(
+        "The vault opens, unlocks and holds its items, blobs and snapshot; verify reads it all",
+        arguments: ["format-v1"]
+    )
+    func vault(version: String) throws {
+        let scratch = try Scratch(copying: version)
+        let vault = try Vault.open(at: scratch.url.appendingPathComponent("vault"))
+        defer { vault.close() }
+        try vault.unlock(passphrase: Self.passphrase)
+        #expect(vault.formatVersion == 1)
+
+        #expect(try vault.keychain.password(service: "mail", account: "ann") == "mail password")
+        var git = ItemQuery(.internetPassword)
+        git.attributes.server = "git.example.com"
+        git.returnsValue = true
+        let token = try vault.keychain.find(git)
+        #expect(token.map(\.value) == [Data("git token".utf8)])
+        #expect(token.first?.scope == .deviceBound)
+
+        #expect(try vault.blobs.data("notes.txt") == Data("notes of format 1\n".utf8))
+        #expect(try vault.blobs.data("pattern.bin") == Self.pattern)
+        #expect(try vault.blobs.stat("pattern.bin").scope == .deviceBound)
+
+        let restored = scratch.url.appendingPathComponent("restored")
+        _ = try vault.snapshots.restore("tree", to: restored)
+        #expect(try Data(contentsOf: restored.appendingPathComponent("docs/hello.txt")) == Data("hello\n".utf8))
+        #expect(
+            try FileManager.default.destinationOfSymbolicLink(atPath: restored.appendingPathComponent("link").path)
+                == "docs/hello.txt"
+        )
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: restored.appendingPathComponent("empty").path).isEmpty
+        )
+        #expect(try vault.blobs.verify(readingData: true).isHealthy)
+    }
+
+    @Test("The bundle joins a new vault with the syncable records only", arguments: ["format-v1"])
+    func bundle(version: String) throws {
+        let scratch = try Scratch(copying: version)
+        var configuration = Vault.Configuration()
+        configuration.kdf = .insecureFastForTesting
+        let (vault, summary) = try Vault.join(
+            bundle: scratch.url.appendingPathComponent("export.bundle"),
+            at: scratch.url.appendingPathComponent("joined"),
+            passphrase: Self.passphrase,
+            configuration: configuration
+        )
+        defer { vault.close() }
+        #expect(summary.applied.items == 1)
+        #expect(summary.applied.blobs == 1)
+        #expect(summary.applied.snapshots == 1)
+        #expect(try vault.keychain.password(service: "mail", account: "ann") == "mail password")
+        #expect(try vault.blobs.list().map(\.name) == ["notes.txt"])
+        #expect(try vault.snapshots.list().map(\.name) == ["tree"])
+    }
+}
