@@ -35,6 +35,18 @@ struct KeyWipeTests {
         return vault
     }
 
+    /// The wipes seen while `action` runs and until every key of `expected` has been wiped (at most
+    /// 10 s): pipeline workers of an operation that has returned may let go of their keys a moment
+    /// later, under load, and a key is wiped when the last holder lets go.
+    static func wipes(during action: () -> Void, awaiting expected: Set<ObjectIdentifier>) -> [ObjectIdentifier: Bool] {
+        SecureBytes.witnessingWipes { witness in
+            action()
+            let deadline = Date().addingTimeInterval(10)
+            while !expected.isSubset(of: witness.wipes.keys), Date() < deadline { usleep(10_000) }
+            return witness.wipes
+        }
+    }
+
     @Test("lock() wipes and frees the roots and every whenUnlocked key; afterFirstUnlock keys survive it")
     func lockWipes() throws {
         let fixture = try VaultFixture()
@@ -44,10 +56,7 @@ struct KeyWipeTests {
         let kept = Set(held.filter { $0.level == .afterFirstUnlock }.map(\.id))
         #expect(dropped.count >= 2 && !kept.isEmpty)
 
-        let wipes = SecureBytes.witnessingWipes { witness in
-            vault.lock()
-            return witness.wipes
-        }
+        let wipes = Self.wipes(during: { vault.lock() }, awaiting: dropped)
         let missed = held.filter { dropped.contains($0.id) && wipes[$0.id] != true }
         #expect(missed.isEmpty, "not wiped at lock: \(missed.map { $0.level?.rawValue ?? "root" })")
         #expect(kept.allSatisfy { wipes[$0] == nil }, "an afterFirstUnlock key was wiped at lock")
@@ -61,10 +70,7 @@ struct KeyWipeTests {
         let fixture = try VaultFixture()
         let vault = try Self.usedVault(fixture)
         let held = try Self.keyIdentities(vault)
-        let wipes = SecureBytes.witnessingWipes { witness in
-            vault.close()
-            return witness.wipes
-        }
+        let wipes = Self.wipes(during: { vault.close() }, awaiting: Set(held.map(\.id)))
         let missed = held.filter { wipes[$0.id] != true }
         #expect(missed.isEmpty, "not wiped at close: \(missed.map { $0.level?.rawValue ?? "root" })")
     }
