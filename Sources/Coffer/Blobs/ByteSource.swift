@@ -45,7 +45,8 @@ extension ByteSource {
             if read == 0 { break }
             filled += read
         }
-        return Array(bytes.prefix(filled))
+        bytes.removeLast(count - filled)
+        return bytes
     }
 }
 

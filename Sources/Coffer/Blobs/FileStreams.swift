@@ -18,6 +18,13 @@ struct InputFile: ~Copyable {
     }
 
     deinit { close(descriptor) }
+
+    /// The file's size now (`fstat`), or `nil` when it has none (a pipe, say).
+    var size: Int? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(status.st_size)
+    }
 }
 
 /// An output file written under a temporary name beside its destination and renamed into place only

@@ -105,7 +105,11 @@ package final class S3Client: Sendable {
         let file = try InputFile(path: path)
         var source = FileDescriptorSource(descriptor: file.descriptor)
         let partSize = remote.partSize
-        let first = try source.read(upTo: partSize)
+        // A bundle smaller than a part (most incremental pushes) is read at its own size, not into a
+        // part-sized buffer. Reading one byte more shows whether it grew since; if so, read on.
+        let expected = min(partSize, (file.size ?? partSize) + 1)
+        var first = try source.read(upTo: expected)
+        if first.count == expected, expected < partSize { first += try source.read(upTo: partSize - expected) }
         if first.count < partSize {
             try put(key, body: first)
             progress?(Int64(first.count))
