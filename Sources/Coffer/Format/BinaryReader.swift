@@ -2,7 +2,8 @@
 /// input that is short, long or malformed: stored bytes may have been altered.
 struct BinaryReader {
     private let bytes: [UInt8]
-    private var offset = 0
+    /// How many bytes have been read or skipped.
+    private(set) var offset = 0
     /// Names the record in error messages, e.g. `meta "kdf"`.
     private let what: String
 

@@ -45,6 +45,19 @@ struct ItemIndex {
         return try authenticate(canonical)
     }
 
+    /// The id of the generic password for `service` and `account` in `group`: the same bytes as
+    /// ``id(of:attributes:group:)`` builds, without building attributes (the hot path of
+    /// `password(service:account:)`).
+    func genericPasswordID(service: String, account: String, group: String) throws(KeychainError) -> [UInt8] {
+        var canonical: [UInt8] = [0x01, ItemClass.genericPassword.code, scope.code]
+        canonical.reserveCapacity(3 + 3 * 5 + group.utf8.count + service.utf8.count + account.utf8.count)
+        for (name, text) in [(ItemAttributes.Name.accessGroup, group), (.service, service), (.account, account)] {
+            canonical.append(name.code)
+            ItemAttributes.Value.text(text).appendLengthPrefixed(to: &canonical)
+        }
+        return try authenticate(canonical)
+    }
+
     /// The id of `item`, whose access group is resolved already.
     func id(of item: KeychainItem) throws(KeychainError) -> [UInt8] {
         try id(of: item.itemClass, attributes: item.attributes, group: item.attributes.accessGroup ?? "")

@@ -111,15 +111,17 @@ struct ItemRecord {
         }
     }
 
-    /// Opens a stored record and returns only its value, skipping the attributes (for direct reads
-    /// whose key already proves which item it is).
-    static func value(
+    /// Opens a stored record and calls `body` with its value in place, skipping the attributes (for
+    /// direct reads whose key already proves which item it is); the decrypted record is wiped
+    /// afterwards. `body` must not keep the buffer.
+    static func withValue<R>(
         of stored: UnsafeRawBufferPointer,
         id: [UInt8],
         header: Header,
         key: SecureBytes,
-        cipher: AESGCM
-    ) throws(KeychainError) -> Data {
+        cipher: AESGCM,
+        _ body: (UnsafeRawBufferPointer) -> R
+    ) throws(KeychainError) -> R {
         var plaintext = try decrypt(stored, id: id, header: header, key: key, cipher: cipher)
         defer { plaintext.wipe() }
         var reader = BinaryReader(plaintext, what: "a keychain record")
@@ -128,9 +130,11 @@ struct ItemRecord {
             try reader.skip(1)
             try reader.skip(Int(try reader.readUInt32()))
         }
-        let value = Data(try reader.readBytes(Int(try reader.readUInt32())))
+        let count = Int(try reader.readUInt32())
+        let start = reader.offset
+        try reader.skip(count)
         try reader.finish()
-        return value
+        return plaintext.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
     }
 
     private static func decrypt(

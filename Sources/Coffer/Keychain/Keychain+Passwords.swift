@@ -8,13 +8,8 @@ extension Keychain {
     ///   authentication, a tampered record, a value that is not UTF-8 (`.decode`).
     public func password(service: String, account: String) throws(KeychainError) -> String? {
         switch try directPassword(service: service, account: account) {
-        case .found(let value):
-            guard let text = String(validating: value, as: UTF8.self) else {
-                throw KeychainError(
-                    .decode,
-                    "the item for service '\(service)', account '\(account)' does not hold UTF-8 text"
-                )
-            }
+        case .found(let text):
+            guard let text else { throw Self.notText(service: service, account: account) }
             return text
         case .absent:
             return nil
@@ -31,17 +26,19 @@ extension Keychain {
             return nil
         }
         guard let value = item.value, let text = String(validating: value, as: UTF8.self) else {
-            throw KeychainError(
-                .decode,
-                "the item for service '\(service)', account '\(account)' does not hold UTF-8 text"
-            )
+            throw Self.notText(service: service, account: account)
         }
         return text
     }
 
+    private static func notText(service: String, account: String) -> KeychainError {
+        KeychainError(.decode, "the item for service '\(service)', account '\(account)' does not hold UTF-8 text")
+    }
+
     /// What a direct read found.
     private enum DirectRead {
-        case found(Data)
+        /// The value as text, or `nil` if it is not UTF-8.
+        case found(String?)
         case absent
         /// The direct path does not apply (no single access group, or user presence to ask).
         case useQuery
@@ -52,20 +49,29 @@ extension Keychain {
     /// first, as ``find(_:)`` orders them.
     private func directPassword(service: String, account: String) throws(KeychainError) -> DirectRead {
         guard let groups = accessGroups, groups.count == 1 else { return .useQuery }
-        var attributes = ItemAttributes()
-        attributes.service = service
-        attributes.account = account
         let session = try KeychainSession(self)
         return try storage("reading a keychain item") {
             try vault.environment.read { txn -> DirectRead in
                 for scope in SyncScope.allCases {
-                    let id = try session.index(scope).id(of: .genericPassword, attributes: attributes, group: groups[0])
+                    let id = try session.index(scope).genericPasswordID(
+                        service: service,
+                        account: account,
+                        group: groups[0]
+                    )
                     let read = try txn.withValue(vault.schema.items, key: id) { stored -> DirectRead in
                         let header = try ItemRecord.Header(stored: stored)
                         guard !header.requiresUserPresence else { return .useQuery }
                         let key = try session.itemKey(header.scope, header.accessibility)
                         return .found(
-                            try ItemRecord.value(of: stored, id: id, header: header, key: key, cipher: session.cipher)
+                            try ItemRecord.withValue(
+                                of: stored,
+                                id: id,
+                                header: header,
+                                key: key,
+                                cipher: session.cipher
+                            ) {
+                                String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self)
+                            }
                         )
                     }
                     if let read { return read }

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -58,5 +59,32 @@ struct KeychainUniquenessTests {
         for itemClass in ItemClass.allCases { try vault.keychain.add(KeychainItem(itemClass)) }
         for itemClass in ItemClass.allCases { #expect(try vault.keychain.find(ItemQuery(itemClass)).count == 1) }
         #expect(try vault.keychain.find(ItemQuery()).count == ItemClass.allCases.count)
+    }
+
+    @Test("the generic-password fast path computes the same id as the general one, for random texts")
+    func genericPasswordFastPathID() throws {
+        var generator = SplitMix64(seed: 97)
+        func text() -> String {
+            let alphabet = Array("aé€😀 -_/0".unicodeScalars)
+            let length = Int(generator.next() % 12)
+            return String(
+                String.UnicodeScalarView(
+                    (0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }
+                )
+            )
+        }
+        for scope in SyncScope.allCases {
+            let index = try ItemIndex(key: .random(count: 32), scope: scope)
+            for _ in 0..<200 {
+                let (service, account, group) = (text(), text(), text())
+                var attributes = ItemAttributes()
+                attributes.service = service
+                attributes.account = account
+                #expect(
+                    try index.genericPasswordID(service: service, account: account, group: group)
+                        == index.id(of: .genericPassword, attributes: attributes, group: group)
+                )
+            }
+        }
     }
 }
