@@ -51,10 +51,14 @@ struct ItemIndex {
     func genericPasswordID(service: String, account: String, group: String) throws(KeychainError) -> [UInt8] {
         var canonical: [UInt8] = [0x01, ItemClass.genericPassword.code, scope.code]
         canonical.reserveCapacity(3 + 3 * 5 + group.utf8.count + service.utf8.count + account.utf8.count)
-        for (name, text) in [(ItemAttributes.Name.accessGroup, group), (.service, service), (.account, account)] {
+        func append(_ name: ItemAttributes.Name, _ text: String) {
             canonical.append(name.code)
-            ItemAttributes.Value.text(text).appendLengthPrefixed(to: &canonical)
+            withUnsafeBytes(of: UInt32(text.utf8.count).bigEndian) { canonical.append(contentsOf: $0) }
+            canonical.append(contentsOf: text.utf8)
         }
+        append(.accessGroup, group)
+        append(.service, service)
+        append(.account, account)
         return try authenticate(canonical)
     }
 
