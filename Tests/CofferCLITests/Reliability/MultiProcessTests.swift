@@ -6,15 +6,6 @@ import Testing
 /// transactions, and nothing any of them acknowledged is lost or damaged.
 @Suite("Processes: several coffer processes writing one vault at once lose nothing")
 struct MultiProcessTests {
-    /// Collects the failures of work done on several threads.
-    final class Failures: @unchecked Sendable {
-        private let lock = NSLock()
-        private var messages: [String] = []
-
-        func record(_ message: String) { lock.withLock { messages.append(message) } }
-        var all: [String] { lock.withLock { messages } }
-    }
-
     @Test("two item writers, a blob writer and a backup run side by side; then every write is there and verify passes")
     func concurrentWriters() throws {
         let cli = try CLIHarness()

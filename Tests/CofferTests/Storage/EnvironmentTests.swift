@@ -280,13 +280,3 @@ struct EnvironmentTests {
         #expect(LMDBError(.notFound, operation: "mdb_get(items)").description.hasPrefix("mdb_get(items): "))
     }
 }
-
-/// Collects failures from worker threads.
-final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
-
-    func record(_ message: String) { lock.withLock { messages.append(message) } }
-
-    var all: [String] { lock.withLock { messages } }
-}
