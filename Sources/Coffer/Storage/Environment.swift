@@ -219,7 +219,7 @@ package final class Environment: @unchecked Sendable {
         staleReadersCleared + laterStaleReaders.load(ordering: .relaxed)
     }
 
-    /// A write transaction in this many clears the reader slots of dead processes first.
+    /// One write transaction in this many clears the reader slots of dead processes first.
     ///
     /// A process killed inside a read transaction leaves its slot claiming that snapshot, and LMDB
     /// reuses no page freed after the oldest snapshot any slot claims: without the check, a writer
