@@ -172,7 +172,7 @@ enum RemoteSuite {
 
     struct Join: Benchmark {
         let fixture: Fixture
-        private var joined: URL?
+        private var joined = SyncSuite.JoinedVaultDirectory()
         var name: String { "remote/pull (a new vault joins: download, then import)" }
         var bytesPerRun: Int { fixture.bundleSize }
         var reference: String? { RemoteSuite.plainDownload }
@@ -181,19 +181,17 @@ enum RemoteSuite {
 
         mutating func setUp() throws { try fixture.prepare() }
 
-        mutating func prepareRun() throws { removeJoined() }
+        mutating func prepareRun() throws { joined.remove() }
 
         mutating func tearDown() throws {
-            removeJoined()
+            joined.remove()
             fixture.release()
         }
 
         mutating func run() throws {
-            let directory = scratchDirectory()
-            joined = directory
             let (vault, summary) = try Vault.join(
                 remote: try fixture.remote(prefix: "joined"),
-                at: directory,
+                at: joined.next(),
                 passphrase: "bench",
                 configuration: SyncSuite.joiningConfiguration
             )
@@ -201,11 +199,6 @@ enum RemoteSuite {
             guard summary.bundles.count == 1 else {
                 throw BenchmarkError("the join pulled \(summary.bundles.count) bundles")
             }
-        }
-
-        private mutating func removeJoined() {
-            if let joined { try? FileManager.default.removeItem(at: joined) }
-            joined = nil
         }
     }
 }

@@ -137,9 +137,28 @@ enum SyncSuite {
         mutating func run() throws { try fixture.vault.export(to: target) }
     }
 
+    /// Where a benchmark joins a new vault each run: a fresh directory per run, removed before the next
+    /// run and at the end.
+    struct JoinedVaultDirectory {
+        private var current: URL?
+
+        /// A fresh directory for this run's vault.
+        mutating func next() -> URL {
+            let directory = scratchDirectory()
+            current = directory
+            return directory
+        }
+
+        /// Removes the last run's vault.
+        mutating func remove() {
+            if let current { try? FileManager.default.removeItem(at: current) }
+            current = nil
+        }
+    }
+
     struct Import: Benchmark {
         let fixture: Fixture
-        private var joined: URL?
+        private var joined = JoinedVaultDirectory()
         var name: String { "sync/import (a new vault joins from the full bundle)" }
         var bytesPerRun: Int { fixture.bundleSize }
         var reference: String? { SyncSuite.disk }
@@ -148,28 +167,21 @@ enum SyncSuite {
 
         mutating func setUp() throws { try fixture.prepare() }
 
-        mutating func prepareRun() throws { removeJoined() }
+        mutating func prepareRun() throws { joined.remove() }
 
         mutating func tearDown() throws {
-            removeJoined()
+            joined.remove()
             fixture.release()
         }
 
         mutating func run() throws {
-            let directory = scratchDirectory()
-            joined = directory
             let (vault, _) = try Vault.join(
                 bundle: fixture.bundle!,
-                at: directory,
+                at: joined.next(),
                 passphrase: "bench",
                 configuration: SyncSuite.joiningConfiguration
             )
             vault.close()
-        }
-
-        private mutating func removeJoined() {
-            if let joined { try? FileManager.default.removeItem(at: joined) }
-            joined = nil
         }
     }
 
