@@ -42,21 +42,14 @@ enum S3XML {
             result += rest[..<amp]
             guard let semicolon = rest[amp...].firstIndex(of: ";") else { break }
             let entity = rest[rest.index(after: amp)..<semicolon]
-            switch entity {
-            case "amp": result += "&"
-            case "lt": result += "<"
-            case "gt": result += ">"
-            case "quot": result += "\""
-            case "apos": result += "'"
-            default:
-                let number =
-                    entity.hasPrefix("#x")
-                    ? UInt32(entity.dropFirst(2), radix: 16) : UInt32(entity.dropFirst(), radix: 10)
-                if entity.hasPrefix("#"), let number, let scalar = Unicode.Scalar(number) {
-                    result.unicodeScalars.append(scalar)
-                } else {
-                    result += rest[amp...semicolon]
-                }
+            let number =
+                entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : UInt32(entity.dropFirst(), radix: 10)
+            if let predefined = entities.first(where: { $0.name == entity }) {
+                result.append(predefined.character)
+            } else if entity.hasPrefix("#"), let number, let scalar = Unicode.Scalar(number) {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += rest[amp...semicolon]
             }
             rest = rest[rest.index(after: semicolon)...]
         }
@@ -67,15 +60,17 @@ enum S3XML {
     static func escape(_ text: String) -> String {
         var result = ""
         for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            default: result.append(character)
+            if let predefined = entities.first(where: { $0.character == character }) {
+                result += "&\(predefined.name);"
+            } else {
+                result.append(character)
             }
         }
         return result
     }
+
+    /// XML's five predefined entities.
+    private static let entities: [(character: Character, name: Substring)] = [
+        ("&", "amp"), ("<", "lt"), (">", "gt"), ("\"", "quot"), ("'", "apos"),
+    ]
 }
