@@ -82,6 +82,19 @@ enum KeyPurpose: CaseIterable, Sendable {
         }
     }
 
+    /// The purpose's place in ``allCases``, for indexing.
+    var ordinal: Int {
+        switch self {
+        case .item: return 0
+        case .index: return 1
+        case .chunkID: return 2
+        case .chunkSeal: return 3
+        case .manifest: return 4
+        case .blobName: return 5
+        case .gear: return 6
+        }
+    }
+
     /// The protection levels this purpose has a key for.
     var levels: [ProtectionLevel] {
         switch self {
@@ -112,45 +125,55 @@ struct RootKeys: Sendable {
 struct KeyRing: Sendable {
     /// Present while unlocked.
     private(set) var roots: RootKeys?
-    private var classKeys: [Slot: SecureBytes] = [:]
-    private var purposeKeys: [PurposeSlot: SecureBytes] = [:]
+    /// By ``Slot/index``: flat arrays, so a lookup on the hot path is an index, not a hash, and a copy
+    /// of the ring retains two buffers.
+    private var classKeys = [SecureBytes?](repeating: nil, count: Slot.count)
+    /// By ``PurposeSlot/index``.
+    private var purposeKeys = [SecureBytes?](repeating: nil, count: PurposeSlot.count)
 
-    private struct Slot: Hashable {
+    private struct Slot {
         let scope: KeyScope
         let level: ProtectionLevel
+
+        static let count = KeyScope.allCases.count * ProtectionLevel.allCases.count
+        static let all = KeyScope.allCases.flatMap { scope in
+            ProtectionLevel.allCases.map { Slot(scope: scope, level: $0) }
+        }
+
+        var index: Int { (scope == .device ? 0 : 2) + (level == .whenUnlocked ? 0 : 1) }
     }
 
-    private struct PurposeSlot: Hashable {
+    private struct PurposeSlot {
         let purpose: KeyPurpose
         let slot: Slot
+
+        static let count = KeyPurpose.allCases.count * Slot.count
+        static let all = KeyPurpose.allCases.flatMap { purpose in
+            Slot.all.map { PurposeSlot(purpose: purpose, slot: $0) }
+        }
+
+        var index: Int { purpose.ordinal * Slot.count + slot.index }
     }
 
     /// Whether the roots (and so every key) are available.
     var isUnlocked: Bool { roots != nil }
 
     /// Whether any key has been in memory since the vault opened.
-    var hasBeenUnlocked: Bool { !classKeys.isEmpty }
+    var hasBeenUnlocked: Bool { classKeys.contains { $0 != nil } }
 
     /// Installs the roots and derives every class and purpose key from them.
     mutating func unlock(with roots: RootKeys) throws(CofferError) {
-        var derived: [Slot: SecureBytes] = [:]
-        var purposes: [PurposeSlot: SecureBytes] = [:]
+        var derived = [SecureBytes?](repeating: nil, count: Slot.count)
+        var purposes = [SecureBytes?](repeating: nil, count: PurposeSlot.count)
         do {
-            for scope in KeyScope.allCases {
-                for level in ProtectionLevel.allCases {
-                    derived[Slot(scope: scope, level: level)] = try HKDF.deriveKey(
-                        from: roots.root(scope),
-                        label: level.label
+            for slot in Slot.all {
+                let classKey = try HKDF.deriveKey(from: roots.root(slot.scope), label: slot.level.label)
+                derived[slot.index] = classKey
+                for purpose in KeyPurpose.allCases where purpose.levels.contains(slot.level) {
+                    purposes[PurposeSlot(purpose: purpose, slot: slot).index] = try HKDF.deriveKey(
+                        from: classKey,
+                        label: purpose.label
                     )
-                }
-                for purpose in KeyPurpose.allCases {
-                    for level in purpose.levels {
-                        let slot = Slot(scope: scope, level: level)
-                        purposes[PurposeSlot(purpose: purpose, slot: slot)] = try HKDF.deriveKey(
-                            from: derived[slot]!,
-                            label: purpose.label
-                        )
-                    }
                 }
             }
         } catch {
@@ -164,30 +187,31 @@ struct KeyRing: Sendable {
     /// Drops the roots and the `whenUnlocked` keys; `afterFirstUnlock` keys stay.
     mutating func lock() {
         roots = nil
-        classKeys = classKeys.filter { $0.key.level != .whenUnlocked }
-        purposeKeys = purposeKeys.filter { $0.key.slot.level != .whenUnlocked }
+        for slot in Slot.all where slot.level == .whenUnlocked { classKeys[slot.index] = nil }
+        for slot in PurposeSlot.all where slot.slot.level == .whenUnlocked { purposeKeys[slot.index] = nil }
     }
 
     /// Drops every key.
     mutating func clear() {
         roots = nil
-        classKeys = [:]
-        purposeKeys = [:]
+        classKeys = [SecureBytes?](repeating: nil, count: Slot.count)
+        purposeKeys = [SecureBytes?](repeating: nil, count: PurposeSlot.count)
     }
 
     /// Every key held, with the level it belongs to (`nil` for the roots): what ``lock()`` and
     /// ``clear()`` are to destroy, listed so tests can watch them go.
     var heldKeys: [(level: ProtectionLevel?, key: SecureBytes)] {
         let rootKeys = roots.map { [$0.device, $0.sync] } ?? []
-        return rootKeys.map { (nil, $0) } + classKeys.map { ($0.key.level, $0.value) }
-            + purposeKeys.map { ($0.key.slot.level, $0.value) }
+        return rootKeys.map { (nil, $0) }
+            + Slot.all.compactMap { slot in classKeys[slot.index].map { (slot.level, $0) } }
+            + PurposeSlot.all.compactMap { slot in purposeKeys[slot.index].map { (slot.slot.level, $0) } }
     }
 
     /// The working key for `purpose` in `scope` at `level`.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory.
     func key(_ purpose: KeyPurpose, _ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
-        guard let key = purposeKeys[PurposeSlot(purpose: purpose, slot: Slot(scope: scope, level: level))] else {
+        guard let key = purposeKeys[PurposeSlot(purpose: purpose, slot: Slot(scope: scope, level: level)).index] else {
             throw lockedError(level)
         }
         return key
@@ -198,7 +222,7 @@ struct KeyRing: Sendable {
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when the vault is locked and the key is of a
     ///   level that is not available then.
     func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
-        guard let key = classKeys[Slot(scope: scope, level: level)] else { throw lockedError(level) }
+        guard let key = classKeys[Slot(scope: scope, level: level).index] else { throw lockedError(level) }
         return key
     }
 
