@@ -28,6 +28,29 @@ extension Benchmark {
     mutating func tearDown() throws {}
 }
 
+/// Data several benchmarks share: prepared by the first that needs it, released by the last.
+protocol SharedFixture: AnyObject {
+    func prepare() throws
+    func release()
+}
+
+/// A benchmark that joins a new vault from a shared fixture in every run: the same lifecycle whatever
+/// it joins from (a bundle, an object store), with a fresh directory per run.
+protocol JoiningBenchmark: Benchmark {
+    associatedtype Shared: SharedFixture
+    var fixture: Shared { get }
+    var joined: SyncSuite.JoinedVaultDirectory { get set }
+}
+
+extension JoiningBenchmark {
+    mutating func setUp() throws { try fixture.prepare() }
+    mutating func prepareRun() throws { joined.remove() }
+    mutating func tearDown() throws {
+        joined.remove()
+        fixture.release()
+    }
+}
+
 /// The measured result of one benchmark.
 struct Measurement: Encodable {
     let name: String

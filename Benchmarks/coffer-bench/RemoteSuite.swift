@@ -43,7 +43,7 @@ enum RemoteSuite {
     }
 
     /// The server, a vault and its bundle, and a prefix holding one completed push.
-    final class Fixture {
+    final class Fixture: SharedFixture {
         let sync: SyncSuite.Fixture
         private let serverDirectory = scratchDirectory()
         private var users = 0
@@ -170,23 +170,14 @@ enum RemoteSuite {
         }
     }
 
-    struct Join: Benchmark {
+    struct Join: JoiningBenchmark {
         let fixture: Fixture
-        private var joined = SyncSuite.JoinedVaultDirectory()
+        var joined = SyncSuite.JoinedVaultDirectory()
         var name: String { "remote/pull (a new vault joins: download, then import)" }
         var bytesPerRun: Int { fixture.bundleSize }
         var reference: String? { RemoteSuite.plainDownload }
 
         init(fixture: Fixture) { self.fixture = fixture }
-
-        mutating func setUp() throws { try fixture.prepare() }
-
-        mutating func prepareRun() throws { joined.remove() }
-
-        mutating func tearDown() throws {
-            joined.remove()
-            fixture.release()
-        }
 
         mutating func run() throws {
             let (vault, summary) = try Vault.join(

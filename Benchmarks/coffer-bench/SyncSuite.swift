@@ -30,7 +30,7 @@ enum SyncSuite {
     }
 
     /// Vault A (items and the corpus as blobs) and its full bundle, made once for the whole suite.
-    final class Fixture {
+    final class Fixture: SharedFixture {
         let corpus: BlobSuite.Corpus
         let items: Int
         private(set) var scratch: BlobSuite.Scratch?
@@ -156,23 +156,14 @@ enum SyncSuite {
         }
     }
 
-    struct Import: Benchmark {
+    struct Import: JoiningBenchmark {
         let fixture: Fixture
-        private var joined = JoinedVaultDirectory()
+        var joined = JoinedVaultDirectory()
         var name: String { "sync/import (a new vault joins from the full bundle)" }
         var bytesPerRun: Int { fixture.bundleSize }
         var reference: String? { SyncSuite.disk }
 
         init(fixture: Fixture) { self.fixture = fixture }
-
-        mutating func setUp() throws { try fixture.prepare() }
-
-        mutating func prepareRun() throws { joined.remove() }
-
-        mutating func tearDown() throws {
-            joined.remove()
-            fixture.release()
-        }
 
         mutating func run() throws {
             let (vault, _) = try Vault.join(
