@@ -88,9 +88,9 @@ struct BlobManifest: Sendable {
         keys: KeyRing,
         cipher: AESGCM
     ) throws(CofferError) -> BlobManifest {
-        let (scope, level, body) = try SealedRecord.open(
+        let (_, scope, level, body) = try SealedRecord.open(
             stored,
-            version: version,
+            versions: version...version,
             label: label,
             id: id,
             keys: keys,

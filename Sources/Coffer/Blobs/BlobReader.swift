@@ -87,7 +87,7 @@ struct BlobReader {
         let coder = try ChunkRecord.Coder()
         let hasher: SHA256?
         do {
-            hasher = isWhole ? try SHA256() : nil
+            hasher = isWhole && manifest.expectedDigest != nil ? try SHA256() : nil
         } catch {
             throw CofferError(.internalError, "creating a digest context failed: \(error)", underlying: error)
         }
@@ -165,7 +165,7 @@ struct BlobReader {
             } catch {
                 throw CofferError(.internalError, "hashing the blob failed: \(error)", underlying: error)
             }
-            guard digest == manifest.digest else {
+            guard digest == manifest.expectedDigest else {
                 throw CofferError(.decode, "its content does not match its recorded SHA-256 digest")
             }
         }
@@ -209,8 +209,11 @@ protocol StoredContent {
     var scope: SyncScope { get }
     var level: ProtectionLevel { get }
     var size: UInt64 { get }
-    var digest: [UInt8] { get }
+    /// The content's SHA-256, checked after a whole read; `nil` when there is none to check.
+    var expectedDigest: [UInt8]? { get }
     var chunks: ChunkList { get }
 }
 
-extension BlobManifest: StoredContent {}
+extension BlobManifest: StoredContent {
+    var expectedDigest: [UInt8]? { digest }
+}

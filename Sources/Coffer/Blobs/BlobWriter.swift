@@ -63,6 +63,7 @@ struct BlobWriter {
             scope: options.scope,
             level: options.protection,
             compressionLevel: options.compressionLevel ?? vault.configuration.compressionLevel,
+            hashesContents: true,
             progress: progress
         ) { (_, summary, _) throws(CofferError) in result.summary = summary }
         do {
@@ -75,7 +76,7 @@ struct BlobWriter {
         let name = name
         let options = options
         return try session.finish { txn, context in
-            guard let summary = result.summary else {
+            guard let summary = result.summary, let digest = summary.digest else {
                 throw CofferError(.internalError, "the write ended without its content's summary")
             }
             let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -85,7 +86,7 @@ struct BlobWriter {
                 scope: options.scope,
                 level: options.protection,
                 size: summary.size,
-                digest: summary.digest,
+                digest: digest,
                 created: now,
                 modified: now,
                 chunkCount: summary.chunkCount,

@@ -241,19 +241,19 @@ extension Blobs {
         reader: BlobReader,
         problems: inout [VerificationProblem]
     ) throws(CofferError) -> Int64 {
-        var checked = Set<[UInt8]>()
+        var checked = Set<ChunkList>()
         var bytesRead: Int64 = 0
         for record in records {
             let label = "snapshot \(record.info.shortID) ('\(record.name)')"
             do {
                 try store.forEachEntry(of: record) { (entry) throws(CofferError) in
-                    guard let content = entry.content, checked.insert(content.digest).inserted else { return }
+                    guard let content = entry.content, checked.insert(content.chunks).inserted else { return }
                     var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
                     let file = FileContent(
                         scope: record.scope,
                         level: record.level,
                         size: entry.size,
-                        digest: content.digest,
+                        expectedDigest: content.digest,
                         chunks: content.chunks
                     )
                     do throws(CofferError) {

@@ -1,5 +1,5 @@
 /// One chunk of a blob's content: its id and plaintext length.
-struct ChunkEntry: Equatable, Sendable {
+struct ChunkEntry: Hashable, Sendable {
     static let encodedSize = 36
 
     let id: [UInt8]
@@ -18,7 +18,7 @@ struct ChunkEntry: Equatable, Sendable {
 /// A list chunk of an indirect chunk list: a chunk whose plaintext is consecutive ``ChunkEntry``s,
 /// with how many entries it holds and how many content bytes they cover (so a range read can skip it
 /// without loading it).
-struct ListChunkReference: Equatable, Sendable {
+struct ListChunkReference: Hashable, Sendable {
     let id: [UInt8]
     let entryCount: UInt32
     let byteCount: UInt64
@@ -31,7 +31,7 @@ struct ListChunkReference: Equatable, Sendable {
 /// manifest holds only their references, as restic's trees and kopia's indirect objects do: a 2 GiB
 /// blob's manifest holds five references, not 32,768 entries, and a reader or writer holds one list
 /// chunk at a time.
-enum ChunkList: Equatable, Sendable {
+enum ChunkList: Hashable, Sendable {
     case inline([ChunkEntry])
     case indirect([ListChunkReference])
 

@@ -14,7 +14,8 @@ struct PendingChunk {
 /// What one content (a blob's bytes, a file's) became: its size, SHA-256, and chunk list.
 struct ContentSummary: Sendable {
     let size: UInt64
-    let digest: [UInt8]
+    /// The content's SHA-256; `nil` when the session does not hash contents (a backup's files).
+    let digest: [UInt8]?
     let chunkCount: UInt64
     let chunks: ChunkList
     /// The sealed size of the chunks that were new when the workers looked: what this content added.
@@ -27,9 +28,10 @@ struct ContentSummary: Sendable {
 /// ```
 /// this thread:     read 4 MiB at a time ─▶ FastCDC ─▶ submit chunk … then an end marker per content
 /// worker × cores:  chunk id (HMAC) ─▶ already stored? ─▶ else zstd + AES-GCM
-/// committer:       in order: SHA-256 and chunk list per content; at each end marker, the handler
-///                  gets the content's summary; batches of ≤ 2 MiB ─▶ one LMDB write transaction
-///                  (retain each chunk, note it in `pending`)
+/// committer:       in order: chunk list (and SHA-256, for blobs) per content; at each end marker, the handler
+///                  gets the content's summary; hands each batch of ≤ 2 MiB to the flusher
+/// flusher:         one LMDB write transaction per batch (retain each chunk, note it in `pending`),
+///                  one batch behind, so the committer never waits for the disk (``BatchFlusher``)
 /// finish:          one transaction: the remaining batch, then the caller's records, pending dropped
 /// ```
 ///
@@ -74,6 +76,8 @@ final class ContentSession<Marker>: @unchecked Sendable {
 
     /// Registers the write in `pending` (reclaiming dead writes first) and starts the pipeline.
     ///
+    /// - Parameter hashesContents: Whether each content's summary carries its SHA-256 (a blob's
+    ///   manifest records it; a backup's files do not, so their bytes are hashed once, for the ids).
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when the keys of `scope` and `level` are not
     ///   in memory, `.param` for a bad compression level.
     init(
@@ -82,6 +86,7 @@ final class ContentSession<Marker>: @unchecked Sendable {
         scope: SyncScope,
         level: ProtectionLevel,
         compressionLevel: Int,
+        hashesContents: Bool,
         progress: BlobProgress?,
         handler: @escaping Handler
     ) throws(CofferError) {
@@ -131,6 +136,11 @@ final class ContentSession<Marker>: @unchecked Sendable {
             store: store,
             write: write,
             context: CommitContext(keys: committerKeys, coder: coder),
+            flusherContext: CommitContext(
+                keys: try ChunkKeys(scope: scope, level: level, keys: keys),
+                coder: try ChunkRecord.Coder(compressionLevel: compressionLevel)
+            ),
+            hashesContents: hashesContents,
             progress: progress,
             handler: handler
         )
@@ -362,6 +372,9 @@ final class ContentSession<Marker>: @unchecked Sendable {
         let store: BlobStore
         let write: PendingWrites.WriteID
         let context: CommitContext
+        /// The flusher's own keys and contexts, to re-seal a chunk freed since a worker saw it.
+        let flusherContext: CommitContext
+        let hashesContents: Bool
         let progress: BlobProgress?
         let handler: Handler
         private let done = DispatchSemaphore(value: 0)
@@ -372,6 +385,8 @@ final class ContentSession<Marker>: @unchecked Sendable {
             store: BlobStore,
             write: PendingWrites.WriteID,
             context: CommitContext,
+            flusherContext: CommitContext,
+            hashesContents: Bool,
             progress: BlobProgress?,
             handler: @escaping Handler
         ) {
@@ -379,14 +394,56 @@ final class ContentSession<Marker>: @unchecked Sendable {
             self.store = store
             self.write = write
             self.context = context
+            self.flusherContext = flusherContext
+            self.hashesContents = hashesContents
             self.progress = progress
             self.handler = handler
         }
 
         func run(_ pipeline: OrderedPipeline<Job, Processed>) {
-            outcome = Result { () throws(CofferError) in try commitAll(pipeline) }
+            let flusher = makeFlusher(pipeline)
+            outcome = Result { () throws(CofferError) in
+                do throws(CofferError) {
+                    let remaining = try commitAll(pipeline, flusher)
+                    try flusher.finish()
+                    progress?(remaining.bytesHandled)
+                    return (remaining.chunks, remaining.batch)
+                } catch {
+                    flusher.cancel()
+                    _ = try? flusher.finish()
+                    throw error
+                }
+            }
             if case .failure(let error) = outcome { pipeline.cancel(error) }
             done.signal()
+        }
+
+        /// The thread that commits the full batches, each in one write transaction, with its own
+        /// context (the committer's keeps sealing list and tree chunks meanwhile).
+        private func makeFlusher(_ pipeline: OrderedPipeline<Job, Processed>) -> BatchFlusher {
+            let environment = environment
+            let store = store
+            let write = write
+            let context = flusherContext
+            let progress = progress
+            return BatchFlusher(
+                commit: { (batch) throws(CofferError) in
+                    try storage("storing chunks") {
+                        try environment.write { txn in
+                            try ContentSession.retain(
+                                batch.chunks,
+                                batch: batch.number,
+                                of: write,
+                                store: store,
+                                context: context,
+                                in: txn
+                            )
+                        }
+                    }
+                    progress?(batch.bytesHandled)
+                },
+                onFailure: { error in pipeline.cancel(error) }
+            )
         }
 
         /// Waits for the committer to end; returns what is left for the final transaction.
@@ -396,14 +453,17 @@ final class ContentSession<Marker>: @unchecked Sendable {
             return try outcome!.get()
         }
 
+        /// Takes every result in order; returns the last, unfinished batch, its number, and the bytes
+        /// handled in all.
         private func commitAll(
-            _ pipeline: OrderedPipeline<Job, Processed>
+            _ pipeline: OrderedPipeline<Job, Processed>,
+            _ flusher: BatchFlusher
         ) throws(CofferError) -> (
-            chunks: [PendingChunk], batch: UInt32
+            chunks: [PendingChunk], batch: UInt32, bytesHandled: Int64
         ) {
-            let hasher: SHA256
+            let hasher: SHA256?
             do {
-                hasher = try SHA256()
+                hasher = hashesContents ? try SHA256() : nil
             } catch {
                 throw CofferError(.internalError, "creating a digest context failed: \(error)", underlying: error)
             }
@@ -424,7 +484,7 @@ final class ContentSession<Marker>: @unchecked Sendable {
                 switch item {
                 case .chunk(let chunk, let plaintext):
                     do {
-                        try hasher.update(plaintext)
+                        try hasher?.update(plaintext)
                     } catch {
                         throw CofferError(.internalError, "hashing the content failed: \(error)", underlying: error)
                     }
@@ -439,9 +499,9 @@ final class ContentSession<Marker>: @unchecked Sendable {
                     }
                 case .end(let marker):
                     if let last = list.finish() { try storeListChunk(last) }
-                    let digest: [UInt8]
+                    let digest: [UInt8]?
                     do {
-                        digest = try hasher.finalize()
+                        digest = try hasher?.finalize()
                     } catch {
                         throw CofferError(.internalError, "hashing the content failed: \(error)", underlying: error)
                     }
@@ -465,28 +525,13 @@ final class ContentSession<Marker>: @unchecked Sendable {
                     context.queued.removeAll()
                 }
                 if batchBytes >= ContentSession.batchByteLimit || batch.count >= ContentSession.batchChunkLimit {
-                    let chunks = batch
-                    let number = batchNumber
-                    try storage("storing chunks") {
-                        try environment.write { txn in
-                            try ContentSession.retain(
-                                chunks,
-                                batch: number,
-                                of: write,
-                                store: store,
-                                context: context,
-                                in: txn
-                            )
-                        }
-                    }
+                    try flusher.submit(BatchFlusher.Batch(chunks: batch, number: batchNumber, bytesHandled: total))
                     batch.removeAll(keepingCapacity: true)
                     batchNumber += 1
                     batchBytes = 0
-                    progress?(total)
                 }
             }
-            progress?(total)
-            return (batch, batchNumber)
+            return (batch, batchNumber, total)
         }
     }
 }

@@ -4,8 +4,8 @@ import Foundation
 /// thread), the other suspends (an async caller), and a full queue holds the producer back, so memory
 /// stays bounded when one side is slower.
 ///
-/// Used to feed an `AsyncSequence` into the blob writer and to hand a blob's bytes to an async
-/// reader. Exactly one side may be async.
+/// Used to feed an `AsyncSequence` into the blob writer, to hand a blob's bytes to an async reader,
+/// and to hand a write's batches to its flusher thread. At most one side may be async.
 final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
     private let capacity: Int
     // Guarded by `condition`.
@@ -35,6 +35,7 @@ final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
             return false
         }
         items.append(element)
+        condition.broadcast()
         wakeAsyncWaiterAndUnlock()
         return true
     }

@@ -49,10 +49,12 @@ package enum FuzzEntryPoints {
             _ = try? SnapshotRecord.parse(
                 body,
                 id: [UInt8](repeating: 0, count: 16),
+                version: SnapshotRecord.version,
                 scope: .syncable,
                 level: .afterFirstUnlock
             )
-        case 3: _ = try? TreeEntry.decode(body)
+        case 3:
+            for version in SnapshotRecord.readableVersions { _ = try? TreeEntry.decode(body, version: version) }
         case 4: _ = try? VersionEntry(decoding: body)
         case 5: _ = body.withUnsafeBytes { try? ChunkStore.References(decoding: $0) }
         case 6: _ = try? JoinBlock(decoding: body)

@@ -141,8 +141,9 @@ extension Snapshots {
         return RestoreResult(restoredPaths: restored, bytes: bytes, problems: problems)
     }
 
-    /// Writes one file of a snapshot: content (checked chunk by chunk and against its digest), mode,
-    /// times, and owner when running as root. Runs on a restore worker thread.
+    /// Writes one file of a snapshot: content (checked chunk by chunk, and against its SHA-256 in a
+    /// version 1 snapshot), mode, times, and owner when running as root. Runs on a restore worker
+    /// thread.
     static func restoreFile(
         _ entry: TreeEntry,
         at path: String,
@@ -167,7 +168,7 @@ extension Snapshots {
                     scope: scope,
                     level: level,
                     size: entry.size,
-                    digest: content.digest,
+                    expectedDigest: content.digest,
                     chunks: content.chunks
                 ),
                 range: 0..<entry.size,

@@ -50,7 +50,7 @@ public struct SnapshotInfo: Sendable, Hashable {
 ///
 /// ```
 /// key:    snapshot id (16 random bytes)
-/// value:  header (3): version = 1 ‖ scope ‖ level
+/// value:  header (3): version (2; 1 is still read) ‖ scope ‖ level
 ///         sealed: nonce ‖ AES-256-GCM(manifest key of scope and level, body) ‖ tag
 ///                 associated data = "coffer/v1/snapshot" ‖ 0x00 ‖ snapshot id ‖ header
 /// body:   name ‖ source path ‖ hostname (UInt16 length ‖ UTF-8 each) ‖ created (Int64 ms)
@@ -59,9 +59,13 @@ public struct SnapshotInfo: Sendable, Hashable {
 /// ```
 ///
 /// The tree (every entry, in path order) is a stream of chunks like a blob's content, so an unchanged
-/// tree's chunks are shared between snapshots.
+/// tree's chunks are shared between snapshots. The version says how the tree's entries are encoded
+/// (``TreeEntry``): version 1 stored a SHA-256 of each file's content, version 2 does not.
 struct SnapshotRecord: Sendable, StoredContent {
-    static let version: UInt8 = 1
+    /// The version new snapshots are written with.
+    static let version: UInt8 = 2
+    /// The versions this Coffer reads.
+    static let readableVersions: ClosedRange<UInt8> = 1...2
 
     let id: [UInt8]
     var name: String
@@ -76,6 +80,8 @@ struct SnapshotRecord: Sendable, StoredContent {
     var digest: [UInt8]
     var chunkCount: UInt64
     var chunks: ChunkList
+    /// The version the record (and so its tree) was written with; kept when it is sealed again.
+    var formatVersion: UInt8 = SnapshotRecord.version
 
     static let label = "coffer/v1/snapshot"
 
@@ -98,7 +104,7 @@ struct SnapshotRecord: Sendable, StoredContent {
         chunks.encode(into: &writer)
         return try SealedRecord.seal(
             writer.bytes,
-            version: Self.version,
+            version: formatVersion,
             label: Self.label,
             id: id,
             scope: scope,
@@ -116,16 +122,16 @@ struct SnapshotRecord: Sendable, StoredContent {
     ) throws(CofferError)
         -> SnapshotRecord
     {
-        let (scope, level, body) = try SealedRecord.open(
+        let (version, scope, level, body) = try SealedRecord.open(
             stored,
-            version: version,
+            versions: readableVersions,
             label: label,
             id: id,
             keys: keys,
             cipher: cipher,
             what: "a snapshot record"
         )
-        return try parse(body, id: id, scope: scope, level: level)
+        return try parse(body, id: id, version: version, scope: scope, level: level)
     }
 
     /// Reads an opened snapshot record's body.
@@ -134,6 +140,7 @@ struct SnapshotRecord: Sendable, StoredContent {
     static func parse(
         _ body: [UInt8],
         id: [UInt8],
+        version: UInt8,
         scope: SyncScope,
         level: ProtectionLevel
     ) throws(CofferError) -> SnapshotRecord {
@@ -172,11 +179,15 @@ struct SnapshotRecord: Sendable, StoredContent {
             size: try reader.readUInt64(),
             digest: try reader.readBytes(32),
             chunkCount: try reader.readUInt64(),
-            chunks: try ChunkList.decode(from: &reader)
+            chunks: try ChunkList.decode(from: &reader),
+            formatVersion: version
         )
         try reader.finish()
         return record
     }
+
+    /// The tree's SHA-256, checked after every whole read of the tree.
+    var expectedDigest: [UInt8]? { digest }
 
     var info: SnapshotInfo {
         SnapshotInfo(
@@ -196,6 +207,8 @@ struct FileContent: StoredContent {
     let scope: SyncScope
     let level: ProtectionLevel
     let size: UInt64
-    let digest: [UInt8]
+    /// The content's SHA-256 in a version 1 snapshot; `nil` in later ones, whose chunks are each
+    /// checked against their keyed id instead.
+    let expectedDigest: [UInt8]?
     let chunks: ChunkList
 }

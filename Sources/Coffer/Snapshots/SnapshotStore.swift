@@ -67,7 +67,7 @@ struct SnapshotStore {
         of record: SnapshotRecord,
         _ body: (TreeEntry) throws(CofferError) -> Void
     ) throws(CofferError) {
-        var parser = TreeEntryParser()
+        var parser = TreeEntryParser(version: record.formatVersion)
         let reader = BlobReader(environment: environment, store: blobStore, keys: keys)
         do {
             try withoutActuallyEscaping(body) { (body) throws(CofferError) in
@@ -151,7 +151,7 @@ struct SnapshotStore {
             }
         }
         try references(of: record.chunks)
-        var parser = TreeEntryParser()
+        var parser = TreeEntryParser(version: record.formatVersion)
         let digest = try storage("reading a snapshot's tree") { try SHA256() }
         try record.chunks.forEachEntry(loadListChunk: loadList) { (entry, _) throws(CofferError) in
             let plaintext = try storage("reading a snapshot's tree") {

@@ -64,6 +64,7 @@ public struct Snapshots: Sendable {
             scope: scope,
             level: .afterFirstUnlock,
             compressionLevel: compressionLevel ?? vault.configuration.compressionLevel,
+            hashesContents: false,
             progress: nil
         ) { (marker, summary, context) throws(CofferError) in try run.handle(marker, summary, context) }
         run.useChunker(session.chunker)
@@ -201,7 +202,7 @@ public struct Snapshots: Sendable {
                 continue
             }
             if previous.kind != entry.kind || previous.mode != entry.mode || previous.linkTarget != entry.linkTarget
-                || previous.content?.digest != entry.content?.digest
+                || !Self.sameContent(previous.content, entry.content)
             {
                 diff.changed.append(path)
             }
@@ -211,6 +212,15 @@ public struct Snapshots: Sendable {
         diff.removed.sort()
         diff.changed.sort()
         return diff
+    }
+
+    /// Whether two entries' contents are the same bytes (both absent counts as the same).
+    private static func sameContent(_ old: TreeEntry.Content?, _ new: TreeEntry.Content?) -> Bool {
+        switch (old, new) {
+        case (nil, nil): true
+        case (let old?, let new?): old.hasSameBytes(as: new)
+        default: false
+        }
     }
 
     // MARK: Internals

@@ -8,9 +8,13 @@ import Foundation
 /// ```
 /// kind (1) ‖ path (UInt16 length ‖ UTF-8) ‖ mode (UInt32) ‖ uid (UInt32) ‖ gid (UInt32)
 ///   ‖ mtime seconds (Int64) ‖ mtime nanoseconds (UInt32) ‖ size (UInt64) ‖ device (UInt64) ‖ inode (UInt64)
-///   file:    SHA-256 (32) ‖ chunk count (UInt64) ‖ chunk list
+///   file:    [version 1 only: SHA-256 (32)] ‖ chunk count (UInt64) ‖ chunk list
 ///   symlink: target (UInt16 length ‖ bytes)
 /// ```
+///
+/// Version 2 (the snapshot record's version) dropped the per-file SHA-256: a backup hashed every byte
+/// twice, once for the chunk ids and once for it, and the second hash added no check the first does
+/// not make (each chunk read is checked against its keyed id, and the list is sealed in the tree).
 struct TreeEntry: Sendable, Equatable {
     enum Kind: UInt8, Sendable {
         case file = 1
@@ -22,9 +26,18 @@ struct TreeEntry: Sendable, Equatable {
 
     /// A file's content.
     struct Content: Sendable, Equatable {
-        let digest: [UInt8]
+        /// The SHA-256 a version 1 snapshot recorded; `nil` from version 2 on.
+        var digest: [UInt8]? = nil
         let chunkCount: UInt64
         let chunks: ChunkList
+
+        /// Whether two contents are the same bytes as far as their records tell: the same chunks in
+        /// the same order (chunk ids are keyed hashes of the bytes), or, in two version 1 entries, the
+        /// same SHA-256. Identical bytes chunked with other sizes or in another scope compare unequal.
+        func hasSameBytes(as other: Content) -> Bool {
+            if let digest, let otherDigest = other.digest { return digest == otherDigest }
+            return chunkCount == other.chunkCount && chunks == other.chunks
+        }
     }
 
     let kind: Kind
@@ -41,6 +54,7 @@ struct TreeEntry: Sendable, Equatable {
     var content: Content?
     var linkTarget: [UInt8]?
 
+    /// The entry in the current version's encoding (``SnapshotRecord/version``).
     func encoded() -> [UInt8] {
         var body = BinaryWriter()
         body.write(kind.rawValue)
@@ -54,7 +68,6 @@ struct TreeEntry: Sendable, Equatable {
         body.write(device)
         body.write(inode)
         if kind == .file, let content {
-            body.write(raw: content.digest)
             body.write(content.chunkCount)
             content.chunks.encode(into: &body)
         }
@@ -65,7 +78,8 @@ struct TreeEntry: Sendable, Equatable {
         return framed.bytes
     }
 
-    static func decode(_ body: [UInt8]) throws(CofferError) -> TreeEntry {
+    /// Reads an entry encoded by a snapshot of record version `version`.
+    static func decode(_ body: [UInt8], version: UInt8) throws(CofferError) -> TreeEntry {
         var reader = BinaryReader(body, what: "a snapshot tree entry")
         guard let kind = Kind(rawValue: try reader.readUInt8()) else {
             throw CofferError(.decode, "a snapshot tree entry has an unknown kind; the snapshot is damaged")
@@ -88,7 +102,7 @@ struct TreeEntry: Sendable, Equatable {
         switch kind {
         case .file:
             entry.content = Content(
-                digest: try reader.readBytes(32),
+                digest: version == 1 ? try reader.readBytes(32) : nil,
                 chunkCount: try reader.readUInt64(),
                 chunks: try ChunkList.decode(from: &reader)
             )
@@ -113,7 +127,13 @@ struct TreeEntry: Sendable, Equatable {
 
 /// Splits a tree stream back into entries, piece by piece, so a reader holds one chunk at a time.
 struct TreeEntryParser {
+    /// The snapshot record's version, which says how entries are encoded.
+    let version: UInt8
     private var buffer: [UInt8] = []
+
+    init(version: UInt8) {
+        self.version = version
+    }
 
     /// Adds the next piece of the stream and returns the entries it completes.
     mutating func feed(_ bytes: some Collection<UInt8>) throws(CofferError) -> [TreeEntry] {
@@ -126,7 +146,9 @@ struct TreeEntryParser {
                 throw CofferError(.decode, "a snapshot tree entry declares \(length) bytes; the snapshot is damaged")
             }
             guard buffer.count - offset - 4 >= length else { break }
-            entries.append(try TreeEntry.decode(Array(buffer[(offset + 4)..<(offset + 4 + length)])))
+            entries.append(
+                try TreeEntry.decode(Array(buffer[(offset + 4)..<(offset + 4 + length)]), version: version)
+            )
             offset += 4 + length
         }
         buffer.removeFirst(offset)

@@ -36,38 +36,40 @@ enum SealedRecord {
         }
     }
 
-    /// The scope and level in a stored record's clear header, without opening it.
+    /// The version, scope and level in a stored record's clear header, without opening it.
+    ///
+    /// - Parameter versions: The record versions this Coffer reads.
     static func peekHeader(
         _ stored: UnsafeRawBufferPointer,
-        version: UInt8,
+        versions: ClosedRange<UInt8>,
         what: String
-    ) throws(CofferError) -> (SyncScope, ProtectionLevel) {
+    ) throws(CofferError) -> (version: UInt8, scope: SyncScope, level: ProtectionLevel) {
         guard stored.count >= headerSize + AESGCM.overhead else {
             throw CofferError(.decode, "\(what) is too short (\(stored.count) bytes); the vault is damaged")
         }
-        guard stored[0] == version else {
+        guard versions.contains(stored[0]) else {
             throw CofferError(.unsupportedFormat, "\(what) has version \(stored[0]); upgrade Coffer")
         }
         guard let scope = SyncScope(code: stored[1]), let level = ProtectionLevel(code: stored[2]) else {
             throw CofferError(.decode, "\(what)'s header is invalid; it was altered or damaged")
         }
-        return (scope, level)
+        return (stored[0], scope, level)
     }
 
-    /// Opens a record stored under `id`: its scope, level and body.
+    /// Opens a record stored under `id`: its version (one of `versions`), scope, level and body.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` if its level's key is not in memory,
     ///   `.decode` if it was altered, damaged or moved from another id.
     static func open(
         _ stored: UnsafeRawBufferPointer,
-        version: UInt8,
+        versions: ClosedRange<UInt8>,
         label: String,
         id: [UInt8],
         keys: KeyRing,
         cipher: AESGCM,
         what: String
-    ) throws(CofferError) -> (scope: SyncScope, level: ProtectionLevel, body: [UInt8]) {
-        let (scope, level) = try peekHeader(stored, version: version, what: what)
+    ) throws(CofferError) -> (version: UInt8, scope: SyncScope, level: ProtectionLevel, body: [UInt8]) {
+        let (version, scope, level) = try peekHeader(stored, versions: versions, what: what)
         let key = try keys.key(.manifest, scope.keyScope, level)
         do {
             let body = try cipher.open(
@@ -75,7 +77,7 @@ enum SealedRecord {
                 key: key,
                 authenticating: associatedData(label: label, id: id, header: stored[0..<headerSize])
             )
-            return (scope, level, body)
+            return (version, scope, level, body)
         } catch {
             throw CofferError(
                 .decode,

@@ -114,6 +114,56 @@ struct SnapshotTests {
         #expect(try vault.blobs.verify().isHealthy)
     }
 
+    @Test("backups write record version 2, whose file entries hold no SHA-256; version 1 entries still read")
+    func treeVersions() throws {
+        let result = try vault.snapshots.backup(directory: source)
+        let record = try vault.snapshots.resolve(result.snapshot.id)
+        let stored = try #require(
+            try vault.environment.read { txn in try txn.get(vault.schema.snapshots, key: record.id) }
+        )
+        #expect(stored.first == 2)
+        #expect(record.formatVersion == 2)
+        var files = 0
+        try vault.snapshots.snapshotStore(try vault.keyRing()).forEachEntry(of: record) { entry in
+            guard let content = entry.content else { return }
+            files += 1
+            #expect(content.digest == nil)
+        }
+        #expect(files == 5)
+
+        // The same entry in both encodings: version 1 has the 32-byte SHA-256 before the chunk count.
+        let chunk = ChunkEntry(id: [UInt8](repeating: 0xAB, count: 32), length: 5)
+        let entry = TreeEntry(
+            kind: .file,
+            path: "a/b.txt",
+            mode: 0o100644,
+            uid: 1000,
+            gid: 1000,
+            modifiedSeconds: 1_700_000_000,
+            modifiedNanoseconds: 5,
+            size: 5,
+            device: 2049,
+            inode: 77,
+            content: TreeEntry.Content(chunkCount: 1, chunks: .inline([chunk]))
+        )
+        let version2 = Array(entry.encoded().dropFirst(4))
+        let digest = try SHA256.hash(Array("hello".utf8))
+        let contentStart = version2.count - 8 - (try chunkListSize(chunk))
+        let version1 = Array(version2[..<contentStart]) + digest + Array(version2[contentStart...])
+        #expect(try TreeEntry.decode(version2, version: 2) == entry)
+        var withDigest = entry
+        withDigest.content?.digest = digest
+        #expect(try TreeEntry.decode(version1, version: 1) == withDigest)
+        #expect(throws: CofferError.self) { try TreeEntry.decode(version1, version: 2) }
+    }
+
+    /// The encoded size of an inline chunk list of one entry.
+    private func chunkListSize(_ chunk: ChunkEntry) throws -> Int {
+        var writer = BinaryWriter()
+        ChunkList.inline([chunk]).encode(into: &writer)
+        return writer.bytes.count
+    }
+
     @Test("a changed file in the tree re-uses its unchanged chunks; diff names it")
     func changedFile() throws {
         let first = try vault.snapshots.backup(directory: source)

@@ -37,6 +37,7 @@ struct FuzzSeedTests {
         let snapshot = try SnapshotRecord.parse(
             Array(records[2].dropFirst()),
             id: [UInt8](repeating: 0, count: 16),
+            version: SnapshotRecord.version,
             scope: .syncable,
             level: .afterFirstUnlock
         )
