@@ -8,6 +8,13 @@
 #ifndef COFFER_COPENSSL_SHIM_H
 #define COFFER_COPENSSL_SHIM_H
 
+// The HMAC below uses the low-level SHA256_* functions, deprecated (not removed) in OpenSSL 3 in
+// favour of EVP. EVP's HMAC allocates and copies digest contexts on every message (EVP_MAC_init and
+// EVP_MAC_final each duplicate one), which made up most of the cost of a keychain item id; the
+// low-level context is a plain struct that copies by assignment. This keeps the declarations
+// visible without deprecation attributes.
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -15,14 +22,58 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <stdint.h>
+#include <string.h>
 
-/// Keys an HMAC context for SHA-256. Passing a NULL key re-initialises it with its current key.
-static inline int coffer_hmac_sha256_init(EVP_MAC_CTX *ctx, const void *key, size_t key_length) {
-    OSSL_PARAM params[2];
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
-    params[1] = OSSL_PARAM_construct_end();
-    return EVP_MAC_init(ctx, (const unsigned char *)key, key_length, params);
+/// An HMAC-SHA256 key prepared once (RFC 2104): the SHA-256 states after absorbing the key padded
+/// with ipad and with opad. Equivalent to the key: wipe it with OPENSSL_cleanse before freeing it.
+typedef struct {
+    SHA256_CTX inner;
+    SHA256_CTX outer;
+} coffer_hmac_sha256_key;
+
+/// Prepares `state` for `key` (hashed first when longer than a block). Returns 1 on success.
+static inline int coffer_hmac_sha256_prepare(coffer_hmac_sha256_key *state, const void *key, size_t key_length) {
+    unsigned char block[SHA256_CBLOCK];
+    unsigned char pad[SHA256_CBLOCK];
+    int ok = 1;
+    memset(block, 0, sizeof block);
+    if (key_length > SHA256_CBLOCK) {
+        ok = SHA256((const unsigned char *)key, key_length, block) != NULL;
+    } else if (key_length > 0) {
+        memcpy(block, key, key_length);
+    }
+    for (size_t i = 0; i < SHA256_CBLOCK; i++) pad[i] = block[i] ^ 0x36;
+    ok = ok && SHA256_Init(&state->inner) && SHA256_Update(&state->inner, pad, sizeof pad);
+    for (size_t i = 0; i < SHA256_CBLOCK; i++) pad[i] = block[i] ^ 0x5c;
+    ok = ok && SHA256_Init(&state->outer) && SHA256_Update(&state->outer, pad, sizeof pad);
+    OPENSSL_cleanse(block, sizeof block);
+    OPENSSL_cleanse(pad, sizeof pad);
+    return ok;
+}
+
+/// Starts a message: `work` becomes a copy of the inner state. Returns 1.
+static inline int coffer_hmac_sha256_start(const coffer_hmac_sha256_key *state, SHA256_CTX *work) {
+    *work = state->inner;
+    return 1;
+}
+
+/// Adds message bytes. Returns 1 on success.
+static inline int coffer_hmac_sha256_update(SHA256_CTX *work, const void *data, size_t length) {
+    return SHA256_Update(work, data, length);
+}
+
+/// Ends the message, writes the 32-byte tag to `out`, and wipes `work`. Returns 1 on success.
+static inline int coffer_hmac_sha256_finish(const coffer_hmac_sha256_key *state, SHA256_CTX *work,
+                                            unsigned char *out) {
+    unsigned char inner[SHA256_DIGEST_LENGTH];
+    int ok = SHA256_Final(inner, work);
+    *work = state->outer;
+    ok = ok && SHA256_Update(work, inner, sizeof inner) && SHA256_Final(out, work);
+    OPENSSL_cleanse(inner, sizeof inner);
+    OPENSSL_cleanse(work, sizeof *work);
+    return ok;
 }
 
 /// HKDF-SHA256 extract-and-expand (RFC 5869) into `out`.

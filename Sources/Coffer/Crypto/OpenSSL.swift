@@ -58,9 +58,6 @@ enum Algorithms {
     static let sha256: Result<FetchedAlgorithm, CryptoError> = fetch("EVP_MD_fetch") {
         EVP_MD_fetch(nil, "SHA256", nil)
     }
-    static let hmac: Result<FetchedAlgorithm, CryptoError> = fetch("EVP_MAC_fetch") {
-        EVP_MAC_fetch(nil, "HMAC", nil)
-    }
     static let hkdf: Result<FetchedAlgorithm, CryptoError> = fetch("EVP_KDF_fetch") {
         EVP_KDF_fetch(nil, "HKDF", nil)
     }

@@ -63,7 +63,8 @@ struct KDFVectorTests {
 /// HMAC-SHA256 (RFC 4231) and SHA-256 (FIPS 180-4 examples), values inlined with their origin.
 @Suite("HMAC and SHA-256 known answers")
 struct DigestVectorTests {
-    /// RFC 4231 section 4: test cases 1, 2, 3 and 6 (SHA-256 lines).
+    /// RFC 4231 section 4: test cases 1, 2, 3, 4, 6 and 7 (SHA-256 lines); then an empty key and
+    /// message, and a key of exactly one block (64 bytes), both computed with Python's `hmac` module.
     static let hmacCases: [(key: [UInt8], message: [UInt8], mac: String)] = [
         (
             [UInt8](repeating: 0x0b, count: 20), Array("Hi There".utf8),
@@ -78,8 +79,25 @@ struct DigestVectorTests {
             "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"
         ),
         (
+            Array(1...25), [UInt8](repeating: 0xcd, count: 50),
+            "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"
+        ),
+        (
             [UInt8](repeating: 0xaa, count: 131), Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        ),
+        (
+            [UInt8](repeating: 0xaa, count: 131),
+            Array(
+                ("This is a test using a larger than block-size key and a larger than block-size data. The key needs "
+                    + "to be hashed before being used by the HMAC algorithm.").utf8
+            ),
+            "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"
+        ),
+        ([], [], "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad"),
+        (
+            Array(0..<64), Array(0..<200),
+            "45f8fa81cfb242288196f6a27ce22896c8f0c3946640698a5743ab0ae9ce72e6"
         ),
     ]
 
@@ -93,6 +111,21 @@ struct DigestVectorTests {
             #expect(
                 try reused.authenticationCode(for: Array(message[..<split]), Array(message[split...])).hex == expected
             )
+            #expect(try reused.authenticationCode(of: message).hex == expected)
+            var tag = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
+            try message.withUnsafeBytes { raw in
+                try tag.withUnsafeMutableBytes { try reused.authenticationCode(of: raw, into: $0) }
+            }
+            #expect(tag.hex == expected)
+            try reused.start()
+            for byte in message { try [byte].withUnsafeBytes { try reused.update($0) } }
+            #expect(try reused.finish().hex == expected)
+        }
+        var short = [UInt8](repeating: 0, count: 31)
+        #expect(throws: CryptoError.self) {
+            try short.withUnsafeMutableBytes {
+                try HMACSHA256(key: [1]).authenticationCode(of: UnsafeRawBufferPointer($0), into: $0)
+            }
         }
     }
 
