@@ -448,6 +448,19 @@ public final class Vault: Sendable {
         autoLock?.start(action: { [weak self] in self?.lock() })
     }
 
+    /// One key in memory now, without copying the ring: for a single read that needs one or two keys
+    /// (a password read), where copying the whole ring costs more than the lookup. Records activity
+    /// for auto-lock.
+    ///
+    /// - Throws: ``CofferError`` `.closed`, or `.interactionNotAllowed` when the key is not in memory.
+    func key(_ purpose: KeyPurpose, _ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+        autoLock?.touch()
+        return try state.withLock { (state) throws(CofferError) -> SecureBytes in
+            guard !state.isClosed else { throw CofferError(.closed, "the vault is closed; open it again") }
+            return try state.keys.key(purpose, scope, level)
+        }
+    }
+
     /// The keys in memory now, for one operation: a snapshot, so a concurrent `lock()` never takes a
     /// key away mid-operation. Records activity for auto-lock.
     func keyRing() throws(CofferError) -> KeyRing {

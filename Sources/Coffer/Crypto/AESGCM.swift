@@ -111,38 +111,65 @@ package final class AESGCM {
         guard sealedCount >= Self.overhead else {
             throw .invalidArgument("AES-GCM open", "sealed message is \(sealedCount) bytes, shorter than nonce and tag")
         }
-        let tagOffset = sealedCount - Self.tagByteCount
-        var output = [UInt8](repeating: 0, count: tagOffset - Self.nonceByteCount)
+        var output = [UInt8](repeating: 0, count: sealedCount - Self.overhead)
         let result = output.withUnsafeMutableBytes { out in
-            key.withUnsafeBytes { keyBytes in
-                sealed.withUnsafeBytes { input in
-                    associatedData.withUnsafeBytes { aad in
-                        Result { () throws(CryptoError) in
-                            try crypt(
-                                encrypting: false,
-                                key: key,
-                                keyBytes: keyBytes,
-                                nonce: UnsafeRawBufferPointer(rebasing: input[..<Self.nonceByteCount]),
-                                associatedData: aad,
-                                input: UnsafeRawBufferPointer(rebasing: input[Self.nonceByteCount..<tagOffset]),
-                                output: out,
-                                tag: UnsafeMutableRawBufferPointer(
-                                    mutating: UnsafeRawBufferPointer(rebasing: input[tagOffset...])
-                                )
-                            )
-                        }
-                    }
+            sealed.withUnsafeBytes { input in
+                associatedData.withUnsafeBytes { aad in
+                    Result { () throws(CryptoError) in try open(input, key: key, authenticating: aad, into: out) }
                 }
+            }
+        }
+        try result.get()
+        return output
+    }
+
+    /// Opens a sealed message into `output`, which must be exactly as long as the plaintext
+    /// (`sealed.count - overhead`): the allocation-free form, for a caller that reads the plaintext
+    /// in place and wipes it.
+    ///
+    /// - Throws: ``CryptoError`` as ``open(_:key:authenticating:)``; `output` is wiped then.
+    package func open(
+        _ sealed: UnsafeRawBufferPointer,
+        key: SecureBytes,
+        authenticating associatedData: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) throws(CryptoError) {
+        guard sealed.count >= Self.overhead else {
+            throw .invalidArgument(
+                "AES-GCM open",
+                "sealed message is \(sealed.count) bytes, shorter than nonce and tag"
+            )
+        }
+        let tagOffset = sealed.count - Self.tagByteCount
+        guard output.count == tagOffset - Self.nonceByteCount else {
+            throw .invalidArgument(
+                "AES-GCM open",
+                "output is \(output.count) bytes for a plaintext of \(tagOffset - Self.nonceByteCount)"
+            )
+        }
+        let result = key.withUnsafeBytes { keyBytes in
+            Result { () throws(CryptoError) in
+                try crypt(
+                    encrypting: false,
+                    key: key,
+                    keyBytes: keyBytes,
+                    nonce: UnsafeRawBufferPointer(rebasing: sealed[..<Self.nonceByteCount]),
+                    associatedData: associatedData,
+                    input: UnsafeRawBufferPointer(rebasing: sealed[Self.nonceByteCount..<tagOffset]),
+                    output: output,
+                    tag: UnsafeMutableRawBufferPointer(
+                        mutating: UnsafeRawBufferPointer(rebasing: sealed[tagOffset...])
+                    )
+                )
             }
         }
         do {
             try result.get()
         } catch {
-            // Never hand back unauthenticated plaintext, not even in memory we are about to free.
+            // Never hand back unauthenticated plaintext, not even in memory about to be freed.
             output.wipe()
             throw error
         }
-        return output
     }
 
     /// Runs one GCM operation. On decryption `tag` is read, never written.

@@ -49,17 +49,49 @@ struct ItemIndex {
     /// ``id(of:attributes:group:)`` builds, without building attributes (the hot path of
     /// `password(service:account:)`).
     func genericPasswordID(service: String, account: String, group: String) throws(KeychainError) -> [UInt8] {
-        var canonical: [UInt8] = [0x01, ItemClass.genericPassword.code, scope.code]
-        canonical.reserveCapacity(3 + 3 * 5 + group.utf8.count + service.utf8.count + account.utf8.count)
-        func append(_ name: ItemAttributes.Name, _ text: String) {
-            canonical.append(name.code)
-            withUnsafeBytes(of: UInt32(text.utf8.count).bigEndian) { canonical.append(contentsOf: $0) }
-            canonical.append(contentsOf: text.utf8)
+        do {
+            return try withGenericPasswordID(service: service, account: account, group: group) { Array($0) }
+        } catch let error as KeychainError {
+            throw error
+        } catch {
+            throw KeychainError(.internalError, "computing an item id failed: \(error)", underlying: error)
         }
-        append(.accessGroup, group)
-        append(.service, service)
-        append(.account, account)
-        return try authenticate(canonical)
+    }
+
+    /// Calls `body` with the id ``genericPasswordID(service:account:group:)`` returns, built in
+    /// temporary buffers (no allocation on the path of a password read). `body` must not keep it.
+    func withGenericPasswordID<R>(
+        service: String,
+        account: String,
+        group: String,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        // class marker, class, scope, then code (1) ‖ length (UInt32) ‖ UTF-8 for each attribute.
+        let size = 3 + 3 * 5 + group.utf8.count + service.utf8.count + account.utf8.count
+        return try withUnsafeTemporaryAllocation(byteCount: size + HMACSHA256.byteCount, alignment: 1) { buffer in
+            let canonical = UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])
+            let id = UnsafeMutableRawBufferPointer(rebasing: buffer[size...])
+            canonical[0] = 0x01
+            canonical[1] = ItemClass.genericPassword.code
+            canonical[2] = scope.code
+            var offset = 3
+            func append(_ name: ItemAttributes.Name, _ text: String) {
+                let length = text.utf8.count
+                canonical[offset] = name.code
+                canonical.storeBytes(of: UInt32(length).bigEndian, toByteOffset: offset + 1, as: UInt32.self)
+                UnsafeMutableRawBufferPointer(rebasing: canonical[(offset + 5)...]).copyBytes(from: text.utf8)
+                offset += 5 + length
+            }
+            append(.accessGroup, group)
+            append(.service, service)
+            append(.account, account)
+            do {
+                try mac.authenticationCode(of: UnsafeRawBufferPointer(canonical), into: id)
+            } catch {
+                throw KeychainError(.internalError, "computing an item id failed: \(error)", underlying: error)
+            }
+            return try body(UnsafeRawBufferPointer(id))
+        }
     }
 
     /// The id of `item`, whose access group is resolved already.

@@ -112,29 +112,69 @@ struct ItemRecord {
     }
 
     /// Opens a stored record and calls `body` with its value in place, skipping the attributes (for
-    /// direct reads whose key already proves which item it is); the decrypted record is wiped
-    /// afterwards. `body` must not keep the buffer.
+    /// direct reads whose key already proves which item it is). Associated data and plaintext live in
+    /// temporary buffers, and the plaintext is wiped before they are released. `body` must not keep
+    /// the buffer.
     static func withValue<R>(
         of stored: UnsafeRawBufferPointer,
-        id: [UInt8],
-        header: Header,
+        id: UnsafeRawBufferPointer,
         key: SecureBytes,
         cipher: AESGCM,
         _ body: (UnsafeRawBufferPointer) -> R
     ) throws(KeychainError) -> R {
-        var plaintext = try decrypt(stored, id: id, header: header, key: key, cipher: cipher)
-        defer { plaintext.wipe() }
-        var reader = BinaryReader(plaintext, what: "a keychain record")
-        try reader.skip(16)
-        for _ in 0..<(try reader.readUInt16()) {
-            try reader.skip(1)
-            try reader.skip(Int(try reader.readUInt32()))
+        let sealed = UnsafeRawBufferPointer(rebasing: stored[headerSize...])
+        let aadSize = associatedDataLabel.count + id.count + headerSize
+        let plaintextSize = sealed.count - AESGCM.overhead
+        // The caller read the header (`Header(stored:)`), which checks the record is long enough.
+        precondition(plaintextSize >= 0, "a keychain record shorter than its overhead reached withValue")
+        let outcome = withUnsafeTemporaryAllocation(byteCount: aadSize + plaintextSize, alignment: 1) { buffer in
+            Result { () throws(KeychainError) -> R in
+                let aad = UnsafeMutableRawBufferPointer(rebasing: buffer[..<aadSize])
+                let plaintext = UnsafeMutableRawBufferPointer(rebasing: buffer[aadSize...])
+                associatedDataLabel.withUnsafeBytes { aad.copyMemory(from: $0) }
+                UnsafeMutableRawBufferPointer(rebasing: aad[associatedDataLabel.count...]).copyMemory(from: id)
+                UnsafeMutableRawBufferPointer(rebasing: aad[(associatedDataLabel.count + id.count)...])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: stored[..<headerSize]))
+                do throws(CryptoError) {
+                    try cipher.open(sealed, key: key, authenticating: UnsafeRawBufferPointer(aad), into: plaintext)
+                } catch {
+                    throw authenticationFailure(error)
+                }
+                defer { plaintext.wipe() }
+                let value = try valueRange(in: UnsafeRawBufferPointer(plaintext))
+                return body(UnsafeRawBufferPointer(rebasing: plaintext[value]))
+            }
         }
-        let count = Int(try reader.readUInt32())
-        let start = reader.offset
-        try reader.skip(count)
-        try reader.finish()
-        return plaintext.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+        return try outcome.get()
+    }
+
+    /// Where the value lies in a decrypted record body: past the dates and every attribute.
+    private static func valueRange(in body: UnsafeRawBufferPointer) throws(KeychainError) -> Range<Int> {
+        func malformed() -> KeychainError {
+            KeychainError(.decode, "a keychain record's body is malformed; the record is damaged")
+        }
+        func readUInt(at offset: Int, size: Int) throws(KeychainError) -> Int {
+            guard offset + size <= body.count else { throw malformed() }
+            return body[offset..<(offset + size)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        var offset = 16
+        let attributes = try readUInt(at: offset, size: 2)
+        offset += 2
+        for _ in 0..<attributes {
+            offset += 1 + 4 + (try readUInt(at: offset + 1, size: 4))
+        }
+        let count = try readUInt(at: offset, size: 4)
+        offset += 4
+        guard offset + count == body.count else { throw malformed() }
+        return offset..<(offset + count)
+    }
+
+    private static func authenticationFailure(_ error: CryptoError) -> KeychainError {
+        KeychainError(
+            .decode,
+            "a keychain record failed authentication: it was altered, damaged, or moved from another item",
+            underlying: error
+        )
     }
 
     private static func decrypt(
@@ -151,11 +191,7 @@ struct ItemRecord {
                 authenticating: associatedData(id: id, header: header)
             )
         } catch {
-            throw KeychainError(
-                .decode,
-                "a keychain record failed authentication: it was altered, damaged, or moved from another item",
-                underlying: error
-            )
+            throw authenticationFailure(error)
         }
     }
 

@@ -31,6 +31,20 @@ extension Keychain {
         return text
     }
 
+    /// `bytes` as a string, or `nil` if they are not UTF-8.
+    ///
+    /// `String(validating:as:)` is generic and, called here, looks up type metadata on every call (a
+    /// tenth of a password read); `String(decoding:as:)` takes a specialised path but repairs invalid
+    /// input, so the result is compared with the input: equal exactly when the input was valid.
+    static func text(utf8 bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var text = String(decoding: bytes, as: UTF8.self)
+        let unchanged = text.withUTF8 { decoded in
+            decoded.count == bytes.count
+                && (bytes.isEmpty || memcmp(decoded.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        }
+        return unchanged ? text : nil
+    }
+
     private static func notText(service: String, account: String) -> KeychainError {
         KeychainError(.decode, "the item for service '\(service)', account '\(account)' does not hold UTF-8 text")
     }
@@ -47,32 +61,39 @@ extension Keychain {
     /// Reads a generic password by its id, skipping the query engine: possible when the handle has a
     /// single access group, so service, account and group are the whole primary key. Device-bound
     /// first, as ``find(_:)`` orders them.
+    ///
+    /// It takes contexts from the pool and the two keys it needs one by one instead of opening a
+    /// ``KeychainSession``: allocating a session and copying the whole key ring cost a quarter of a
+    /// read.
     private func directPassword(service: String, account: String) throws(KeychainError) -> DirectRead {
         guard let groups = accessGroups, groups.count == 1 else { return .useQuery }
-        let session = try KeychainSession(self)
+        let vault = vault
+        let pool = vault.keychainContexts
+        let contexts = try pool.take()
+        defer { pool.give(contexts) }
         return try storage("reading a keychain item") {
             try vault.environment.read { txn -> DirectRead in
                 for scope in SyncScope.allCases {
-                    let id = try session.index(scope).genericPasswordID(
+                    let index = try contexts.index(scope) { () throws(CofferError) in
+                        try vault.key(.index, scope.keyScope, .afterFirstUnlock)
+                    }
+                    let read = try index.withGenericPasswordID(
                         service: service,
                         account: account,
                         group: groups[0]
-                    )
-                    let read = try txn.withValue(vault.schema.items, key: id) { stored -> DirectRead in
-                        let header = try ItemRecord.Header(stored: stored)
-                        guard !header.requiresUserPresence else { return .useQuery }
-                        let key = try session.itemKey(header.scope, header.accessibility)
-                        return .found(
-                            try ItemRecord.withValue(
-                                of: stored,
-                                id: id,
-                                header: header,
-                                key: key,
-                                cipher: session.cipher
-                            ) {
-                                String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self)
+                    ) { id in
+                        try txn.withValue(vault.schema.items, key: id) { stored -> DirectRead in
+                            let header = try ItemRecord.Header(stored: stored)
+                            guard !header.requiresUserPresence else { return .useQuery }
+                            let key = try KeychainSession.itemKey(header.accessibility) { () throws(CofferError) in
+                                try vault.key(.item, header.scope.keyScope, header.accessibility.level)
                             }
-                        )
+                            return .found(
+                                try ItemRecord.withValue(of: stored, id: id, key: key, cipher: contexts.cipher) {
+                                    Self.text(utf8: $0.bindMemory(to: UInt8.self))
+                                }
+                            )
+                        }
                     }
                     if let read { return read }
                 }

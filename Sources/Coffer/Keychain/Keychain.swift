@@ -230,16 +230,26 @@ final class KeychainSession {
 
     /// The index (ids and blind index) of `scope`.
     func index(_ scope: SyncScope) throws(KeychainError) -> ItemIndex {
-        if let index = scope == .deviceBound ? contexts.deviceIndex : contexts.syncIndex { return index }
-        let index = try ItemIndex(key: try keys.key(.index, scope.keyScope, .afterFirstUnlock), scope: scope)
-        if scope == .deviceBound { contexts.deviceIndex = index } else { contexts.syncIndex = index }
-        return index
+        let keys = keys
+        return try contexts.index(scope) { () throws(CofferError) in
+            try keys.key(.index, scope.keyScope, .afterFirstUnlock)
+        }
     }
 
     /// The key that seals records of `scope` and `accessibility`.
     func itemKey(_ scope: SyncScope, _ accessibility: Accessibility) throws(KeychainError) -> SecureBytes {
+        try Self.itemKey(accessibility) { () throws(CofferError) in
+            try keys.key(.item, scope.keyScope, accessibility.level)
+        }
+    }
+
+    /// The item key `lookup` finds, with the error a locked vault gives named for `accessibility`.
+    static func itemKey(
+        _ accessibility: Accessibility,
+        _ lookup: () throws(CofferError) -> SecureBytes
+    ) throws(KeychainError) -> SecureBytes {
         do {
-            return try keys.key(.item, scope.keyScope, accessibility.level)
+            return try lookup()
         } catch {
             guard error.code == .interactionNotAllowed else { throw error }
             throw KeychainError(

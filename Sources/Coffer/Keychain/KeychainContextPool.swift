@@ -16,6 +16,14 @@ final class KeychainContexts {
             throw KeychainError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
         }
     }
+
+    /// The index (ids and blind index) of `scope`, keyed on first use with the key `indexKey` gives.
+    func index(_ scope: SyncScope, indexKey: () throws(CofferError) -> SecureBytes) throws(KeychainError) -> ItemIndex {
+        if let index = scope == .deviceBound ? deviceIndex : syncIndex { return index }
+        let index = try ItemIndex(key: try indexKey(), scope: scope)
+        if scope == .deviceBound { deviceIndex = index } else { syncIndex = index }
+        return index
+    }
 }
 
 /// The vault's idle ``KeychainContexts``.

@@ -87,4 +87,28 @@ struct KeychainUniquenessTests {
             }
         }
     }
+
+    @Test("the password read's UTF-8 check agrees with String(validating:) on random and tricky bytes")
+    func passwordTextCheck() {
+        func agrees(_ bytes: [UInt8]) -> Bool {
+            bytes.withUnsafeBufferPointer { Keychain.text(utf8: $0) } == String(validating: bytes, as: UTF8.self)
+        }
+        let tricky: [[UInt8]] = [
+            [], Array("plain".utf8), Array("é€😀".utf8),
+            [0xEF, 0xBF, 0xBD],  // a real U+FFFD, valid
+            [0xE0, 0x80, 0x80],  // overlong: repairs to as many bytes as it had
+            [0xED, 0xA0, 0x80],  // a UTF-16 surrogate
+            [0xC3], [0x61, 0xF0, 0x9F, 0x98],  // cut short
+            [0x80], [0xFF, 0xFE], [0xF4, 0x90, 0x80, 0x80],  // stray continuation, never valid, over U+10FFFF
+        ]
+        for bytes in tricky { #expect(agrees(bytes), "\(bytes)") }
+        var generator = SplitMix64(seed: 41)
+        let pieces: [[UInt8]] = [
+            [0x61], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0x80], [0xC3], [0xFF],
+        ]
+        for _ in 0..<2000 {
+            let bytes = (0..<Int(generator.next() % 8)).flatMap { _ in pieces[Int(generator.next() % 7)] }
+            #expect(agrees(bytes), "\(bytes)")
+        }
+    }
 }
