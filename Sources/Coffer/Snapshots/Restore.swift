@@ -24,8 +24,8 @@ extension Snapshots {
     ///
     /// Paths are checked before anything is created: a path that is absolute, has a `..` or empty
     /// component, or would pass through a symbolic link (a crafted snapshot trying to write outside
-    /// the target) stops the restore with `.decode`. File contents are checked chunk by chunk and
-    /// against each file's SHA-256.
+    /// the target) stops the restore with `.decode`. File contents are checked chunk by chunk (each
+    /// chunk against its keyed id; in snapshots of record version 1, also each file's SHA-256).
     ///
     /// - Parameters:
     ///   - reference: The snapshot: a unique prefix of its id (at least 6 hex digits), or a name (the
