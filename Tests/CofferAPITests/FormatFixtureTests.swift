@@ -24,6 +24,18 @@ struct FormatFixtureTests {
             try FileManager.default.copyItem(at: FormatFixtureTests.fixtures.appendingPathComponent(version), to: url)
         }
 
+        /// The copied vault, opened and unlocked; the caller closes it.
+        func unlockedVault() throws -> Vault {
+            let vault = try Vault.open(at: url.appendingPathComponent("vault"))
+            do {
+                try vault.unlock(passphrase: FormatFixtureTests.passphrase)
+            } catch {
+                vault.close()
+                throw error
+            }
+            return vault
+        }
+
         deinit { try? FileManager.default.removeItem(at: url) }
     }
 
@@ -33,9 +45,8 @@ struct FormatFixtureTests {
     )
     func vault(version: String) throws {
         let scratch = try Scratch(copying: version)
-        let vault = try Vault.open(at: scratch.url.appendingPathComponent("vault"))
+        let vault = try scratch.unlockedVault()
         defer { vault.close() }
-        try vault.unlock(passphrase: Self.passphrase)
         #expect(vault.formatVersion == 1)
 
         #expect(try vault.keychain.password(service: "mail", account: "ann") == "mail password")
@@ -69,9 +80,8 @@ struct FormatFixtureTests {
     )
     func snapshotAcrossVersions(version: String) throws {
         let scratch = try Scratch(copying: version)
-        let vault = try Vault.open(at: scratch.url.appendingPathComponent("vault"))
+        let vault = try scratch.unlockedVault()
         defer { vault.close() }
-        try vault.unlock(passphrase: Self.passphrase)
         let restored = scratch.url.appendingPathComponent("restored")
         _ = try vault.snapshots.restore("tree", to: restored)
         let old = try #require(try vault.snapshots.list().first { $0.name == "tree" })
