@@ -10,7 +10,8 @@ import Foundation
 ///
 /// Workers read ahead up to a window of chunks. Every chunk is authenticated on its own (its record
 /// binds its id, and the id is recomputed from the plaintext), so bytes reach the output only after
-/// their chunk checked out; the whole-content digest then confirms the manifest's chunk list.
+/// their chunk checked out; a whole-content digest, where there is one (blobs, files of version 1
+/// snapshots), then confirms the manifest's chunk list.
 struct BlobReader {
     let environment: Environment
     let store: BlobStore
