@@ -454,21 +454,23 @@ public final class Vault: Sendable {
     ///
     /// - Throws: ``CofferError`` `.closed`, or `.interactionNotAllowed` when the key is not in memory.
     func key(_ purpose: KeyPurpose, _ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+        try withKeys { (keys) throws(CofferError) in try keys.key(purpose, scope, level) }
+    }
+
+    /// Runs `body` with the keys in memory, under the state lock, unless the vault is closed.
+    /// Records activity for auto-lock.
+    private func withKeys<R: Sendable>(_ body: (KeyRing) throws(CofferError) -> R) throws(CofferError) -> R {
         autoLock?.touch()
-        return try state.withLock { (state) throws(CofferError) -> SecureBytes in
+        return try state.withLock { (state) throws(CofferError) -> R in
             guard !state.isClosed else { throw CofferError(.closed, "the vault is closed; open it again") }
-            return try state.keys.key(purpose, scope, level)
+            return try body(state.keys)
         }
     }
 
     /// The keys in memory now, for one operation: a snapshot, so a concurrent `lock()` never takes a
     /// key away mid-operation. Records activity for auto-lock.
     func keyRing() throws(CofferError) -> KeyRing {
-        autoLock?.touch()
-        guard let keys = state.withLock({ $0.isClosed ? nil : $0.keys }) else {
-            throw CofferError(.closed, "the vault is closed; open it again")
-        }
-        return keys
+        try withKeys { $0 }
     }
 
     /// Writes `entries` to the `meta` table in one transaction: all of them or none.

@@ -10,7 +10,7 @@ struct ChunkEntry: Hashable, Sendable {
         writer.write(length)
     }
 
-    static func decode(from reader: inout BinaryReader) throws(CofferError) -> ChunkEntry {
+    static func decode(from reader: inout BinaryReader<[UInt8]>) throws(CofferError) -> ChunkEntry {
         ChunkEntry(id: try reader.readBytes(32), length: try reader.readUInt32())
     }
 }
@@ -60,7 +60,7 @@ enum ChunkList: Hashable, Sendable {
         }
     }
 
-    static func decode(from reader: inout BinaryReader) throws(CofferError) -> ChunkList {
+    static func decode(from reader: inout BinaryReader<[UInt8]>) throws(CofferError) -> ChunkList {
         let tag = try reader.readUInt8()
         let count = Int(try reader.readUInt32())
         switch tag {

@@ -1,13 +1,17 @@
 /// Reads the big-endian binary records Coffer stores, failing with a decode error (never a crash) on
 /// input that is short, long or malformed: stored bytes may have been altered.
-struct BinaryReader {
-    private let bytes: [UInt8]
+///
+/// Reads an array, or a buffer a caller owns (a record decrypted into temporary memory), which must
+/// then outlive the reader. Either is indexed from 0.
+struct BinaryReader<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == Int {
+    private let bytes: Bytes
     /// How many bytes have been read or skipped.
     private(set) var offset = 0
     /// Names the record in error messages, e.g. `meta "kdf"`.
     private let what: String
 
-    init(_ bytes: [UInt8], what: String) {
+    init(_ bytes: Bytes, what: String) {
+        precondition(bytes.startIndex == 0, "BinaryReader reads collections indexed from 0")
         self.bytes = bytes
         self.what = what
     }
@@ -38,7 +42,7 @@ struct BinaryReader {
     /// Calls `body` with the next `count` bytes, without copying them.
     mutating func withBytes<R, E: Error>(
         _ count: Int,
-        _ body: (ArraySlice<UInt8>) throws(E) -> R
+        _ body: (Bytes.SubSequence) throws(E) -> R
     ) throws(CofferError) -> Result<R, E> {
         guard count >= 0, bytes.count - offset >= count else { throw truncated() }
         defer { offset += count }

@@ -54,7 +54,7 @@ struct ItemIndex {
         } catch let error as KeychainError {
             throw error
         } catch {
-            throw KeychainError(.internalError, "computing an item id failed: \(error)", underlying: error)
+            throw Self.macFailure(error)
         }
     }
 
@@ -88,7 +88,7 @@ struct ItemIndex {
             do {
                 try mac.authenticationCode(of: UnsafeRawBufferPointer(canonical), into: id)
             } catch {
-                throw KeychainError(.internalError, "computing an item id failed: \(error)", underlying: error)
+                throw Self.macFailure(error)
             }
             return try body(UnsafeRawBufferPointer(id))
         }
@@ -119,7 +119,11 @@ struct ItemIndex {
         do {
             return try mac.authenticationCode(of: message)
         } catch {
-            throw KeychainError(.internalError, "computing an item id failed: \(error)", underlying: error)
+            throw Self.macFailure(error)
         }
+    }
+
+    private static func macFailure(_ error: any Error) -> KeychainError {
+        KeychainError(.internalError, "computing an item id failed: \(error)", underlying: error)
     }
 }

@@ -72,11 +72,32 @@ struct ItemRecord {
     static let associatedDataLabel = Array("coffer/v1/item".utf8) + [0]
 
     static func associatedData(id: [UInt8], header: Header) -> [UInt8] {
-        var data = associatedDataLabel
-        data.reserveCapacity(associatedDataLabel.count + id.count + headerSize)
-        data += id
-        data += header.bytes
-        return data
+        let headerBytes = header.bytes
+        let size = associatedDataSize(idCount: id.count)
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            id.withUnsafeBytes { id in
+                headerBytes.withUnsafeBytes { header in
+                    writeAssociatedData(id: id, header: header, into: UnsafeMutableRawBufferPointer(buffer))
+                }
+            }
+            count = size
+        }
+    }
+
+    /// The size of the associated data for an id of `idCount` bytes.
+    static func associatedDataSize(idCount: Int) -> Int { associatedDataLabel.count + idCount + headerSize }
+
+    /// Writes the associated data, label ‖ id ‖ header, into `buffer` (exactly
+    /// ``associatedDataSize(idCount:)`` bytes): the one place its layout is spelled out.
+    static func writeAssociatedData(
+        id: UnsafeRawBufferPointer,
+        header: UnsafeRawBufferPointer,
+        into buffer: UnsafeMutableRawBufferPointer
+    ) {
+        associatedDataLabel.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        UnsafeMutableRawBufferPointer(rebasing: buffer[associatedDataLabel.count...]).copyMemory(from: id)
+        UnsafeMutableRawBufferPointer(rebasing: buffer[(associatedDataLabel.count + id.count)...])
+            .copyMemory(from: header)
     }
 
     /// Seals `item` (attributes, dates and value) for storage under `id`.
@@ -123,7 +144,7 @@ struct ItemRecord {
         _ body: (UnsafeRawBufferPointer) -> R
     ) throws(KeychainError) -> R {
         let sealed = UnsafeRawBufferPointer(rebasing: stored[headerSize...])
-        let aadSize = associatedDataLabel.count + id.count + headerSize
+        let aadSize = associatedDataSize(idCount: id.count)
         let plaintextSize = sealed.count - AESGCM.overhead
         // The caller read the header (`Header(stored:)`), which checks the record is long enough.
         precondition(plaintextSize >= 0, "a keychain record shorter than its overhead reached withValue")
@@ -131,10 +152,11 @@ struct ItemRecord {
             Result { () throws(KeychainError) -> R in
                 let aad = UnsafeMutableRawBufferPointer(rebasing: buffer[..<aadSize])
                 let plaintext = UnsafeMutableRawBufferPointer(rebasing: buffer[aadSize...])
-                associatedDataLabel.withUnsafeBytes { aad.copyMemory(from: $0) }
-                UnsafeMutableRawBufferPointer(rebasing: aad[associatedDataLabel.count...]).copyMemory(from: id)
-                UnsafeMutableRawBufferPointer(rebasing: aad[(associatedDataLabel.count + id.count)...])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: stored[..<headerSize]))
+                writeAssociatedData(
+                    id: id,
+                    header: UnsafeRawBufferPointer(rebasing: stored[..<headerSize]),
+                    into: aad
+                )
                 do throws(CryptoError) {
                     try cipher.open(sealed, key: key, authenticating: UnsafeRawBufferPointer(aad), into: plaintext)
                 } catch {
@@ -150,23 +172,17 @@ struct ItemRecord {
 
     /// Where the value lies in a decrypted record body: past the dates and every attribute.
     private static func valueRange(in body: UnsafeRawBufferPointer) throws(KeychainError) -> Range<Int> {
-        func malformed() -> KeychainError {
-            KeychainError(.decode, "a keychain record's body is malformed; the record is damaged")
+        var reader = BinaryReader(body, what: "a keychain record")
+        try reader.skip(16)
+        for _ in 0..<(try reader.readUInt16()) {
+            try reader.skip(1)
+            try reader.skip(Int(try reader.readUInt32()))
         }
-        func readUInt(at offset: Int, size: Int) throws(KeychainError) -> Int {
-            guard offset + size <= body.count else { throw malformed() }
-            return body[offset..<(offset + size)].reduce(0) { $0 << 8 | Int($1) }
-        }
-        var offset = 16
-        let attributes = try readUInt(at: offset, size: 2)
-        offset += 2
-        for _ in 0..<attributes {
-            offset += 1 + 4 + (try readUInt(at: offset + 1, size: 4))
-        }
-        let count = try readUInt(at: offset, size: 4)
-        offset += 4
-        guard offset + count == body.count else { throw malformed() }
-        return offset..<(offset + count)
+        let count = Int(try reader.readUInt32())
+        let start = reader.offset
+        try reader.skip(count)
+        try reader.finish()
+        return start..<(start + count)
     }
 
     private static func authenticationFailure(_ error: CryptoError) -> KeychainError {

@@ -99,8 +99,8 @@ final class BackupRun: @unchecked Sendable {
                 abandonedContents.append(summary.chunks)
                 return
             }
+            // Version 2 entries hold no SHA-256: the session does not hash a backup's files.
             entry.content = TreeEntry.Content(
-                digest: summary.digest,
                 chunkCount: summary.chunkCount,
                 chunks: summary.chunks
             )
