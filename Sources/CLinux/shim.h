@@ -1,10 +1,12 @@
-// Linux process controls for Swift. Swift imports no variadic C function, and prctl(2) is variadic,
-// so each call is an inline wrapper with fixed arguments. Only Sources/Coffer/Process/ imports this
-// module.
+// Linux interfaces Glibc's module does not bring: process controls (Swift imports no variadic C
+// function, and prctl(2) is variadic, so each call is an inline wrapper with fixed arguments) and
+// extended attributes (<sys/xattr.h>). Only Sources/Coffer/Process/ and Sources/Coffer/FileSystem/
+// import this module.
 #ifndef COFFER_CLINUX_SHIM_H
 #define COFFER_CLINUX_SHIM_H
 
 #include <sys/prctl.h>
+#include <sys/xattr.h>
 
 /// prctl(PR_SET_DUMPABLE, 0): no core dump, and /proc/PID/mem and ptrace refuse unprivileged callers.
 static inline int coffer_prctl_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }

@@ -2,12 +2,14 @@ import Coffer
 import Foundation
 
 /// The `coffer` program: its command tree, global options, and the mapping from outcomes to exit
-/// statuses (0 success, 1 failure, 64 usage error).
+/// statuses (0 success, 1 failure, 3 an incomplete backup, 64 usage error).
 public enum CofferCommand {
     /// Exit status for success.
     public static let success: Int32 = 0
     /// Exit status for a failed command.
     public static let failure: Int32 = 1
+    /// Exit status for a backup that completed without some paths it could not read (restic's 3).
+    public static let incomplete: Int32 = 3
     /// Exit status for a command line that could not be parsed (`EX_USAGE`).
     public static let usage: Int32 = 64
 
@@ -86,6 +88,9 @@ public enum CofferCommand {
                 try command.run?(invocation)
                 return success
             }
+        } catch let error as IncompleteResult {
+            console.message("coffer: warning: \(error)")
+            return incomplete
         } catch let error as UsageError {
             console.message("coffer: error: \(error)")
             return usage
@@ -113,7 +118,7 @@ public enum CofferCommand {
     static func openUnlocked(_ invocation: Invocation, configuration: Vault.Configuration = .init()) throws -> Vault {
         let vault = try Vault.open(at: try vaultDirectory(invocation), configuration: configuration)
         do {
-            try vault.unlock(passphrase: try SecretSource.passphrase.passphrase(invocation))
+            try SecretSource.passphrase.unlock(vault, invocation)
         } catch {
             vault.close()
             throw error

@@ -16,8 +16,11 @@ public struct BlobInfo: Sendable, Hashable {
     public let modified: Date
     /// The SHA-256 digest of its content, checked at the end of every full read.
     public let sha256: [UInt8]
-    /// How many chunks its content is cut into.
+    /// How many content chunks its bytes are cut into.
     public let chunkCount: Int
+    /// How many list chunks hold its chunk list (0 when the list fits in the manifest). Each is a
+    /// stored chunk too, so ``BlobStatistics/chunkCount`` counts them beside the content chunks.
+    public let listChunkCount: Int
 
     /// The SHA-256 digest in lowercase hexadecimal.
     public var sha256Hex: String { sha256.hexEncoded }

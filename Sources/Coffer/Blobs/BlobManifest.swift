@@ -146,7 +146,8 @@ struct BlobManifest: Sendable {
             created: Date(timeIntervalSince1970: Double(created) / 1000),
             modified: Date(timeIntervalSince1970: Double(modified) / 1000),
             sha256: digest,
-            chunkCount: Int(chunkCount)
+            chunkCount: Int(chunkCount),
+            listChunkCount: chunks.listChunkCount
         )
     }
 }

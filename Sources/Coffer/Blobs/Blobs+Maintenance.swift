@@ -260,7 +260,10 @@ extension Blobs {
                         try reader.stream(file, range: 0..<entry.size, to: &sink, progress: nil)
                     } catch {
                         problems.append(
-                            VerificationProblem(blob: nil, message: "\(label), file '\(entry.path)': \(error.message)")
+                            VerificationProblem(
+                                blob: nil,
+                                message: "\(label), file '\(entry.displayPath)': \(error.message)"
+                            )
                         )
                     }
                 }

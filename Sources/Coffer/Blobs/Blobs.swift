@@ -54,12 +54,17 @@ public struct Blobs: Sendable {
         options: BlobWriteOptions = BlobWriteOptions(),
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
+        try vault.refuseOwnFile(url, reading: true)
         let file = try InputFile(path: url.path)
         return try write(name, fileDescriptor: file.descriptor, options: options, progress: progress)
     }
 
     /// Stores everything readable from `fileDescriptor` (a file, a pipe, standard input) until its end
-    /// as the blob `name`. The descriptor stays open.
+    /// as the blob `name`; a regular file is read up to the size it has when the write starts, so a
+    /// file growing meanwhile is stored as it was. The descriptor stays open.
+    ///
+    /// - Throws: ``CofferError`` `.param` when the descriptor is one of the vault's own files, and the
+    ///   errors of ``write(_:data:options:progress:)``.
     @discardableResult
     public func write(
         _ name: String,
@@ -67,8 +72,14 @@ public struct Blobs: Sendable {
         options: BlobWriteOptions = BlobWriteOptions(),
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
-        var source = FileDescriptorSource(descriptor: fileDescriptor)
-        return try write(name, from: &source, options: options, progress: progress)
+        try vault.refuseOwnFile(descriptor: fileDescriptor, reading: true)
+        let source = FileDescriptorSource(descriptor: fileDescriptor)
+        if let size = InputFile.regularFileSize(fileDescriptor) {
+            var bounded = BoundedSource(source, limit: UInt64(size))
+            return try write(name, from: &bounded, options: options, progress: progress)
+        }
+        var unbounded = source
+        return try write(name, from: &unbounded, options: options, progress: progress)
     }
 
     /// Stores the bytes of an async sequence of byte buffers (for example a network body) as the blob
@@ -161,6 +172,7 @@ public struct Blobs: Sendable {
         to url: URL,
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
+        try vault.refuseOwnFile(url, reading: false)
         var file = try OutputFile(path: url.path)
         var sink = FileDescriptorSink(descriptor: file.descriptor)
         let info = try reader().read(name, range: range, to: &sink, progress: progress)

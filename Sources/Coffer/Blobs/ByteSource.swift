@@ -153,3 +153,25 @@ struct ChannelSource: ByteSource {
         return piece.copy(into: buffer)
     }
 }
+
+/// Reads at most `limit` bytes of another source: a regular file is read up to the size it had when
+/// the read began, so a file growing meanwhile (a log, the vault's own file) cannot keep a write
+/// running.
+struct BoundedSource<Base: ByteSource>: ByteSource {
+    private var base: Base
+    private var remaining: UInt64
+
+    init(_ base: Base, limit: UInt64) {
+        self.base = base
+        remaining = limit
+    }
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
+        guard remaining > 0 else { return 0 }
+        let count = try base.read(
+            into: UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(Int(min(UInt64(buffer.count), remaining))))
+        )
+        remaining -= UInt64(count)
+        return count
+    }
+}

@@ -40,6 +40,12 @@ enum ChunkList: Hashable, Sendable {
     /// Entries per list chunk: as many as fit in the largest content chunk (256 KiB).
     static let entriesPerListChunk = (256 << 10) / ChunkEntry.encodedSize
 
+    /// How many list chunks hold the list (0 for an inline list).
+    var listChunkCount: Int {
+        if case .indirect(let references) = self { return references.count }
+        return 0
+    }
+
     private static let inlineTag: UInt8 = 0
     private static let indirectTag: UInt8 = 1
 

@@ -20,7 +20,10 @@ struct InputFile: ~Copyable {
     deinit { close(descriptor) }
 
     /// The file's size now (`fstat`), or `nil` when it has none (a pipe, say).
-    var size: Int? {
+    var size: Int? { Self.regularFileSize(descriptor) }
+
+    /// The size of the regular file open as `descriptor` now, or `nil` for anything else.
+    static func regularFileSize(_ descriptor: Int32) -> Int? {
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
         return Int(status.st_size)

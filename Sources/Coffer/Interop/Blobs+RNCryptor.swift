@@ -17,6 +17,7 @@ extension Blobs {
         options: BlobWriteOptions = BlobWriteOptions(),
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
+        try vault.refuseOwnFile(url, reading: true)
         let file = try InputFile(path: url.path)
         var source = RNCryptor.DecryptingSource(
             base: FileDescriptorSource(descriptor: file.descriptor),
@@ -47,6 +48,7 @@ extension Blobs {
         password: String,
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
+        try vault.refuseOwnFile(url, reading: false)
         var file = try OutputFile(path: url.path)
         var sink = try RNCryptor.EncryptingSink(
             base: FileDescriptorSink(descriptor: file.descriptor),

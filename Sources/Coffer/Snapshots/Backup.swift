@@ -15,8 +15,12 @@ public struct SnapshotProblem: Sendable, Hashable, CustomStringConvertible {
 public struct BackupResult: Sendable {
     /// The new snapshot.
     public let snapshot: SnapshotInfo
-    /// Paths that vanished or could not be read during the walk, skipped.
+    /// Paths that vanished or could not be read during the walk, skipped, or stored in part. A
+    /// backup with problems is incomplete: the CLI exits 3 for it, as restic does.
     public let problems: [SnapshotProblem]
+    /// Paths left out on purpose: the vault's own directory, when it lies inside the tree (backing it
+    /// up would read the file the backup is writing).
+    public let excluded: [String]
 }
 
 /// Progress of a backup: files and bytes handled so far.
@@ -55,6 +59,7 @@ final class BackupRun: @unchecked Sendable {
     private(set) var abandonedContents: [ChunkList] = []
     private let problemsLock = NSLock()
     private var problemList: [SnapshotProblem] = []
+    private var excludedList: [String] = []
 
     init(environment: Environment, store: BlobStore, scope: SyncScope) throws(CofferError) {
         self.environment = environment
@@ -71,6 +76,18 @@ final class BackupRun: @unchecked Sendable {
         problemsLock.lock()
         defer { problemsLock.unlock() }
         return problemList
+    }
+
+    var excluded: [String] {
+        problemsLock.lock()
+        defer { problemsLock.unlock() }
+        return excludedList
+    }
+
+    func exclude(_ path: String) {
+        problemsLock.lock()
+        excludedList.append(path)
+        problemsLock.unlock()
     }
 
     func report(_ path: String, _ message: String) {
@@ -95,11 +112,13 @@ final class BackupRun: @unchecked Sendable {
         case .file(var entry, let isNew, let failure):
             guard let summary else { return }
             if let message = failure {
-                report(entry.path, "could not be read (\(message)); skipped")
+                report(entry.displayPath, "could not be read (\(message)); skipped")
                 abandonedContents.append(summary.chunks)
                 return
             }
-            // Version 2 entries hold no SHA-256: the session does not hash a backup's files.
+            // Entries hold no SHA-256 (from version 2 on): the session does not hash a backup's files.
+            // A file that shrank while it was read is recorded at the size read.
+            entry.size = summary.size
             entry.content = TreeEntry.Content(
                 chunkCount: summary.chunkCount,
                 chunks: summary.chunks
@@ -118,7 +137,7 @@ final class BackupRun: @unchecked Sendable {
             try append(entry, context)
         case .plain(let entry):
             switch entry.kind {
-            case .directory: statistics.directories += 1
+            case .directory: if !entry.isRoot { statistics.directories += 1 }
             case .symlink: statistics.symlinks += 1
             default: statistics.otherFiles += 1
             }

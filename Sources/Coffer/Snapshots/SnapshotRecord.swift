@@ -50,7 +50,7 @@ public struct SnapshotInfo: Sendable, Hashable {
 ///
 /// ```
 /// key:    snapshot id (16 random bytes)
-/// value:  header (3): version (2; 1 is still read) ‖ scope ‖ level
+/// value:  header (3): version (3; 1 and 2 are still read) ‖ scope ‖ level
 ///         sealed: nonce ‖ AES-256-GCM(manifest key of scope and level, body) ‖ tag
 ///                 associated data = "coffer/v1/snapshot" ‖ 0x00 ‖ snapshot id ‖ header
 /// body:   name ‖ source path ‖ hostname (UInt16 length ‖ UTF-8 each) ‖ created (Int64 ms)
@@ -60,12 +60,14 @@ public struct SnapshotInfo: Sendable, Hashable {
 ///
 /// The tree (every entry, in path order) is a stream of chunks like a blob's content, so an unchanged
 /// tree's chunks are shared between snapshots. The version says how the tree's entries are encoded
-/// (``TreeEntry``): version 1 stored a SHA-256 of each file's content, version 2 does not.
+/// (``TreeEntry``): version 1 stored a SHA-256 of each file's content, version 2 does not, version 3
+/// stores names as bytes and adds status change times, link counts, sparseness, extended attributes
+/// and a root entry.
 struct SnapshotRecord: Sendable, StoredContent {
     /// The version new snapshots are written with.
-    static let version: UInt8 = 2
+    static let version: UInt8 = 3
     /// The versions this Coffer reads.
-    static let readableVersions: ClosedRange<UInt8> = 1...2
+    static let readableVersions: ClosedRange<UInt8> = 1...3
 
     let id: [UInt8]
     var name: String

@@ -26,12 +26,14 @@ struct SnapshotStore {
     }
 
     /// The snapshot `reference` names: a unique prefix of its id (at least 6 hex digits), or a name
-    /// (the latest snapshot of that name).
-    func resolve(_ reference: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord {
+    /// (the latest snapshot of that name taken on `host`, this machine unless given). Names belong to
+    /// hosts: two machines backing up `/home/ann/docs` into one sync group have snapshots of the same
+    /// name, and a name alone never picks another machine's.
+    func resolve(_ reference: String, host: String?, cipher: AESGCM) throws(CofferError) -> SnapshotRecord {
         let records = try all(cipher: cipher)
         let lowered = reference.lowercased()
         if lowered.count >= 6, lowered.allSatisfy(\.isHexDigit) {
-            let matches = records.filter { $0.info.id.hasPrefix(lowered) }
+            let matches = records.filter { $0.info.id.hasPrefix(lowered) && (host == nil || $0.hostname == host) }
             if matches.count == 1 { return matches[0] }
             if matches.count > 1 {
                 throw CofferError(
@@ -40,10 +42,18 @@ struct SnapshotStore {
                 )
             }
         }
-        if let latest = records.last(where: { $0.name == reference }) { return latest }
         // Names default to the directory's absolute path; accept the path as typed, too.
         let absolute = URL(fileURLWithPath: reference).standardizedFileURL.path
-        if let latest = records.last(where: { $0.name == absolute }) { return latest }
+        let named = records.filter { $0.name == reference || $0.name == absolute }
+        let wantedHost = host ?? Snapshots.hostname
+        if let latest = named.last(where: { $0.hostname == wantedHost }) { return latest }
+        if !named.isEmpty {
+            let hosts = Set(named.map(\.hostname)).sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw CofferError(
+                .itemNotFound,
+                "there is no snapshot '\(reference)' from \(host == nil ? "this host, " : "")'\(wantedHost)'; snapshots of that name come from \(hosts): give --host NAME or an id"
+            )
+        }
         throw CofferError(
             .itemNotFound,
             "there is no snapshot '\(reference)' (by id prefix or name); coffer snapshots lists them"
@@ -57,9 +67,9 @@ struct SnapshotStore {
         }
     }
 
-    /// The latest snapshot named `name`, if any.
-    func latest(named name: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord? {
-        try all(cipher: cipher).last { $0.name == name }
+    /// The latest snapshot named `name` taken on `host`, if any.
+    func latest(named name: String, host: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord? {
+        try all(cipher: cipher).last { $0.name == name && $0.hostname == host }
     }
 
     /// Streams the tree's entries in order, checking the tree's digest at the end.
@@ -87,8 +97,8 @@ struct SnapshotStore {
     }
 
     /// Every entry of the tree by path, for comparing (a previous backup, a diff).
-    func entriesByPath(of record: SnapshotRecord) throws(CofferError) -> [String: TreeEntry] {
-        var entries: [String: TreeEntry] = [:]
+    func entriesByPath(of record: SnapshotRecord) throws(CofferError) -> [[UInt8]: TreeEntry] {
+        var entries: [[UInt8]: TreeEntry] = [:]
         try forEachEntry(of: record) { entries[$0.path] = $0 }
         return entries
     }

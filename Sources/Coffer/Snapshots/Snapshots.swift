@@ -20,10 +20,14 @@ public struct Snapshots: Sendable {
     /// Backs up `directory` as a new snapshot.
     ///
     /// Regular files' contents go through the blob write path (every core, deduplicated, compressed,
-    /// encrypted); files whose size, modification time and inode match the previous snapshot of the
-    /// same name are not read at all. Paths that vanish or cannot be read are reported in the result
-    /// and skipped; sockets, FIFOs and devices are recorded by type only. Nothing is visible until the
-    /// snapshot commits, at the end.
+    /// encrypted); files whose size, modification time, status change time and inode match this
+    /// host's previous snapshot of the same name are not read at all. Each file is read up to the size
+    /// it had when opened, so a file growing meanwhile is recorded as it was. Names are stored as the
+    /// bytes they are (UTF-8 or not), with modes, owners, times, link counts (hard links restore as
+    /// links), sparseness and extended attributes (ACLs and capabilities among them). The vault's own
+    /// directory is left out when it lies inside the tree (``BackupResult/excluded``). Paths that
+    /// vanish or cannot be read are reported in the result and skipped; sockets, FIFOs and devices are
+    /// recorded by type only. Nothing is visible until the snapshot commits, at the end.
     ///
     /// - Parameters:
     ///   - directory: The directory tree to back up.
@@ -32,8 +36,8 @@ public struct Snapshots: Sendable {
     ///   - compressionLevel: The zstd level for new chunks, 1 (fastest) to 19 (smallest); `nil` uses
     ///     the vault's ``Vault/Configuration/compressionLevel``.
     ///   - progress: Called with the files and bytes read so far.
-    /// - Throws: ``CofferError`` `.param` if `directory` is not a directory, and the errors of
-    ///   ``Blobs/write(_:data:options:progress:)``.
+    /// - Throws: ``CofferError`` `.param` if `directory` is not a directory or is the vault's own, and
+    ///   the errors of ``Blobs/write(_:data:options:progress:)``.
     public func backup(
         directory: URL,
         name: String? = nil,
@@ -43,10 +47,11 @@ public struct Snapshots: Sendable {
     ) throws(CofferError) -> BackupResult {
         try vault.checkOpen()
         let root = directory.standardizedFileURL.path
-        guard case .success(let status) = WalkedPath.status(of: root),
-            WalkedPath(relativePath: "", absolutePath: root, status: status).kind == .directory
-        else {
-            throw CofferError(.param, "\(root) is not a directory; give the directory to back up")
+        let vaultDirectory = try vault.ownDirectoryIdentity()
+        if case .success(let status) = WalkedPath.status(of: root),
+            FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)) == vaultDirectory
+        {
+            throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
         }
         let name = name ?? root
         guard !name.isEmpty, name.utf8.count <= 1024 else {
@@ -55,8 +60,11 @@ public struct Snapshots: Sendable {
         let keys = try vault.keyRing()
         let store = snapshotStore(keys)
         let cipher = try makeCipher()
-        var previous: [String: TreeEntry] = [:]
-        if let latest = try store.latest(named: name, cipher: cipher) { previous = try store.entriesByPath(of: latest) }
+        let hostname = Self.hostname
+        var previous: [[UInt8]: TreeEntry] = [:]
+        if let latest = try store.latest(named: name, host: hostname, cipher: cipher) {
+            previous = try store.entriesByPath(of: latest)
+        }
         let run = try BackupRun(environment: vault.environment, store: store.blobStore, scope: scope)
         let session = try ContentSession<BackupRun.Marker>(
             vault: vault,
@@ -70,47 +78,63 @@ public struct Snapshots: Sendable {
         run.useChunker(session.chunker)
         var files = 0
         var bytesRead: Int64 = 0
+        let walker = TreeWalker(
+            root: Array(root.utf8),
+            excluded: [vaultDirectory],
+            report: { run.report(EntryPath.display($0), $1) },
+            exclude: { run.exclude(EntryPath.display($0)) }
+        )
         do {
-            try TreeWalker(root: root, report: run.report).walk { (walked) throws(CofferError) in
+            try walker.walk { (walked) throws(CofferError) in
                 files += 1
                 defer { progress?(BackupProgress(files: files, bytesRead: bytesRead)) }
+                var entry = walked.entry
+                switch ExtendedAttribute.list(of: walked.absolutePath) {
+                case .success(let attributes): entry.attributes = attributes
+                case .failure(let error):
+                    run.report(
+                        walked.displayPath,
+                        "extended attributes could not be read (\(error.message)); stored without them"
+                    )
+                }
                 guard walked.kind == .file else {
-                    var entry = walked.entry
                     if walked.kind == .symlink {
-                        guard let target = Self.linkTarget(walked.absolutePath) else {
-                            run.report(walked.relativePath, "the link target could not be read; skipped")
+                        switch readLinkTarget(walked.absolutePath) {
+                        case .success(let target): entry.linkTarget = target
+                        case .failure(let error):
+                            run.report(
+                                walked.displayPath,
+                                "the link target could not be read (\(error.message)); skipped"
+                            )
                             return
                         }
-                        entry.linkTarget = target
                     }
                     try session.addMarker(.plain(entry))
                     return
                 }
                 let before = previous[walked.relativePath]
-                if let before, before.kind == .file, before.size == walked.size,
-                    before.modifiedSeconds == walked.modifiedSeconds,
-                    before.modifiedNanoseconds == walked.modifiedNanoseconds, before.inode == walked.inode,
-                    before.device == walked.device
-                {
-                    var entry = walked.entry
+                if let before, before.isUnchanged(comparedWith: entry) {
                     entry.content = before.content
                     try session.addMarker(.unchanged(entry))
                     return
                 }
-                let descriptor: Int32
+                let file: OpenedFile
                 switch openForBackup(walked.absolutePath) {
                 case .failure(let error):
-                    run.report(walked.relativePath, "could not be opened (\(error.message)); skipped")
+                    run.report(walked.displayPath, "could not be opened (\(error.message)); skipped")
                     return
                 case .success(let opened):
-                    descriptor = opened
+                    file = opened
                 }
-                defer { closeDescriptor(descriptor) }
-                var source = TolerantFileSource(descriptor: descriptor)
+                defer { closeDescriptor(file.descriptor) }
+                // The entry describes the file as opened, and its content is read up to that size.
+                var opened = TreeEntry(walked.relativePath, status: file.status, kind: .file)
+                opened.attributes = entry.attributes
+                var source = TolerantFileSource(descriptor: file.descriptor, size: opened.size)
                 try session.addContent(&source)
                 // A read error is known only once the content is read: it travels with the end marker.
-                try session.endContent(.file(walked.entry, isNew: before == nil, failure: source.failure))
-                bytesRead += Int64(walked.size)
+                try session.endContent(.file(opened, isNew: before == nil, failure: source.failure))
+                bytesRead += Int64(opened.size)
             }
         } catch {
             session.abandon(error)
@@ -119,10 +143,20 @@ public struct Snapshots: Sendable {
         let id = SecureRandom.bytes(count: 16)
         let record = try session.finish(
             prepare: { (context) throws(CofferError) in try run.finishTree(context) },
-            { txn, context in try commitSnapshot(id: id, name: name, root: root, run: run, keys: keys, in: txn, context)
+            { txn, context in
+                try commitSnapshot(
+                    id: id,
+                    name: name,
+                    root: root,
+                    hostname: hostname,
+                    run: run,
+                    keys: keys,
+                    in: txn,
+                    context
+                )
             }
         )
-        return BackupResult(snapshot: record.info, problems: run.problems)
+        return BackupResult(snapshot: record.info, problems: run.problems, excluded: run.excluded)
     }
 
     /// The final transaction of a backup: the record, the release of abandoned files, the change.
@@ -130,6 +164,7 @@ public struct Snapshots: Sendable {
         id: [UInt8],
         name: String,
         root: String,
+        hostname: String,
         run: BackupRun,
         keys: KeyRing,
         in txn: Transaction,
@@ -138,7 +173,6 @@ public struct Snapshots: Sendable {
         guard let tree = run.tree else { throw CofferError(.internalError, "the backup's tree was not finished") }
         let scope = context.keys.scope
         let store = snapshotStore(keys)
-        let hostname = ProcessInfo.processInfo.hostName
         let record = SnapshotRecord(
             id: id,
             name: name,
@@ -171,43 +205,53 @@ public struct Snapshots: Sendable {
         return try snapshotStore(try vault.keyRing()).all(cipher: try makeCipher()).map(\.info)
     }
 
-    /// The snapshot `reference` names: an id prefix of 6 or more hex digits, or a name (its latest).
-    public func snapshot(_ reference: String) throws(CofferError) -> SnapshotInfo {
-        try resolve(reference).info
+    /// The snapshot `reference` names: an id prefix of 6 or more hex digits, or a name (its latest
+    /// snapshot taken on `host`; this machine's when `host` is `nil`).
+    ///
+    /// - Throws: ``CofferError`` `.itemNotFound` if there is none; its message lists the hosts that
+    ///   have snapshots of that name when only other machines do.
+    public func snapshot(_ reference: String, host: String? = nil) throws(CofferError) -> SnapshotInfo {
+        try resolve(reference, host: host).info
     }
 
-    /// Every path in a snapshot, in order.
-    public func entries(of reference: String) throws(CofferError) -> [SnapshotEntry] {
-        let record = try resolve(reference)
+    /// Every path in a snapshot, in order, the backed-up directory itself first (as `.`, in
+    /// snapshots from format 3 on).
+    public func entries(of reference: String, host: String? = nil) throws(CofferError) -> [SnapshotEntry] {
+        let record = try resolve(reference, host: host)
         var entries: [SnapshotEntry] = []
         try snapshotStore(try vault.keyRing()).forEachEntry(of: record) { entries.append(SnapshotEntry($0)) }
         return entries
     }
 
-    /// Drops a snapshot; chunks no other snapshot or blob uses are freed.
-    public func forget(_ reference: String) throws(CofferError) {
-        let record = try resolve(reference)
+    /// Drops a snapshot; chunks no other snapshot or blob uses are freed. A name drops this host's
+    /// latest snapshot of that name (or `host`'s); another machine's is reached only by `host` or id.
+    public func forget(_ reference: String, host: String? = nil) throws(CofferError) {
+        let record = try resolve(reference, host: host)
         try snapshotStore(try vault.keyRing()).forget(record)
     }
 
-    /// The paths added, removed and changed (content, type, mode or link target) from `old` to `new`.
-    public func diff(_ old: String, _ new: String) throws(CofferError) -> SnapshotDiff {
+    /// The paths added, removed and changed (content, type, mode, owner, link target or extended
+    /// attributes) from `old` to `new` (names resolved on `host`, this machine by default). Paths
+    /// are shown as ``SnapshotEntry/path`` shows them.
+    public func diff(_ old: String, _ new: String, host: String? = nil) throws(CofferError) -> SnapshotDiff {
         let store = snapshotStore(try vault.keyRing())
-        let before = try store.entriesByPath(of: try resolve(old))
-        let after = try store.entriesByPath(of: try resolve(new))
+        let before = try store.entriesByPath(of: try resolve(old, host: host))
+        let after = try store.entriesByPath(of: try resolve(new, host: host))
         var diff = SnapshotDiff()
-        for (path, entry) in after {
+        for (path, entry) in after where !entry.isRoot {
             guard let previous = before[path] else {
-                diff.added.append(path)
+                diff.added.append(entry.displayPath)
                 continue
             }
             if previous.kind != entry.kind || previous.mode != entry.mode || previous.linkTarget != entry.linkTarget
+                || previous.uid != entry.uid || previous.gid != entry.gid
                 || !Self.sameContent(previous.content, entry.content)
+                || (previous.changedSeconds != nil && previous.attributes != entry.attributes)
             {
-                diff.changed.append(path)
+                diff.changed.append(entry.displayPath)
             }
         }
-        diff.removed = before.keys.filter { after[$0] == nil }
+        diff.removed = before.filter { after[$0.key] == nil && !$0.key.isEmpty }.map(\.value.displayPath)
         diff.added.sort()
         diff.removed.sort()
         diff.changed.sort()
@@ -225,9 +269,9 @@ public struct Snapshots: Sendable {
 
     // MARK: Internals
 
-    func resolve(_ reference: String) throws(CofferError) -> SnapshotRecord {
+    func resolve(_ reference: String, host: String? = nil) throws(CofferError) -> SnapshotRecord {
         try vault.checkOpen()
-        return try snapshotStore(try vault.keyRing()).resolve(reference, cipher: try makeCipher())
+        return try snapshotStore(try vault.keyRing()).resolve(reference, host: host, cipher: try makeCipher())
     }
 
     func snapshotStore(_ keys: KeyRing) -> SnapshotStore {
@@ -242,9 +286,8 @@ public struct Snapshots: Sendable {
         }
     }
 
-    static func linkTarget(_ path: String) -> [UInt8]? {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { Array($0.utf8) }
-    }
+    /// This machine's name, as snapshots record it (`gethostname`, the name `unshare -u` changes).
+    static var hostname: String { ProcessInfo.processInfo.hostName }
 
     /// Releases the references a list holds (in `txn`).
     static func release(
@@ -286,8 +329,11 @@ public struct SnapshotEntry: Sendable, Hashable {
         case other
     }
 
-    /// Relative to the backed-up directory.
+    /// Relative to the backed-up directory, as printable text: `.` for the directory itself; bytes
+    /// that are not UTF-8 and control characters written `\xHH`, a backslash `\\`.
     public let path: String
+    /// The path's exact bytes, as the file system named it (empty for the directory itself).
+    public let pathBytes: [UInt8]
     /// What the path is.
     public let kind: Kind
     /// Size in bytes (files).
@@ -300,11 +346,21 @@ public struct SnapshotEntry: Sendable, Hashable {
     public let gid: UInt32
     /// Modification time.
     public let modified: Date
-    /// Where a symbolic link points.
+    /// Where a symbolic link points, as printable text (escaped like ``path``).
     public let linkTarget: String?
+    /// How many names the file had when backed up; a restore links the names of one file again.
+    public let linkCount: Int
+    /// Names of the extended attributes stored with the path (ACLs and capabilities among them).
+    public let extendedAttributeNames: [String]
+    /// Whether the file occupied less space than its size (it is restored with holes).
+    public let isSparse: Bool
 
     init(_ entry: TreeEntry) {
-        path = entry.path
+        path = entry.displayPath
+        pathBytes = entry.path
+        linkCount = Int(entry.linkCount)
+        extendedAttributeNames = entry.attributes.map(\.displayName)
+        isSparse = entry.isSparse
         switch entry.kind {
         case .file: kind = .file
         case .directory: kind = .directory
@@ -318,7 +374,7 @@ public struct SnapshotEntry: Sendable, Hashable {
         modified = Date(
             timeIntervalSince1970: Double(entry.modifiedSeconds) + Double(entry.modifiedNanoseconds) / 1e9
         )
-        linkTarget = entry.linkTarget.map { String(decoding: $0, as: UTF8.self) }
+        linkTarget = entry.linkTarget.map { PrintableText.escaping($0) }
     }
 }
 
@@ -328,6 +384,6 @@ public struct SnapshotDiff: Sendable, Hashable {
     public var added: [String] = []
     /// Paths only in the older snapshot.
     public var removed: [String] = []
-    /// Paths in both whose content, type, mode or link target differ.
+    /// Paths in both whose content, type, mode, owner, link target or extended attributes differ.
     public var changed: [String] = []
 }

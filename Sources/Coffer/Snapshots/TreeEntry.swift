@@ -3,18 +3,24 @@ import Foundation
 /// One path in a snapshot's tree: a regular file (with its content's chunk list), a directory, a
 /// symbolic link (with its target), or another kind of file recorded by type only.
 ///
-/// Stored in the tree stream as `length (UInt32) ‖ body` (docs/FORMAT.md, "Snapshot trees"):
+/// Stored in the tree stream as `length (UInt32) ‖ body` (docs/FORMAT.md, "Snapshot trees"); the
+/// length counts the body only. Version 3 (the snapshot record's version):
 ///
 /// ```
-/// kind (1) ‖ path (UInt16 length ‖ UTF-8) ‖ mode (UInt32) ‖ uid (UInt32) ‖ gid (UInt32)
-///   ‖ mtime seconds (Int64) ‖ mtime nanoseconds (UInt32) ‖ size (UInt64) ‖ device (UInt64) ‖ inode (UInt64)
-///   file:    [version 1 only: SHA-256 (32)] ‖ chunk count (UInt64) ‖ chunk list
+/// kind (1) ‖ path (UInt16 length ‖ bytes) ‖ mode (UInt32) ‖ uid (UInt32) ‖ gid (UInt32)
+///   ‖ mtime seconds (Int64) ‖ mtime nanoseconds (UInt32) ‖ ctime seconds (Int64) ‖ ctime nanoseconds (UInt32)
+///   ‖ size (UInt64) ‖ device (UInt64) ‖ inode (UInt64) ‖ link count (UInt64) ‖ allocated bytes (UInt64)
+///   ‖ attribute count (UInt16) ‖ each: name (UInt16 length ‖ bytes) ‖ value (UInt32 length ‖ bytes)
+///   file:    chunk count (UInt64) ‖ chunk list
 ///   symlink: target (UInt16 length ‖ bytes)
 /// ```
 ///
-/// Version 2 (the snapshot record's version) dropped the per-file SHA-256: a backup hashed every byte
-/// twice, once for the chunk ids and once for it, and the second hash added no check the first does
-/// not make (each chunk read is checked against its keyed id, and the list is sealed in the tree).
+/// Paths and link targets are bytes, as Linux names are: a name that is not UTF-8 is stored and
+/// restored exactly. The first entry of a version 3 tree is the backed-up directory itself, with an
+/// empty path. Versions 1 and 2 had no ctime, link count, allocated size, attributes or root entry,
+/// and their paths were UTF-8; version 1 also stored each file's SHA-256 before its chunk count.
+/// Version 2 dropped that hash: a backup hashed every byte twice, and the second hash added no check
+/// the chunk ids do not make.
 struct TreeEntry: Sendable, Equatable {
     enum Kind: UInt8, Sendable {
         case file = 1
@@ -41,32 +47,61 @@ struct TreeEntry: Sendable, Equatable {
     }
 
     let kind: Kind
-    /// Relative to the backed-up directory, `/`-separated, never empty, `.`, `..` or absolute.
-    let path: String
+    /// Relative to the backed-up directory, `/`-separated bytes; empty for the root entry, otherwise
+    /// never `.`, `..` or absolute (``EntryPath/isSafe(_:)``).
+    let path: [UInt8]
     let mode: UInt32
     let uid: UInt32
     let gid: UInt32
     let modifiedSeconds: Int64
     let modifiedNanoseconds: UInt32
-    let size: UInt64
+    var size: UInt64
     let device: UInt64
     let inode: UInt64
+    /// The status change time; `nil` in entries of versions 1 and 2, which did not record it.
+    var changedSeconds: Int64? = nil
+    var changedNanoseconds: UInt32 = 0
+    /// How many names the file had (`st_nlink`); 1 in entries of versions 1 and 2.
+    var linkCount: UInt64 = 1
+    /// The bytes the file occupied on disk (`st_blocks` × 512): less than `size` for a sparse file.
+    var allocatedBytes: UInt64? = nil
+    /// Extended attributes (ACLs and file capabilities among them), in name order.
+    var attributes: [ExtendedAttribute] = []
     var content: Content?
     var linkTarget: [UInt8]?
+
+    /// The path as text for people: ``EntryPath/display(_:)``.
+    var displayPath: String { EntryPath.display(path) }
+
+    /// Whether this is the backed-up directory itself (the first entry from version 3 on).
+    var isRoot: Bool { path.isEmpty }
+
+    /// Whether the file was sparse when backed up: it occupied less space than its size.
+    var isSparse: Bool { kind == .file && (allocatedBytes.map { $0 < size } ?? false) }
 
     /// The entry in the current version's encoding (``SnapshotRecord/version``).
     func encoded() -> [UInt8] {
         var body = BinaryWriter()
         body.write(kind.rawValue)
-        body.write(lengthPrefixed: Array(path.utf8))
+        body.write(lengthPrefixed: path)
         body.write(mode)
         body.write(uid)
         body.write(gid)
         body.write(modifiedSeconds)
         body.write(modifiedNanoseconds)
+        body.write(changedSeconds ?? 0)
+        body.write(changedNanoseconds)
         body.write(size)
         body.write(device)
         body.write(inode)
+        body.write(linkCount)
+        body.write(allocatedBytes ?? size)
+        body.write(UInt16(attributes.count))
+        for attribute in attributes {
+            body.write(lengthPrefixed: attribute.name)
+            body.write(UInt32(attribute.value.count))
+            body.write(raw: attribute.value)
+        }
         if kind == .file, let content {
             body.write(content.chunkCount)
             content.chunks.encode(into: &body)
@@ -84,21 +119,39 @@ struct TreeEntry: Sendable, Equatable {
         guard let kind = Kind(rawValue: try reader.readUInt8()) else {
             throw CofferError(.decode, "a snapshot tree entry has an unknown kind; the snapshot is damaged")
         }
-        guard let path = String(validating: try reader.readLengthPrefixed(), as: UTF8.self) else {
+        let path = try reader.readLengthPrefixed()
+        if version < 3, String(validating: path, as: UTF8.self) == nil {
             throw CofferError(.decode, "a snapshot tree entry's path is not UTF-8; the snapshot is damaged")
         }
+        let mode = try reader.readUInt32()
+        let uid = try reader.readUInt32()
+        let gid = try reader.readUInt32()
+        let modifiedSeconds = try reader.readInt64()
+        let modifiedNanoseconds = try reader.readUInt32()
+        let changed = version >= 3 ? (seconds: try reader.readInt64(), nanoseconds: try reader.readUInt32()) : nil
         var entry = TreeEntry(
             kind: kind,
             path: path,
-            mode: try reader.readUInt32(),
-            uid: try reader.readUInt32(),
-            gid: try reader.readUInt32(),
-            modifiedSeconds: try reader.readInt64(),
-            modifiedNanoseconds: try reader.readUInt32(),
+            mode: mode,
+            uid: uid,
+            gid: gid,
+            modifiedSeconds: modifiedSeconds,
+            modifiedNanoseconds: modifiedNanoseconds,
             size: try reader.readUInt64(),
             device: try reader.readUInt64(),
             inode: try reader.readUInt64()
         )
+        if let changed {
+            entry.changedSeconds = changed.seconds
+            entry.changedNanoseconds = changed.nanoseconds
+            entry.linkCount = try reader.readUInt64()
+            entry.allocatedBytes = try reader.readUInt64()
+            for _ in 0..<Int(try reader.readUInt16()) {
+                let name = try reader.readLengthPrefixed()
+                let value = try reader.readBytes(Int(try reader.readUInt32()))
+                entry.attributes.append(ExtendedAttribute(name: name, value: value))
+            }
+        }
         switch kind {
         case .file:
             entry.content = Content(
@@ -113,15 +166,6 @@ struct TreeEntry: Sendable, Equatable {
         }
         try reader.finish()
         return entry
-    }
-
-    /// Whether `path` is safe to create under a restore target: relative, no empty, `.` or `..`
-    /// component, no NUL.
-    static func isSafe(_ path: String) -> Bool {
-        guard !path.isEmpty, !path.hasPrefix("/"), !path.contains("\0") else { return false }
-        return path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy {
-            !$0.isEmpty && $0 != "." && $0 != ".."
-        }
     }
 }
 

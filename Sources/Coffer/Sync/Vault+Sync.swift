@@ -65,6 +65,7 @@ extension Vault {
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
         let roots = try unlockedRoots()
         let keys = try keyRing()
+        try refuseOwnFile(url, reading: false)
         var output = try OutputFile(path: url.path)
         let descriptor = output.descriptor
         let (schema, environment, identity) = (schema, environment, identity)

@@ -48,20 +48,22 @@ enum TreeFixture {
     /// Everything about a tree that a restore must reproduce, by relative path.
     static func describe(_ root: URL) throws -> [String: String] {
         var description: [String: String] = [:]
-        try TreeWalker(root: root.path, report: { _, _ in }).walk { walked in
+        try TreeWalker(root: Array(root.path.utf8), excluded: [], report: { _, _ in }, exclude: { _ in }).walk {
+            walked in
+            let entry = walked.entry
+            let absolute = String(decoding: walked.absolutePath.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
             var text =
-                "\(walked.kind) mode=\(String(walked.mode, radix: 8)) mtime=\(walked.modifiedSeconds).\(walked.modifiedNanoseconds)"
+                "\(walked.kind) mode=\(String(entry.mode, radix: 8)) mtime=\(entry.modifiedSeconds).\(entry.modifiedNanoseconds)"
             switch walked.kind {
             case .file:
-                let data = FileManager.default.contents(atPath: walked.absolutePath) ?? Data()
+                let data = FileManager.default.contents(atPath: absolute) ?? Data()
                 text += " size=\(walked.size) sha=\((try? SHA256.hash(data))?.hex ?? "?")"
             case .symlink:
-                text +=
-                    " -> \((try? FileManager.default.destinationOfSymbolicLink(atPath: walked.absolutePath)) ?? "?")"
+                text += " -> \((try? FileManager.default.destinationOfSymbolicLink(atPath: absolute)) ?? "?")"
             default:
                 break
             }
-            description[walked.relativePath] = text
+            description[walked.displayPath] = text
         }
         return description
     }
@@ -114,15 +116,15 @@ struct SnapshotTests {
         #expect(try vault.blobs.verify().isHealthy)
     }
 
-    @Test("backups write record version 2, whose file entries hold no SHA-256; version 1 entries still read")
+    @Test("backups write record version 3, whose file entries hold no SHA-256; versions 1 and 2 still read")
     func treeVersions() throws {
         let result = try vault.snapshots.backup(directory: source)
         let record = try vault.snapshots.resolve(result.snapshot.id)
         let stored = try #require(
             try vault.environment.read { txn in try txn.get(vault.schema.snapshots, key: record.id) }
         )
-        #expect(stored.first == 2)
-        #expect(record.formatVersion == 2)
+        #expect(stored.first == 3)
+        #expect(record.formatVersion == SnapshotRecord.version)
         var files = 0
         try vault.snapshots.snapshotStore(try vault.keyRing()).forEachEntry(of: record) { entry in
             guard let content = entry.content else { return }
@@ -135,7 +137,7 @@ struct SnapshotTests {
         let chunk = ChunkEntry(id: [UInt8](repeating: 0xAB, count: 32), length: 5)
         let entry = TreeEntry(
             kind: .file,
-            path: "a/b.txt",
+            path: Array("a/b.txt".utf8),
             mode: 0o100644,
             uid: 1000,
             gid: 1000,
@@ -146,7 +148,7 @@ struct SnapshotTests {
             inode: 77,
             content: TreeEntry.Content(chunkCount: 1, chunks: .inline([chunk]))
         )
-        let version2 = Array(entry.encoded().dropFirst(4))
+        let version2 = try legacyEncoding(of: entry, chunk: chunk)
         let digest = try SHA256.hash(Array("hello".utf8))
         let contentStart = version2.count - 8 - (try chunkListSize(chunk))
         let version1 = Array(version2[..<contentStart]) + digest + Array(version2[contentStart...])
@@ -155,6 +157,24 @@ struct SnapshotTests {
         withDigest.content?.digest = digest
         #expect(try TreeEntry.decode(version1, version: 1) == withDigest)
         #expect(throws: CofferError.self) { try TreeEntry.decode(version1, version: 2) }
+    }
+
+    /// A file entry in the version 2 encoding (no ctime, link count, allocated size or attributes).
+    private func legacyEncoding(of entry: TreeEntry, chunk: ChunkEntry) throws -> [UInt8] {
+        var body = BinaryWriter()
+        body.write(entry.kind.rawValue)
+        body.write(lengthPrefixed: entry.path)
+        body.write(entry.mode)
+        body.write(entry.uid)
+        body.write(entry.gid)
+        body.write(entry.modifiedSeconds)
+        body.write(entry.modifiedNanoseconds)
+        body.write(entry.size)
+        body.write(entry.device)
+        body.write(entry.inode)
+        body.write(UInt64(1))
+        ChunkList.inline([chunk]).encode(into: &body)
+        return body.bytes
     }
 
     /// The encoded size of an inline chunk list of one entry.
@@ -209,7 +229,7 @@ struct SnapshotTests {
         #expect(healthy.bytesRead >= snapshot.statistics.bytes)
         let entry = try #require(
             try SnapshotStore(environment: vault.environment, schema: vault.schema, keys: vault.keyRing())
-                .entriesByPath(of: try vault.snapshots.resolve(snapshot.id))["docs/a.txt"]
+                .entriesByPath(of: try vault.snapshots.resolve(snapshot.id))[Array("docs/a.txt".utf8)]
         )
         guard case .inline(let chunks) = entry.content?.chunks else {
             Issue.record("expected an inline chunk list")
@@ -244,10 +264,12 @@ struct SnapshotTests {
         let target = fixture.directory.path("subset")
         _ = try vault.snapshots.restore(snapshot.id, to: target, include: "docs/deep")
         let restored = try TreeFixture.describe(target).keys.sorted()
-        #expect(restored == ["docs", "docs/deep", "docs/deep/b.bin", "docs/deep/deeper", "docs/deep/deeper/big.log"])
+        #expect(
+            restored == [".", "docs", "docs/deep", "docs/deep/b.bin", "docs/deep/deeper", "docs/deep/deeper/big.log"]
+        )
         let second = fixture.directory.path("texts")
         _ = try vault.snapshots.restore(snapshot.id, to: second, include: "*.txt")
-        #expect(try TreeFixture.describe(second).keys.sorted() == ["docs", "docs/a.txt"])
+        #expect(try TreeFixture.describe(second).keys.sorted() == [".", "docs", "docs/a.txt"])
     }
 
     @Test("restore refuses a non-empty target and leaves it alone")
@@ -268,8 +290,8 @@ struct SnapshotTests {
         let result = try vault.snapshots.backup(
             directory: source,
             progress: { progress in
-                // Delete the last file while the walk is still at the first paths.
-                if progress.files == 1 { try? FileManager.default.removeItem(at: doomed) }
+                // Delete the last file while the walk is at the first path after the root.
+                if progress.files == 2 { try? FileManager.default.removeItem(at: doomed) }
             }
         )
         #expect(result.problems.map(\.path) == ["zz-vanishes.txt"])
@@ -283,7 +305,7 @@ struct SnapshotTests {
         func entry(_ kind: TreeEntry.Kind, _ path: String, target: String? = nil) -> TreeEntry {
             var entry = TreeEntry(
                 kind: kind,
-                path: path,
+                path: Array(path.utf8),
                 mode: kind == .directory ? 0o40755 : 0o100644,
                 uid: 0,
                 gid: 0,

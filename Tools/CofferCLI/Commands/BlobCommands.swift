@@ -114,7 +114,7 @@ enum BlobCommands {
             try invocation.console.printJSON(BlobListing(info))
         } else if !invocation.flag("quiet") {
             invocation.console.message(
-                "Stored \(info.name): \(ByteCount.format(info.size)) in \(info.chunkCount) chunks (\(info.scope.rawValue), \(info.protection.rawValue))."
+                "Stored \(info.name): \(ByteCount.format(info.size)) in \(info.chunkCount) content chunks\(info.listChunkCount > 0 ? " and \(info.listChunkCount) list chunks" : "") (\(info.scope.rawValue), \(info.protection.rawValue))."
             )
         }
     }
@@ -194,7 +194,7 @@ enum BlobCommands {
             """
             name:        \(info.name)
             size:        \(info.size) bytes (\(ByteCount.format(info.size)))
-            chunks:      \(info.chunkCount)
+            chunks:      \(info.chunkCount) content\(info.listChunkCount > 0 ? ", \(info.listChunkCount) list" : "")
             scope:       \(info.scope.rawValue)
             protection:  \(info.protection.rawValue)
             created:     \(dates.string(from: info.created))
@@ -322,6 +322,7 @@ struct BlobListing: Encodable {
     let name: String
     let size: Int64
     let chunks: Int
+    let listChunks: Int
     let scope: String
     let protection: String
     let created: Date
@@ -332,6 +333,7 @@ struct BlobListing: Encodable {
         name = info.name
         size = info.size
         chunks = info.chunkCount
+        listChunks = info.listChunkCount
         scope = info.scope.rawValue
         protection = info.protection.rawValue
         created = info.created

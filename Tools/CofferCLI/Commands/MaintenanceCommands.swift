@@ -119,7 +119,7 @@ enum MaintenanceCommands {
             logical size:   \(ByteCount.format(stats.logicalBytes))
             after dedup:    \(ByteCount.format(stats.uniqueBytes)) (\(String(format: "%.2f", stats.deduplicationRatio))×)
             stored:         \(ByteCount.format(stats.storedBytes)) (compression \(String(format: "%.2f", stats.compressionRatio))×)
-            chunks:         \(stats.chunkCount)
+            chunks:         \(stats.chunkCount) stored (content and list chunks of every blob and snapshot, each once)
             """
         )
     }

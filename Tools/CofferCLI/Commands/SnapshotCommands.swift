@@ -7,9 +7,13 @@ enum SnapshotCommands {
         name: "backup",
         abstract: "Back up a directory tree as a new snapshot.",
         discussion: """
-            File contents are deduplicated against everything in the vault; files whose size, time and
-            inode match the previous snapshot of the same name are not read at all. Paths that vanish or
-            cannot be read are reported and skipped. Snapshots are syncable unless --device-only.
+            File contents are deduplicated against everything in the vault; files whose size,
+            modification and change times and inode match this host's previous snapshot of the same name
+            are not read at all. Names are stored as bytes (UTF-8 or not), with modes, owners, times, hard
+            links, sparseness and extended attributes (ACLs, capabilities). Each file is read up to the
+            size it had when opened. The vault's own directory is left out. Paths that vanish or cannot
+            be read are reported and skipped, and the command then exits 3: the snapshot is incomplete.
+            Snapshots are syncable unless --device-only.
             """,
         options: [
             .option(
@@ -24,15 +28,23 @@ enum SnapshotCommands {
         run: runBackup
     )
 
+    static let hostOption = OptionSpec.option(
+        "host",
+        value: "HOST",
+        help: "Whose snapshot a name means (default: this machine's hostname)."
+    )
+
     static let list = CommandSpec(
         name: "snapshots",
-        abstract: "List the snapshots: id, time, files, size, name.",
+        abstract: "List the snapshots: id, time, host, files, size, name.",
+        options: [.option("host", value: "HOST", help: "Only the snapshots taken on HOST.")],
         run: runList
     )
 
     static let show = CommandSpec(
         name: "show",
         abstract: "List the paths in a snapshot, with sizes.",
+        options: [hostOption],
         arguments: [ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")],
         run: runShow
     )
@@ -41,15 +53,18 @@ enum SnapshotCommands {
         name: "restore",
         abstract: "Recreate a snapshot's tree in an empty or new directory.",
         discussion: """
-            Contents, modes, modification times, symbolic links and empty directories are restored (and
-            owners when run as root). Paths that would escape DIR are refused.
+            Contents, modes, modification times, symbolic links, empty directories, names as stored,
+            hard links, sparse files' holes and extended attributes are restored (and owners when run as
+            root). Paths that would escape DIR are refused. A name means this host's latest snapshot of
+            that name unless --host says whose.
             """,
         options: [
+            hostOption,
             .option(
                 "include",
                 value: "PATTERN",
                 help: "Only paths matching PATTERN (fnmatch), and all under a matching directory."
-            )
+            ),
         ],
         arguments: [
             ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot)."),
@@ -61,6 +76,7 @@ enum SnapshotCommands {
     static let forget = CommandSpec(
         name: "forget",
         abstract: "Drop a snapshot; chunks nothing else uses are freed.",
+        options: [hostOption],
         arguments: [ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")],
         run: runForget
     )
@@ -68,6 +84,7 @@ enum SnapshotCommands {
     static let diff = CommandSpec(
         name: "diff",
         abstract: "Show the paths added (+), removed (-) and changed (M) from snapshot A to B.",
+        options: [hostOption],
         arguments: [ArgumentSpec("A", help: "The older snapshot."), ArgumentSpec("B", help: "The newer snapshot.")],
         run: runDiff
     )
@@ -91,11 +108,17 @@ enum SnapshotCommands {
         let stats = result.snapshot.statistics
         if invocation.flag("json") {
             try invocation.console.printJSON(
-                BackupListing(snapshot: SnapshotListing(result.snapshot), problems: result.problems.map(\.description))
+                BackupListing(
+                    snapshot: SnapshotListing(result.snapshot),
+                    problems: result.problems.map(\.description),
+                    excluded: result.excluded
+                )
             )
+            try incomplete(result)
             return
         }
-        for problem in result.problems { invocation.console.message("skipped: \(problem)") }
+        for path in result.excluded { invocation.console.message("excluded: \(path) (the vault's own directory)") }
+        for problem in result.problems { invocation.console.message("warning: \(problem)") }
         if !invocation.flag("quiet") {
             invocation.console.message(
                 "Snapshot \(result.snapshot.shortID) of \(result.snapshot.sourcePath): \(stats.files) files "
@@ -104,12 +127,23 @@ enum SnapshotCommands {
                     + "\(ByteCount.format(stats.bytesAdded)) added to the vault."
             )
         }
+        try incomplete(result)
+    }
+
+    /// Ends a backup that could not read everything with exit status 3, as restic does, so a script
+    /// or a scheduler sees that the snapshot is incomplete.
+    private static func incomplete(_ result: BackupResult) throws {
+        guard !result.problems.isEmpty else { return }
+        throw IncompleteResult(
+            "snapshot \(result.snapshot.shortID) is incomplete: \(result.problems.count) path(s) could not be backed up in full (listed above); fix them and back up again"
+        )
     }
 
     static func runList(_ invocation: Invocation) throws {
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        let snapshots = try vault.snapshots.list()
+        let host = invocation.value("host")
+        let snapshots = try vault.snapshots.list().filter { host == nil || $0.hostname == host }
         if invocation.flag("json") {
             try invocation.console.printJSON(snapshots.map(SnapshotListing.init))
             return
@@ -118,9 +152,10 @@ enum SnapshotCommands {
         let lines = snapshots.map { snapshot in
             [
                 snapshot.shortID, dates.string(from: snapshot.created),
+                PrintableText.escaping(snapshot.hostname),
                 String(snapshot.statistics.files).leftPadded(to: 8) + " files",
                 ByteCount.format(snapshot.statistics.bytes).leftPadded(to: 10),
-                snapshot.scope == .syncable ? "sync  " : "device", snapshot.name,
+                snapshot.scope == .syncable ? "sync  " : "device", PrintableText.escaping(snapshot.name),
             ].joined(separator: "  ")
         }
         if !lines.isEmpty { invocation.console.print(lines.joined(separator: "\n")) }
@@ -129,7 +164,7 @@ enum SnapshotCommands {
     static func runShow(_ invocation: Invocation) throws {
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        let entries = try vault.snapshots.entries(of: invocation.arguments[0])
+        let entries = try vault.snapshots.entries(of: invocation.arguments[0], host: invocation.value("host"))
         if invocation.flag("json") {
             try invocation.console.printJSON(entries.map(EntryListing.init))
             return
@@ -150,6 +185,7 @@ enum SnapshotCommands {
         let bar = ProgressBar(label: "restore", total: nil, for: invocation)
         let result = try vault.snapshots.restore(
             invocation.arguments[0],
+            host: invocation.value("host"),
             to: URL(fileURLWithPath: invocation.arguments[1]),
             include: invocation.value("include"),
             progress: { bar.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
@@ -176,19 +212,25 @@ enum SnapshotCommands {
     static func runForget(_ invocation: Invocation) throws {
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        let snapshot = try vault.snapshots.snapshot(invocation.arguments[0])
+        let snapshot = try vault.snapshots.snapshot(invocation.arguments[0], host: invocation.value("host"))
         try vault.snapshots.forget(snapshot.id)
         if invocation.flag("json") {
             try invocation.console.printJSON(["forgotten": snapshot.id])
         } else if !invocation.flag("quiet") {
-            invocation.console.message("Forgot snapshot \(snapshot.shortID) (\(snapshot.name)).")
+            invocation.console.message(
+                "Forgot snapshot \(snapshot.shortID) (\(PrintableText.escaping(snapshot.name)) on \(PrintableText.escaping(snapshot.hostname)))."
+            )
         }
     }
 
     static func runDiff(_ invocation: Invocation) throws {
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        let diff = try vault.snapshots.diff(invocation.arguments[0], invocation.arguments[1])
+        let diff = try vault.snapshots.diff(
+            invocation.arguments[0],
+            invocation.arguments[1],
+            host: invocation.value("host")
+        )
         if invocation.flag("json") {
             try invocation.console.printJSON(["added": diff.added, "removed": diff.removed, "changed": diff.changed])
             return
@@ -222,6 +264,7 @@ struct SnapshotListing: Encodable {
 struct BackupListing: Encodable {
     let snapshot: SnapshotListing
     let problems: [String]
+    let excluded: [String]
 }
 
 struct RestoreListing: Encodable {
@@ -237,6 +280,9 @@ struct EntryListing: Encodable {
     let mode: UInt32
     let modified: Date
     let linkTarget: String?
+    let linkCount: Int
+    let extendedAttributes: [String]
+    let sparse: Bool
 
     init(_ entry: SnapshotEntry) {
         path = entry.path
@@ -245,5 +291,8 @@ struct EntryListing: Encodable {
         mode = entry.mode
         modified = entry.modified
         linkTarget = entry.linkTarget
+        linkCount = entry.linkCount
+        extendedAttributes = entry.extendedAttributeNames
+        sparse = entry.isSparse
     }
 }
