@@ -63,8 +63,9 @@ struct ItemEndToEndTests {
         #expect(try item(["get", "--service", "bin", "--account", "a"]).status == 0)
         let listing = try item(["find", "--json", "--show-value", "--service", "bin"])
         #expect(listing.output.contains(bytes.base64EncodedString()))
-        // An empty standard input stores an empty value.
-        #expect(try item(["add", "--service", "empty", "--account", "a"]).status == 0)
+        // An empty standard input is refused; an empty value must be given as such.
+        #expect(try item(["add", "--service", "empty", "--account", "a"]).status == 1)
+        #expect(try item(["add", "--service", "empty", "--account", "a", "--value", ""]).status == 0)
         let empty = try item(["get", "--service", "empty", "--account", "a"])
         #expect(empty.status == 0, "\(empty.error)")
         #expect(empty.output.isEmpty, "get printed \(empty.output.utf8.count) bytes: \(empty.output.debugDescription)")
@@ -81,6 +82,7 @@ struct ItemEndToEndTests {
         #expect(always.error.contains("param -50"))
         let syncLocal = try item([
             "add", "--service", "t", "--account", "a", "--sync", "--accessible", "whenUnlockedThisDeviceOnly",
+            "--value", "v",
         ])
         #expect(syncLocal.error.contains("cannot be syncable"))
         let large = directory.path("large")

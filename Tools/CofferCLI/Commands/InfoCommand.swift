@@ -17,7 +17,7 @@ enum InfoCommand {
         let vault = try Vault.open(at: try CofferCommand.vaultDirectory(invocation))
         defer { vault.close() }
         if SecretSource.passphrase.isProvided(in: invocation) {
-            try vault.unlock(passphrase: try SecretSource.passphrase.passphrase(invocation))
+            try SecretSource.passphrase.unlock(vault, invocation)
         }
         let info = try vault.info()
         if invocation.flag("json") {

@@ -271,12 +271,19 @@ enum ItemCommand {
     }
 
     /// The value from --value, --value-file (`-`: standard input), else standard input, else a prompt.
+    /// An empty file or standard input is refused (a script whose pipe broke would store an empty
+    /// secret without a word); an empty secret must be asked for with `--value ''`.
     static func value(_ invocation: Invocation) throws -> Data {
         if let text = invocation.value("value") { return Data(text.utf8) }
-        if invocation.value("value-file") == "-" { return invocation.console.readStandardInput() }
+        if invocation.value("value-file") == "-" { return try nonEmptyStandardInput(invocation) }
         if let path = invocation.value("value-file") {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw CLIFailure("cannot read --value-file '\(path)': no such readable file")
+            }
+            guard !data.isEmpty else {
+                throw CLIFailure(
+                    "--value-file '\(path)' is empty; nothing was stored (for an empty secret, pass --value '')"
+                )
             }
             return data
         }
@@ -286,7 +293,17 @@ enum ItemCommand {
             }
             return Data(typed)
         }
-        return invocation.console.readStandardInput()
+        return try nonEmptyStandardInput(invocation)
+    }
+
+    private static func nonEmptyStandardInput(_ invocation: Invocation) throws -> Data {
+        let data = invocation.console.readStandardInput()
+        guard !data.isEmpty else {
+            throw CLIFailure(
+                "standard input was empty; nothing was stored (give the value on standard input or with --value-file F; for an empty secret, pass --value '')"
+            )
+        }
+        return data
     }
 
     static func describe(_ item: KeychainItem) -> String {

@@ -9,7 +9,8 @@ enum PasswdCommand {
         discussion: """
             Unlocks with the current passphrase (or, with --recovery-key-file or $COFFER_RECOVERY_KEY, the
             recovery key, for a forgotten passphrase), then sets the new one from --new-passphrase-file,
-            $COFFER_NEW_PASSPHRASE, or a prompt. Only the two wrapped root keys are rewritten.
+            $COFFER_NEW_PASSPHRASE, or a prompt. Only the KDF record, the two passphrase-wrapped root keys
+            and the sync join block are rewritten.
             """,
         options: [
             .option("new-passphrase-file", value: "FILE", help: "Read the new passphrase from FILE."),
@@ -35,7 +36,7 @@ enum PasswdCommand {
             let text = String(decoding: try recoveryKey.read(invocation), as: UTF8.self)
             try vault.unlock(recoveryKey: try RecoveryKey(text: text.trimmingCharacters(in: .whitespacesAndNewlines)))
         } else {
-            try vault.unlock(passphrase: try SecretSource.passphrase.passphrase(invocation))
+            try SecretSource.passphrase.unlock(vault, invocation)
         }
         try vault.changePassphrase(to: try SecretSource.newPassphrase.passphrase(invocation, confirm: true))
         if invocation.flag("json") {

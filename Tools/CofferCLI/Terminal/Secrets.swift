@@ -66,6 +66,30 @@ struct SecretSource {
         return first
     }
 
+    /// Unlocks `vault` with the invocation's passphrase. Bytes that are not UTF-8 are the passphrase
+    /// exactly; a vault whose passphrase an earlier Coffer set from such a file (decoding it lossily)
+    /// still opens with that file, with a warning to set the passphrase again.
+    func unlock(_ vault: Vault, _ invocation: Invocation) throws {
+        var bytes = try read(invocation)
+        defer { bytes.wipe() }
+        let passphrase = Passphrase(utf8: bytes)
+        do {
+            try vault.unlock(passphrase: passphrase)
+            return
+        } catch {
+            let wrong = error
+            guard wrong.code == .authFailed, let legacy = Passphrase.legacyLossy(bytes) else { throw wrong }
+            do {
+                try vault.unlock(passphrase: legacy)
+            } catch {
+                throw wrong
+            }
+        }
+        invocation.console.message(
+            "warning: this \(what) is not UTF-8 text, and an earlier Coffer read it lossily when the passphrase was set (other such files open the vault too); run coffer passwd to set it again"
+        )
+    }
+
     /// Reads a passphrase.
     func passphrase(_ invocation: Invocation, confirm: Bool = false) throws -> Passphrase {
         var bytes = try read(invocation, confirm: confirm)
@@ -76,6 +100,14 @@ struct SecretSource {
 
 /// A command failure that is not a usage mistake: printed as `coffer: error: …`, exit status 1.
 struct CLIFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
+}
+
+/// A command that did its work only in part (a backup that could not read every path): its output
+/// is printed, then the message, and `coffer` exits 3, as restic does for an incomplete snapshot.
+struct IncompleteResult: Error, CustomStringConvertible {
     let description: String
 
     init(_ description: String) { self.description = description }
