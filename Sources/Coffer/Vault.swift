@@ -262,6 +262,7 @@ public final class Vault: Sendable {
         guard isDirectory.boolValue else {
             throw CofferError(.notAVault, "\(directory.path) is a file, not a vault directory")
         }
+        try refuseDamagedDataFile(in: directory)
         let environment: Environment
         do {
             environment = try Environment(

@@ -45,7 +45,8 @@ public enum CofferCommand {
             SnapshotCommands.diff, SyncCommands.export, SyncCommands.importBundle, RemoteCommands.push,
             RemoteCommands.pull,
             MaintenanceCommands.gc,
-            MaintenanceCommands.verify, MaintenanceCommands.stats, PasswdCommand.spec, KeyCommand.spec,
+            MaintenanceCommands.verify, MaintenanceCommands.repair, MaintenanceCommands.stats, PasswdCommand.spec,
+            KeyCommand.spec,
         ]
     )
 

@@ -103,7 +103,7 @@ extension Blobs {
         let schema = vault.schema
         let store = BlobStore(schema: schema)
         let coder = try ChunkRecord.Coder()
-        var problems: [VerificationProblem] = []
+        var problems = try vault.checkDataFile()
         var names: [String] = []
         // Snapshots first, in their own transactions (their trees are streamed by worker threads).
         var expected: [[UInt8]: UInt64] = [:]

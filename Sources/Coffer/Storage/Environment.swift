@@ -314,12 +314,28 @@ package final class Environment: @unchecked Sendable {
                 let txn = Transaction(pointer: pointer!, isReadOnly: readOnly, environment: self)
                 return Result { try txn.run(body, commit: commit) }
             }
-            if let outcome { return try outcome.get() }
+            if let outcome {
+                do {
+                    return try outcome.get()
+                } catch let error as LMDBError where error.code == .ioError && fileSystemIsFull() {
+                    throw LMDBError(.noSpace, operation: error.operation)
+                }
+            }
             // Another process grew the map: adopt its size (set_mapsize 0) with no transaction open.
             try gate.exclusive {
                 if let handle { try LMDB.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize") }
             }
         }
+    }
+
+    /// Whether the file system holding the environment has (almost) no space left. LMDB turns a
+    /// write the disk completed only in part into `EIO`, which is what a full disk gives: a commit
+    /// failing with `EIO` on a full file system is reported as a full disk, which it is.
+    private func fileSystemIsFull() -> Bool {
+        var status = statvfs()
+        guard statvfs(directory.path, &status) == 0 else { return false }
+        let blocks = geteuid() == 0 ? status.f_bfree : status.f_bavail
+        return UInt64(blocks) * UInt64(status.f_frsize) < 8 << 20
     }
 
     /// Grows the map after a write hit `MDB_MAP_FULL`, unless another thread already grew it since.

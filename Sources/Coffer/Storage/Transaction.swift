@@ -17,12 +17,21 @@ package final class Transaction {
     package let isReadOnly: Bool
     private var handle: OpaquePointer?
     private var sawMapFull: LMDBError?
+    /// Whether a put or delete ran: only then does the commit write a new state (and its stamp).
+    private var changed = false
     private unowned let environment: Environment
 
     init(pointer: OpaquePointer, isReadOnly: Bool, environment: Environment) {
         handle = pointer
         self.isReadOnly = isReadOnly
         self.environment = environment
+    }
+
+    /// The id of the snapshot this transaction reads (`mdb_txn_id`): the meta page with this id
+    /// describes it.
+    package var snapshotID: UInt64 {
+        guard let handle else { return 0 }
+        return UInt64(mdb_txn_id(handle))
     }
 
     /// Notes one operation at a random place in a large table (a chunk's reference count, say), so
@@ -57,6 +66,7 @@ package final class Transaction {
         }
         if let sawMapFull { throw MapFull(underlying: sawMapFull) }
         if commit {
+            if changed { try stamp() }
             let pointer = self.pointer
             handle = nil
             let status = mdb_txn_commit(pointer)
@@ -66,8 +76,30 @@ package final class Transaction {
         return result
     }
 
+    /// The key in LMDB's main tree (beside the named tables) under which every write transaction
+    /// records its own id: a meta page whose transaction id differs from the stamp in the tree it
+    /// points to was altered (``DataFileCheck``), which LMDB itself cannot tell.
+    package static let stampKey = Array("coffer.txn".utf8)
+
+    /// Records this transaction's id in the main tree, on a page the commit writes anyway (every
+    /// change to a named table rewrites its entry in the main tree).
+    private func stamp() throws {
+        var main: MDB_dbi = 0
+        try checkWrite(mdb_dbi_open(pointer, nil, 0, &main), "mdb_dbi_open(main)")
+        var id = UInt64(mdb_txn_id(pointer)).bigEndian
+        let status = Self.stampKey.withUnsafeBytes { key in
+            withUnsafeBytes(of: &id) { value in
+                var keyValue = MDB_val(key)
+                var dataValue = MDB_val(value)
+                return mdb_put(pointer, main, &keyValue, &dataValue, 0)
+            }
+        }
+        try checkWrite(status, "mdb_put(main, stamp)")
+    }
+
     /// Checks a write call's result, remembering a full map so the environment can grow it.
     private func checkWrite(_ result: Int32, _ operation: @autoclosure () -> String) throws(LMDBError) {
+        if result == MDB_SUCCESS { changed = true }
         if result == MDB_MAP_FULL { sawMapFull = LMDBError(.mapFull, operation: operation()) }
         try LMDB.check(result, operation())
     }

@@ -1,7 +1,7 @@
 import Coffer
 import Foundation
 
-/// `coffer gc|verify|stats`: looking after the blob tier.
+/// `coffer gc|verify|repair|stats`: looking after the vault's storage.
 enum MaintenanceCommands {
     static let gc = CommandSpec(
         name: "gc",
@@ -17,13 +17,28 @@ enum MaintenanceCommands {
         name: "verify",
         abstract: "Check the vault's structure; with --read-data, read and check every blob too.",
         discussion: """
-            Checks that every blob manifest opens, every chunk it lists is stored, and every reference count
-            is exact. --read-data also decrypts and decompresses everything and recomputes every chunk id
+            Checks data.mdb's own structure (both meta pages, its length, every B-tree and the free list:
+            each page used once and within bounds), that every blob manifest opens, every chunk it lists is
+            stored, and every reference count is exact. --read-data also decrypts and decompresses everything and recomputes every chunk id
             and blob digest. Problems are reported per blob, by name, and checking goes on past them.
             Exits 1 if anything is wrong.
             """,
         options: [.flag("read-data", help: "Read, decrypt and check all content (slower).")],
         run: runVerify
+    )
+
+    static let repair = CommandSpec(
+        name: "repair",
+        abstract: "Rewrite a damaged meta page of data.mdb from what the file can still prove.",
+        discussion: """
+            LMDB keeps two meta pages and opens the one with the larger transaction id. When exactly one is
+            damaged (coffer refuses to open the vault and says so), repair rewrites it: a page whose
+            transaction id was altered gets back the id its tree records; a page whose header or magic was
+            hit is rewritten if the rest agrees with its tree, else copied from the intact page (losing at
+            most the last transaction, which it says). Needs no passphrase; refuses while another process
+            has the vault open. Anything else (a file cut short, damaged tree pages) needs a copy of the vault.
+            """,
+        run: runRepair
     )
 
     static let stats = CommandSpec(
@@ -47,6 +62,15 @@ enum MaintenanceCommands {
                 "Freed \(report.freedChunks) chunks (\(ByteCount.format(report.freedBytes))); "
                     + "\(report.abandonedWrites) abandoned writes released \(report.releasedReferences) references."
             )
+        }
+    }
+
+    static func runRepair(_ invocation: Invocation) throws {
+        let done = try Vault.repairDataFile(at: try CofferCommand.vaultDirectory(invocation))
+        if invocation.flag("json") {
+            try invocation.console.printJSON(["repaired": done])
+        } else if !invocation.flag("quiet") {
+            invocation.console.message("Repaired: \(done). Run coffer verify --read-data to check the rest.")
         }
     }
 

@@ -1,0 +1,115 @@
+import CofferTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// A damaged `data.mdb`, as interrupted copies and bad disks leave it, through the `coffer` binary:
+/// every command names the damage and exits 1 (never `SIGBUS`, never a silently older state), and
+/// what can be proven is repaired.
+@Suite("Damaged data files: truncation and meta pages refused by name; verify checks the structure")
+struct DataFileDamageTests {
+    let cli: CLIHarness
+    var dataFile: URL { cli.directory.path("vault").appendingPathComponent("data.mdb") }
+
+    init() throws {
+        cli = try CLIHarness()
+        let file = cli.directory.path("content")
+        try Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }).write(to: file)
+        #expect(try cli.run(["put", "content", file.path]).status == 0)
+        for index in 0..<5 {
+            #expect(
+                try cli.run(["item", "add", "--service", "s\(index)", "--account", "a", "--value", "v"]).status == 0
+            )
+        }
+    }
+
+    /// The file's bytes, edited by `body`.
+    func edit(_ body: (inout [UInt8]) -> Void) throws {
+        var bytes = [UInt8](try Data(contentsOf: dataFile))
+        body(&bytes)
+        try Data(bytes).write(to: dataFile)
+    }
+
+    static func integer(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
+        (0..<8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[offset + $1]) }
+    }
+
+    /// The index of the meta page LMDB does not open (the older one).
+    func inactiveMeta(_ bytes: [UInt8]) -> Int {
+        Self.integer(bytes, 144) < Self.integer(bytes, 4096 + 144) ? 0 : 1
+    }
+
+    @Test("a data file cut short by one page: every command exits 1 naming it, no SIGBUS")
+    func truncated() throws {
+        try edit { $0.removeLast(4096) }
+        for arguments in [["info"], ["ls"], ["verify", "--read-data"], ["get", "content", "-"], ["item", "find"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 1, "\(arguments): \(result.status) \(result.error)")
+            #expect(result.error.contains("cut short"), "\(arguments): \(result.error)")
+        }
+        #expect(try cli.run(["repair"]).error.contains("Restore the vault from a complete copy"))
+    }
+
+    @Test("a flipped magic number in the inactive meta page is named, and repair brings everything back")
+    func inactiveMagic() throws {
+        try edit { bytes in bytes[inactiveMeta(bytes) * 4096 + 16] ^= 0x01 }
+        let refused = try cli.run(["ls"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("magic number"), "\(refused.error)")
+        #expect(refused.error.contains("coffer repair"))
+        let repaired = try cli.run(["repair"])
+        #expect(repaired.status == 0, "\(repaired.error)")
+        #expect(try cli.run(["verify", "--read-data"]).status == 0)
+        #expect(try cli.run(["item", "get", "--service", "s4", "--account", "a"]).output == "v")
+    }
+
+    @Test("a flipped bit in the inactive meta page's transaction id is refused, not opened as an older state")
+    func inactiveTransactionID() throws {
+        try edit { bytes in bytes[inactiveMeta(bytes) * 4096 + 144 + 5] ^= 0x10 }
+        let refused = try cli.run(["item", "get", "--service", "s4", "--account", "a"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("was written by transaction"), "\(refused.error)")
+        #expect(try cli.run(["repair"]).status == 0)
+        // The last acknowledged write is there: nothing was rolled back.
+        #expect(try cli.run(["item", "get", "--service", "s4", "--account", "a"]).output == "v")
+        #expect(try cli.run(["verify", "--read-data"]).status == 0)
+    }
+
+    @Test("a damaged free-list root: verify names the free list and exits 1")
+    func freeListRoot() throws {
+        try edit { bytes in
+            let active = 1 - inactiveMeta(bytes)
+            bytes[active * 4096 + 80] &+= 1
+        }
+        let verify = try cli.run(["verify"])
+        #expect(verify.status == 1)
+        #expect(verify.output.contains("the free list"), "\(verify.output)")
+    }
+
+    @Test("repair refuses while another process has the vault open, and on a sound file")
+    func repairRefusals() throws {
+        let sound = try cli.run(["repair"])
+        #expect(sound.status == 1)
+        #expect(sound.error.contains("nothing to repair"))
+
+        // A put reading a pipe that stays open holds the vault open meanwhile.
+        let holder = Process()
+        holder.executableURL = cli.coffer
+        holder.arguments = ["put", "held", "-"]
+        holder.environment = cli.environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
+        let input = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = Products.nullDevice()
+        holder.standardError = Products.nullDevice()
+        try holder.run()
+        defer {
+            kill(holder.processIdentifier, SIGKILL)
+            holder.waitUntilExit()
+        }
+        Thread.sleep(forTimeInterval: 1.5)
+        try edit { bytes in bytes[inactiveMeta(bytes) * 4096 + 144 + 5] ^= 0x10 }
+        let busy = try cli.run(["repair"])
+        #expect(busy.status == 1)
+        #expect(busy.error.contains("another process has the vault"), "\(busy.error)")
+    }
+}

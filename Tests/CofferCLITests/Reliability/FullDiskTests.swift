@@ -1,0 +1,94 @@
+import CofferTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// A vault on a small, really full file system (a loop-mounted 64 MiB ext4 image, so root is needed
+/// to mount it): put, backup and import say the disk is full (not "an input/output error"), leave
+/// every acknowledged write intact, leave no chunk behind, and work again once space is freed.
+@Suite("A full disk: reported as full, nothing lost, nothing left behind")
+struct FullDiskTests {
+    @Test("put, backup and import on a full ext4 file system")
+    func fullDisk() throws {
+        guard getuid() == 0 else {
+            Issue.record("mounting the test file system needs root; run the suite as root (CI does)")
+            return
+        }
+        let scratch = try TemporaryDirectory()
+        let image = scratch.path("disk.img")
+        let mountPoint = scratch.path("mnt")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        func sh(_ script: String) throws -> Products.Result {
+            try Products.run(
+                URL(fileURLWithPath: "/bin/bash"),
+                ["-euc", script],
+                environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
+            )
+        }
+        let made = try sh(
+            "truncate -s 64M '\(image.path)' && mkfs.ext4 -q -F '\(image.path)' && mount -o loop '\(image.path)' '\(mountPoint.path)'"
+        )
+        #expect(made.status == 0, "\(made.error)")
+        guard made.status == 0 else { return }
+        defer { _ = try? sh("umount '\(mountPoint.path)'") }
+
+        let coffer = try Products.executable("coffer")
+        let vault = mountPoint.appendingPathComponent("vault").path
+        let environment = ["COFFER_VAULT": vault, "COFFER_PASSPHRASE": "pw"]
+        func run(_ arguments: [String]) throws -> Products.Result {
+            try Products.run(coffer, arguments, environment: environment)
+        }
+        #expect(try run(["init"]).status == 0)
+        #expect(try run(["item", "add", "--service", "kept", "--account", "a", "--value", "v"]).status == 0)
+        let small = scratch.path("small")
+        _ = try sh("head -c 5000000 /dev/urandom > '\(small.path)'")
+        #expect(try run(["put", "small", small.path]).status == 0)
+        let before = try #require(
+            try JSONSerialization.jsonObject(with: Data(try run(["stats", "--json"]).output.utf8)) as? [String: Any]
+        )
+
+        let large = scratch.path("large")
+        _ = try sh("head -c 90000000 /dev/urandom > '\(large.path)'")
+        let put = try run(["put", "large", large.path])
+        #expect(put.status == 1)
+        #expect(put.error.contains("disk is full") && put.error.contains("diskFull"), "\(put.error)")
+        let tree = scratch.path("tree")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: large, to: tree.appendingPathComponent("large"))
+        let backup = try run(["backup", tree.path])
+        #expect(backup.status == 1)
+        #expect(backup.error.contains("diskFull"), "\(backup.error)")
+
+        let after = try #require(
+            try JSONSerialization.jsonObject(with: Data(try run(["stats", "--json"]).output.utf8)) as? [String: Any]
+        )
+        #expect(after["chunks"] as? Int == before["chunks"] as? Int, "the failed writes left chunks behind")
+        #expect(try run(["verify", "--read-data"]).status == 0)
+        #expect(try run(["item", "get", "--service", "kept", "--account", "a"]).output == "v")
+
+        // A bundle too large for what is left: import says so too.
+        let other = scratch.path("other-vault").path
+        let otherEnvironment = ["COFFER_VAULT": other, "COFFER_PASSPHRASE": "pw"]
+        #expect(try Products.run(coffer, ["init"], environment: otherEnvironment).status == 0)
+        #expect(try Products.run(coffer, ["put", "large", large.path], environment: otherEnvironment).status == 0)
+        let bundle = scratch.path("b.bundle").path
+        #expect(try Products.run(coffer, ["export", "--out", bundle], environment: otherEnvironment).status == 0)
+        let joined = mountPoint.appendingPathComponent("joined").path
+        let join = try Products.run(
+            coffer,
+            ["init", "--join", bundle],
+            environment: ["COFFER_VAULT": joined, "COFFER_PASSPHRASE": "pw"]
+        )
+        #expect(join.status == 1)
+        #expect(join.error.contains("diskFull") || join.error.contains("disk is full"), "\(join.error)")
+
+        // Space back: the same put succeeds, and everything is there.
+        _ = try sh("rm -rf '\(joined)'")
+        try FileManager.default.removeItem(at: small)
+        #expect(try run(["rm", "small"]).status == 0)
+        let medium = scratch.path("medium")
+        _ = try sh("head -c 20000000 '\(large.path)' > '\(medium.path)'")
+        #expect(try run(["put", "medium", medium.path]).status == 0)
+        #expect(try run(["verify", "--read-data"]).status == 0)
+    }
+}
