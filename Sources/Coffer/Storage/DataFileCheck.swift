@@ -23,8 +23,21 @@ package struct DataFileCheck {
 
     /// One thing wrong with the file, and what to do about it.
     package struct Damage: Sendable, Equatable, CustomStringConvertible {
+        /// What a repair can do about it.
+        package enum Repair: Sendable, Equatable {
+            /// Nothing in place: restore from a copy.
+            case none
+            /// Meta page `index` is not a meta page: rebuild its header, or copy the other.
+            case metaHeader(index: Int)
+            /// Meta page `index`'s transaction id differs from its tree's stamp: put the stamp back.
+            case transactionID(index: Int, stamp: UInt64)
+            /// Meta page `index`'s last page number is wrong: set it to the last page in use.
+            case lastPage(index: Int, lastPage: UInt64)
+        }
+
         package let part: String
         package let problem: String
+        package var repair: Repair = .none
         package var description: String { "\(part): \(problem)" }
     }
 
@@ -72,7 +85,7 @@ package struct DataFileCheck {
                 metas.append(meta)
                 if index == 0 { pageSize = meta.pageSize }
             case .damaged(let problem):
-                damage.append(Damage(part: "meta page \(index)", problem: problem))
+                damage.append(Damage(part: "meta page \(index)", problem: problem, repair: .metaHeader(index: index)))
             }
         }
         if metas.isEmpty {
@@ -87,14 +100,24 @@ package struct DataFileCheck {
             if fileSize < needed {
                 var walk = TreeWalk(check: self, meta: current, light: true)
                 walk.tree(root: current.mainRoot, part: "the main tree", holdsTables: true)
-                walk.tree(root: current.freeRoot, part: "the free list", holdsTables: false)
+                walk.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
                 let reached = (walk.highest + 1) * UInt64(current.pageSize)
+                let beyond = current.lastPage + 1 - fileSize / UInt64(current.pageSize)
                 if reached > fileSize {
                     damage.append(
                         Damage(
                             part: "data.mdb",
                             problem:
                                 "the file is \(fileSize) bytes, but its current state (transaction \(current.transactionID)) uses \(reached): it was cut short (an interrupted copy or a full disk)"
+                        )
+                    )
+                } else if walk.freeBeyondEnd < beyond {
+                    damage.append(
+                        Damage(
+                            part: "meta page \(current.index)",
+                            problem:
+                                "its last page number (\(current.lastPage)) lies \(beyond) pages past the file's end, and neither a tree nor the free list accounts for \(beyond - walk.freeBeyondEnd) of them: the number was altered",
+                            repair: .lastPage(index: current.index, lastPage: max(walk.highest, walk.highestFree))
                         )
                     )
                 }
@@ -108,7 +131,8 @@ package struct DataFileCheck {
                 Damage(
                     part: "meta page \(meta.index)",
                     problem:
-                        "it claims transaction \(meta.transactionID), but the state it points to was written by transaction \(stamp): the page was altered"
+                        "it claims transaction \(meta.transactionID), but the state it points to was written by transaction \(stamp): the page was altered",
+                    repair: .transactionID(index: meta.index, stamp: stamp)
                 )
             )
         }
@@ -165,47 +189,61 @@ package struct DataFileCheck {
         return nil
     }
 
-    /// Rewrites the damaged meta page from what can be trusted, when exactly one is damaged and the
-    /// file is otherwise whole: a page that is not a meta page at all becomes a copy of the intact
-    /// one; a page whose transaction id differs from its tree's stamp gets the stamp back. Run it
-    /// with no other process using the vault. The page is written with `pwrite` and flushed.
+    /// Rewrites the damaged meta page from what can be trusted, when it is the only damage: a page
+    /// that is not a meta page gets its header back if the rest agrees with its tree's stamp, else
+    /// becomes a copy of the intact one; a page whose transaction id differs from its tree's stamp
+    /// gets the stamp back; a last page number no tree or free list accounts for becomes the last
+    /// page in use. Run it with no other process using the vault. The page is written with `pwrite`
+    /// and flushed.
     ///
     /// - Returns: What was repaired, or `nil` when nothing can be repaired safely (the reason is in
     ///   ``damage``).
     package func repairMetaPage() -> String? {
-        guard damage.count == 1, let damaged = damage.first?.part, damaged.hasPrefix("meta page ") else { return nil }
-        let index = damaged.hasSuffix("0") ? 0 : 1
-        guard let source = metas.first(where: { $0.index != index }) else { return nil }
-        var page = Self.read(descriptor, at: UInt64(index * source.pageSize), count: source.pageSize)
-        guard page.count == source.pageSize else { return nil }
-        let action: String
-        if let broken = metas.first(where: { $0.index == index }) {
-            // Its transaction id was altered: its tree's stamp says what it was.
-            guard let stamp = Self.stamp(in: broken, descriptor: descriptor) else { return nil }
+        guard damage.count == 1, let repair = damage.first?.repair, let pageSize = metas.first?.pageSize else {
+            return nil
+        }
+        let index: Int
+        var action: String
+        var page: [UInt8]
+        switch repair {
+        case .none:
+            return nil
+        case .transactionID(let damaged, let stamp):
+            index = damaged
+            page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
             withUnsafeBytes(of: stamp.littleEndian) { page.replaceSubrange(144..<152, with: $0) }
             action = "meta page \(index)'s transaction id was set back to \(stamp), as its tree records"
-        } else if let candidate = Self.unchecked(page, index: index, pageSize: source.pageSize),
-            Self.stamp(in: candidate, descriptor: descriptor) == candidate.transactionID
-        {
-            // Only its header or magic was hit: the rest agrees with its tree, so keep it.
-            withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
-            page[10] |= UInt8(Self.metaFlag)
-            withUnsafeBytes(of: Self.magic.littleEndian) { page.replaceSubrange(16..<20, with: $0) }
-            withUnsafeBytes(of: UInt32(1).littleEndian) { page.replaceSubrange(20..<24, with: $0) }
-            action =
-                "meta page \(index)'s header was rewritten; its state (transaction \(candidate.transactionID)) agrees with its tree"
-        } else {
-            page = Self.read(descriptor, at: UInt64(source.index * source.pageSize), count: source.pageSize)
-            withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
-            action =
-                "meta page \(index) was unreadable and was rewritten as a copy of meta page \(source.index) (transaction \(source.transactionID)); a transaction committed after that one, if any, is lost"
+        case .lastPage(let damaged, let lastPage):
+            index = damaged
+            page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
+            withUnsafeBytes(of: lastPage.littleEndian) { page.replaceSubrange(136..<144, with: $0) }
+            action = "meta page \(index)'s last page number was set to \(lastPage), the last page in use"
+        case .metaHeader(let damaged):
+            index = damaged
+            guard let source = metas.first(where: { $0.index != index }) else { return nil }
+            page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
+            if let candidate = Self.unchecked(page, index: index, pageSize: pageSize),
+                Self.stamp(in: candidate, descriptor: descriptor) == candidate.transactionID
+            {
+                // Only its header or magic was hit: the rest agrees with its tree, so keep it.
+                withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
+                page[10] |= UInt8(Self.metaFlag)
+                withUnsafeBytes(of: Self.magic.littleEndian) { page.replaceSubrange(16..<20, with: $0) }
+                withUnsafeBytes(of: UInt32(1).littleEndian) { page.replaceSubrange(20..<24, with: $0) }
+                action =
+                    "meta page \(index)'s header was rewritten; its state (transaction \(candidate.transactionID)) agrees with its tree"
+            } else {
+                page = Self.read(descriptor, at: UInt64(source.index * pageSize), count: pageSize)
+                withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
+                action =
+                    "meta page \(index) was unreadable and was rewritten as a copy of meta page \(source.index) (transaction \(source.transactionID)); a transaction committed after that one, if any, is lost"
+            }
         }
+        guard page.count == pageSize else { return nil }
         let writable = open(path, O_WRONLY | O_CLOEXEC)
         guard writable >= 0 else { return nil }
         defer { Glibc.close(writable) }
-        let written = page.withUnsafeBytes {
-            pwrite(writable, $0.baseAddress, $0.count, off_t(index * source.pageSize))
-        }
+        let written = page.withUnsafeBytes { pwrite(writable, $0.baseAddress, $0.count, off_t(index * pageSize)) }
         guard written == page.count, fsync(writable) == 0 else { return nil }
         return action
     }
@@ -322,6 +360,10 @@ package struct DataFileCheck {
         /// Only find the highest page the trees reach: no ownership, no overflow headers read.
         let light: Bool
         var highest: UInt64 = 0
+        /// In a light walk: free pages listed past the file's end (never written, as LMDB may leave them).
+        var freeBeyondEnd: UInt64 = 0
+        /// In a light walk: the highest page the free list names.
+        var highestFree: UInt64 = 0
 
         init(check: DataFileCheck, meta: Meta, light: Bool = false) {
             self.check = check
@@ -439,7 +481,16 @@ package struct DataFileCheck {
                 damage.append(Damage(part: part, problem: "page \(page) holds a free-page list longer than its record"))
                 return
             }
-            for index in 0..<count { _ = claim(integer(record, 8 + index * 8, as: UInt64.self), by: "the free pages") }
+            let filePages = check.fileSize / UInt64(meta.pageSize)
+            for index in 0..<count {
+                let free = integer(record, 8 + index * 8, as: UInt64.self)
+                if light {
+                    if free >= filePages, free <= meta.lastPage { freeBeyondEnd += 1 }
+                    if free <= meta.lastPage { highestFree = max(highestFree, free) }
+                } else {
+                    _ = claim(free, by: "the free pages")
+                }
+            }
         }
 
         @discardableResult

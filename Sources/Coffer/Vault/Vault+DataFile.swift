@@ -16,10 +16,10 @@ extension Vault {
     /// What is wrong with a data file and what to do, for people.
     static func damageMessage(_ check: DataFileCheck, directory: URL) -> String {
         let what = check.damage.map(\.description).joined(separator: "; ")
-        let repairable = check.damage.count == 1 && check.damage[0].part.hasPrefix("meta page")
+        let repairable = check.damage.count == 1 && check.damage[0].repair != .none
         return "the vault's data file \(directory.path)/data.mdb is damaged: \(what). "
             + (repairable
-                ? "The other meta page is intact: `coffer repair` rewrites the damaged one (stop every other coffer process first), or restore the vault from a copy"
+                ? "The rest of the file shows what the page should say: `coffer repair` rewrites it (stop every other coffer process first), or restore the vault from a copy"
                 : "Restore the vault from a complete copy; nothing was changed")
     }
 

@@ -75,6 +75,20 @@ struct DataFileDamageTests {
         #expect(try cli.run(["verify", "--read-data"]).status == 0)
     }
 
+    @Test("a flipped bit in the current meta page's last page number is named, and repair sets it right")
+    func lastPage() throws {
+        try edit { bytes in bytes[(1 - inactiveMeta(bytes)) * 4096 + 136 + 2] ^= 0x01 }
+        let refused = try cli.run(["item", "find"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("last page number"), "\(refused.error)")
+        #expect(try cli.run(["repair"]).status == 0)
+        #expect(try cli.run(["verify", "--read-data"]).status == 0)
+        let more = cli.directory.path("more")
+        try Data(repeating: 7, count: 2_000_000).write(to: more)
+        #expect(try cli.run(["put", "more", more.path]).status == 0)
+        #expect(try cli.run(["verify", "--read-data"]).status == 0)
+    }
+
     @Test("a damaged free-list root: verify names the free list and exits 1")
     func freeListRoot() throws {
         try edit { bytes in
