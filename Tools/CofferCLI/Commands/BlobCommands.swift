@@ -155,7 +155,7 @@ enum BlobCommands {
                 blob.scope == .syncable ? "sync  " : "device",
                 blob.protection == .whenUnlocked ? "when-unlocked" : "after-first  ",
                 dates.string(from: blob.modified),
-                blob.name,
+                PrintableText.escaping(blob.name),
             ].joined(separator: "  ")
         }
         if !lines.isEmpty { invocation.console.print(lines.joined(separator: "\n")) }
@@ -192,7 +192,7 @@ enum BlobCommands {
         let dates = ISO8601DateFormatter()
         invocation.console.print(
             """
-            name:        \(info.name)
+            name:        \(PrintableText.escaping(info.name))
             size:        \(info.size) bytes (\(ByteCount.format(info.size)))
             chunks:      \(info.chunkCount) content\(info.listChunkCount > 0 ? ", \(info.listChunkCount) list" : "")
             scope:       \(info.scope.rawValue)
