@@ -107,24 +107,51 @@ public final class Vault: Sendable {
         configuration: Configuration,
         joining group: JoinedGroup?
     ) throws(CofferError) -> Vault {
+        try createAtomically(at: directory, passphrase: passphrase, configuration: configuration, joining: group) {
+            _ throws(CofferError) in
+        }.vault
+    }
+
+    /// Creates a vault and fills it (`fill`: an import, for a vault joining a group) in a staging
+    /// directory beside `directory`, then renames it into place: a vault directory exists only once
+    /// complete, so a creation killed at any moment leaves no half-made vault (only the hidden
+    /// staging directory, which the next creation there removes).
+    static func createAtomically<Filled>(
+        at directory: URL,
+        passphrase: Passphrase,
+        configuration: Configuration,
+        joining group: JoinedGroup?,
+        fill: (Vault) throws(CofferError) -> Filled
+    ) throws(CofferError) -> (vault: Vault, filled: Filled) {
         guard !passphrase.isEmpty else {
             throw CofferError(.param, "the passphrase is empty; choose a passphrase to protect the vault")
         }
         try configuration.kdf.validate()
-        let createdDirectory = try prepareEmptyDirectory(directory)
-        do {
-            return try createContents(
-                in: directory,
+        try checkEmptyTarget(directory)
+        let staging = try makeStagingDirectory(for: directory)
+        do throws(CofferError) {
+            let building = try createContents(
+                in: staging,
                 passphrase: passphrase,
                 configuration: configuration,
                 joining: group
             )
-        } catch {
-            let files = FileManager.default
-            for name in ["data.mdb", "lock.mdb"] {
-                try? files.removeItem(at: directory.appendingPathComponent(name))
+            let filled: Filled
+            let roots: RootKeys
+            do throws(CofferError) {
+                filled = try fill(building)
+                roots = try building.unlockedRoots()
+            } catch {
+                building.close()
+                throw error
             }
-            if createdDirectory { try? files.removeItem(at: directory) }
+            building.close()
+            try moveIntoPlace(staging, directory)
+            let vault = try open(at: directory, configuration: configuration)
+            try vault.installRoots(roots)
+            return (vault, filled)
+        } catch {
+            try? FileManager.default.removeItem(at: staging)
             throw error
         }
     }
@@ -203,42 +230,101 @@ public final class Vault: Sendable {
         }
     }
 
-    /// Makes `directory` an empty directory with mode 0700; returns whether it had to be created.
-    private static func prepareEmptyDirectory(_ directory: URL) throws(CofferError) -> Bool {
+    /// The name part that marks a staging directory (``createAtomically(at:passphrase:configuration:joining:fill:)``).
+    private static let stagingMarker = ".coffer-creating-"
+
+    /// Refuses a target that is a file, a vault or a directory with files in it (staging directories
+    /// of creations that were killed aside, which go).
+    private static func checkEmptyTarget(_ directory: URL) throws(CofferError) {
         let files = FileManager.default
         var isDirectory: ObjCBool = false
-        if files.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
-                throw CofferError(.vaultExists, "\(directory.path) is a file; choose a new directory for the vault")
-            }
-            let contents = (try? files.contentsOfDirectory(atPath: directory.path)) ?? []
-            if contents.contains("data.mdb") {
-                throw CofferError(
-                    .vaultExists,
-                    "a vault already exists at \(directory.path); open it, or choose another directory"
-                )
-            }
-            guard contents.isEmpty else {
-                throw CofferError(
-                    .vaultExists,
-                    "\(directory.path) is not empty; a vault needs an empty or new directory"
-                )
-            }
-            guard chmod(directory.path, 0o700) == 0 else {
-                throw CofferError(.io, "cannot set the mode of \(directory.path): \(String(cString: strerror(errno)))")
-            }
-            return false
+        guard files.fileExists(atPath: directory.path, isDirectory: &isDirectory) else { return }
+        guard isDirectory.boolValue else {
+            throw CofferError(.vaultExists, "\(directory.path) is a file; choose a new directory for the vault")
         }
+        removeDeadStaging(in: directory, prefix: stagingMarker)
+        let contents = (try? files.contentsOfDirectory(atPath: directory.path)) ?? []
+        if contents.contains("data.mdb") {
+            throw CofferError(
+                .vaultExists,
+                "a vault already exists at \(directory.path); open it, or choose another directory"
+            )
+        }
+        guard contents.isEmpty else {
+            throw CofferError(.vaultExists, "\(directory.path) is not empty; a vault needs an empty or new directory")
+        }
+    }
+
+    /// Removes the staging directories in `parent` named `prefix` ‖ pid ‖ … whose process is gone.
+    private static func removeDeadStaging(in parent: URL, prefix: String) {
+        let files = FileManager.default
+        for name in (try? files.contentsOfDirectory(atPath: parent.path)) ?? [] where name.hasPrefix(prefix) {
+            let pid = Int32(name.dropFirst(prefix.count).prefix { $0.isNumber }) ?? 0
+            if pid > 0, kill(pid, 0) != 0, errno == ESRCH {
+                try? files.removeItem(at: parent.appendingPathComponent(name))
+            }
+        }
+    }
+
+    /// A new, empty, mode 0700 directory to build a vault in: inside `directory` when it exists (an
+    /// empty directory, perhaps in a parent this user may not write), else beside it (creating its
+    /// parents). Staging directories left by creations that were killed are removed first.
+    private static func makeStagingDirectory(for directory: URL) throws(CofferError) -> URL {
+        let files = FileManager.default
+        let inside = files.fileExists(atPath: directory.path)
+        let parent = inside ? directory : directory.deletingLastPathComponent()
+        let prefix = inside ? stagingMarker : ".\(directory.lastPathComponent)\(stagingMarker)"
+        if !inside {
+            do {
+                try files.createDirectory(at: parent, withIntermediateDirectories: true)
+            } catch {
+                throw CofferError(.io, "cannot create \(parent.path) for the vault: \(error.localizedDescription)")
+            }
+            removeDeadStaging(in: parent, prefix: prefix)
+        }
+        let staging = parent.appendingPathComponent(prefix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         do {
             try files.createDirectory(
-                at: directory,
-                withIntermediateDirectories: true,
+                at: staging,
+                withIntermediateDirectories: false,
                 attributes: [.posixPermissions: 0o700]
             )
         } catch {
-            throw CofferError(.io, "cannot create the vault directory \(directory.path): \(error.localizedDescription)")
+            throw CofferError(.io, "cannot create the new vault in \(parent.path): \(error.localizedDescription)")
         }
-        return true
+        return staging
+    }
+
+    /// Puts a finished staging directory in place as `directory`: renamed onto it when beside it; when
+    /// inside it, its files moved up, `data.mdb` last (a directory without it is no vault), and the
+    /// directory's mode set to 0700. The renames are flushed to disk.
+    private static func moveIntoPlace(_ staging: URL, _ directory: URL) throws(CofferError) {
+        func fail(_ what: String) -> CofferError {
+            let code = errno
+            return CofferError(
+                code == ENOTEMPTY || code == EEXIST ? .vaultExists : .io,
+                "cannot move the new vault into \(directory.path) (\(what)): \(String(cString: strerror(code)))"
+            )
+        }
+        let flushed: URL
+        if staging.deletingLastPathComponent().standardizedFileURL.path == directory.standardizedFileURL.path {
+            for name in ["lock.mdb", "data.mdb"] {
+                guard
+                    rename(staging.appendingPathComponent(name).path, directory.appendingPathComponent(name).path) == 0
+                else { throw fail(name) }
+            }
+            rmdir(staging.path)
+            guard chmod(directory.path, 0o700) == 0 else { throw fail("setting its mode") }
+            flushed = directory
+        } else {
+            guard rename(staging.path, directory.path) == 0 else { throw fail("renaming the directory") }
+            flushed = directory.deletingLastPathComponent()
+        }
+        let descriptor = Glibc.open(flushed.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor >= 0 {
+            fsync(descriptor)
+            Glibc.close(descriptor)
+        }
     }
 
     /// Opens the vault in `directory`, locked. Nothing in the directory is changed, whatever the outcome.

@@ -117,6 +117,13 @@ public enum CofferCommand {
 
     /// Opens the vault the invocation names and unlocks it with the invocation's passphrase.
     static func openUnlocked(_ invocation: Invocation, configuration: Vault.Configuration = .init()) throws -> Vault {
+        var configuration = configuration
+        if let text = invocation.environment["COFFER_MAX_CLOCK_SKEW"], !text.isEmpty {
+            guard let seconds = Int64(text), seconds >= 0 else {
+                throw CLIFailure("COFFER_MAX_CLOCK_SKEW is '\(text)'; give a whole number of seconds (default 600)")
+            }
+            configuration.maximumClockSkew = .seconds(seconds)
+        }
         let vault = try Vault.open(at: try vaultDirectory(invocation), configuration: configuration)
         do {
             try SecretSource.passphrase.unlock(vault, invocation)

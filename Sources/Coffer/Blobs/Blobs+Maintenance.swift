@@ -149,6 +149,8 @@ extension Blobs {
                     return true
                 }
                 try store.pending.forEachNotedChunk(in: txn) { expected[$0, default: 0] += 1 }
+                // Sync records held back for missing chunks keep references to those that arrived.
+                try HeldRecords(schema: schema).forEachKeptReference(in: txn) { expected[$0, default: 0] += 1 }
                 var chunkCount = 0
                 try txn.forEach(in: schema.chunks) { key, _ in
                     chunkCount += 1

@@ -13,6 +13,9 @@ struct BundleExporter<Sink: ByteSink> {
     private(set) var summary = ExportSummary()
     private var chunkFrames: UInt64 = 0
     private var recordFrames: UInt64 = 0
+    /// Chunks written so far, when not all were (an incremental export), so a requested chunk goes once.
+    private var written: Set<[UInt8]> = []
+    private var wroteEveryChunk = false
 
     init(
         txn: Transaction,
@@ -35,6 +38,7 @@ struct BundleExporter<Sink: ByteSink> {
             if Self.scope(ofChunk: value) == .syncable { try writeChunk(id: key, record: value) }
             return true
         }
+        wroteEveryChunk = true
         try txn.forEach(in: schema.versions) { key, value in
             let (kind, id) = try Self.decodeVersionKey(key)
             try writeRecord(kind, id: id, entry: try VersionEntry(decoding: value))
@@ -81,6 +85,40 @@ struct BundleExporter<Sink: ByteSink> {
     }
 
     /// Ends the stream with the end frame and returns the sink.
+    /// Writes the chunks other devices asked for that this vault holds (and the bundle lacks so far),
+    /// then this vault's own request: the chunks its held records lack (a want frame), if any.
+    mutating func writeRequests() throws {
+        let held = HeldRecords(schema: schema)
+        let chunks = ChunkStore(schema: schema)
+        let requests = SyncRequests(schema: schema)
+        for (_, ids) in try requests.wanted(in: txn) {
+            guard !wroteEveryChunk else { continue }
+            for id in ids where !written.contains(id) {
+                guard try chunks.contains(id, in: txn) else { continue }
+                try txn.withValue(schema.chunks, key: id) { (record) throws in
+                    if Self.scope(ofChunk: record) == .syncable { try writeChunk(id: id, record: record) }
+                }
+            }
+        }
+        var wanted: [[UInt8]] = []
+        var seen: Set<[UInt8]> = []
+        let missing = MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
+        for record in try held.all(in: txn) {
+            for id in try missing.of(record.kind, id: record.id, stored: record.stored) where seen.insert(id).inserted {
+                wanted.append(id)
+            }
+        }
+        if !wanted.isEmpty {
+            try write(BundleFrame.want(chunkIDs: wanted).encoded)
+            summary.wantedChunks = wanted.count
+        }
+        let gaps = try requests.gaps(in: txn)
+        if !gaps.isEmpty {
+            try write(BundleFrame.resend(gaps).encoded)
+            summary.resendRequests = gaps.count
+        }
+    }
+
     mutating func finish() throws(CofferError) -> Sink {
         try write(BundleFrame.end(chunks: chunkFrames, records: recordFrames).encoded)
         return try writer.finish()
@@ -96,6 +134,7 @@ struct BundleExporter<Sink: ByteSink> {
         try writeFrameHeader(type: 1, bodyLength: 32 + record.count)
         try write(Array(id))
         try writer.write(record)
+        if !wroteEveryChunk { written.insert(Array(id)) }
         chunkFrames += 1
         summary.chunks += 1
         // Every chunk read maps pages of the map (whole folios on this kernel); dropping them every few

@@ -18,6 +18,12 @@ enum BundleFrame: Equatable {
     case record(SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8])
     /// The end of the stream, with how many frames of each type came before it.
     case end(chunks: UInt64, records: UInt64)
+    /// Chunks the exporting device lacks for records it holds back (``HeldRecords``): whoever has
+    /// them sends them in its next bundle. Written only when there are some, after the records.
+    case want(chunkIDs: [[UInt8]])
+    /// Devices whose changes the exporting device has a gap in (a bundle of theirs was lost): each
+    /// device named resends its changes after the sequence given in its next bundle.
+    case resend([ResendRequest])
 
     static let headerSize = 5
     /// The largest body a reader accepts: a chunk of the largest declared size, sealed, with its id.
@@ -27,6 +33,8 @@ enum BundleFrame: Equatable {
         case chunk = 1
         case record = 2
         case end = 3
+        case want = 4
+        case resend = 5
     }
 
     /// The frame as written: header and body.
@@ -44,6 +52,17 @@ enum BundleFrame: Equatable {
             body.write(raw: id)
             body.write(raw: entry.encoded)
             body.write(raw: stored)
+        case .want(let ids):
+            type = .want
+            body.write(UInt32(ids.count))
+            for id in ids { body.write(raw: id) }
+        case .resend(let requests):
+            type = .resend
+            body.write(UInt32(requests.count))
+            for request in requests {
+                body.write(raw: request.device)
+                body.write(request.after)
+            }
         case .end(let chunks, let records):
             type = .end
             body.write(chunks)
@@ -86,6 +105,24 @@ enum BundleFrame: Equatable {
                 )
             }
             return .record(kind, id: id, entry: entry, stored: stored)
+        case .want:
+            let count = Int(try reader.readUInt32())
+            guard count * 32 == body.count - 4 else {
+                throw CofferError(.decode, "a bundle's list of wanted chunks has the wrong length")
+            }
+            var ids: [[UInt8]] = []
+            for _ in 0..<count { ids.append(try reader.readBytes(32)) }
+            return .want(chunkIDs: ids)
+        case .resend:
+            let count = Int(try reader.readUInt32())
+            guard count * 24 == body.count - 4 else {
+                throw CofferError(.decode, "a bundle's list of resend requests has the wrong length")
+            }
+            var requests: [ResendRequest] = []
+            for _ in 0..<count {
+                requests.append(ResendRequest(device: try reader.readBytes(16), after: try reader.readUInt64()))
+            }
+            return .resend(requests)
         case .end:
             let chunks = try reader.readUInt64()
             let records = try reader.readUInt64()
@@ -127,6 +164,7 @@ struct BundleFrameReader<Source: ByteSource> {
         switch frame {
         case .chunk: chunks += 1
         case .record: records += 1
+        case .want, .resend: break
         case .end(let declaredChunks, let declaredRecords):
             guard declaredChunks == chunks, declaredRecords == records else {
                 throw CofferError(
@@ -142,4 +180,11 @@ struct BundleFrameReader<Source: ByteSource> {
         }
         return frame
     }
+}
+
+/// A request, carried in a bundle, that `device` resend its changes after sequence `after`: the
+/// exporting vault has a gap in them (a bundle of that device's was lost, or not imported yet).
+struct ResendRequest: Equatable, Sendable {
+    let device: [UInt8]
+    let after: UInt64
 }

@@ -5,15 +5,18 @@
 ///    `gc` leaves them alone and a failed import releases them; records are kept in `pending` too.
 ///    Both go in batches of transactions, so memory stays bounded whatever the bundle's size.
 /// 2. **Commit**: after the last segment and the end frame verify, one transaction applies each
-///    staged record whose version beats this vault's (last writer wins, see ``ImportApplier``),
-///    takes the references its manifest needs (refusing the bundle if a chunk is neither in it nor
-///    here), and releases the staging references and entries. Chunks no applied record uses go
-///    with them.
+///    staged record whose version beats this vault's (last writer wins, see ``ImportApplier``) and
+///    whose chunks are all here (in the bundle or already), holds back those that lack some
+///    (``HeldRecords``: asked for in this vault's next bundles), applies records held back before
+///    whose chunks have now arrived, records what the exporting device asks for, and releases the
+///    staging references and entries. Chunks no applied record uses go with them.
 ///
 /// Any failure releases what was staged, leaving the vault as it was.
 struct BundleImporter {
     let vault: Vault
     let keys: KeyRing
+    /// The exporting device's change sequences the bundle covers (its header's).
+    let sequences: (first: UInt64, last: UInt64)
 
     /// Batches of at most this many chunks or bytes are committed together while staging: large
     /// enough that the commits' flushes do not dominate, small enough to bound memory.
@@ -29,8 +32,10 @@ struct BundleImporter {
         try storage("starting the import") { try vault.environment.write { txn in try pending.begin(write, in: txn) } }
         do {
             var summary = summary
-            try stage(&frames, write: write, summary: &summary)
-            return try commit(write: write, summary: summary)
+            var wanted: [[UInt8]] = []
+            var resend: UInt64?
+            try stage(&frames, write: write, summary: &summary, wanted: &wanted, resend: &resend)
+            return try commit(write: write, summary: summary, wanted: wanted, resend: resend)
         } catch {
             // Staged chunks and records go; the vault is as it was.
             _ = try? vault.environment.write { txn in
@@ -43,7 +48,9 @@ struct BundleImporter {
     private func stage<Source: ByteSource>(
         _ frames: inout BundleFrameReader<Source>,
         write: PendingWrites.WriteID,
-        summary: inout ImportSummary
+        summary: inout ImportSummary,
+        wanted: inout [[UInt8]],
+        resend: inout UInt64?
     ) throws(CofferError) {
         var chunks: [(id: [UInt8], record: [UInt8])] = []
         var records: [[UInt8]] = []
@@ -87,6 +94,10 @@ struct BundleImporter {
                 let encoded = frame.encoded
                 records.append(Array(encoded.dropFirst(BundleFrame.headerSize)))
                 bytes += encoded.count
+            case .want(let chunkIDs):
+                wanted = chunkIDs
+            case .resend(let requests):
+                resend = requests.first { $0.device == vault.deviceID.bytes }?.after
             case .end:
                 break  // never returned: the reader checks the end frame and then returns nil
             }
@@ -95,7 +106,13 @@ struct BundleImporter {
         try flush()
     }
 
-    private func commit(write: PendingWrites.WriteID, summary: ImportSummary) throws(CofferError) -> ImportSummary {
+    private func commit(
+        write: PendingWrites.WriteID,
+        summary: ImportSummary,
+        wanted: [[UInt8]],
+        resend: UInt64?
+    ) throws(CofferError) -> ImportSummary {
+        let sequences = self.sequences
         let vault = vault
         let keys = keys
         let keychain = Keychain(vault: vault, accessGroups: nil, authenticationHandler: nil)
@@ -116,7 +133,28 @@ struct BundleImporter {
                             body: body
                         )
                     else { throw CofferError(.internalError, "a staged import record is not a record") }
-                    try applier.apply(kind, id: id, entry: entry, stored: stored)
+                    try applier.apply(kind, id: id, entry: entry, stored: stored, body: body)
+                }
+                // Records held back before may be complete now, with this bundle's chunks.
+                try applier.applyHeld()
+                // What the exporting device asked for replaces what it asked before. (A vault's own
+                // bundle, imported back, says nothing new.)
+                let requests = SyncRequests(schema: vault.schema)
+                let source = summary.sourceDevice.bytes
+                guard source != vault.deviceID.bytes else {
+                    try pending.abandon(write, store: ChunkStore(schema: vault.schema), in: txn)
+                    return applier.summary
+                }
+                try requests.recordWanted(wanted, by: source, in: txn)
+                try requests.recordResend(resend, for: source, in: txn)
+                // A bundle that starts past what arrived before leaves a gap: asked for again.
+                let gap = try requests.noteImported(from: source, first: sequences.first, last: sequences.last, in: txn)
+                if let gap {
+                    try requests.recordGap(gap, of: source, in: txn)
+                } else if let open = try requests.gaps(in: txn).first(where: { $0.device == source }),
+                    sequences.first <= open.after + 1
+                {
+                    try requests.recordGap(nil, of: source, in: txn)
                 }
                 try pending.abandon(write, store: ChunkStore(schema: vault.schema), in: txn)
                 return applier.summary

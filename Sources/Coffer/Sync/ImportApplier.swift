@@ -1,3 +1,5 @@
+import Foundation
+
 /// Applies imported records inside the import's final transaction, by last writer wins: a record
 /// replaces this vault's only when its version (hybrid logical clock stamp, then device id) is
 /// greater, deletions included, so vaults that exchange the same changes in any order end the same.
@@ -29,16 +31,85 @@ struct ImportApplier {
         coder = try ChunkRecord.Coder()
     }
 
-    /// Applies one record if its version wins.
-    mutating func apply(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8]) throws {
-        if let local = try VersionEntry.load(kind, id: id, in: txn, schema: schema) {
-            // Two devices changed the record: last writer wins, either way round.
-            if local.version.device != entry.version.device { summary.conflicts += 1 }
-            guard entry.version > local.version else {
-                summary.skipped += 1
+    /// Applies one record if its version wins and everything it needs is here; holds it back (see
+    /// ``HeldRecords``) if chunks it needs are missing, and refuses it if its clock stamp lies beyond
+    /// the configured skew ahead of this machine's clock.
+    mutating func apply(
+        _ kind: SyncRecordKind,
+        id: [UInt8],
+        entry: VersionEntry,
+        stored: [UInt8],
+        body: [UInt8]
+    )
+        throws
+    {
+        let bound = UInt64(max(0, vault.configuration.maximumClockSkew.components.seconds)) * 1000 << 16
+        guard entry.version.stamp <= HybridClock.wallStamp() + bound else {
+            summary.refusedFutureRecords += 1
+            if let device = try? UUID(storedBytes: entry.version.device, what: "device id") {
+                let date = HybridClock.date(of: entry.version.stamp)
+                summary.devicesAhead[device] = max(summary.devicesAhead[device] ?? date, date)
+            }
+            return
+        }
+        guard try wins(kind, id: id, entry: entry) else { return }
+        if !entry.isDeleted {
+            let (missing, present) = try MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
+                .scan(kind, id: id, stored: stored)
+            guard missing.isEmpty else {
+                let held = HeldRecords(schema: schema)
+                if let waiting = try held.held(kind, id: id, in: txn), waiting.entry.version < entry.version {
+                    try held.release(kind, id: id, in: txn)
+                }
+                try held.hold(HeldRecords.Held(kind: kind, id: id, entry: entry, stored: stored, body: body), in: txn)
+                try held.keep(present, for: kind, id: id, in: txn)
+                summary.held += 1
                 return
             }
         }
+        try place(kind, id: id, entry: entry, stored: stored)
+    }
+
+    /// Applies the records held back by earlier imports whose chunks are here now, and drops those a
+    /// newer version has overtaken. Runs after the bundle's own records, in the same transaction.
+    mutating func applyHeld() throws {
+        let held = HeldRecords(schema: schema)
+        for record in try held.all(in: txn) {
+            if let local = try VersionEntry.load(record.kind, id: record.id, in: txn, schema: schema),
+                local.version >= record.entry.version
+            {
+                try held.release(record.kind, id: record.id, in: txn)
+                continue
+            }
+            let (missing, present) = try MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
+                .scan(record.kind, id: record.id, stored: record.stored)
+            guard missing.isEmpty else {
+                // Keep what arrived (the next part of the record's chunks shows only once it has).
+                try held.keep(present, for: record.kind, id: record.id, in: txn)
+                continue
+            }
+            // Placing takes the record's own references first; then the held ones go.
+            try place(record.kind, id: record.id, entry: record.entry, stored: record.stored)
+            try held.release(record.kind, id: record.id, in: txn)
+            summary.appliedFromHeld += 1
+        }
+        summary.held = try held.all(in: txn).count
+    }
+
+    /// Whether `entry` beats this vault's version of the record (counting conflicts and skips).
+    private mutating func wins(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry) throws -> Bool {
+        guard let local = try VersionEntry.load(kind, id: id, in: txn, schema: schema) else { return true }
+        // Two devices changed the record: last writer wins, either way round.
+        if local.version.device != entry.version.device { summary.conflicts += 1 }
+        guard entry.version > local.version else {
+            summary.skipped += 1
+            return false
+        }
+        return true
+    }
+
+    /// Puts a winning record in place, logs it with its version, and drops any held older version.
+    private mutating func place(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8]) throws {
         switch kind {
         case .item: try applyItem(id: id, stored: entry.isDeleted ? nil : stored)
         case .blob: try applyBlob(id: id, stored: entry.isDeleted ? nil : stored)
@@ -51,6 +122,10 @@ struct ImportApplier {
             in: txn,
             schema: schema
         )
+        let held = HeldRecords(schema: schema)
+        if let waiting = try held.held(kind, id: id, in: txn), waiting.entry.version < entry.version {
+            try held.release(kind, id: id, in: txn)
+        }
         summary.applied.count(kind, deleted: entry.isDeleted)
     }
 
@@ -85,10 +160,13 @@ struct ImportApplier {
 
     private mutating func applyBlob(id: [UInt8], stored: [UInt8]?) throws {
         let store = blobStore
-        if let existing = try openBlob(id: id) {
-            try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
+        let existing = try openBlob(id: id)
+        guard let stored else {
+            if let existing {
+                try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
+            }
+            return
         }
-        guard let stored else { return }
         let manifest = try stored.withBytes { (raw) throws(CofferError) in
             try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
         }
@@ -96,16 +174,30 @@ struct ImportApplier {
         else {
             throw CofferError(.decode, "a blob in the bundle does not match its id or is not syncable; it was refused")
         }
-        // A name is one blob: a device-bound blob of the same name gives way to the synced one.
-        let deviceID = try BlobManifest.id(of: manifest.name, scope: .deviceBound, keys: keys)
-        if let deviceBound = try openBlob(id: deviceID) {
-            try store.remove(id: deviceID, manifest: deviceBound, keys: keys, coder: coder, in: txn)
-            summary.replacedDeviceBoundBlobs += 1
-        }
+        // The new version's references first: releasing the old one's could free chunks both share.
         let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
         try store.forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn) {
             (chunkID) throws(CofferError) in
             try retain(chunkID, for: "blob '\(manifest.name)'")
+        }
+        if let existing {
+            try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
+        }
+        // A name is one blob: a device-bound blob of the same name moves aside to a conflict name,
+        // keeping its content, and the synced one takes the name.
+        let deviceID = try BlobManifest.id(of: manifest.name, scope: .deviceBound, keys: keys)
+        if var deviceBound = try openBlob(id: deviceID) {
+            let newName = try conflictName(for: manifest.name)
+            deviceBound.name = newName
+            let newID = try BlobManifest.id(of: newName, scope: .deviceBound, keys: keys)
+            try txn.delete(schema.blobs, key: deviceID)
+            try txn.put(
+                schema.blobs,
+                key: newID,
+                value: try deviceBound.seal(id: newID, keys: keys, cipher: coder.cipher)
+            )
+            summary.keptDeviceBoundBlobs += 1
+            summary.renamedDeviceBoundBlobs.append(newName)
         }
         try txn.put(schema.blobs, key: id, value: stored)
     }
@@ -113,27 +205,47 @@ struct ImportApplier {
     private mutating func applySnapshot(id: [UInt8], stored: [UInt8]?) throws {
         let store = snapshotStore
         let chunks = blobStore.chunks
-        if let existing = try openSnapshot(id: id) {
-            // Gathered first: releasing while reading could free a tree chunk before it is read.
-            var references: [[UInt8]] = []
-            try store.forEachReference(of: existing, in: txn, coder: coder) { references.append($0) }
-            for chunkID in references { try chunks.release(chunkID, in: txn) }
+        // Gathered first: releasing while reading could free a tree chunk before it is read.
+        var oldReferences: [[UInt8]] = []
+        let existing = try openSnapshot(id: id)
+        if let existing { try store.forEachReference(of: existing, in: txn, coder: coder) { oldReferences.append($0) } }
+        if let stored {
+            let record = try stored.withBytes { (raw) throws(CofferError) in
+                try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
+            }
+            guard record.scope == .syncable else {
+                throw CofferError(.decode, "the bundle holds a snapshot that is not syncable; it was refused")
+            }
+            // The new references first: releasing the old ones could free chunks both share.
+            try store.forEachReference(of: record, in: txn, coder: coder) { (chunkID) throws(CofferError) in
+                try retain(chunkID, for: "snapshot \(record.info.shortID) ('\(record.name)')")
+            }
+        }
+        for chunkID in oldReferences { try chunks.release(chunkID, in: txn) }
+        if let stored {
+            try txn.put(schema.snapshots, key: id, value: stored)
+        } else if existing != nil {
             try txn.delete(schema.snapshots, key: id)
         }
-        guard let stored else { return }
-        let record = try stored.withBytes { (raw) throws(CofferError) in
-            try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
-        }
-        guard record.scope == .syncable else {
-            throw CofferError(.decode, "the bundle holds a snapshot that is not syncable; it was refused")
-        }
-        try store.forEachReference(of: record, in: txn, coder: coder) { (chunkID) throws(CofferError) in
-            try retain(chunkID, for: "snapshot \(record.info.shortID) ('\(record.name)')")
-        }
-        try txn.put(schema.snapshots, key: id, value: stored)
     }
 
     // MARK: Helpers
+
+    /// A free name for a device-bound blob moving aside: `NAME (device-bound N)`.
+    private func conflictName(for name: String) throws -> String {
+        for number in 1...1000 {
+            let candidate = "\(name) (device-bound \(number))"
+            guard (try? BlobManifest.validate(name: candidate)) != nil else { break }
+            let taken = try [SyncScope.deviceBound, .syncable].contains { scope in
+                try openBlob(id: try BlobManifest.id(of: candidate, scope: scope, keys: keys)) != nil
+            }
+            if !taken { return candidate }
+        }
+        throw CofferError(
+            .duplicateItem,
+            "a synced blob '\(name)' arrived, and the device-bound blob of that name cannot be moved aside (no free name); rename it with coffer mv and import again"
+        )
+    }
 
     /// Takes a reference to a chunk a record needs, which must be in the bundle or already here.
     private func retain(_ chunkID: [UInt8], for what: String) throws(CofferError) {

@@ -85,13 +85,26 @@ struct VersionEntry: Equatable, Sendable {
 enum HybridClock {
     static let metaKey = "clock"
 
+    /// How far ahead of the wall clock this vault's own clock may run before it is taken to be
+    /// wrong (the machine's clock was set far ahead, then corrected): local stamps then restart from
+    /// the wall clock instead of carrying the wrong time forever. Imports are bounded separately, by
+    /// ``Vault/Configuration/maximumClockSkew``, and never move the clock past it.
+    static let localResetSkew: UInt64 = 600_000 << 16
+
     /// A fresh stamp for a local change, recorded in `txn`.
     static func tick(in txn: Transaction, schema: Schema) throws -> UInt64 {
         let wall = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16
-        let stamp = max(wall, try reading(in: txn, schema: schema) + 1)
+        let last = try reading(in: txn, schema: schema)
+        let stamp = last > wall + localResetSkew ? wall : max(wall, last + 1)
         try record(stamp, in: txn, schema: schema)
         return stamp
     }
+
+    /// The wall clock as a stamp (its counter 0).
+    static func wallStamp() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16 }
+
+    /// The time a stamp stands for.
+    static func date(of stamp: UInt64) -> Date { Date(timeIntervalSince1970: Double(stamp >> 16) / 1000) }
 
     /// Moves the clock past `stamp` (a stamp seen in an imported bundle).
     static func observe(_ stamp: UInt64, in txn: Transaction, schema: Schema) throws {

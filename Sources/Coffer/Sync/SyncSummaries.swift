@@ -56,6 +56,14 @@ public struct ExportSummary: Sendable, Equatable, Codable {
     public var records = SyncRecordCounts()
     /// The chunks written.
     public var chunks = 0
+    /// Chunks this vault asked its peers for in the bundle: what its held-back records lack.
+    public var wantedChunks = 0
+    /// Devices this vault asked, in the bundle, to resend their changes from a gap (one of their
+    /// bundles never arrived here).
+    public var resendRequests = 0
+    /// Whether the bundle starts earlier than the peer's cursor because another device asked for a
+    /// resend (a bundle of this vault's was lost on the way to it).
+    public var resent = false
     /// The size of the bundle file.
     public var bytes: Int64 = 0
     /// How many device-bound records (items, blobs, snapshots) the vault holds, none of which was
@@ -82,11 +90,28 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     public var chunks = 0
     /// Of those, the chunks this vault did not hold yet and keeps.
     public var newChunks = 0
-    /// Device-bound blobs of this vault that a synced blob of the same name replaced (a name is one
-    /// blob).
-    public var replacedDeviceBoundBlobs = 0
+    /// Device-bound blobs of this vault renamed to make room for a synced blob of the same name (a
+    /// name is one blob): each keeps its content under ``renamedDeviceBoundBlobs``' new name.
+    public var keptDeviceBoundBlobs = 0
+    /// The new names of those device-bound blobs.
+    public var renamedDeviceBoundBlobs: [String] = []
+    /// Records held back because this vault lacks chunks they need (a peer left them out, believing
+    /// this vault had them): kept, asked for in this vault's next bundles, and applied by the import
+    /// that brings the chunks. Nothing is refused for good.
+    public var held = 0
+    /// Records held back earlier that this import could apply (their chunks arrived).
+    public var appliedFromHeld = 0
+    /// Records refused because their clock stamp lies further ahead of this machine's clock than
+    /// ``Vault/Configuration/maximumClockSkew`` allows: a device with a wrong clock must not decide
+    /// last-writer-wins for the whole group. Fix that device's clock; its next changes travel.
+    public var refusedFutureRecords = 0
+    /// The devices whose records were refused for their clock, with the furthest-ahead stamp's time.
+    public var devicesAhead: [UUID: Date] = [:]
     /// The size of the bundle file.
     public var bytes: Int64 = 0
+
+    /// Whether something in the bundle could not be applied now (held or refused records).
+    public var isIncomplete: Bool { held > 0 || refusedFutureRecords > 0 }
 
     /// An empty summary for a bundle from `sourceDevice`.
     public init(sourceDevice: UUID) { self.sourceDevice = sourceDevice }

@@ -41,7 +41,12 @@ extension Vault {
         if let peer { try PeerCursors.validate(peer) }
         let schema = schema
         let (summary, sentThrough) = try writeBundle(to: url, progress: progress) { txn in
-            try peer.flatMap { try PeerCursors(schema: schema).load($0, in: txn)?.sentThrough }
+            guard let peer, let sent = try PeerCursors(schema: schema).load(peer, in: txn)?.sentThrough else {
+                return nil
+            }
+            // A device that missed one of this vault's bundles asked for its changes again.
+            let resend = try SyncRequests(schema: schema).resendFrom(in: txn)
+            return min(sent, resend ?? sent)
         }
         if let peer {
             try storage("recording the export to peer '\(peer)'") {
@@ -73,6 +78,7 @@ extension Vault {
             try environment.read { txn in
                 let last = try ChangeLog.lastSequence(in: txn, schema: schema)
                 let cursor = try cursor(txn)
+                let resend = try SyncRequests(schema: schema).resendFrom(in: txn)
                 let header = BundleHeader.fresh(
                     syncGroupID: identity.syncGroupID,
                     deviceID: identity.deviceID,
@@ -93,9 +99,11 @@ extension Vault {
                     writer: writer
                 )
                 if let cursor { try exporter.writeChanges(after: cursor) } else { try exporter.writeEverything() }
+                try exporter.writeRequests()
                 let sink = try exporter.finish()
                 var summary = exporter.summary
                 summary.isIncremental = cursor != nil
+                summary.resent = resend.map { cursor == $0 } ?? false
                 summary.firstSequence = header.firstSequence
                 summary.lastSequence = last
                 summary.bytes = sink.count
@@ -106,7 +114,7 @@ extension Vault {
             }
         }
         try output.commit()
-        return result
+        return (result.0, result.1)
     }
 
     /// Imports a bundle made by a vault of this sync group.
@@ -148,7 +156,11 @@ extension Vault {
                 key: try header.streamKey(syncRoot: roots.sync)
             )
         )
-        var summary = try BundleImporter(vault: self, keys: keys).run(
+        var summary = try BundleImporter(
+            vault: self,
+            keys: keys,
+            sequences: (header.firstSequence, header.lastSequence)
+        ).run(
             &frames,
             summary: ImportSummary(sourceDevice: header.deviceID)
         )
@@ -194,8 +206,9 @@ extension Vault {
         ) { vault throws(CofferError) in try vault.import(from: bundle, progress: progress) }
     }
 
-    /// Creates a vault in `directory` in `group`, then fills it with `fill`; if that fails, the vault
-    /// is closed and removed, so nothing is left in `directory`.
+    /// Creates a vault in `directory` in `group`, then fills it with `fill`, atomically: the vault
+    /// directory appears only once both are done, so nothing is left in `directory` if either fails
+    /// or the process is killed.
     static func createJoined<Filled>(
         at directory: URL,
         passphrase: Passphrase,
@@ -203,22 +216,14 @@ extension Vault {
         group: JoinedGroup,
         fill: (Vault) throws(CofferError) -> Filled
     ) throws(CofferError) -> (vault: Vault, summary: Filled) {
-        let directoryExisted = FileManager.default.fileExists(atPath: directory.path)
-        let vault = try create(at: directory, passphrase: passphrase, configuration: configuration, joining: group)
-        do {
-            return (vault, try fill(vault))
-        } catch {
-            vault.close()
-            let files = FileManager.default
-            if directoryExisted {
-                for name in ["data.mdb", "lock.mdb"] {
-                    try? files.removeItem(at: directory.appendingPathComponent(name))
-                }
-            } else {
-                try? files.removeItem(at: directory)
-            }
-            throw error
-        }
+        let (vault, filled) = try createAtomically(
+            at: directory,
+            passphrase: passphrase,
+            configuration: configuration,
+            joining: group,
+            fill: fill
+        )
+        return (vault, filled)
     }
 
     /// The peers this vault has exported to, by name, with how far each has been sent.

@@ -38,6 +38,12 @@ extension Vault {
         /// Where FastCDC cuts blob content. Keep the default unless measurements say otherwise: data
         /// written with other sizes does not deduplicate against data written with these.
         public var chunkSizes: ChunkSizes = .standard
+        /// How far ahead of this machine's clock an imported record's clock stamp may be (a hybrid
+        /// logical clock's maximum offset): records beyond it are refused, naming their device, and
+        /// never move this vault's clock, so one device with a wrong clock cannot make its edits win
+        /// over later ones for the whole group. Ten minutes by default; the CLI takes
+        /// `$COFFER_MAX_CLOCK_SKEW` in seconds.
+        public var maximumClockSkew: Duration = .seconds(600)
 
         /// Default options.
         public init() {}

@@ -25,8 +25,9 @@ struct CrashLoopTests {
         var (killed, killedButCommitted) = (0, 0)
         for index in 0..<Self.iterations {
             let write = try LoggedWrite.random(index, using: &generator, in: scratch)
-            // Most writes commit 0.2 to 0.6 s in (after the passphrase check): aim the kills there.
-            let delay = 0.1 + Double(generator.next() % 350) / 1000
+            // A write takes 0.08 to 0.4 s here, the passphrase check included: aim the kills inside it
+            // (with later delays too many writes finish first, and the loop proves little).
+            let delay = 0.01 + Double(generator.next() % 240) / 1000
             let where_ = "seed \(seed), iteration \(index), \(write)"
             if try Self.run(cli, write.arguments, killAfter: delay) {
                 killed += 1

@@ -36,7 +36,7 @@ struct SyncFormatTests {
         let (first, second, future, afterFuture) = try vault.environment.write { txn in
             let first = try HybridClock.tick(in: txn, schema: schema)
             let second = try HybridClock.tick(in: txn, schema: schema)
-            let future = first + (3_600_000 << 16)  // an hour ahead, as from a machine with a fast clock
+            let future = first + (300_000 << 16)  // five minutes ahead, as from a machine with a fast clock
             try HybridClock.observe(future, in: txn, schema: schema)
             try HybridClock.observe(first, in: txn, schema: schema)  // an older stamp changes nothing
             return (first, second, future, try HybridClock.tick(in: txn, schema: schema))
@@ -45,6 +45,15 @@ struct SyncFormatTests {
         #expect(first >> 16 <= now >> 16 && now >> 16 - first >> 16 < 60_000)
         #expect(second > first)
         #expect(afterFuture == future + 1)
+        // A clock found far ahead of the wall clock (the machine's clock was wrong, then corrected)
+        // does not carry its wrong time forever: the next stamp restarts from the wall clock.
+        let (farAhead, restarted) = try vault.environment.write { txn in
+            let farAhead = HybridClock.wallStamp() + (365 * 86_400_000 << 16)
+            try HybridClock.observe(farAhead, in: txn, schema: schema)
+            return (farAhead, try HybridClock.tick(in: txn, schema: schema))
+        }
+        #expect(restarted < farAhead)
+        #expect(restarted >> 16 - now >> 16 < 60_000)
     }
 
     @Test("frames round-trip, and their bytes are type ‖ length ‖ body (known answer)")

@@ -93,8 +93,17 @@ enum RemoteCommands {
 
     /// Prints what a pull did, as text or JSON.
     static func report(_ summary: PullSummary, invocation: Invocation) throws {
+        // What the pulled bundles could not apply now, together: held records are a running total.
+        var combined = ImportSummary(sourceDevice: summary.bundles.last?.imported.sourceDevice ?? UUID())
+        combined.held = summary.bundles.last?.imported.held ?? 0
+        for bundle in summary.bundles {
+            combined.refusedFutureRecords += bundle.imported.refusedFutureRecords
+            combined.devicesAhead.merge(bundle.imported.devicesAhead) { max($0, $1) }
+            combined.renamedDeviceBoundBlobs += bundle.imported.renamedDeviceBoundBlobs
+        }
         if invocation.flag("json") {
             try invocation.console.printJSON(summary)
+            try SyncCommands.reportIncomplete(combined, invocation, quietly: true)
             return
         }
         let devices = "\(summary.devices) other device\(summary.devices == 1 ? "" : "s")"
@@ -107,6 +116,7 @@ enum RemoteCommands {
                 + "(\(ByteCount.format(summary.bytes))) from \(devices) at \(summary.remote): applied "
                 + "\(SyncCommands.describe(summary.applied))."
         )
+        try SyncCommands.reportIncomplete(combined, invocation)
     }
 
     /// The remote a command names, with the invocation's endpoint, region and credentials.

@@ -96,6 +96,7 @@ enum SyncCommands {
     static func report(_ summary: ImportSummary, path: String, invocation: Invocation) throws {
         if invocation.flag("json") {
             try invocation.console.printJSON(Report(bundle: path, summary: summary))
+            try reportIncomplete(summary, invocation, quietly: true)
             return
         }
         invocation.console.print(
@@ -104,11 +105,35 @@ enum SyncCommands {
                 + "\(summary.conflicts) conflict\(summary.conflicts == 1 ? "" : "s") decided by last writer wins; "
                 + "\(summary.newChunks) of \(summary.chunks) chunks new."
         )
-        if summary.replacedDeviceBoundBlobs > 0, !invocation.flag("quiet") {
-            invocation.console.message(
-                "\(summary.replacedDeviceBoundBlobs) device-bound blob(s) gave way to synced blobs of the same name."
-            )
+        try reportIncomplete(summary, invocation)
+    }
+
+    /// Says what an import could not apply now, and ends the command with exit 3 when something
+    /// waits (held records, asked for in this vault's next bundles) or was refused (a device whose
+    /// clock is ahead); notes device-bound blobs moved aside to make room for synced ones.
+    static func reportIncomplete(_ summary: ImportSummary, _ invocation: Invocation, quietly: Bool = false) throws {
+        if !quietly {
+            for name in summary.renamedDeviceBoundBlobs {
+                invocation.console.message(
+                    "note: a synced blob took this vault's device-bound blob's name; the device-bound one is kept as '\(PrintableText.escaping(name))'"
+                )
+            }
+            if summary.held > 0 {
+                invocation.console.message(
+                    "warning: \(summary.held) record(s) wait for data this vault lacks (deleted here, or never received); this vault's next export or push asks for it, and the import that brings it applies them"
+                )
+            }
+            let dates = ISO8601DateFormatter()
+            for (device, date) in summary.devicesAhead.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+                invocation.console.message(
+                    "warning: records from device \(device.uuidString.lowercased()) carry clock stamps up to \(dates.string(from: date)), ahead of this machine's clock by more than the allowed skew; they were refused: fix that device's clock (its next changes will travel), or allow more with COFFER_MAX_CLOCK_SKEW=SECONDS"
+                )
+            }
         }
+        guard summary.isIncomplete else { return }
+        throw IncompleteResult(
+            "the import is incomplete: \(summary.held) record(s) held back, \(summary.refusedFutureRecords) refused for their clock"
+        )
     }
 
     static func describe(_ counts: SyncRecordCounts) -> String {

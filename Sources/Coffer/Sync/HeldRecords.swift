@@ -1,0 +1,100 @@
+/// Records an import could not apply yet because this vault lacks chunks they need (a peer left them
+/// out of an incremental bundle, believing this vault had them, but it deleted them meanwhile).
+///
+/// Nothing is refused for good: a held record waits in `meta` (`held ` ‖ kind ‖ id → the record frame
+/// body, as the bundle carried it), every bundle this vault exports asks for the chunks held records
+/// lack (a want frame), and every import applies the held records whose chunks have arrived, if they
+/// still win (docs/FORMAT.md, "Records that cannot be applied yet"). What devices ask of each other
+/// is kept by ``SyncRequests``.
+struct HeldRecords {
+    let schema: Schema
+
+    static let heldPrefix = Array("held ".utf8)
+
+    /// One held record.
+    struct Held {
+        let kind: SyncRecordKind
+        let id: [UInt8]
+        let entry: VersionEntry
+        let stored: [UInt8]
+        /// The record frame's body, as it is kept.
+        let body: [UInt8]
+    }
+
+    private static func key(_ kind: SyncRecordKind, id: [UInt8]) -> [UInt8] { heldPrefix + [kind.rawValue] + id }
+
+    /// Keeps `held` until its chunks arrive, unless a version at least as new is held already.
+    func hold(_ held: Held, in txn: Transaction) throws {
+        if let existing = try self.held(held.kind, id: held.id, in: txn), existing.entry.version >= held.entry.version {
+            return
+        }
+        try txn.put(schema.meta, key: Self.key(held.kind, id: held.id), value: held.body)
+    }
+
+    /// The held version of a record, if any.
+    func held(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws -> Held? {
+        try txn.get(schema.meta, key: Self.key(kind, id: id)).map { try Self.decode($0) }
+    }
+
+    static let keptPrefix = Array("held-refs ".utf8)
+
+    /// Drops a record's held version and the references it kept.
+    func release(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws {
+        try txn.delete(schema.meta, key: Self.key(kind, id: id))
+        let chunks = ChunkStore(schema: schema)
+        for chunk in try kept(kind, id: id, in: txn) { try chunks.release(chunk, in: txn) }
+        try txn.delete(schema.meta, key: Self.keptPrefix + [kind.rawValue] + id)
+    }
+
+    /// Takes a reference, for a held record, to each chunk of `present` it has none to yet: what has
+    /// arrived stays while the rest is on its way (a snapshot's tree first, its files' chunks next).
+    func keep(_ present: [[UInt8]], for kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws {
+        var kept = Set(try self.kept(kind, id: id, in: txn))
+        let before = kept.count
+        let chunks = ChunkStore(schema: schema)
+        for chunk in present where !kept.contains(chunk) {
+            if try chunks.retainIfStored(chunk, in: txn) { kept.insert(chunk) }
+        }
+        guard kept.count != before else { return }
+        try txn.put(
+            schema.meta,
+            key: Self.keptPrefix + [kind.rawValue] + id,
+            value: kept.sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 }
+        )
+    }
+
+    /// The chunks a held record keeps a reference to.
+    func kept(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws -> [[UInt8]] {
+        guard let value = try txn.get(schema.meta, key: Self.keptPrefix + [kind.rawValue] + id), value.count % 32 == 0
+        else { return [] }
+        return stride(from: 0, to: value.count, by: 32).map { Array(value[$0..<($0 + 32)]) }
+    }
+
+    /// Calls `body` with every chunk reference held records keep (for `verify`'s counts).
+    func forEachKeptReference(in txn: Transaction, _ body: ([UInt8]) throws -> Void) throws {
+        try txn.forEach(in: schema.meta) { key, value in
+            guard key.starts(with: Self.keptPrefix), value.count % 32 == 0 else { return true }
+            for offset in stride(from: 0, to: value.count, by: 32) { try body(Array(value[offset..<(offset + 32)])) }
+            return true
+        }
+    }
+
+    /// Every held record.
+    func all(in txn: Transaction) throws -> [Held] {
+        var found: [Held] = []
+        try txn.forEach(in: schema.meta) { key, value in
+            if key.starts(with: Self.heldPrefix), !key.starts(with: Self.keptPrefix) {
+                found.append(try Self.decode(Array(value)))
+            }
+            return true
+        }
+        return found
+    }
+
+    static func decode(_ body: [UInt8]) throws -> Held {
+        guard case .record(let kind, let id, let entry, let stored) = try BundleFrame.decode(type: 2, body: body) else {
+            throw CofferError(.decode, "a held sync record is not a record; the vault is damaged")
+        }
+        return Held(kind: kind, id: id, entry: entry, stored: stored, body: body)
+    }
+}
