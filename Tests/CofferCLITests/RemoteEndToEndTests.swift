@@ -25,6 +25,43 @@ struct RemoteEndToEndTests {
         return try cli.run(arguments, extra: environment)
     }
 
+    @Test("a delete racing a rename, through the store: every pull goes on, and both end with the renamed blob")
+    func deleteRacingRename() throws {
+        let file = directory.path("photo.bin")
+        try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 5) }).write(to: file)
+        #expect(try run(["put", "x", file.path]).status == 0)
+        #expect(try run(["push", remote, "--create-bucket"]).status == 0)
+        #expect(try run(["init", "--join", remote], vault: "b").status == 0)
+        #expect(try run(["push", remote], vault: "b").status == 0)
+        #expect(try run(["pull", remote]).status == 0)
+        // A deletes x while B renames it, and B adds an unrelated item.
+        #expect(try run(["rm", "x"]).status == 0)
+        #expect(try run(["mv", "x", "y"], vault: "b").status == 0)
+        #expect(
+            try run(["item", "add", "--service", "mail", "--account", "ann", "--sync", "--value", "v"], vault: "b")
+                .status == 0
+        )
+        #expect(try run(["push", remote], vault: "b").status == 0)
+        let held = try run(["pull", remote])
+        #expect(held.status == 3, "\(held.error)")
+        #expect(held.error.contains("wait for data"))
+        #expect(try run(["item", "get", "--service", "mail", "--account", "ann"]).output == "v")
+        // A's push asks for the chunks, B's pull and push answer, A's pull applies y.
+        let ask = try run(["push", remote, "--json"])
+        #expect(ask.status == 0)
+        #expect(ask.output.contains("\"wantedChunks\" : 0") == false, "\(ask.output)")
+        #expect(try run(["pull", remote], vault: "b").status == 0)
+        let answer = try run(["push", remote, "--json"], vault: "b")
+        #expect(answer.status == 0)
+        #expect(answer.output.contains(".bundle"), "\(answer.output)")
+        let done = try run(["pull", remote])
+        #expect(done.status == 0, "\(done.error)")
+        let restored = directory.path("y.out")
+        #expect(try run(["get", "y", restored.path]).status == 0)
+        #expect(try Data(contentsOf: restored) == Data(contentsOf: file))
+        #expect(try run(["verify", "--read-data"]).status == 0)
+    }
+
     @Test("push, init --join s3://, pull: syncable records travel through the store, device-bound ones stay")
     func story() throws {
         let file = directory.path("photo.bin")

@@ -36,4 +36,21 @@ struct PulledCursors {
         }
         try txn.put(schema.meta, key: key, value: writer.bytes)
     }
+
+    /// The entity tag of the last answer-only bundle (no new changes, only chunks other devices asked
+    /// for or requests of its own: its name's first sequence is past its last) applied from `device`.
+    /// Each such push replaces the object under the same name, so its tag tells a new one from one
+    /// already applied (meta `remote-answer <remote identity> <device id>`).
+    func answer(of device: UUID, in txn: Transaction) throws -> String? {
+        try txn.get(schema.meta, key: answerKey(device)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Records that the answer-only bundle tagged `etag` from `device` was applied.
+    func recordAnswer(_ etag: String, of device: UUID, in txn: Transaction) throws {
+        try txn.put(schema.meta, key: answerKey(device), value: Array(etag.utf8))
+    }
+
+    private func answerKey(_ device: UUID) -> [UInt8] {
+        Array("remote-answer \(remote) \(device.uuidString.lowercased())".utf8)
+    }
 }

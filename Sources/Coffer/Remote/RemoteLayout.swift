@@ -44,6 +44,8 @@ struct RemoteLayout {
     struct DeviceObjects {
         var hasHead = false
         var bundles: [BundleName] = []
+        /// Each bundle's entity tag, from the listing.
+        var etags: [BundleName: String] = [:]
     }
 
     /// The prefix every object of the layout starts with.
@@ -65,6 +67,7 @@ struct RemoteLayout {
                 devices[device, default: DeviceObjects()].hasHead = true
             } else if let name = BundleName(fileName: relative[1]) {
                 devices[device, default: DeviceObjects()].bundles.append(name)
+                devices[device, default: DeviceObjects()].etags[name] = object.etag
             }
         }
         return devices

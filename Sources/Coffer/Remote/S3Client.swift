@@ -11,6 +11,9 @@ package struct S3Object: Sendable, Equatable {
     package let key: String
     /// The size in bytes.
     package let size: Int64
+    /// The object's entity tag (a digest of its content for a single-part upload): different for
+    /// every bundle written under the same name, since each is sealed afresh.
+    package var etag: String = ""
 }
 
 /// The S3 operations Coffer uses (PUT, GET, HEAD, DELETE, ListObjectsV2, multipart upload, bucket
@@ -88,7 +91,10 @@ package final class S3Client: Sendable {
                 else {
                     throw CofferError(.decode, "the object store's listing of \(prefix) is malformed")
                 }
-                objects.append(S3Object(key: key, size: size))
+                let etag = S3XML.value("ETag", in: entry) ?? ""
+                objects.append(
+                    S3Object(key: key, size: size, etag: etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"'")))
+                )
             }
             token = S3XML.value("IsTruncated", in: xml) == "true" ? S3XML.value("NextContinuationToken", in: xml) : nil
         } while token != nil

@@ -64,7 +64,12 @@ extension Vault {
         let (export, sentThrough) = try writeBundle(to: file, progress: nil) { _ in head?.sentThrough }
         var summary = PushSummary(remote: remote.location.description, export: export)
         summary.removedIncomplete = removed
-        if head != nil, export.records.total == 0, export.chunks == 0 { return summary }
+        // Nothing to say: no change, no chunk another device asked for, nothing this vault asks for.
+        if head != nil, export.records.total == 0, export.chunks == 0, export.wantedChunks == 0,
+            export.resendRequests == 0
+        {
+            return summary
+        }
 
         let name = RemoteLayout.BundleName(first: export.firstSequence, last: export.lastSequence)
         let key = layout.bundleKey(device, name)
@@ -108,7 +113,19 @@ extension Vault {
             guard let bytes = try client.get(headKey) else { continue }
             let head = try RemoteHead(decoding: bytes, key: headKey, expectedDevice: device, syncRoot: syncRoot)
             summary.devices += 1
-            let due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
+            var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
+            // A push with no new change but chunks others asked for, or requests of its own, is named
+            // past its last change and replaced by the next such push: applied once per object.
+            let latest = head.latest
+            let latestTag = objects.etags[latest] ?? ""
+            let answered = try storage("reading how far this vault has pulled") {
+                try environment.read { txn in try cursors.answer(of: device, in: txn) }
+            }
+            if latest.first > latest.last, latest.last >= applied[device] ?? 0, objects.bundles.contains(latest),
+                !due.contains(latest), latestTag.isEmpty || latestTag != answered
+            {
+                due.append(latest)
+            }
             for name in due.sorted() {
                 let key = layout.bundleKey(device, name)
                 let before = summary.bytes
@@ -119,7 +136,12 @@ extension Vault {
                 summary.applied.add(imported.applied)
                 summary.bytes += imported.bytes
                 try storage("recording the pull of \(key)") {
-                    try environment.write { txn in try cursors.record(device, through: name.last, in: txn) }
+                    try environment.write { txn in
+                        try cursors.record(device, through: name.last, in: txn)
+                        if name == latest, latest.first > latest.last {
+                            try cursors.recordAnswer(latestTag, of: device, in: txn)
+                        }
+                    }
                 }
             }
         }

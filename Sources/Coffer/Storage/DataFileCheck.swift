@@ -123,18 +123,34 @@ package struct DataFileCheck {
                 }
             }
         }
-        for meta in metas {
-            guard let stamp = Self.stamp(in: meta, descriptor: descriptor), stamp != meta.transactionID else {
-                continue
-            }
-            damage.append(
-                Damage(
-                    part: "meta page \(meta.index)",
-                    problem:
-                        "it claims transaction \(meta.transactionID), but the state it points to was written by transaction \(stamp): the page was altered",
-                    repair: .transactionID(index: meta.index, stamp: stamp)
+        // Only the meta page LMDB opens must match its tree's stamp: once a newer state is committed,
+        // the older state's pages may be reused, so the other page's tree can hold anything.
+        if let current = metas.max(by: { $0.transactionID < $1.transactionID }) {
+            let stamp = Self.stamp(in: current, descriptor: descriptor)
+            let other = metas.first { $0.index != current.index }
+            let otherStamped = other.map { Self.stamp(in: $0, descriptor: descriptor) == $0.transactionID } ?? false
+            if let stamp, stamp != current.transactionID {
+                damage.append(
+                    Damage(
+                        part: "meta page \(current.index)",
+                        problem:
+                            "it claims transaction \(current.transactionID), but the state it points to was written by transaction \(stamp): the page was altered, and LMDB would open an older state as the current one",
+                        repair: .transactionID(index: current.index, stamp: stamp)
+                    )
                 )
-            )
+            } else if stamp == nil, otherStamped, let other, other.transactionID < current.transactionID {
+                // The page LMDB would open points at no stamped state, while the other does: its
+                // transaction id was altered upwards. Putting it just below the other's makes the intact
+                // page current.
+                damage.append(
+                    Damage(
+                        part: "meta page \(current.index)",
+                        problem:
+                            "it claims transaction \(current.transactionID), newer than meta page \(other.index)'s \(other.transactionID), but points at no state Coffer wrote: the page was altered",
+                        repair: .transactionID(index: current.index, stamp: other.transactionID - 1)
+                    )
+                )
+            }
         }
         if metas.count == 2, !damage.contains(where: { $0.problem.contains("was written by transaction") }) {
             let (older, newer) = (metas[0].transactionID, metas[1].transactionID)
