@@ -10,8 +10,8 @@ struct FormatFixtureTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures")
     static let passphrase: Passphrase = "fixture passphrase"
-    /// Every fixture: vault format 1 as first released, and with snapshot records of version 2.
-    static let versions = ["format-v1", "format-v1-snapshots-v2"]
+    /// Every fixture: vault format 1 as first released, and with snapshot records of versions 2 and 3.
+    static let versions = ["format-v1", "format-v1-snapshots-v2", "format-v1-snapshots-v3"]
     /// The device-only blob's content: byte i = (i * 31 + 7) mod 251.
     static let pattern = Data((0..<100_000).map { UInt8(($0 * 31 + 7) % 251) })
 

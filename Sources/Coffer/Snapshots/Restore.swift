@@ -7,7 +7,7 @@ struct RestoreJob {
     let path: [CChar]
 }
 
-/// What ``Snapshots/restore(_:to:include:progress:)`` did.
+/// What ``Snapshots/restore(_:host:to:include:progress:)`` did.
 public struct RestoreResult: Sendable {
     /// Files, directories and links created.
     public let restoredPaths: Int

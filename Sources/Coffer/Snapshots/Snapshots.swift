@@ -315,7 +315,7 @@ public struct Snapshots: Sendable {
     }
 }
 
-/// One path of a snapshot, as ``Snapshots/entries(of:)`` lists it.
+/// One path of a snapshot, as ``Snapshots/entries(of:host:)`` lists it.
 public struct SnapshotEntry: Sendable, Hashable {
     /// What the path is.
     public enum Kind: String, Sendable, Hashable, Codable {

@@ -37,7 +37,7 @@ extension Vault {
         return damage.map { VerificationProblem(blob: nil, message: "data.mdb, \($0)") }
     }
 
-    /// Repairs a damaged meta page of the vault in `directory` (see ``DataFileCheck/repairMetaPage()``),
+    /// Repairs a damaged meta page of the vault in `directory` (what `coffer repair` does),
     /// which must not be open in any process.
     ///
     /// - Returns: What was done.
