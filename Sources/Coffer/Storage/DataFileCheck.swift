@@ -97,12 +97,19 @@ package struct DataFileCheck {
             // The file may end before the last page when the pages past its end are free and were never
             // written; it is cut short only if a page of a tree lies past the end.
             let needed = (current.lastPage + 1) * UInt64(current.pageSize)
-            if fileSize < needed {
+            // Cheap first: when every page past the end is listed as free (the common case), no tree
+            // can reach there and the trees need not be walked at all.
+            let beyondEnd = fileSize < needed ? current.lastPage + 1 - fileSize / UInt64(current.pageSize) : 0
+            var freeOnly = TreeWalk(check: self, meta: current, light: true)
+            if beyondEnd > 0 {
+                freeOnly.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+            }
+            if beyondEnd > 0, freeOnly.freeBeyondEnd < beyondEnd {
                 var walk = TreeWalk(check: self, meta: current, light: true)
                 walk.tree(root: current.mainRoot, part: "the main tree", holdsTables: true)
                 walk.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
                 let reached = (walk.highest + 1) * UInt64(current.pageSize)
-                let beyond = current.lastPage + 1 - fileSize / UInt64(current.pageSize)
+                let beyond = beyondEnd
                 if reached > fileSize {
                     damage.append(
                         Damage(
