@@ -23,12 +23,16 @@ struct HeldRecords {
 
     private static func key(_ kind: SyncRecordKind, id: [UInt8]) -> [UInt8] { heldPrefix + [kind.rawValue] + id }
 
-    /// Keeps `held` until its chunks arrive, unless a version at least as new is held already.
-    func hold(_ held: Held, in txn: Transaction) throws {
-        if let existing = try self.held(held.kind, id: held.id, in: txn), existing.entry.version >= held.entry.version {
-            return
-        }
+    /// Keeps `held` until its chunks arrive, with the references taken for it to chunks that have
+    /// (``MissingChunks/claim(_:id:stored:)``), which ``release(_:id:in:)`` gives back.
+    func hold(_ held: Held, keeping taken: [[UInt8]], in txn: Transaction) throws {
         try txn.put(schema.meta, key: Self.key(held.kind, id: held.id), value: held.body)
+        let keptKey = Self.keptPrefix + [held.kind.rawValue] + held.id
+        if taken.isEmpty {
+            try txn.delete(schema.meta, key: keptKey)
+        } else {
+            try txn.put(schema.meta, key: keptKey, value: taken.flatMap { $0 })
+        }
     }
 
     /// The held version of a record, if any.
@@ -46,24 +50,7 @@ struct HeldRecords {
         try txn.delete(schema.meta, key: Self.keptPrefix + [kind.rawValue] + id)
     }
 
-    /// Takes a reference, for a held record, to each chunk of `present` it has none to yet: what has
-    /// arrived stays while the rest is on its way (a snapshot's tree first, its files' chunks next).
-    func keep(_ present: [[UInt8]], for kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws {
-        var kept = Set(try self.kept(kind, id: id, in: txn))
-        let before = kept.count
-        let chunks = ChunkStore(schema: schema)
-        for chunk in present where !kept.contains(chunk) {
-            if try chunks.retainIfStored(chunk, in: txn) { kept.insert(chunk) }
-        }
-        guard kept.count != before else { return }
-        try txn.put(
-            schema.meta,
-            key: Self.keptPrefix + [kind.rawValue] + id,
-            value: kept.sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 }
-        )
-    }
-
-    /// The chunks a held record keeps a reference to.
+    /// The chunks a held record keeps a reference to, once per reference.
     func kept(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws -> [[UInt8]] {
         guard let value = try txn.get(schema.meta, key: Self.keptPrefix + [kind.rawValue] + id), value.count % 32 == 0
         else { return [] }
@@ -83,7 +70,7 @@ struct HeldRecords {
     func all(in txn: Transaction) throws -> [Held] {
         var found: [Held] = []
         try txn.forEach(in: schema.meta) { key, value in
-            if key.starts(with: Self.heldPrefix), !key.starts(with: Self.keptPrefix) {
+            if key.starts(with: Self.heldPrefix) {
                 found.append(try Self.decode(Array(value)))
             }
             return true

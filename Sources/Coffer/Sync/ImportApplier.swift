@@ -53,21 +53,9 @@ struct ImportApplier {
             return
         }
         guard try wins(kind, id: id, entry: entry) else { return }
-        if !entry.isDeleted {
-            let (missing, present) = try MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
-                .scan(kind, id: id, stored: stored)
-            guard missing.isEmpty else {
-                let held = HeldRecords(schema: schema)
-                if let waiting = try held.held(kind, id: id, in: txn), waiting.entry.version < entry.version {
-                    try held.release(kind, id: id, in: txn)
-                }
-                try held.hold(HeldRecords.Held(kind: kind, id: id, entry: entry, stored: stored, body: body), in: txn)
-                try held.keep(present, for: kind, id: id, in: txn)
-                summary.held += 1
-                return
-            }
+        if try !placeOrHold(HeldRecords.Held(kind: kind, id: id, entry: entry, stored: stored, body: body)) {
+            summary.held += 1
         }
-        try place(kind, id: id, entry: entry, stored: stored)
     }
 
     /// Applies the records held back by earlier imports whose chunks are here now, and drops those a
@@ -81,19 +69,35 @@ struct ImportApplier {
                 try held.release(record.kind, id: record.id, in: txn)
                 continue
             }
-            let (missing, present) = try MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
-                .scan(record.kind, id: record.id, stored: record.stored)
-            guard missing.isEmpty else {
-                // Keep what arrived (the next part of the record's chunks shows only once it has).
-                try held.keep(present, for: record.kind, id: record.id, in: txn)
-                continue
-            }
-            // Placing takes the record's own references first; then the held ones go.
-            try place(record.kind, id: record.id, entry: record.entry, stored: record.stored)
-            try held.release(record.kind, id: record.id, in: txn)
-            summary.appliedFromHeld += 1
+            if try placeOrHold(record) { summary.appliedFromHeld += 1 }
         }
         summary.held = try held.all(in: txn).count
+    }
+
+    /// Puts a winning record in place if every chunk it needs is here, taking its references in the
+    /// same walk that finds what is missing; otherwise holds it back, keeping the references it could
+    /// take (what has arrived stays, and a snapshot's tree, once here, shows which file chunks are
+    /// still needed). A version already waiting that is newer keeps waiting instead.
+    ///
+    /// - Returns: Whether the record was placed.
+    private mutating func placeOrHold(_ record: HeldRecords.Held) throws -> Bool {
+        let held = HeldRecords(schema: schema)
+        let waiting = try held.held(record.kind, id: record.id, in: txn)
+        if let waiting, waiting.entry.version > record.entry.version { return false }
+        var taken: [[UInt8]] = []
+        var missing: [[UInt8]] = []
+        if !record.entry.isDeleted {
+            (taken, missing) = try MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
+                .claim(record.kind, id: record.id, stored: record.stored)
+        }
+        // Only after the claim: releasing first could free a chunk the claim then finds missing.
+        if waiting != nil { try held.release(record.kind, id: record.id, in: txn) }
+        guard missing.isEmpty else {
+            try held.hold(record, keeping: taken, in: txn)
+            return false
+        }
+        try place(record.kind, id: record.id, entry: record.entry, stored: record.stored)
+        return true
     }
 
     /// Whether `entry` beats this vault's version of the record (counting conflicts and skips).
@@ -108,7 +112,8 @@ struct ImportApplier {
         return true
     }
 
-    /// Puts a winning record in place, logs it with its version, and drops any held older version.
+    /// Puts a winning record in place (its chunk references already taken) and logs it with its
+    /// version.
     private mutating func place(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8]) throws {
         switch kind {
         case .item: try applyItem(id: id, stored: entry.isDeleted ? nil : stored)
@@ -122,10 +127,6 @@ struct ImportApplier {
             in: txn,
             schema: schema
         )
-        let held = HeldRecords(schema: schema)
-        if let waiting = try held.held(kind, id: id, in: txn), waiting.entry.version < entry.version {
-            try held.release(kind, id: id, in: txn)
-        }
         summary.applied.count(kind, deleted: entry.isDeleted)
     }
 
@@ -174,12 +175,8 @@ struct ImportApplier {
         else {
             throw CofferError(.decode, "a blob in the bundle does not match its id or is not syncable; it was refused")
         }
-        // The new version's references first: releasing the old one's could free chunks both share.
-        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
-        try store.forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn) {
-            (chunkID) throws(CofferError) in
-            try retain(chunkID, for: "blob '\(manifest.name)'")
-        }
+        // The new version's references were taken first (``placeOrHold(_:)``): releasing the old
+        // one's cannot free chunks both share.
         if let existing {
             try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
         }
@@ -216,10 +213,8 @@ struct ImportApplier {
             guard record.scope == .syncable else {
                 throw CofferError(.decode, "the bundle holds a snapshot that is not syncable; it was refused")
             }
-            // The new references first: releasing the old ones could free chunks both share.
-            try store.forEachReference(of: record, in: txn, coder: coder) { (chunkID) throws(CofferError) in
-                try retain(chunkID, for: "snapshot \(record.info.shortID) ('\(record.name)')")
-            }
+            // Its references were taken first (``placeOrHold(_:)``): releasing the old ones cannot
+            // free chunks both share.
         }
         for chunkID in oldReferences { try chunks.release(chunkID, in: txn) }
         if let stored {
@@ -245,21 +240,6 @@ struct ImportApplier {
             .duplicateItem,
             "a synced blob '\(name)' arrived, and the device-bound blob of that name cannot be moved aside (no free name); rename it with coffer mv and import again"
         )
-    }
-
-    /// Takes a reference to a chunk a record needs, which must be in the bundle or already here.
-    private func retain(_ chunkID: [UInt8], for what: String) throws(CofferError) {
-        let chunks = blobStore.chunks
-        try storage("applying the bundle") {
-            guard try chunks.retainIfStored(chunkID, in: txn) else {
-                throw CofferError(
-                    .decode,
-                    "the bundle is incomplete: \(what) needs data that is neither in the bundle nor in this vault "
-                        + "(it was sent in an earlier bundle this vault has not imported, or deleted here since); "
-                        + "import the earlier bundles first, or make a full export (without --peer) and import that"
-                )
-            }
-        }
     }
 
     private func openBlob(id: [UInt8]) throws -> BlobManifest? {

@@ -1,8 +1,11 @@
-/// Which chunks a syncable record refers to that this vault does not hold: what an import must wait
-/// for before it can apply the record, and what the vault asks its peers for (a want frame).
+/// The chunks a syncable record refers to, walked once: to find those this vault lacks (what a
+/// want frame asks for), or to take the references an import needs while finding them.
 ///
-/// A list chunk that is missing hides the entries it lists, and a missing chunk of a snapshot's tree
-/// hides the rest of the tree: those are asked for first, and the rest once they arrive.
+/// The walk visits each reference the record holds, once per occurrence, in the order
+/// ``BlobStore/forEachReference(of:keys:coder:in:_:)`` and ``SnapshotStore`` count them: list chunks
+/// and their entries, a snapshot's tree, then every file's chunks. A list chunk that is missing hides
+/// the entries it lists, and a missing chunk of a snapshot's tree hides the rest of the tree: those are
+/// asked for first, and the rest once they arrive.
 struct MissingChunks {
     let txn: Transaction
     let schema: Schema
@@ -11,108 +14,110 @@ struct MissingChunks {
 
     /// The chunks record `stored` of `kind` needs that are not stored here, in the order met.
     func of(_ kind: SyncRecordKind, id: [UInt8], stored: [UInt8]) throws -> [[UInt8]] {
-        try scan(kind, id: id, stored: stored).missing
+        let chunks = ChunkStore(schema: schema)
+        return try walk(kind, id: id, stored: stored) { (chunk) throws(CofferError) in
+            try storage("checking a record's chunks") { try chunks.contains(chunk, in: txn) }
+        }
     }
 
-    /// The chunks record `stored` of `kind` needs, as far as what is here shows them: those missing,
-    /// and those present (which a held record keeps a reference to, so they stay while it waits).
-    func scan(_ kind: SyncRecordKind, id: [UInt8], stored: [UInt8]) throws -> (missing: [[UInt8]], present: [[UInt8]]) {
-        var present: [[UInt8]] = []
-        let missing = try scan(kind, id: id, stored: stored, present: &present)
-        return (missing, present)
+    /// Takes one reference to each chunk the record needs that is here, once per occurrence, as the
+    /// record will hold them, and returns those taken and those missing. With nothing missing the
+    /// record's references are all in place; otherwise the taken ones keep what has arrived while the
+    /// record is held back (``HeldRecords``).
+    func claim(_ kind: SyncRecordKind, id: [UInt8], stored: [UInt8]) throws -> (taken: [[UInt8]], missing: [[UInt8]]) {
+        let chunks = ChunkStore(schema: schema)
+        var taken: [[UInt8]] = []
+        let missing = try walk(kind, id: id, stored: stored) { (chunk) throws(CofferError) in
+            let here = try storage("taking a record's chunks") { try chunks.retainIfStored(chunk, in: txn) }
+            if here { taken.append(chunk) }
+            return here
+        }
+        return (taken, missing)
     }
 
-    private func scan(
+    /// Visits every reference the record holds that the chunks here let it see; `visit` says whether
+    /// the chunk is here. Returns those that are not.
+    private func walk(
         _ kind: SyncRecordKind,
         id: [UInt8],
         stored: [UInt8],
-        present: inout [[UInt8]]
+        visit: ([UInt8]) throws(CofferError) -> Bool
     ) throws -> [[UInt8]] {
+        var missing: [[UInt8]] = []
         switch kind {
         case .item:
-            return []
+            break
         case .blob:
             let manifest = try stored.withBytes { (raw) throws(CofferError) in
                 try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
             }
-            var missing: [[UInt8]] = []
-            try collect(
-                manifest.chunks,
-                scope: manifest.scope,
-                level: manifest.level,
-                into: &missing,
-                present: &present
-            )
-            return missing
+            let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+            try walk(manifest.chunks, keys: chunkKeys, visit: visit, missing: &missing) { _, _ in }
         case .snapshot:
             let record = try stored.withBytes { (raw) throws(CofferError) in
                 try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
             }
-            var missing: [[UInt8]] = []
-            try collect(record.chunks, scope: record.scope, level: record.level, into: &missing, present: &present)
-            guard missing.isEmpty else { return missing }
-            // The tree is all here: read it and check every file's chunks.
             let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
-            let store = BlobStore(schema: schema)
+            let chunks = BlobStore(schema: schema).chunks
             var parser = TreeEntryParser(version: record.formatVersion)
             var contents: [TreeEntry.Content] = []
-            try record.chunks.forEachEntry(
-                loadListChunk: { (reference) throws(CofferError) in
-                    try storage("reading a snapshot's tree") {
-                        try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
-                    }
-                },
-                { (entry, _) throws(CofferError) in
-                    let plaintext = try storage("reading a snapshot's tree") {
-                        try store.chunks.load(entry.id, keys: chunkKeys, coder: coder, in: txn)
-                    }
-                    guard let plaintext else {
-                        missing.append(entry.id)
-                        return false
-                    }
-                    contents += try parser.feed(plaintext).compactMap(\.content)
-                    return true
+            var treeWhole = true
+            try walk(record.chunks, keys: chunkKeys, visit: visit, missing: &missing) {
+                (entry, isHere) throws(CofferError) in
+                // The tree is read as its chunks are met; a gap leaves the rest of it unknown.
+                guard treeWhole, isHere else {
+                    treeWhole = false
+                    return
                 }
-            )
-            for content in contents {
-                try collect(content.chunks, scope: record.scope, level: record.level, into: &missing, present: &present)
+                let plaintext = try storage("reading a snapshot's tree") {
+                    try chunks.load(entry.id, keys: chunkKeys, coder: coder, in: txn)
+                }
+                guard let plaintext else {
+                    treeWhole = false
+                    return
+                }
+                contents += try parser.feed(plaintext).compactMap(\.content)
             }
-            return missing
+            guard missing.isEmpty, treeWhole else { return missing }
+            try parser.finish()
+            for content in contents {
+                try walk(content.chunks, keys: chunkKeys, visit: visit, missing: &missing) { _, _ in }
+            }
         }
+        return missing
     }
 
-    /// Adds the chunks of `list` (list chunks, and the entries of those that are here) not stored.
-    private func collect(
+    /// Visits the references of one chunk list (its list chunks, and the entries of those that are
+    /// here); `each` sees every entry met, in order, and whether it is here. A missing list chunk
+    /// hides its entries, so `each` hears of a gap as the first of them would be missed.
+    private func walk(
         _ list: ChunkList,
-        scope: SyncScope,
-        level: ProtectionLevel,
-        into missing: inout [[UInt8]],
-        present: inout [[UInt8]]
+        keys chunkKeys: ChunkKeys,
+        visit: ([UInt8]) throws(CofferError) -> Bool,
+        missing: inout [[UInt8]],
+        each: (ChunkEntry, _ isHere: Bool) throws(CofferError) -> Void
     ) throws {
-        let chunks = ChunkStore(schema: schema)
         let store = BlobStore(schema: schema)
-        let chunkKeys = try ChunkKeys(scope: scope, level: level, keys: keys)
         var absent: [[UInt8]] = []
-        var here: [[UInt8]] = []
         try list.forEachEntry(
             loadListChunk: { (reference) throws(CofferError) in
-                let stored = try storage("checking a record's chunks") { try chunks.contains(reference.id, in: txn) }
-                guard stored else {
+                guard try visit(reference.id) else {
                     absent.append(reference.id)
+                    // Its entries are unknown: a reader of the list's content must stop here.
+                    try each(ChunkEntry(id: reference.id, length: 0), false)
                     return []
                 }
-                here.append(reference.id)
-                return try storage("checking a record's chunks") {
+                return try storage("reading a chunk list") {
                     try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
                 }
             },
             { (entry, _) throws(CofferError) in
-                let stored = try storage("checking a record's chunks") { try chunks.contains(entry.id, in: txn) }
-                if stored { here.append(entry.id) } else { absent.append(entry.id) }
+                let here = try visit(entry.id)
+                if !here { absent.append(entry.id) }
+                try each(entry, here)
                 return true
             }
         )
         missing += absent
-        present += here
     }
 }
