@@ -66,18 +66,22 @@ struct ExtendedAttribute: Sendable, Equatable {
     /// - Returns: One message per attribute that could not be set (a file system without support,
     ///   a `trusted.*` or `security.*` name that needs root).
     static func apply(_ attributes: [ExtendedAttribute], to path: [CChar]) -> [String] {
-        attributes.compactMap { attribute in
-            let name = attribute.name.map { CChar(bitPattern: $0) } + [0]
-            let result = attribute.value.withUnsafeBytes { lsetxattr(path, name, $0.baseAddress, $0.count, 0) }
-            return result == 0 ? nil : "extended attribute \(attribute.displayName) not restored: \(errorText())"
-        }
+        apply(attributes) { name, value in lsetxattr(path, name, value.baseAddress, value.count, 0) }
     }
 
     /// Sets every attribute on an open file.
     static func apply(_ attributes: [ExtendedAttribute], to descriptor: Int32) -> [String] {
+        apply(attributes) { name, value in fsetxattr(descriptor, name, value.baseAddress, value.count, 0) }
+    }
+
+    /// Sets each attribute with `set` (name, value → 0 or -1 with `errno`); one message per failure.
+    private static func apply(
+        _ attributes: [ExtendedAttribute],
+        set: ([CChar], UnsafeRawBufferPointer) -> Int32
+    ) -> [String] {
         attributes.compactMap { attribute in
             let name = attribute.name.map { CChar(bitPattern: $0) } + [0]
-            let result = attribute.value.withUnsafeBytes { fsetxattr(descriptor, name, $0.baseAddress, $0.count, 0) }
+            let result = attribute.value.withUnsafeBytes { set(name, $0) }
             return result == 0 ? nil : "extended attribute \(attribute.displayName) not restored: \(errorText())"
         }
     }

@@ -48,9 +48,7 @@ public struct Snapshots: Sendable {
         try vault.checkOpen()
         let root = directory.standardizedFileURL.path
         let vaultDirectory = try vault.ownDirectoryIdentity()
-        if case .success(let status) = WalkedPath.status(of: root),
-            FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)) == vaultDirectory
-        {
+        if FileIdentity(path: root) == vaultDirectory {
             throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
         }
         let name = name ?? root

@@ -1,12 +1,6 @@
 import Foundation
 internal import Glibc
 
-/// A file's identity on this machine: its device and inode.
-struct FileIdentity: Hashable, Sendable {
-    let device: UInt64
-    let inode: UInt64
-}
-
 /// What `lstat` says about one path under the backed-up directory.
 struct WalkedPath {
     /// Relative to the backed-up directory; empty for the directory itself.
@@ -16,7 +10,7 @@ struct WalkedPath {
     let kind: TreeEntry.Kind
     let status: stat
 
-    var identity: FileIdentity { FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)) }
+    var identity: FileIdentity { FileIdentity(status) }
     var size: UInt64 { UInt64(max(status.st_size, 0)) }
     var displayPath: String { EntryPath.display(relativePath) }
 
