@@ -130,25 +130,35 @@ package struct DataFileCheck {
                 }
             }
         }
-        // Only the meta page LMDB opens must match its tree's stamp: once a newer state is committed,
-        // the older state's pages may be reused, so the other page's tree can hold anything.
-        if let current = metas.max(by: { $0.transactionID < $1.transactionID }) {
-            let stamp = Self.stamp(in: current, descriptor: descriptor)
-            let other = metas.first { $0.index != current.index }
-            let otherStamped = other.map { Self.stamp(in: $0, descriptor: descriptor) == $0.transactionID } ?? false
-            if let stamp, stamp != current.transactionID {
+        // Stamps tell an altered meta page from a genuine one, within limits: once a newer state is
+        // committed the older state's pages may be reused (its tree can hold anything), and a Coffer
+        // from before stamps writes without updating the stamp (it stays behind, on both pages). So
+        // only this is damage: the page LMDB opens points at an older stamped state than the other
+        // page consistently does, or at no stamped state while the other page's state is stamped as
+        // its own.
+        var stampDamage = false
+        if let current = metas.max(by: { $0.transactionID < $1.transactionID }),
+            let other = metas.first(where: { $0.index != current.index })
+        {
+            let currentStamp = Self.stamp(in: current, descriptor: descriptor)
+            let otherStamp = Self.stamp(in: other, descriptor: descriptor)
+            // The other page's stamp counts only if it is consistent with that page (a failed commit
+            // may have rewritten its reused pages with a later stamp).
+            let otherConsistent = otherStamp.map { $0 <= other.transactionID } ?? false
+            if currentStamp == current.transactionID {
+                // The page LMDB opens is the state its tree says: sound.
+            } else if let currentStamp, let otherStamp, otherConsistent, otherStamp > currentStamp {
                 damage.append(
                     Damage(
                         part: "meta page \(current.index)",
                         problem:
-                            "it claims transaction \(current.transactionID), but the state it points to was written by transaction \(stamp): the page was altered, and LMDB would open an older state as the current one",
-                        repair: .transactionID(index: current.index, stamp: stamp)
+                            "it claims transaction \(current.transactionID), but the state it points to was written by transaction \(currentStamp), older than meta page \(other.index)'s: the page was altered, and LMDB would open an older state as the current one",
+                        repair: .transactionID(index: current.index, stamp: currentStamp)
                     )
                 )
-            } else if stamp == nil, otherStamped, let other, other.transactionID < current.transactionID {
-                // The page LMDB would open points at no stamped state, while the other does: its
-                // transaction id was altered upwards. Putting it just below the other's makes the intact
-                // page current.
+                stampDamage = true
+            } else if currentStamp == nil, otherStamp == other.transactionID {
+                // Putting its id just below the other's makes the intact page current.
                 damage.append(
                     Damage(
                         part: "meta page \(current.index)",
@@ -157,9 +167,10 @@ package struct DataFileCheck {
                         repair: .transactionID(index: current.index, stamp: other.transactionID - 1)
                     )
                 )
+                stampDamage = true
             }
         }
-        if metas.count == 2, !damage.contains(where: { $0.problem.contains("was written by transaction") }) {
+        if metas.count == 2, !stampDamage {
             let (older, newer) = (metas[0].transactionID, metas[1].transactionID)
             let gap = older > newer ? older - newer : newer - older
             if gap > 1 {

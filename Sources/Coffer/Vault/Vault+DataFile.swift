@@ -1,4 +1,5 @@
 public import Foundation
+internal import Glibc
 
 extension Vault {
     /// Refuses to open a vault whose `data.mdb` is damaged in a way LMDB would not notice or would
@@ -6,11 +7,24 @@ extension Vault {
     /// meta page that is not one (LMDB says "not an LMDB file" although the other is intact), or a
     /// meta page whose transaction id disagrees with its tree (LMDB would silently open an older
     /// state). Runs before LMDB opens the file.
+    ///
+    /// Another process may commit while the pages are read, so damage is believed only when a second
+    /// reading, with the same current transaction, shows it again.
     static func refuseDamagedDataFile(in directory: URL) throws(CofferError) {
-        guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else { return }
-        defer { check.close() }
-        guard !check.damage.isEmpty else { return }
-        throw CofferError(.decode, damageMessage(check, directory: directory))
+        var seen: UInt64?
+        for _ in 0..<5 {
+            guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else { return }
+            defer { check.close() }
+            guard !check.damage.isEmpty else { return }
+            let current = check.current?.transactionID
+            if let seen, current == seen { throw CofferError(.decode, damageMessage(check, directory: directory)) }
+            seen = current
+            usleep(20_000)
+        }
+        throw CofferError(
+            .decode,
+            "the vault's data file \(directory.path)/data.mdb changes too fast to be checked; try again"
+        )
     }
 
     /// What is wrong with a data file and what to do, for people.

@@ -89,6 +89,24 @@ struct DataFileDamageTests {
         #expect(try cli.run(["verify", "--read-data"]).status == 0)
     }
 
+    @Test("writes by a Coffer from before the stamps, interleaved with today's, are never taken for damage")
+    func writesWithoutStamps() throws {
+        let fixture = try Products.executable("coffer-test-fixture")
+        let vault = cli.directory.path("vault").path
+        for round in 0..<3 {
+            let old = try Products.run(fixture, ["old-write", vault, "\(round + 1)"])
+            #expect(old.status == 0, "\(old.error)")
+            let opened = try cli.run(["verify"])
+            #expect(opened.status == 0, "round \(round): \(opened.output) \(opened.error)")
+            #expect(
+                try cli.run(["item", "add", "--service", "new\(round)", "--account", "a", "--value", "v"]).status == 0
+            )
+        }
+        #expect(try Products.run(fixture, ["old-write", vault, "2"]).status == 0)
+        #expect(try cli.run(["verify", "--read-data"]).status == 0)
+        #expect(try cli.run(["repair"]).error.contains("nothing to repair"))
+    }
+
     @Test("a damaged free-list root: verify names the free list and exits 1")
     func freeListRoot() throws {
         try edit { bytes in
