@@ -283,15 +283,14 @@ public final class Vault: Sendable {
             removeDeadStaging(in: parent, prefix: prefix)
         }
         let staging = parent.appendingPathComponent(prefix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        do {
-            try files.createDirectory(
-                at: staging,
-                withIntermediateDirectories: false,
-                attributes: [.posixPermissions: 0o700]
-            )
-        } catch {
-            throw CofferError(.io, "cannot create the new vault in \(parent.path): \(error.localizedDescription)")
+        guard mkdir(staging.path, 0o700) == 0 else {
+            let code = errno
+            if code == ENOSPC || code == EDQUOT {
+                throw CofferError.wrapping(LMDBError(.noSpace, operation: "mkdir"), while: "creating the vault")
+            }
+            throw CofferError(.io, "cannot create the new vault in \(parent.path): \(String(cString: strerror(code)))")
         }
+        chmod(staging.path, 0o700)  // whatever the umask
         return staging
     }
 
@@ -308,10 +307,10 @@ public final class Vault: Sendable {
         }
         let flushed: URL
         if staging.deletingLastPathComponent().standardizedFileURL.path == directory.standardizedFileURL.path {
-            for name in ["lock.mdb", "data.mdb"] {
-                guard
-                    rename(staging.appendingPathComponent(name).path, directory.appendingPathComponent(name).path) == 0
-                else { throw fail(name) }
+            for name in ["lock.mdb", SpaceReserve.fileName, "data.mdb"] {
+                let source = staging.appendingPathComponent(name).path
+                if name == SpaceReserve.fileName, access(source, F_OK) != 0 { continue }  // no room for one
+                guard rename(source, directory.appendingPathComponent(name).path) == 0 else { throw fail(name) }
             }
             rmdir(staging.path)
             guard chmod(directory.path, 0o700) == 0 else { throw fail("setting its mode") }

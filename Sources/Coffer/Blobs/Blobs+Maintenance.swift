@@ -69,23 +69,26 @@ extension Blobs {
         let schema = vault.schema
         let store = BlobStore(schema: schema)
         return try storage("collecting garbage") {
-            try vault.environment.write { txn in
-                let (chunksBefore, bytesBefore) = try Self.chunkTotals(in: txn, schema: schema)
-                let (writes, references) = try store.pending.reclaimDead(store: store.chunks, in: txn)
+            let reclaimed = try store.pending.reclaimDead(store: store.chunks, environment: vault.environment)
+            let (orphans, orphanBytes) = try vault.environment.write { txn in
                 var orphans: [[UInt8]] = []
-                try txn.forEach(in: schema.chunks) { key, _ in
-                    if try !txn.contains(schema.chunkRefs, key: key) { orphans.append(Array(key)) }
+                var bytes: Int64 = 0
+                try txn.forEach(in: schema.chunks) { key, value in
+                    if try !txn.contains(schema.chunkRefs, key: key) {
+                        orphans.append(Array(key))
+                        bytes += Int64(value.count)
+                    }
                     return true
                 }
                 for id in orphans { try txn.delete(schema.chunks, key: id) }
-                let (chunksAfter, bytesAfter) = try Self.chunkTotals(in: txn, schema: schema)
-                return GarbageCollectionReport(
-                    abandonedWrites: writes,
-                    releasedReferences: references,
-                    freedChunks: chunksBefore - chunksAfter,
-                    freedBytes: bytesBefore - bytesAfter
-                )
+                return (orphans.count, bytes)
             }
+            return GarbageCollectionReport(
+                abandonedWrites: reclaimed.writes,
+                releasedReferences: reclaimed.references,
+                freedChunks: reclaimed.freedChunks + orphans,
+                freedBytes: reclaimed.freedBytes + orphanBytes
+            )
         }
     }
 
@@ -352,16 +355,5 @@ extension Blobs {
             )
         }
         return problems
-    }
-
-    private static func chunkTotals(in txn: Transaction, schema: Schema) throws -> (Int, Int64) {
-        var count = 0
-        var bytes: Int64 = 0
-        try txn.forEach(in: schema.chunks) { _, value in
-            count += 1
-            bytes += Int64(value.count)
-            return true
-        }
-        return (count, bytes)
     }
 }

@@ -113,10 +113,8 @@ final class ContentSession<Marker>: @unchecked Sendable {
         let write = write
         let store = store
         try storage("starting a write") {
-            try vault.environment.write { txn in
-                _ = try store.pending.reclaimDead(store: store.chunks, in: txn)
-                try store.pending.begin(write, in: txn)
-            }
+            _ = try store.pending.reclaimDead(store: store.chunks, environment: vault.environment)
+            try vault.environment.write { txn in try store.pending.begin(write, in: txn) }
         }
         let workers = OrderedPipeline<Job, Processed>.defaultWorkerCount
         pipeline = OrderedPipeline(
@@ -223,7 +221,7 @@ final class ContentSession<Marker>: @unchecked Sendable {
         pipeline.cancel(error)
         _ = try? committer.wait()
         pipeline.shutDown()
-        _ = try? environment.write { txn in try store.pending.abandon(write, store: store.chunks, in: txn) }
+        _ = try? store.pending.release(write, store: store.chunks, environment: environment)
     }
 
     // MARK: Chunking

@@ -8,7 +8,7 @@ import Foundation
 /// but their counts keep them alive, so a concurrent `gc` (in any process) never frees a chunk a
 /// live write is about to use. When the manifest commits the entry goes (its references now belong to
 /// the manifest); a write that fails releases them; a writer that died leaves an entry that
-/// ``reclaimDead(store:in:)`` recognises by its owner and releases.
+/// ``reclaimDead(store:environment:)`` recognises by its owner and releases.
 struct PendingWrites {
     let schema: Schema
 
@@ -103,22 +103,103 @@ struct PendingWrites {
         return released
     }
 
-    /// Releases the writes whose owners are no longer running.
-    ///
-    /// - Returns: How many writes were reclaimed and how many chunk references they released.
-    func reclaimDead(store: ChunkStore, in txn: Transaction) throws -> (writes: Int, references: Int) {
-        var dead: [WriteID] = []
-        try txn.forEach(in: schema.pending) { key, value in
-            if Self.isOwnerKey(key), value.count >= 12 {
-                var reader = BinaryReader(Array(value), what: "a pending-write owner")
-                let owner = ProcessIdentity(pid: try reader.readUInt32(), startTime: try reader.readUInt64())
-                if !owner.isAlive { dead.append(WriteID(bytes: Array(key.prefix(16)))) }
-            }
-            return true
-        }
+    /// What releasing writes' references freed.
+    struct Released {
+        /// Writes released.
+        var writes = 0
+        /// Chunk references released.
         var references = 0
-        for write in dead { references += try abandon(write, store: store, in: txn) }
-        return (dead.count, references)
+        /// Chunks deleted because their last reference went.
+        var freedChunks = 0
+        /// The sealed bytes of those chunks.
+        var freedBytes: Int64 = 0
+
+        /// Adds this tally to `total`.
+        func add(to total: inout Released) {
+            total.writes += writes
+            total.references += references
+            total.freedChunks += freedChunks
+            total.freedBytes += freedBytes
+        }
+    }
+
+    /// Ends a write that will not commit, like ``abandon(_:store:in:)``, but in small transactions:
+    /// a few of its noted chunks at a time, newest first, then the rest of its entries. A failed write
+    /// is often one that filled the disk, and releasing everything at once needs room for a
+    /// transaction as large as the write; each step here needs a few pages (made room for by the environment's
+    /// space reserve when the disk is full) and frees its chunks' pages for the next step. An entry another
+    /// process released meanwhile is skipped, so two processes reclaiming the same write never release
+    /// a chunk twice.
+    @discardableResult
+    func release(_ write: WriteID, store: ChunkStore, environment: Environment) throws -> Released {
+        let entries = try environment.read { txn in try keys(of: write, in: txn) }
+        var released = Released(writes: 1)
+        for key in entries.reversed() where Self.isBatchKey(key) {
+            var more = true
+            while more {
+                let (tally, remaining) = try environment.writeFreeingSpace { txn -> (Released, Bool) in
+                    guard let value = try txn.get(schema.pending, key: key) else { return (Released(), false) }
+                    guard value.count % 32 == 0 else {
+                        throw CofferError(.decode, "a pending-write record is damaged; run coffer verify")
+                    }
+                    let kept = max(0, value.count - Self.chunksPerStep * 32)
+                    var tally = Released()
+                    for start in stride(from: kept, to: value.count, by: 32) {
+                        let id = Array(value[start..<(start + 32)])
+                        let size = try txn.withValue(schema.chunks, key: id) { $0.count } ?? 0
+                        if try store.release(id, in: txn) {
+                            tally.freedChunks += 1
+                            tally.freedBytes += Int64(size)
+                        }
+                        tally.references += 1
+                    }
+                    if kept == 0 {
+                        try txn.delete(schema.pending, key: key)
+                    } else {
+                        try txn.put(schema.pending, key: key, value: Array(value[..<kept]))
+                    }
+                    // Counted only once the step commits (a retried closure starts over).
+                    return (tally, kept > 0)
+                }
+                tally.add(to: &released)
+                more = remaining
+            }
+        }
+        // Then the staged records and, last, the owner record (it sorts first).
+        let others = entries.filter { !Self.isBatchKey($0) }.reversed()
+        for step in stride(from: 0, to: others.count, by: Self.entriesPerStep) {
+            let keys = others.dropFirst(step).prefix(Self.entriesPerStep)
+            try environment.writeFreeingSpace { txn in
+                for key in keys { _ = try txn.delete(schema.pending, key: key) }
+            }
+        }
+        return released
+    }
+
+    /// How many chunks one step of ``release(_:store:environment:)`` releases: few enough that the
+    /// pages it rewrites fit in the space reserve (``Environment/writeFreeingSpace(_:)``).
+    private static let chunksPerStep = 32
+    /// How many other entries (staged records, the owner) one step deletes.
+    private static let entriesPerStep = 256
+
+    /// Releases the writes whose owners are no longer running, each in small transactions
+    /// (``release(_:store:environment:)``).
+    func reclaimDead(store: ChunkStore, environment: Environment) throws -> Released {
+        let dead = try environment.read { txn in
+            var dead: [WriteID] = []
+            try txn.forEach(in: schema.pending) { key, value in
+                if Self.isOwnerKey(key), value.count >= 12 {
+                    var reader = BinaryReader(Array(value), what: "a pending-write owner")
+                    let owner = ProcessIdentity(pid: try reader.readUInt32(), startTime: try reader.readUInt64())
+                    if !owner.isAlive { dead.append(WriteID(bytes: Array(key.prefix(16)))) }
+                }
+                return true
+            }
+            return dead
+        }
+        var released = Released()
+        for write in dead { try release(write, store: store, environment: environment).add(to: &released) }
+        return released
     }
 
     /// Calls `body` with every chunk id noted by any write in progress (once per reference held).

@@ -56,6 +56,10 @@ package final class Environment: @unchecked Sendable {
     private let laterStaleReaders = Atomic<Int>(0)
     private let scatteredTouches = Atomic<Int>(0)
     private let writesBegun = Atomic<Int>(0)
+    /// The file deleted to make room when a write that frees space finds the disk full.
+    private let spaceReserve: SpaceReserve
+    /// Whether this instance has made sure the space reserve exists (after its first commit).
+    private let spaceReserveChecked = Atomic<Bool>(false)
     /// Where the map is (start, length) for the map size it was found at.
     private let mapRegion = Locked<(start: UInt, length: Int, mapSize: Int)?>(nil)
 
@@ -71,6 +75,7 @@ package final class Environment: @unchecked Sendable {
     package init(directory: URL, options: Options) throws(LMDBError) {
         self.directory = directory
         self.options = options
+        spaceReserve = SpaceReserve(directory: directory.path)
         let dataFile = directory.appendingPathComponent("data.mdb").path
         let lockFile = directory.appendingPathComponent("lock.mdb").path
         if !options.createIfMissing, access(dataFile, F_OK) != 0 {
@@ -78,6 +83,7 @@ package final class Environment: @unchecked Sendable {
         }
         let lockExisted = access(lockFile, F_OK) == 0
         let dataExisted = access(dataFile, F_OK) == 0
+        try LockFile.prepare(path: lockFile, readers: options.maximumReaders)
 
         var environment: OpaquePointer?
         try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
@@ -285,10 +291,28 @@ package final class Environment: @unchecked Sendable {
         while true {
             let growthsBefore = growths
             do {
-                return try transaction(readOnly: false, commit: true, body)
+                let result = try transaction(readOnly: false, commit: true, body)
+                if !spaceReserveChecked.exchange(true, ordering: .relaxed) { spaceReserve.make() }
+                return result
             } catch let error as Transaction.MapFull {
                 try grow(from: growthsBefore, cause: error.underlying)
             }
+        }
+    }
+
+    /// Runs `body` in a write transaction that frees space (releasing a failed write's chunks,
+    /// deleting): like ``write(_:)``, but when the disk is too full for even this transaction, the
+    /// space reserve (``SpaceReserve``) is deleted to make room and the transaction run again; the
+    /// reserve is made again after it commits, if there is room.
+    @discardableResult
+    package func writeFreeingSpace<R>(_ body: (Transaction) throws -> R) throws -> R {
+        do {
+            return try write(body)
+        } catch let error as LMDBError where error.code == .noSpace {
+            guard spaceReserve.release() else { throw error }
+            let result = try write(body)
+            spaceReserve.make()
+            return result
         }
     }
 

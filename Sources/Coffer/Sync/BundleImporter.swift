@@ -38,9 +38,7 @@ struct BundleImporter {
             return try commit(write: write, summary: summary, wanted: wanted, resend: resend)
         } catch {
             // Staged chunks and records go; the vault is as it was.
-            _ = try? vault.environment.write { txn in
-                try pending.abandon(write, store: ChunkStore(schema: vault.schema), in: txn)
-            }
+            _ = try? pending.release(write, store: ChunkStore(schema: vault.schema), environment: vault.environment)
             throw error
         }
     }

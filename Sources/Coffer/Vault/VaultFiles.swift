@@ -3,7 +3,7 @@ internal import Glibc
 
 extension Vault {
     /// The names of the vault's own files in its directory.
-    static let ownFileNames = ["data.mdb", "lock.mdb"]
+    static let ownFileNames = ["data.mdb", "lock.mdb", SpaceReserve.fileName]
 
     /// The identity (device and inode) of the vault's directory, which a backup leaves out.
     func ownDirectoryIdentity() throws(CofferError) -> FileIdentity {
@@ -16,12 +16,12 @@ extension Vault {
         return identity
     }
 
-    /// The identities of the vault's own files, `data.mdb` and `lock.mdb`.
+    /// The identities of the vault's own files, `data.mdb`, `lock.mdb` and `space-reserve`.
     func ownFileIdentities() -> Set<FileIdentity> {
         Set(Self.ownFileNames.compactMap { FileIdentity(path: directory.appendingPathComponent($0).path) })
     }
 
-    /// Whether `url` is one of the vault's own files (`data.mdb`, `lock.mdb`, by device and inode,
+    /// Whether `url` is one of the vault's own files (`data.mdb`, `lock.mdb`, `space-reserve`, by device and inode,
     /// whatever path reaches them), or would replace one: reading one into the vault never ends (the
     /// file grows with every chunk written), and writing onto one destroys the vault.
     public func isOwnFile(_ url: URL) -> Bool {

@@ -3,6 +3,41 @@ import Foundation
 import Glibc
 import Testing
 
+/// A small ext4 image, loop-mounted in a scratch directory (root only), unmounted at `deinit`.
+private final class LoopDisk {
+    let scratch: TemporaryDirectory
+    let mountPoint: URL
+
+    /// Makes and mounts a `megabytes` MiB image, or returns `nil` (recording why) when that is not
+    /// possible here.
+    init?(megabytes: Int) throws {
+        guard getuid() == 0 else {
+            Issue.record("mounting the test file system needs root; run the suite as root (CI does)")
+            return nil
+        }
+        scratch = try TemporaryDirectory()
+        mountPoint = scratch.path("mnt")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        let image = scratch.path("disk.img").path
+        let made = try Self.sh(
+            "truncate -s \(megabytes)M '\(image)' && mkfs.ext4 -q -F '\(image)' && mount -o loop '\(image)' '\(mountPoint.path)'"
+        )
+        #expect(made.status == 0, "\(made.error)")
+        guard made.status == 0 else { return nil }
+    }
+
+    deinit { _ = try? Self.sh("umount '\(mountPoint.path)'") }
+
+    /// Runs a bash script (`-eu`) with the system tools on the path.
+    static func sh(_ script: String) throws -> Products.Result {
+        try Products.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            ["-euc", script],
+            environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
+        )
+    }
+}
+
 /// A vault on a small, really full file system (a loop-mounted 64 MiB ext4 image, so root is needed
 /// to mount it): put, backup and import say the disk is full (not "an input/output error"), leave
 /// every acknowledged write intact, leave no chunk behind, and work again once space is freed.
@@ -10,27 +45,8 @@ import Testing
 struct FullDiskTests {
     @Test("put, backup and import on a full ext4 file system")
     func fullDisk() throws {
-        guard getuid() == 0 else {
-            Issue.record("mounting the test file system needs root; run the suite as root (CI does)")
-            return
-        }
-        let scratch = try TemporaryDirectory()
-        let image = scratch.path("disk.img")
-        let mountPoint = scratch.path("mnt")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        func sh(_ script: String) throws -> Products.Result {
-            try Products.run(
-                URL(fileURLWithPath: "/bin/bash"),
-                ["-euc", script],
-                environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
-            )
-        }
-        let made = try sh(
-            "truncate -s 64M '\(image.path)' && mkfs.ext4 -q -F '\(image.path)' && mount -o loop '\(image.path)' '\(mountPoint.path)'"
-        )
-        #expect(made.status == 0, "\(made.error)")
-        guard made.status == 0 else { return }
-        defer { _ = try? sh("umount '\(mountPoint.path)'") }
+        guard let disk = try LoopDisk(megabytes: 64) else { return }
+        let (scratch, mountPoint, sh) = (disk.scratch, disk.mountPoint, LoopDisk.sh)
 
         let coffer = try Products.executable("coffer")
         let vault = mountPoint.appendingPathComponent("vault").path
@@ -90,5 +106,57 @@ struct FullDiskTests {
         _ = try sh("head -c 20000000 '\(large.path)' > '\(medium.path)'")
         #expect(try run(["put", "medium", medium.path]).status == 0)
         #expect(try run(["verify", "--read-data"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: vault + "/space-reserve"), "the reserve is made again")
+    }
+
+    @Test(
+        "init and init --join with 0 KiB to 3 MiB free: done, or exit 1 saying the disk is full; never a crash or a leftover"
+    )
+    func nearlyFullDisk() throws {
+        guard let disk = try LoopDisk(megabytes: 32) else { return }
+        let (scratch, mountPoint, sh) = (disk.scratch, disk.mountPoint, LoopDisk.sh)
+
+        let coffer = try Products.executable("coffer")
+        let source = scratch.path("source").path
+        let bundle = scratch.path("b.bundle").path
+        let sourceEnvironment = ["COFFER_VAULT": source, "COFFER_PASSPHRASE": "pw"]
+        #expect(try Products.run(coffer, ["init"], environment: sourceEnvironment).status == 0)
+        _ = try sh("head -c 6000000 /dev/urandom > '\(scratch.path("data").path)'")
+        #expect(
+            try Products.run(coffer, ["put", "data", scratch.path("data").path], environment: sourceEnvironment).status
+                == 0
+        )
+        #expect(try Products.run(coffer, ["export", "--out", bundle], environment: sourceEnvironment).status == 0)
+
+        let mount = mountPoint.path
+        for free in [0, 8, 16, 24, 48, 96, 1024, 3072] {
+            // Leave `free` KiB: hold them in a gap file, fill the rest, give the gap back.
+            _ = try sh(
+                "head -c \(free * 1024) /dev/zero > '\(mount)/gap'; cat /dev/zero > '\(mount)/fill' 2>/dev/null || true; rm '\(mount)/gap'; sync"
+            )
+            for arguments in [["init"], ["init", "--join", bundle]] {
+                let what = "\(arguments.joined(separator: " ")) with \(free) KiB free"
+                let vault = mount + "/vault"
+                let result = try Products.run(
+                    coffer,
+                    arguments,
+                    environment: ["COFFER_VAULT": vault, "COFFER_PASSPHRASE": "pw"]
+                )
+                #expect(result.status == 0 || result.status == 1, "\(what): exit \(result.status) \(result.error)")
+                if result.status == 1 {
+                    #expect(result.error.contains("disk is full"), "\(what): \(result.error)")
+                    #expect(TemporaryDirectory.listing(mountPoint) == ["fill", "lost+found"], "\(what)")
+                } else if result.status == 0 {
+                    let info = try Products.run(
+                        coffer,
+                        ["info"],
+                        environment: ["COFFER_VAULT": vault, "COFFER_PASSPHRASE": "pw"]
+                    )
+                    #expect(info.status == 0, "\(what): \(info.error)")
+                }
+                _ = try sh("rm -rf '\(vault)'")
+            }
+            _ = try sh("rm -f '\(mount)/fill'")
+        }
     }
 }

@@ -54,6 +54,23 @@ struct PendingWritesTests {
         #expect(try pendingCount() == 0)
     }
 
+    @Test("releasing in steps frees what abandoning at once frees; a second release finds nothing to free")
+    func releaseInSteps() throws {
+        let write = PendingWrites.WriteID.random()
+        // 150 chunks per batch: several steps each.
+        let ids = try stage(write, count: 300)
+        try environment.write { (txn) throws in try store.retain(ids[7], sealed: nil, in: txn) }
+        let released = try pending.release(write, store: store, environment: environment)
+        #expect(released.writes == 1 && released.references == 300)
+        #expect(released.freedChunks == 299 && released.freedBytes == 299 * 3)
+        #expect(try chunkCount() == 1)
+        #expect(try pendingCount() == 0)
+        // A second process reclaiming the same write meanwhile releases nothing twice.
+        let again = try pending.release(write, store: store, environment: environment)
+        #expect(again.references == 0 && again.freedChunks == 0)
+        #expect(try chunkCount() == 1)
+    }
+
     @Test("reclaimDead releases writes whose owner exited or whose pid was reused, never a live one")
     func reclaimDead() throws {
         let exited = Process()
@@ -71,11 +88,11 @@ struct PendingWritesTests {
         _ = try stage(.random(), owner: deadOwner, count: 4)
         _ = try stage(.random(), owner: reusedPid, count: 6)
         _ = try stage(.random(), count: 8)
-        let result = try environment.write { (txn) throws in try pending.reclaimDead(store: store, in: txn) }
+        let result = try pending.reclaimDead(store: store, environment: environment)
         #expect(result.writes == 2)
         #expect(result.references == 10)
         #expect(try chunkCount() == 8)
-        let again = try environment.write { (txn) throws in try pending.reclaimDead(store: store, in: txn) }
+        let again = try pending.reclaimDead(store: store, environment: environment)
         #expect(again.writes == 0)
     }
 }

@@ -1,5 +1,6 @@
 import CofferTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import Coffer
@@ -257,10 +258,31 @@ struct EnvironmentTests {
     @Test("files are created with mode 0600")
     func fileModes() throws {
         _ = try makeEnvironment()
-        for name in ["data.mdb", "lock.mdb"] {
+        for name in ["data.mdb", "lock.mdb", "space-reserve"] {
             let attributes = try FileManager.default.attributesOfItem(atPath: directory.path(name).path)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(name)")
         }
+    }
+
+    @Test("lock.mdb has every block allocated, and the first commit makes a 2 MiB space reserve")
+    func allocatedFiles() throws {
+        let (environment, _) = try makeEnvironment()
+        func allocation(_ name: String) throws -> (size: Int, allocated: Int) {
+            var status = stat()
+            #expect(stat(directory.path(name).path, &status) == 0, "\(name)")
+            return (Int(status.st_size), Int(status.st_blocks) * 512)
+        }
+        let lock = try allocation("lock.mdb")
+        #expect(lock.size > 0 && lock.allocated >= lock.size, "a sparse lock.mdb can kill a process on a full disk")
+        let reserve = try allocation("space-reserve")
+        #expect(reserve.size == 2 << 20 && reserve.allocated >= reserve.size)
+        // Deleted, it is made again by the next environment's first commit.
+        try FileManager.default.removeItem(at: directory.path("space-reserve"))
+        environment.close()
+        let reopened = try Environment(directory: directory.url, options: .init())
+        let table = try reopened.openTables(["t"], create: false)[0]
+        try reopened.write { txn in try txn.put(table, key: [1], value: [2]) }
+        #expect(try allocation("space-reserve").allocated >= 2 << 20)
     }
 
     @Test("after close, transactions fail with closed; closing twice is harmless")
