@@ -42,10 +42,21 @@ let package = Package(
         // Linux calls Swift cannot make itself (prctl is variadic): inline wrappers, nothing to link.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
+        // The floors every tier stands on: basics (errors, formats, the model's shared types, byte
+        // streams, POSIX, concurrency) and engines (LMDB, OpenSSL, zstd, FastCDC). Nothing here may
+        // name a tier: the compiler refuses an upward reference. Its public types are part of Coffer's
+        // API, re-exported by `import Coffer`.
+        .target(
+            name: "CofferCore",
+            dependencies: ["CLMDB", "CZstd", "COpenSSL", "CLinux"],
+            path: "Sources/CofferCore",
+            swiftSettings: strictSettings
+        ),
+
         // The library: the public API plus `package` building blocks for the CLI and the benchmarks.
         .target(
             name: "Coffer",
-            dependencies: ["CLMDB", "CZstd", "COpenSSL", "CLinux"],
+            dependencies: ["CofferCore"],
             path: "Sources/Coffer",
             swiftSettings: strictSettings
         ),

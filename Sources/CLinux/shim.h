@@ -1,6 +1,6 @@
 // Linux interfaces Glibc's module does not bring: process controls (Swift imports no variadic C
 // function, and prctl(2) is variadic, so each call is an inline wrapper with fixed arguments) and
-// extended attributes (<sys/xattr.h>). Only Sources/Coffer/Process/ and Sources/Coffer/FileSystem/
+// extended attributes (<sys/xattr.h>). Only Sources/CofferCore/Process/ and Sources/CofferCore/FileSystem/
 // import this module.
 #ifndef COFFER_CLINUX_SHIM_H
 #define COFFER_CLINUX_SHIM_H

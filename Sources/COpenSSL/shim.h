@@ -1,4 +1,4 @@
-// OpenSSL (libcrypto) for Swift. Debian package: libssl-dev. Only Sources/Coffer/Crypto/ imports this module.
+// OpenSSL (libcrypto) for Swift. Debian package: libssl-dev. Only Sources/CofferCore/Crypto/ imports this module.
 //
 // OpenSSL 3 takes algorithm parameters as OSSL_PARAM arrays keyed by string macros; the arrays hold
 // pointers to those names and to the caller's buffers for the duration of one call, which Swift's

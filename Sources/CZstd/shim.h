@@ -1,4 +1,4 @@
-// zstd for Swift. Debian package: libzstd-dev. Only Sources/Coffer/Compression/ imports this module.
+// zstd for Swift. Debian package: libzstd-dev. Only Sources/CofferCore/Compression/ imports this module.
 #ifndef COFFER_CZSTD_SHIM_H
 #define COFFER_CZSTD_SHIM_H
 

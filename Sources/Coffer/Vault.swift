@@ -283,12 +283,11 @@ public final class Vault: Sendable {
             removeDeadStaging(in: parent, prefix: prefix)
         }
         let staging = parent.appendingPathComponent(prefix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        guard mkdir(staging.path, 0o700) == 0 else {
-            let code = errno
-            if code == ENOSPC || code == EDQUOT {
+        if case .failure(let error) = nothingOrErrno({ mkdir(staging.path, 0o700) }) {
+            if error.isNoSpace {
                 throw CofferError.wrapping(LMDBError(.noSpace, operation: "mkdir"), while: "creating the vault")
             }
-            throw CofferError(.io, "cannot create the new vault in \(parent.path): \(String(cString: strerror(code)))")
+            throw CofferError(.io, "cannot create the new vault in \(parent.path): \(error)")
         }
         chmod(staging.path, 0o700)  // whatever the umask
         return staging
@@ -299,10 +298,10 @@ public final class Vault: Sendable {
     /// directory's mode set to 0700. The renames are flushed to disk.
     private static func moveIntoPlace(_ staging: URL, _ directory: URL) throws(CofferError) {
         func fail(_ what: String) -> CofferError {
-            let code = errno
+            let error = Errno.current
             return CofferError(
-                code == ENOTEMPTY || code == EEXIST ? .vaultExists : .io,
-                "cannot move the new vault into \(directory.path) (\(what)): \(String(cString: strerror(code)))"
+                error.code == ENOTEMPTY || error.code == EEXIST ? .vaultExists : .io,
+                "cannot move the new vault into \(directory.path) (\(what)): \(error)"
             )
         }
         let flushed: URL

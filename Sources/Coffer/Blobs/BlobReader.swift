@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads one blob through the parallel pipeline (DESIGN.md section 5):
+/// Reads one blob through the parallel pipeline (docs/ARCHITECTURE.md, "Blob tier"):
 ///
 /// ```
 /// this thread:     manifest ─▶ chunk list (one list chunk at a time) ─▶ submit the chunks in range

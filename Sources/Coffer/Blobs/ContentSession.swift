@@ -23,7 +23,7 @@ struct ContentSummary: Sendable {
 }
 
 /// One write through the parallel pipeline, for one content or many (every file of a backup), with
-/// one `pending` entry holding all the references it takes (DESIGN.md section 5):
+/// one `pending` entry holding all the references it takes (docs/ARCHITECTURE.md, "Blob tier"):
 ///
 /// ```
 /// this thread:     read 4 MiB at a time ─▶ FastCDC ─▶ submit chunk … then an end marker per content

@@ -56,7 +56,7 @@ public enum Accessibility: String, Sendable, Hashable, CaseIterable, Codable {
         )
     }
 
-    var code: UInt8 {
+    package var code: UInt8 {
         switch self {
         case .whenUnlocked: return 1
         case .afterFirstUnlock: return 2
@@ -65,9 +65,6 @@ public enum Accessibility: String, Sendable, Hashable, CaseIterable, Codable {
         case .afterFirstUnlockThisDeviceOnly: return 5
         }
     }
-
-    init?(code: UInt8) {
-        guard let match = Self.allCases.first(where: { $0.code == code }) else { return nil }
-        self = match
-    }
 }
+
+extension Accessibility: StoredCode {}

@@ -74,7 +74,7 @@ public struct ItemAttributes: Sendable, Hashable {
         }
 
         /// The stored tag of the attribute (docs/FORMAT.md); never reused.
-        var code: UInt8 {
+        package var code: UInt8 {
             switch self {
             case .accessGroup: return 1
             case .label: return 2
@@ -100,11 +100,6 @@ public struct ItemAttributes: Sendable, Hashable {
             case .applicationTag: return 22
             case .keySizeInBits: return 23
             }
-        }
-
-        init?(code: UInt8) {
-            guard let match = Self.allCases.first(where: { $0.code == code }) else { return nil }
-            self = match
         }
     }
 
@@ -378,3 +373,5 @@ public struct ItemAttributes: Sendable, Hashable {
         set { self[.keySizeInBits] = newValue.map(Value.number) }
     }
 }
+
+extension ItemAttributes.Name: StoredCode {}

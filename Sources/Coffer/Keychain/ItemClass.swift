@@ -27,7 +27,7 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, Codable {
     }
 
     /// The stored code of the class (docs/FORMAT.md).
-    var code: UInt8 {
+    package var code: UInt8 {
         switch self {
         case .genericPassword: return 1
         case .internetPassword: return 2
@@ -36,9 +36,6 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, Codable {
         case .identity: return 5
         }
     }
-
-    init?(code: UInt8) {
-        guard let match = Self.allCases.first(where: { $0.code == code }) else { return nil }
-        self = match
-    }
 }
+
+extension ItemClass: StoredCode {}

@@ -284,11 +284,7 @@ extension Snapshots {
     }
 
     static func failure(_ action: String, _ path: String) -> CofferError {
-        let code = errno
-        return CofferError(
-            code == ENOSPC ? .diskFull : .io,
-            "\(action) '\(path)' failed: \(String(cString: strerror(code)))"
-        )
+        Errno.current.cofferError("\(action) '\(path)' failed")
     }
 
     static func timespec(_ entry: TreeEntry) -> Glibc.timespec {

@@ -23,7 +23,7 @@ struct SparseFileSink: ByteSink {
             let piece = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
             if piece.count == Self.blockSize || piece.count == room, piece.allSatisfy({ $0 == 0 }) {
                 guard lseek(base.descriptor, off_t(piece.count), SEEK_CUR) >= 0 else {
-                    throw CofferError(.io, "seeking in the output failed: \(String(cString: strerror(errno)))")
+                    throw Errno.current.cofferError("seeking in the output failed")
                 }
             } else {
                 try base.write(piece)
@@ -35,12 +35,9 @@ struct SparseFileSink: ByteSink {
 
     /// Sets the file's size to everything written and skipped (a file ending in a hole).
     func finish() throws(CofferError) {
-        guard ftruncate(base.descriptor, off_t(offset)) == 0 else {
-            let code = errno
-            throw CofferError(
-                code == ENOSPC ? .diskFull : .io,
-                "setting the output's size failed: \(String(cString: strerror(code)))"
-            )
+        let (descriptor, size) = (base.descriptor, off_t(offset))
+        if case .failure(let error) = nothingOrErrno({ ftruncate(descriptor, size) }) {
+            throw error.cofferError("setting the output's size failed")
         }
     }
 }

@@ -33,7 +33,7 @@ struct WalkedPath {
     static func status(of path: [CChar]) -> Result<stat, CofferError> {
         var status = stat()
         guard lstat(path, &status) == 0 else {
-            return .failure(CofferError(.io, String(cString: strerror(errno))))
+            return .failure(CofferError(.io, Errno.current.description))
         }
         return .success(status)
     }
@@ -105,7 +105,7 @@ struct TreeWalker {
 
     private func walk(relative: [UInt8], _ visit: (WalkedPath) throws(CofferError) -> Void) throws(CofferError) {
         guard let handle = opendir(EntryPath.absolute(root, relative)) else {
-            report(relative, "cannot list: \(String(cString: strerror(errno)))")
+            report(relative, "cannot list: \(Errno.current)")
             return
         }
         var names: [[UInt8]] = []
@@ -154,14 +154,12 @@ struct TolerantFileSource: ByteSource {
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
         guard failure == nil, remaining > 0 else { return 0 }
         let wanted = Int(min(UInt64(buffer.count), remaining))
-        while true {
-            let count = Glibc.read(descriptor, buffer.baseAddress, wanted)
-            if count >= 0 {
-                remaining -= UInt64(count)
-                return count
-            }
-            if errno == EINTR { continue }
-            failure = String(cString: strerror(errno))
+        switch valueOrErrno({ Glibc.read(descriptor, buffer.baseAddress, wanted) }) {
+        case .success(let count):
+            remaining -= UInt64(count)
+            return count
+        case .failure(let error):
+            failure = error.description
             return 0
         }
     }
@@ -175,8 +173,10 @@ struct OpenedFile {
 
 /// Opens a file for reading without following a symbolic link swapped in since the walk.
 func openForBackup(_ path: [CChar]) -> Result<OpenedFile, CofferError> {
-    let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-    guard descriptor >= 0 else { return .failure(CofferError(.io, String(cString: strerror(errno)))) }
+    let opened = valueOrErrno { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+    guard case .success(let descriptor) = opened else {
+        return .failure(CofferError(.io, Errno.current.description))
+    }
     var status = stat()
     guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
         close(descriptor)
@@ -201,7 +201,7 @@ func readLinkTarget(_ path: [CChar]) -> Result<[UInt8], CofferError> {
         let count = buffer.withUnsafeMutableBufferPointer { raw in
             raw.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, capacity) }
         }
-        guard count >= 0 else { return .failure(CofferError(.io, String(cString: strerror(errno)))) }
+        guard count >= 0 else { return .failure(CofferError(.io, Errno.current.description)) }
         if count < capacity {
             buffer.removeLast(capacity - count)
             return .success(buffer)

@@ -13,7 +13,7 @@ struct BundleHeader: Equatable, Sendable {
     static let version: UInt16 = 1
     static let saltSize = 32
     static let noncePrefixSize = 7
-    /// Segment sizes a reader accepts (DESIGN.md section 6).
+    /// Segment sizes a reader accepts (docs/FORMAT.md).
     static let segmentSizes = (64 << 10)...(1 << 20)
     static let defaultSegmentSize = 256 << 10
     /// The fixed part, before the join block.

@@ -12,37 +12,13 @@ enum KeyScope: CaseIterable, Sendable {
     }
 }
 
-/// When data can be read, after Apple's data protection classes: the level of the key that seals it.
-///
-/// `whenUnlocked` data is sealed under a key that ``Vault/lock()`` wipes, so it is unreadable while the
-/// vault is locked; `afterFirstUnlock` data under one that stays in memory from the first unlock until
-/// the vault is closed, for background work.
-public enum ProtectionLevel: String, CaseIterable, Sendable, Codable {
-    /// Readable only while the vault is unlocked.
-    case whenUnlocked
-    /// Readable from the first unlock until the vault is closed, even while it is locked.
-    case afterFirstUnlock
+extension SyncScope {
+    /// The root this scope's keys descend from.
+    var keyScope: KeyScope { self == .deviceBound ? .device : .sync }
+}
 
-    /// Parses a level by name (`whenUnlocked` or `afterFirstUnlock`).
-    ///
-    /// - Throws: ``CofferError`` `.param` naming the accepted names.
-    public init(name: String) throws(CofferError) {
-        guard let level = Self(rawValue: name) else {
-            throw CofferError(.param, "unknown protection '\(name)'; use whenUnlocked or afterFirstUnlock")
-        }
-        self = level
-    }
-
-    var code: UInt8 { self == .whenUnlocked ? 1 : 2 }
-
-    init?(code: UInt8) {
-        switch code {
-        case 1: self = .whenUnlocked
-        case 2: self = .afterFirstUnlock
-        default: return nil
-        }
-    }
-
+extension ProtectionLevel {
+    /// The HKDF label of this level's class key.
     var label: String {
         switch self {
         case .whenUnlocked: return "coffer/v1/class/when-unlocked"

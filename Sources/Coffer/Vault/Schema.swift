@@ -1,4 +1,4 @@
-/// The named tables of a vault's LMDB environment (DESIGN.md section 2, docs/FORMAT.md). All are
+/// The named tables of a vault's LMDB environment (docs/FORMAT.md). All are
 /// created with the vault, so opening one never needs to write. A class: it is read on every operation,
 /// and passing one reference is cheaper than copying eleven tables.
 final class Schema: Sendable {

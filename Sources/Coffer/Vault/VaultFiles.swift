@@ -10,7 +10,7 @@ extension Vault {
         guard let identity = FileIdentity(path: directory.path) else {
             throw CofferError(
                 .io,
-                "cannot read the vault directory \(directory.path): \(String(cString: strerror(errno)))"
+                "cannot read the vault directory \(directory.path): \(Errno.current)"
             )
         }
         return identity

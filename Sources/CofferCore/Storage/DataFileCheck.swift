@@ -1,0 +1,569 @@
+internal import Glibc
+
+/// An independent check of an LMDB data file's own structure, modelled on libmdbx's `mdbx_chk`: both
+/// meta pages, the file's length, and (``walk(snapshotID:)``) every B-tree and the free list, each
+/// page reachable exactly once and within bounds.
+///
+/// It reads the file with `pread`, never through the memory map, so a truncated file is reported
+/// instead of killing the process with `SIGBUS` when LMDB touches a page past its end. The layout is
+/// LMDB 0.9's on a 64-bit little-endian machine (docs/FORMAT.md, "The data file"): a page header
+/// (page number 8, padding 2, flags 2, lower 2, upper 2), meta pages 0 and 1 holding the magic, the
+/// version, the free and main trees' descriptors, the last page number and the transaction id.
+package struct DataFileCheck {
+    /// What one meta page says.
+    package struct Meta: Sendable, Equatable {
+        package let index: Int
+        package let transactionID: UInt64
+        package let lastPage: UInt64
+        package let pageSize: Int
+        /// The free list's and the main tree's roots (`UInt64.max` for an empty tree).
+        package let freeRoot: UInt64
+        package let mainRoot: UInt64
+    }
+
+    /// One thing wrong with the file, and what to do about it.
+    package struct Damage: Sendable, Equatable, CustomStringConvertible {
+        /// What a repair can do about it.
+        package enum Repair: Sendable, Equatable {
+            /// Nothing in place: restore from a copy.
+            case none
+            /// Meta page `index` is not a meta page: rebuild its header, or copy the other.
+            case metaHeader(index: Int)
+            /// Meta page `index`'s transaction id differs from its tree's stamp: put the stamp back.
+            case transactionID(index: Int, stamp: UInt64)
+            /// Meta page `index`'s last page number is wrong: set it to the last page in use.
+            case lastPage(index: Int, lastPage: UInt64)
+        }
+
+        package let part: String
+        package let problem: String
+        package var repair: Repair = .none
+        package var description: String { "\(part): \(problem)" }
+    }
+
+    package static let magic: UInt32 = 0xBEEF_C0DE
+    package static let noPage = UInt64.max
+    private static let headerSize = 16
+    private static let metaFlag: UInt16 = 0x08
+    private static let branchFlag: UInt16 = 0x01
+    private static let leafFlag: UInt16 = 0x02
+    private static let overflowFlag: UInt16 = 0x04
+    private static let bigData: UInt16 = 0x01
+    private static let subDatabase: UInt16 = 0x02
+    private static let duplicates: UInt16 = 0x04
+
+    package let path: String
+    package let fileSize: UInt64
+    /// The meta pages that are valid, by index.
+    package let metas: [Meta]
+    /// What is wrong with the meta pages and the file's length.
+    package private(set) var damage: [Damage] = []
+    private let descriptor: Int32
+
+    /// The meta page LMDB opens: the valid one with the larger transaction id.
+    package var current: Meta? { metas.max { $0.transactionID < $1.transactionID } }
+
+    /// Reads the meta pages of the data file at `path`.
+    ///
+    /// - Returns: `nil` when the file cannot be opened, or holds neither meta page (it is not an LMDB
+    ///   file at all, which opening reports).
+    package init?(path: String) {
+        self.path = path
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        var status = stat()
+        fstat(descriptor, &status)
+        fileSize = UInt64(max(status.st_size, 0))
+        var metas: [Meta] = []
+        var damage: [Damage] = []
+        // Meta 0 gives the page size; meta 1 sits one page in.
+        var pageSize = 4096
+        for index in 0..<2 {
+            let page = Self.read(descriptor, at: UInt64(index * pageSize), count: 152)
+            switch Self.meta(page, index: index) {
+            case .valid(let meta):
+                metas.append(meta)
+                if index == 0 { pageSize = meta.pageSize }
+            case .damaged(let problem):
+                damage.append(Damage(part: "meta page \(index)", problem: problem, repair: .metaHeader(index: index)))
+            }
+        }
+        if metas.isEmpty {
+            Glibc.close(descriptor)
+            return nil
+        }
+        self.metas = metas
+        if let current = metas.max(by: { $0.transactionID < $1.transactionID }) {
+            // The file may end before the last page when the pages past its end are free and were never
+            // written; it is cut short only if a page of a tree lies past the end.
+            let needed = (current.lastPage + 1) * UInt64(current.pageSize)
+            // Cheap first: when every page past the end is listed as free (the common case), no tree
+            // can reach there and the trees need not be walked at all.
+            let beyondEnd = fileSize < needed ? current.lastPage + 1 - fileSize / UInt64(current.pageSize) : 0
+            var freeOnly = TreeWalk(check: self, meta: current, light: true)
+            if beyondEnd > 0 {
+                freeOnly.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+            }
+            if beyondEnd > 0, freeOnly.freeBeyondEnd < beyondEnd {
+                var walk = TreeWalk(check: self, meta: current, light: true)
+                walk.tree(root: current.mainRoot, part: "the main tree", holdsTables: true)
+                walk.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+                let reached = (walk.highest + 1) * UInt64(current.pageSize)
+                let beyond = beyondEnd
+                if reached > fileSize {
+                    damage.append(
+                        Damage(
+                            part: "data.mdb",
+                            problem:
+                                "the file is \(fileSize) bytes, but its current state (transaction \(current.transactionID)) uses \(reached): it was cut short (an interrupted copy or a full disk)"
+                        )
+                    )
+                } else if walk.freeBeyondEnd < beyond {
+                    damage.append(
+                        Damage(
+                            part: "meta page \(current.index)",
+                            problem:
+                                "its last page number (\(current.lastPage)) lies \(beyond) pages past the file's end, and neither a tree nor the free list accounts for \(beyond - walk.freeBeyondEnd) of them: the number was altered",
+                            repair: .lastPage(index: current.index, lastPage: max(walk.highest, walk.highestFree))
+                        )
+                    )
+                }
+            }
+        }
+        // Stamps tell an altered meta page from a genuine one, within limits: once a newer state is
+        // committed the older state's pages may be reused (its tree can hold anything), and a Coffer
+        // from before stamps writes without updating the stamp (it stays behind, on both pages). So
+        // only this is damage: the page LMDB opens points at an older stamped state than the other
+        // page consistently does, or at no stamped state while the other page's state is stamped as
+        // its own.
+        var stampDamage = false
+        if let current = metas.max(by: { $0.transactionID < $1.transactionID }),
+            let other = metas.first(where: { $0.index != current.index })
+        {
+            let currentStamp = Self.stamp(in: current, descriptor: descriptor)
+            let otherStamp = Self.stamp(in: other, descriptor: descriptor)
+            // The other page's stamp counts only if it is consistent with that page (a failed commit
+            // may have rewritten its reused pages with a later stamp).
+            let otherConsistent = otherStamp.map { $0 <= other.transactionID } ?? false
+            if currentStamp == current.transactionID {
+                // The page LMDB opens is the state its tree says: sound.
+            } else if let currentStamp, let otherStamp, otherConsistent, otherStamp > currentStamp {
+                damage.append(
+                    Damage(
+                        part: "meta page \(current.index)",
+                        problem:
+                            "it claims transaction \(current.transactionID), but the state it points to was written by transaction \(currentStamp), older than meta page \(other.index)'s: the page was altered, and LMDB would open an older state as the current one",
+                        repair: .transactionID(index: current.index, stamp: currentStamp)
+                    )
+                )
+                stampDamage = true
+            } else if currentStamp == nil, otherStamp == other.transactionID {
+                // Putting its id just below the other's makes the intact page current.
+                damage.append(
+                    Damage(
+                        part: "meta page \(current.index)",
+                        problem:
+                            "it claims transaction \(current.transactionID), newer than meta page \(other.index)'s \(other.transactionID), but points at no state Coffer wrote: the page was altered",
+                        repair: .transactionID(index: current.index, stamp: other.transactionID - 1)
+                    )
+                )
+                stampDamage = true
+            }
+        }
+        if metas.count == 2, !stampDamage {
+            let (older, newer) = (metas[0].transactionID, metas[1].transactionID)
+            let gap = older > newer ? older - newer : newer - older
+            if gap > 1 {
+                damage.append(
+                    Damage(
+                        part: "meta pages",
+                        problem:
+                            "their transaction ids \(older) and \(newer) are not consecutive, as LMDB writes them: one was altered, and LMDB may open an older state as the current one"
+                    )
+                )
+            }
+        }
+        self.damage = damage
+    }
+
+    /// The transaction id the state `meta` points to recorded in its main tree
+    /// (``Transaction/stampKey``), or `nil` where there is none (a vault last written by a Coffer
+    /// without stamps) or the tree cannot be read.
+    package static func stamp(in meta: Meta, descriptor: Int32) -> UInt64? {
+        var number = meta.mainRoot
+        for _ in 0..<64 {
+            guard number != noPage, number <= meta.lastPage else { return nil }
+            let page = read(descriptor, at: number * UInt64(meta.pageSize), count: meta.pageSize)
+            guard page.count == meta.pageSize else { return nil }
+            let flags = integer(page, 10, as: UInt16.self)
+            let lower = Int(integer(page, 12, as: UInt16.self))
+            guard lower >= headerSize, lower <= meta.pageSize else { return nil }
+            var child: UInt64?
+            for slot in 0..<((lower - headerSize) / 2) {
+                let offset = Int(integer(page, headerSize + slot * 2, as: UInt16.self))
+                guard offset + 8 <= meta.pageSize else { return nil }
+                let keySize = Int(integer(page, offset + 6, as: UInt16.self))
+                guard offset + 8 + keySize <= meta.pageSize else { return nil }
+                let key = page[(offset + 8)..<(offset + 8 + keySize)]
+                let low = UInt64(integer(page, offset, as: UInt16.self))
+                let high = UInt64(integer(page, offset + 2, as: UInt16.self))
+                if flags & branchFlag != 0 {
+                    // The first node's key is empty; descend into the last node not after the key.
+                    if slot == 0 || !Transaction.stampKey.lexicographicallyPrecedes(key) {
+                        child = low | high << 16 | UInt64(integer(page, offset + 4, as: UInt16.self)) << 32
+                    }
+                } else if key.elementsEqual(Transaction.stampKey) {
+                    guard low | high << 16 == 8, offset + 16 + keySize <= meta.pageSize else { return nil }
+                    return (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(page[offset + 8 + keySize + $1]) }
+                }
+            }
+            guard flags & branchFlag != 0, let next = child else { return nil }
+            number = next
+        }
+        return nil
+    }
+
+    /// Rewrites the damaged meta page from what can be trusted, when it is the only damage: a page
+    /// that is not a meta page gets its header back if the rest agrees with its tree's stamp, else
+    /// becomes a copy of the intact one; a page whose transaction id differs from its tree's stamp
+    /// gets the stamp back; a last page number no tree or free list accounts for becomes the last
+    /// page in use. Run it with no other process using the vault. The page is written with `pwrite`
+    /// and flushed.
+    ///
+    /// - Returns: What was repaired, or `nil` when nothing can be repaired safely (the reason is in
+    ///   ``damage``).
+    package func repairMetaPage() -> String? {
+        guard damage.count == 1, let repair = damage.first?.repair, let pageSize = metas.first?.pageSize else {
+            return nil
+        }
+        let index: Int
+        var action: String
+        var page: [UInt8]
+        switch repair {
+        case .none:
+            return nil
+        case .transactionID(let damaged, let stamp):
+            index = damaged
+            page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
+            withUnsafeBytes(of: stamp.littleEndian) { page.replaceSubrange(144..<152, with: $0) }
+            action = "meta page \(index)'s transaction id was set back to \(stamp), as its tree records"
+        case .lastPage(let damaged, let lastPage):
+            index = damaged
+            page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
+            withUnsafeBytes(of: lastPage.littleEndian) { page.replaceSubrange(136..<144, with: $0) }
+            action = "meta page \(index)'s last page number was set to \(lastPage), the last page in use"
+        case .metaHeader(let damaged):
+            index = damaged
+            guard let source = metas.first(where: { $0.index != index }) else { return nil }
+            page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
+            if let candidate = Self.unchecked(page, index: index, pageSize: pageSize),
+                Self.stamp(in: candidate, descriptor: descriptor) == candidate.transactionID
+            {
+                // Only its header or magic was hit: the rest agrees with its tree, so keep it.
+                withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
+                page[10] |= UInt8(Self.metaFlag)
+                withUnsafeBytes(of: Self.magic.littleEndian) { page.replaceSubrange(16..<20, with: $0) }
+                withUnsafeBytes(of: UInt32(1).littleEndian) { page.replaceSubrange(20..<24, with: $0) }
+                action =
+                    "meta page \(index)'s header was rewritten; its state (transaction \(candidate.transactionID)) agrees with its tree"
+            } else {
+                page = Self.read(descriptor, at: UInt64(source.index * pageSize), count: pageSize)
+                withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
+                action =
+                    "meta page \(index) was unreadable and was rewritten as a copy of meta page \(source.index) (transaction \(source.transactionID)); a transaction committed after that one, if any, is lost"
+            }
+        }
+        guard page.count == pageSize else { return nil }
+        let writable = open(path, O_WRONLY | O_CLOEXEC)
+        guard writable >= 0 else { return nil }
+        defer { Glibc.close(writable) }
+        let written = page.withUnsafeBytes { pwrite(writable, $0.baseAddress, $0.count, off_t(index * pageSize)) }
+        guard written == page.count, fsync(writable) == 0 else { return nil }
+        return action
+    }
+
+    /// Whether another process has the environment in `directory` open: every LMDB process holds a
+    /// shared lock on the first byte of `lock.mdb` while it has the environment open.
+    package static func isOpenElsewhere(directory: String) -> Bool {
+        let descriptor = open(directory + "/lock.mdb", O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { Glibc.close(descriptor) }
+        // Would an exclusive lock conflict? (lockf's test asks about a shared one, which never does.)
+        var probe = flock()
+        probe.l_type = Int16(F_WRLCK)
+        probe.l_whence = Int16(SEEK_SET)
+        probe.l_start = 0
+        probe.l_len = 1
+        guard fcntl(descriptor, F_GETLK, &probe) == 0 else { return false }
+        return probe.l_type != Int16(F_UNLCK)
+    }
+
+    /// Closes the file. Call it once, when done.
+    package func close() { Glibc.close(descriptor) }
+
+    /// Walks every tree of the snapshot whose meta page has transaction id `snapshotID` (hold a read
+    /// transaction on it meanwhile, so its pages are not reused): the main tree with every named
+    /// table in it, the free list and the pages it lists. Every page from 2 to the last must be
+    /// reached exactly once, as a tree page or as a free page, and lie within the file.
+    ///
+    /// - Returns: What is wrong; empty for a sound file.
+    package func walk(snapshotID: UInt64) -> [Damage] {
+        guard let meta = metas.first(where: { $0.transactionID == snapshotID }) ?? current else {
+            return [Damage(part: "meta pages", problem: "neither describes the open snapshot \(snapshotID)")]
+        }
+        var walker = TreeWalk(check: self, meta: meta)
+        walker.tree(root: meta.mainRoot, part: "the main tree", holdsTables: true)
+        walker.tree(root: meta.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+        walker.unaccounted()
+        return walker.damage
+    }
+
+    // MARK: Reading
+
+    package static func read(_ descriptor: Int32, at offset: UInt64, count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let got = bytes.withUnsafeMutableBytes { raw in
+                valueOrErrno {
+                    pread(descriptor, raw.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled))
+                }
+            }
+            guard case .success(let read) = got, read > 0 else { break }
+            filled += read
+        }
+        bytes.removeLast(count - filled)
+        return bytes
+    }
+
+    package func page(_ number: UInt64, pageSize: Int, count: Int = 1) -> [UInt8] {
+        Self.read(descriptor, at: number * UInt64(pageSize), count: pageSize * count)
+    }
+
+    package static func integer<T: FixedWidthInteger>(_ bytes: [UInt8], _ offset: Int, as _: T.Type) -> T {
+        var value: T = 0
+        for index in (0..<MemoryLayout<T>.size).reversed() { value = value << 8 | T(bytes[offset + index]) }
+        return value
+    }
+
+    private enum MetaReading {
+        case valid(Meta)
+        case damaged(String)
+    }
+
+    private static func meta(_ page: [UInt8], index: Int) -> MetaReading {
+        guard page.count == 152 else { return .damaged("the file ends before it") }
+        let flags = integer(page, 10, as: UInt16.self)
+        let magic = integer(page, 16, as: UInt32.self)
+        let version = integer(page, 20, as: UInt32.self)
+        guard magic == Self.magic else {
+            return .damaged("its magic number is \(String(magic, radix: 16)), not beefc0de: the page is damaged")
+        }
+        guard version == 1 else { return .damaged("it says data version \(version), not 1") }
+        guard flags & metaFlag != 0, integer(page, 0, as: UInt64.self) == UInt64(index) else {
+            return .damaged("its page header is not a meta page's")
+        }
+        let pageSize = Int(integer(page, 40, as: UInt32.self))
+        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
+            return .damaged("it gives the page size \(pageSize)")
+        }
+        return unchecked(page, index: index, pageSize: pageSize).map(MetaReading.valid) ?? .damaged("it is short")
+    }
+
+    /// The fields of a meta page, without checking its magic or header (which may be what is
+    /// damaged), if its page size is the one expected.
+    private static func unchecked(_ page: [UInt8], index: Int, pageSize: Int) -> Meta? {
+        guard page.count >= 152, Int(integer(page, 40, as: UInt32.self)) == pageSize else { return nil }
+        return Meta(
+            index: index,
+            transactionID: integer(page, 144, as: UInt64.self),
+            lastPage: integer(page, 136, as: UInt64.self),
+            pageSize: pageSize,
+            freeRoot: integer(page, 80, as: UInt64.self),
+            mainRoot: integer(page, 128, as: UInt64.self)
+        )
+    }
+
+    /// The state of one walk: pages seen, and what was found wrong.
+    private struct TreeWalk {
+        package let check: DataFileCheck
+        package let meta: Meta
+        /// Which part each page was reached from, as an index into `parts`.
+        package var owner: [UInt64: UInt16] = [:]
+        package var parts: [String] = []
+        package var damage: [Damage] = []
+        /// Only find the highest page the trees reach: no ownership, no overflow headers read.
+        package let light: Bool
+        package var highest: UInt64 = 0
+        /// In a light walk: free pages listed past the file's end (never written, as LMDB may leave them).
+        package var freeBeyondEnd: UInt64 = 0
+        /// In a light walk: the highest page the free list names.
+        package var highestFree: UInt64 = 0
+
+        package init(check: DataFileCheck, meta: Meta, light: Bool = false) {
+            self.check = check
+            self.meta = meta
+            self.light = light
+        }
+
+        package mutating func claim(_ page: UInt64, count: UInt64 = 1, by part: String) -> Bool {
+            guard page >= 2, page + count - 1 <= meta.lastPage else {
+                damage.append(
+                    Damage(
+                        part: part,
+                        problem: "it points to page \(page), outside the database (pages 2 to \(meta.lastPage))"
+                    )
+                )
+                return false
+            }
+            highest = max(highest, page + count - 1)
+            if light { return true }
+            if parts.last != part { parts.append(part) }
+            let index = UInt16(truncatingIfNeeded: parts.count - 1)
+            for number in page..<(page + count) {
+                if let previous = owner[number] {
+                    damage.append(Damage(part: part, problem: "page \(number) is also used by \(parts[Int(previous)])"))
+                    return false
+                }
+                owner[number] = index
+            }
+            return true
+        }
+
+        package mutating func tree(root: UInt64, part: String, holdsTables: Bool, isFreeList: Bool = false) {
+            guard root != DataFileCheck.noPage else { return }
+            var pending = [(root, 0)]
+            while let (number, depth) = pending.popLast() {
+                guard depth < 64 else {
+                    damage.append(Damage(part: part, problem: "it is deeper than any B-tree can be: a cycle"))
+                    return
+                }
+                guard claim(number, by: part) else { continue }
+                let page = check.page(number, pageSize: meta.pageSize)
+                guard page.count == meta.pageSize else {
+                    damage.append(Damage(part: part, problem: "page \(number) lies past the end of the file"))
+                    continue
+                }
+                let flags = integer(page, 10, as: UInt16.self)
+                let lower = Int(integer(page, 12, as: UInt16.self))
+                let upper = Int(integer(page, 14, as: UInt16.self))
+                guard integer(page, 0, as: UInt64.self) == number,
+                    flags & (DataFileCheck.branchFlag | DataFileCheck.leafFlag) != 0,
+                    lower >= DataFileCheck.headerSize, lower <= upper, upper <= meta.pageSize
+                else {
+                    damage.append(Damage(part: part, problem: "page \(number) is not a valid tree page"))
+                    continue
+                }
+                for slot in 0..<((lower - DataFileCheck.headerSize) / 2) {
+                    let offset = Int(integer(page, DataFileCheck.headerSize + slot * 2, as: UInt16.self))
+                    guard offset >= upper, offset + 8 <= meta.pageSize else {
+                        damage.append(Damage(part: part, problem: "page \(number) has a node outside the page"))
+                        break
+                    }
+                    let low = UInt64(integer(page, offset, as: UInt16.self))
+                    let high = UInt64(integer(page, offset + 2, as: UInt16.self))
+                    let nodeFlags = integer(page, offset + 4, as: UInt16.self)
+                    let keySize = Int(integer(page, offset + 6, as: UInt16.self))
+                    let dataOffset = offset + 8 + keySize
+                    if flags & DataFileCheck.branchFlag != 0 {
+                        pending.append((low | high << 16 | UInt64(nodeFlags) << 32, depth + 1))
+                        continue
+                    }
+                    let dataSize = Int(low | high << 16)
+                    if nodeFlags & DataFileCheck.bigData != 0 {
+                        guard dataOffset + 8 <= meta.pageSize else { continue }
+                        let first = integer(page, dataOffset, as: UInt64.self)
+                        guard overflow(first, size: dataSize, part: part), isFreeList else { continue }
+                        let run = check.page(first, pageSize: meta.pageSize, count: 1 + dataSize / meta.pageSize)
+                        freePages(Array(run[DataFileCheck.headerSize...]), size: dataSize, page: number, part: part)
+                    } else if nodeFlags & DataFileCheck.subDatabase != 0, holdsTables, dataOffset + 48 <= meta.pageSize
+                    {
+                        let name = String(decoding: page[(offset + 8)..<min(dataOffset, meta.pageSize)], as: UTF8.self)
+                        tree(
+                            root: integer(page, dataOffset + 40, as: UInt64.self),
+                            part: "table '\(name)'",
+                            holdsTables: false
+                        )
+                    } else if nodeFlags & DataFileCheck.duplicates != 0 {
+                        damage.append(
+                            Damage(
+                                part: part,
+                                problem: "page \(number) holds duplicate-sorted data, which Coffer never writes"
+                            )
+                        )
+                    } else if isFreeList, dataOffset + dataSize <= meta.pageSize {
+                        freePages(
+                            Array(page[dataOffset..<(dataOffset + dataSize)]),
+                            size: dataSize,
+                            page: number,
+                            part: part
+                        )
+                    }
+                }
+            }
+        }
+
+        /// Claims the pages of one free-list record: an id list, its length then that many page numbers.
+        package mutating func freePages(_ record: [UInt8], size: Int, page: UInt64, part: String) {
+            guard size >= 8, record.count >= size else {
+                damage.append(
+                    Damage(part: part, problem: "page \(page) holds a free-page record too short for its length")
+                )
+                return
+            }
+            let count = Int(truncatingIfNeeded: integer(record, 0, as: UInt64.self))
+            guard count >= 0, count <= (size - 8) / 8 else {
+                damage.append(Damage(part: part, problem: "page \(page) holds a free-page list longer than its record"))
+                return
+            }
+            let filePages = check.fileSize / UInt64(meta.pageSize)
+            for index in 0..<count {
+                let free = integer(record, 8 + index * 8, as: UInt64.self)
+                if light {
+                    if free >= filePages, free <= meta.lastPage { freeBeyondEnd += 1 }
+                    if free <= meta.lastPage { highestFree = max(highestFree, free) }
+                } else {
+                    _ = claim(free, by: "the free pages")
+                }
+            }
+        }
+
+        @discardableResult
+        package mutating func overflow(_ first: UInt64, size: Int, part: String) -> Bool {
+            let pages = UInt64((DataFileCheck.headerSize + size + meta.pageSize - 1) / meta.pageSize)
+            if light { return claim(first, count: pages, by: part) }
+            guard (first + pages) * UInt64(meta.pageSize) <= check.fileSize else {
+                damage.append(
+                    Damage(part: part, problem: "pages \(first) to \(first + pages - 1) lie past the end of the file")
+                )
+                return false
+            }
+            let header = check.page(first, pageSize: meta.pageSize)
+            guard header.count == meta.pageSize, integer(header, 10, as: UInt16.self) & DataFileCheck.overflowFlag != 0,
+                UInt64(integer(header, 12, as: UInt32.self)) == pages
+            else {
+                damage.append(
+                    Damage(part: part, problem: "page \(first) should start a run of \(pages) overflow pages")
+                )
+                return false
+            }
+            return claim(first, count: pages, by: part)
+        }
+
+        package mutating func unaccounted() {
+            let missing = (2...max(meta.lastPage, 2)).filter { owner[$0] == nil && $0 <= meta.lastPage }
+            guard !missing.isEmpty else { return }
+            damage.append(
+                Damage(
+                    part: "the free list",
+                    problem:
+                        "\(missing.count) pages (the first \(missing[0])) belong to no tree and are not listed as free"
+                )
+            )
+        }
+
+        private func integer<T: FixedWidthInteger>(_ bytes: [UInt8], _ offset: Int, as type: T.Type) -> T {
+            DataFileCheck.integer(bytes, offset, as: type)
+        }
+    }
+}

@@ -1,0 +1,381 @@
+internal import CLMDB
+package import Foundation
+internal import Glibc
+internal import Synchronization
+
+/// One LMDB environment: a directory holding `data.mdb` and `lock.mdb`, with named tables, one writer
+/// at a time and any number of concurrent readers (MVCC).
+///
+/// Transactions are closure-scoped and synchronous: the transaction commits when the closure returns
+/// and aborts when it throws, and since the closure cannot `await`, a transaction can never be held
+/// across a suspension point. When a write fills the map, the environment grows it and runs the
+/// closure again, so write closures must not have side effects outside the transaction.
+///
+/// ```swift
+/// let environment = try Environment(directory: url, options: .init(createIfMissing: true))
+/// let items = try environment.openTables(["items"], create: true)[0]
+/// try environment.write { txn in try txn.put(items, key: key, value: value) }
+/// let value = try environment.read { txn in try txn.get(items, key: key) }
+/// ```
+package final class Environment: @unchecked Sendable {
+    /// How to open an environment.
+    package struct Options: Sendable {
+        /// Create `data.mdb` when it is missing; when `false`, a directory without it is refused with
+        /// ``LMDBError/Code/noSuchFile`` and left untouched.
+        package var createIfMissing: Bool = false
+        /// The initial map size in bytes; the map grows on demand. LMDB rounds it to whole pages.
+        package var initialMapSize: Int = 64 << 20
+        /// The largest the map may grow to.
+        package var maximumMapSize: Int = 1 << 40
+        /// The number of named tables the environment may hold.
+        package var maximumTables: UInt32 = 32
+        /// The number of concurrent read transactions across all processes.
+        package var maximumReaders: UInt32 = 126
+
+        package init(createIfMissing: Bool = false, initialMapSize: Int = 64 << 20, maximumReaders: UInt32 = 126) {
+            self.createIfMissing = createIfMissing
+            self.initialMapSize = initialMapSize
+            self.maximumReaders = maximumReaders
+        }
+    }
+
+    /// The directory holding the environment.
+    package let directory: URL
+    /// How many reader slots of dead processes were cleared when the environment opened
+    /// (`mdb_reader_check`).
+    package let staleReadersCleared: Int
+
+    /// Whether opening created `lock.mdb` (so a caller that rejects the environment can remove it).
+    package let createdLockFile: Bool
+
+    private let options: Options
+    private let gate = ResizeGate()
+    /// Guarded by `gate`: read under shared, written under exclusive.
+    private var handle: OpaquePointer?
+    private let growthCount = Atomic<Int>(0)
+    private let laterStaleReaders = Atomic<Int>(0)
+    private let scatteredTouches = Atomic<Int>(0)
+    private let writesBegun = Atomic<Int>(0)
+    /// The file deleted to make room when a write that frees space finds the disk full.
+    private let spaceReserve: SpaceReserve
+    /// Whether this instance has made sure the space reserve exists (after its first commit).
+    private let spaceReserveChecked = Atomic<Bool>(false)
+    /// Where the map is (start, length) for the map size it was found at.
+    private let mapRegion = Locked<(start: UInt, length: Int, mapSize: Int)?>(nil)
+
+    /// Opens (or, with `createIfMissing`, creates) the environment in `directory`, which must exist.
+    ///
+    /// Files are created with mode 0600. Reader slots left by dead processes are cleared. If opening
+    /// fails, nothing the call created is left behind.
+    ///
+    /// The corresponding C functions are `mdb_env_create`, `mdb_env_open` and `mdb_reader_check`.
+    ///
+    /// - Throws: ``LMDBError``: `noSuchFile` when there is no `data.mdb` and `createIfMissing` is false,
+    ///   `invalid` when `data.mdb` is not an LMDB file, `versionMismatch`, or an `errno` code.
+    package init(directory: URL, options: Options) throws(LMDBError) {
+        self.directory = directory
+        self.options = options
+        spaceReserve = SpaceReserve(directory: directory.path)
+        let dataFile = directory.appendingPathComponent("data.mdb").path
+        let lockFile = directory.appendingPathComponent("lock.mdb").path
+        if !options.createIfMissing, access(dataFile, F_OK) != 0 {
+            throw LMDBError(.noSuchFile, operation: "open \(dataFile)")
+        }
+        let lockExisted = access(lockFile, F_OK) == 0
+        let dataExisted = access(dataFile, F_OK) == 0
+        try LockFile.prepare(path: lockFile, readers: options.maximumReaders)
+
+        var environment: OpaquePointer?
+        try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
+        guard let environment else { throw LMDBError(.invalid, operation: "mdb_env_create") }
+        do {
+            try LMDB.check(mdb_env_set_maxdbs(environment, options.maximumTables), "mdb_env_set_maxdbs")
+            try LMDB.check(mdb_env_set_maxreaders(environment, options.maximumReaders), "mdb_env_set_maxreaders")
+            try LMDB.check(mdb_env_set_mapsize(environment, options.initialMapSize), "mdb_env_set_mapsize")
+            try LMDB.check(
+                mdb_env_open(environment, directory.path, UInt32(MDB_NOTLS), 0o600),
+                "mdb_env_open(\(directory.path))"
+            )
+            var dead: Int32 = 0
+            try LMDB.check(mdb_reader_check(environment, &dead), "mdb_reader_check")
+            staleReadersCleared = Int(dead)
+        } catch {
+            mdb_env_close(environment)
+            if !lockExisted { unlink(lockFile) }
+            if !dataExisted { unlink(dataFile) }
+            throw error
+        }
+        handle = environment
+        createdLockFile = !lockExisted
+        releaseMappedPages()
+    }
+
+    deinit {
+        if let handle { mdb_env_close(handle) }
+    }
+
+    /// Closes the environment after any transactions in progress finish (`mdb_env_close`). Later
+    /// transactions fail with ``LMDBError/Code/closed``. Closing twice is harmless.
+    package func close() {
+        gate.exclusive {
+            if let handle { mdb_env_close(handle) }
+            handle = nil
+        }
+    }
+
+    /// Closes the environment and removes the lock file if opening created it: for a caller that opened
+    /// a directory, found it is not what it expected, and must leave it as it was.
+    package func closeAndRemoveCreatedFiles() {
+        close()
+        if createdLockFile { unlink(directory.appendingPathComponent("lock.mdb").path) }
+    }
+
+    /// Whether ``close()`` has been called.
+    package var isClosed: Bool { gate.shared { handle == nil } }
+
+    /// The current map size in bytes (`mdb_env_info`).
+    package var mapSize: Int {
+        gate.shared {
+            guard let handle else { return 0 }
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            return info.me_mapsize
+        }
+    }
+
+    /// Bytes of the map in use (pages up to the last one written) and the map size (`mdb_env_info`,
+    /// `mdb_env_stat`).
+    package func usage() -> (usedBytes: Int, mapBytes: Int) {
+        gate.shared {
+            guard let handle else { return (0, 0) }
+            var info = MDB_envinfo()
+            var stat = MDB_stat()
+            mdb_env_info(handle, &info)
+            mdb_env_stat(handle, &stat)
+            return ((info.me_last_pgno + 1) * Int(stat.ms_psize), info.me_mapsize)
+        }
+    }
+
+    /// Drops this process's mappings of the map's pages (`madvise(MADV_DONTNEED)`); the data stays in
+    /// the kernel's page cache and the next access maps it again.
+    ///
+    /// Every page a transaction touches stays mapped, and counts as resident memory, until the map is
+    /// unmapped; on Linux 6 a fault maps the whole folio around the page, up to 2 MiB. A blob
+    /// streaming through a large vault would so map far more than it holds, although those pages are
+    /// clean page cache, not memory the process owns. The blob pipeline drops them every few scattered
+    /// lookups (``noteScatteredTouch()``), so resident memory reflects what it really holds. Safe
+    /// while other threads read the map: the map is read-only and file-backed, so a dropped page simply
+    /// faults in again.
+    package func releaseMappedPages() {
+        gate.shared { releaseMappedPagesUnguarded() }
+    }
+
+    private func releaseMappedPagesUnguarded() {
+        guard let handle else { return }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        let region = mapRegion.withLock { cached -> (start: UInt, length: Int, mapSize: Int)? in
+            if let current = cached, current.mapSize == info.me_mapsize { return current }
+            cached = findMap().map { ($0.start, $0.length, info.me_mapsize) }
+            return cached
+        }
+        guard let region, let address = UnsafeMutableRawPointer(bitPattern: region.start) else { return }
+        // Advisory: a failure leaves the mappings in place, which is harmless.
+        _ = madvise(address, region.length, MADV_DONTNEED)
+    }
+
+    /// The mapping of data.mdb, found by its inode in /proc/self/maps: LMDB does not expose the map's
+    /// address (`me_mapaddr` is set only with MDB_FIXEDMAP). Also asks the kernel not to map it with
+    /// huge pages (2 MiB page-table entries), which cannot be dropped piecemeal.
+    private func findMap() -> (start: UInt, length: Int)? {
+        var file = stat()
+        guard stat(directory.appendingPathComponent("data.mdb").path, &file) == 0,
+            let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        else { return nil }
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, UInt64(fields[4]) == UInt64(file.st_ino) else { continue }
+            let bounds = fields[0].split(separator: "-")
+            guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16),
+                let address = UnsafeMutableRawPointer(bitPattern: start)
+            else { continue }
+            _ = madvise(address, Int(end - start), MADV_NOHUGEPAGE)
+            return (start, Int(end - start))
+        }
+        return nil
+    }
+
+    /// Notes one operation at a random place in a large table (a chunk's reference count, a chunk
+    /// record), from inside a transaction. Every ``scatteredTouchInterval`` such operations, in any
+    /// thread, the map's pages are dropped (see ``releaseMappedPages()``).
+    ///
+    /// On this kernel a fault maps a whole (up to 2 MiB) folio of the file, so each scattered lookup
+    /// in a large vault can map 2 MiB; counting lookups bounds what stays mapped, whatever the size
+    /// of the blob or the vault.
+    package func noteScatteredTouch() {
+        let total = scatteredTouches.add(1, ordering: .relaxed).newValue
+        if total % Self.scatteredTouchInterval == 0 { releaseMappedPagesUnguarded() }
+    }
+
+    package static let scatteredTouchInterval = 8
+
+    /// Reader slots of dead processes cleared since opening: at open, every
+    /// ``staleReaderCheckInterval`` write transactions, and whenever the reader table was full.
+    package var staleReadersClearedSinceOpen: Int {
+        staleReadersCleared + laterStaleReaders.load(ordering: .relaxed)
+    }
+
+    /// One write transaction in this many clears the reader slots of dead processes first.
+    ///
+    /// A process killed inside a read transaction leaves its slot claiming that snapshot, and LMDB
+    /// reuses no page freed after the oldest snapshot any slot claims: without the check, a writer
+    /// opened before the crash would grow the file by everything it ever overwrote. The check
+    /// (`mdb_reader_check`) costs a few microseconds, far below a commit.
+    package static let staleReaderCheckInterval = 16
+
+    /// Clears the reader slots of processes that have died (`mdb_reader_check`), counting them.
+    private func clearStaleReaders() {
+        gate.shared {
+            if let handle { clearStaleReadersUnguarded(handle) }
+        }
+    }
+
+    /// ``clearStaleReaders()`` for a caller already inside the gate; returns how many were cleared.
+    @discardableResult
+    private func clearStaleReadersUnguarded(_ handle: OpaquePointer) -> Int {
+        var dead: Int32 = 0
+        guard mdb_reader_check(handle, &dead) == MDB_SUCCESS, dead > 0 else { return 0 }
+        laterStaleReaders.add(Int(dead), ordering: .relaxed)
+        return Int(dead)
+    }
+
+    /// How many times this process has grown the map.
+    package var growths: Int { growthCount.load(ordering: .relaxed) }
+
+    /// Opens named tables, creating missing ones when `create` is true (in a write transaction) or
+    /// failing with ``LMDBError/Code/notFound`` naming the first missing table otherwise.
+    ///
+    /// The corresponding C function is `mdb_dbi_open`.
+    package func openTables(_ names: [String], create: Bool) throws -> [Table] {
+        let body: (Transaction) throws -> [Table] = { txn in
+            try names.map { name in
+                var dbi: MDB_dbi = 0
+                let flags = create ? UInt32(MDB_CREATE) : 0
+                try LMDB.check(mdb_dbi_open(txn.pointer, name, flags, &dbi), "mdb_dbi_open(\(name))")
+                return Table(name: name, handle: dbi)
+            }
+        }
+        // Handles opened in a transaction survive only if it commits, so even the read-only path
+        // commits rather than aborts.
+        return try create ? write(body) : transaction(readOnly: true, commit: true, body)
+    }
+
+    /// Runs `body` in a read-only transaction (a consistent snapshot), then ends it.
+    ///
+    /// The corresponding C functions are `mdb_txn_begin` with `MDB_RDONLY` and `mdb_txn_abort`.
+    @discardableResult
+    package func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+        try transaction(readOnly: true, commit: false, body)
+    }
+
+    /// Runs `body` in a write transaction and commits it when `body` returns; aborts it when `body`
+    /// throws, and rethrows. If the map fills, the transaction is aborted, the map grown, and `body`
+    /// run again from the start.
+    ///
+    /// The corresponding C functions are `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
+    @discardableResult
+    package func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+        if writesBegun.add(1, ordering: .relaxed).newValue % Self.staleReaderCheckInterval == 0 {
+            clearStaleReaders()
+        }
+        while true {
+            let growthsBefore = growths
+            do {
+                let result = try transaction(readOnly: false, commit: true, body)
+                if !spaceReserveChecked.exchange(true, ordering: .relaxed) { spaceReserve.make() }
+                return result
+            } catch let error as Transaction.MapFull {
+                try grow(from: growthsBefore, cause: error.underlying)
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction that frees space (releasing a failed write's chunks,
+    /// deleting): like ``write(_:)``, but when the disk is too full for even this transaction, the
+    /// space reserve (``SpaceReserve``) is deleted to make room and the transaction run again; the
+    /// reserve is made again after it commits, if there is room.
+    @discardableResult
+    package func writeFreeingSpace<R>(_ body: (Transaction) throws -> R) throws -> R {
+        do {
+            return try write(body)
+        } catch let error as LMDBError where error.code == .noSpace {
+            guard spaceReserve.release() else { throw error }
+            let result = try write(body)
+            spaceReserve.make()
+            return result
+        }
+    }
+
+    /// Begins, runs and ends one transaction under the shared side of the gate.
+    private func transaction<R>(readOnly: Bool, commit: Bool, _ body: (Transaction) throws -> R) throws -> R {
+        while true {
+            let outcome: Result<R, any Error>? = gate.shared {
+                guard let handle else {
+                    return .failure(LMDBError(.closed, operation: "mdb_txn_begin"))
+                }
+                var pointer: OpaquePointer?
+                var begun = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &pointer)
+                if begun == MDB_READERS_FULL, clearStaleReadersUnguarded(handle) > 0 {
+                    // Slots held by crashed processes were what filled the table: retry once.
+                    begun = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &pointer)
+                }
+                if begun == MDB_MAP_RESIZED { return nil }
+                do {
+                    try LMDB.check(begun, "mdb_txn_begin")
+                } catch {
+                    return .failure(error)
+                }
+                let txn = Transaction(pointer: pointer!, isReadOnly: readOnly, environment: self)
+                return Result { try txn.run(body, commit: commit) }
+            }
+            if let outcome {
+                do {
+                    return try outcome.get()
+                } catch let error as LMDBError where error.code == .ioError && fileSystemIsFull() {
+                    throw LMDBError(.noSpace, operation: error.operation)
+                }
+            }
+            // Another process grew the map: adopt its size (set_mapsize 0) with no transaction open.
+            try gate.exclusive {
+                if let handle { try LMDB.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize") }
+            }
+        }
+    }
+
+    /// Whether the file system holding the environment has (almost) no space left. LMDB turns a
+    /// write the disk completed only in part into `EIO`, which is what a full disk gives: a commit
+    /// failing with `EIO` on a full file system is reported as a full disk, which it is.
+    private func fileSystemIsFull() -> Bool {
+        var status = statvfs()
+        guard statvfs(directory.path, &status) == 0 else { return false }
+        let blocks = geteuid() == 0 ? status.f_bfree : status.f_bavail
+        return UInt64(blocks) * UInt64(status.f_frsize) < 8 << 20
+    }
+
+    /// Grows the map after a write hit `MDB_MAP_FULL`, unless another thread already grew it since.
+    private func grow(from growthsBefore: Int, cause: LMDBError) throws {
+        try gate.exclusive {
+            guard let handle else { throw LMDBError(.closed, operation: "mdb_env_set_mapsize") }
+            guard growths == growthsBefore else { return }
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            let current = info.me_mapsize
+            guard current < options.maximumMapSize else { throw cause }
+            // Double while small, then grow by a fixed step: map size is address space, not disk.
+            let step = min(max(current, 1 << 20), 1 << 30)
+            let next = min(current + step, options.maximumMapSize)
+            try LMDB.check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize")
+            growthCount.add(1, ordering: .relaxed)
+        }
+    }
+}

@@ -1,0 +1,228 @@
+internal import CLMDB
+package import Foundation
+
+/// A read or write transaction, valid only inside the closure it was handed to.
+///
+/// Values read through ``withValue(_:key:_:)`` point straight into the memory map (no copy) and are
+/// valid only inside that call. Not thread-safe, not Sendable: a transaction belongs to the thread
+/// that runs its closure.
+package final class Transaction {
+    /// Thrown out of a write body when LMDB reports `MDB_MAP_FULL`, so ``Environment/write(_:)`` grows
+    /// the map and retries even if the body wrapped or replaced the error on its way out.
+    package struct MapFull: Error {
+        package let underlying: LMDBError
+    }
+
+    /// Whether this transaction can only read.
+    package let isReadOnly: Bool
+    private var handle: OpaquePointer?
+    private var sawMapFull: LMDBError?
+    /// Whether a put or delete ran: only then does the commit write a new state (and its stamp).
+    private var changed = false
+    private unowned let environment: Environment
+
+    package init(pointer: OpaquePointer, isReadOnly: Bool, environment: Environment) {
+        handle = pointer
+        self.isReadOnly = isReadOnly
+        self.environment = environment
+    }
+
+    /// The id of the snapshot this transaction reads (`mdb_txn_id`): the meta page with this id
+    /// describes it.
+    package var snapshotID: UInt64 {
+        guard let handle else { return 0 }
+        return UInt64(mdb_txn_id(handle))
+    }
+
+    /// Notes one operation at a random place in a large table (a chunk's reference count, say), so
+    /// the environment can drop the map's pages every so often (``Environment/noteScatteredTouch()``).
+    package func noteScatteredTouch() {
+        environment.noteScatteredTouch()
+    }
+
+    deinit {
+        if let handle { mdb_txn_abort(handle) }
+    }
+
+    /// The live transaction pointer; using a transaction after its closure returned is a programming
+    /// error and stops the process rather than touch freed memory.
+    package var pointer: OpaquePointer {
+        guard let handle else { preconditionFailure("a transaction was used after its closure returned") }
+        return handle
+    }
+
+    /// Runs `body`, then commits (or, for `commit: false`, aborts); aborts if `body` throws.
+    package func run<R>(_ body: (Transaction) throws -> R, commit: Bool) throws -> R {
+        defer {
+            if let handle { mdb_txn_abort(handle) }
+            handle = nil
+        }
+        let result: R
+        do {
+            result = try body(self)
+        } catch {
+            if let sawMapFull { throw MapFull(underlying: sawMapFull) }
+            throw error
+        }
+        if let sawMapFull { throw MapFull(underlying: sawMapFull) }
+        if commit {
+            if changed { try stamp() }
+            let pointer = self.pointer
+            handle = nil
+            let status = mdb_txn_commit(pointer)
+            if status == MDB_MAP_FULL { throw MapFull(underlying: LMDBError(.mapFull, operation: "mdb_txn_commit")) }
+            try LMDB.check(status, "mdb_txn_commit")
+        }
+        return result
+    }
+
+    /// The key in LMDB's main tree (beside the named tables) under which every write transaction
+    /// records its own id: a meta page whose transaction id differs from the stamp in the tree it
+    /// points to was altered (``DataFileCheck``), which LMDB itself cannot tell.
+    package static let stampKey = Array("coffer.txn".utf8)
+
+    /// Records this transaction's id in the main tree, on a page the commit writes anyway (every
+    /// change to a named table rewrites its entry in the main tree).
+    private func stamp() throws {
+        var main: MDB_dbi = 0
+        try checkWrite(mdb_dbi_open(pointer, nil, 0, &main), "mdb_dbi_open(main)")
+        var id = UInt64(mdb_txn_id(pointer)).bigEndian
+        let status = Self.stampKey.withUnsafeBytes { key in
+            withUnsafeBytes(of: &id) { value in
+                var keyValue = MDB_val(key)
+                var dataValue = MDB_val(value)
+                return mdb_put(pointer, main, &keyValue, &dataValue, 0)
+            }
+        }
+        try checkWrite(status, "mdb_put(main, stamp)")
+    }
+
+    /// Checks a write call's result, remembering a full map so the environment can grow it.
+    private func checkWrite(_ result: Int32, _ operation: @autoclosure () -> String) throws(LMDBError) {
+        if result == MDB_SUCCESS { changed = true }
+        if result == MDB_MAP_FULL { sawMapFull = LMDBError(.mapFull, operation: operation()) }
+        try LMDB.check(result, operation())
+    }
+
+    // MARK: Reading
+
+    /// Calls `body` with the value stored under `key`, straight from the map, or returns `nil` when
+    /// there is none.
+    ///
+    /// The corresponding C function is `mdb_get`.
+    package func withValue<R>(
+        _ table: Table,
+        key: some ContiguousBytes,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        var value = MDB_val()
+        let found = try key.withUnsafeBytes { (key) throws(LMDBError) -> Bool in
+            var keyValue = MDB_val(key)
+            return try LMDB.found(mdb_get(pointer, table.handle, &keyValue, &value), "mdb_get(\(table))")
+        }
+        return found ? try body(value.bytes) : nil
+    }
+
+    /// A copy of the value stored under `key`, or `nil`.
+    package func get(_ table: Table, key: some ContiguousBytes) throws -> [UInt8]? {
+        try withValue(table, key: key) { Array($0) }
+    }
+
+    /// Whether `table` holds `key`.
+    package func contains(_ table: Table, key: some ContiguousBytes) throws -> Bool {
+        try withValue(table, key: key) { _ in true } ?? false
+    }
+
+    /// The number of entries in `table` (`mdb_stat`).
+    package func count(_ table: Table) throws -> Int {
+        var stat = MDB_stat()
+        try LMDB.check(mdb_stat(pointer, table.handle, &stat), "mdb_stat(\(table))")
+        return stat.ms_entries
+    }
+
+    /// Visits entries in key order, starting at the first key not less than `start` (all entries when
+    /// `start` is empty) and stopping after the last key that begins with `prefix` (no limit when
+    /// `prefix` is empty), or when `body` returns `false`.
+    ///
+    /// Keys and values point into the map and are valid only during each call of `body`. The
+    /// corresponding C functions are `mdb_cursor_open` and `mdb_cursor_get`.
+    package func forEach(
+        in table: Table,
+        from start: [UInt8] = [],
+        prefix: [UInt8] = [],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        var cursor: OpaquePointer?
+        try LMDB.check(mdb_cursor_open(pointer, table.handle, &cursor), "mdb_cursor_open(\(table))")
+        defer { mdb_cursor_close(cursor) }
+        let origin = prefix.lexicographicallyPrecedes(start) ? start : prefix
+        var key = MDB_val()
+        var value = MDB_val()
+        var found = try origin.withUnsafeBytes { (bytes) throws(LMDBError) -> Bool in
+            if bytes.isEmpty {
+                return try LMDB.found(mdb_cursor_get(cursor, &key, &value, MDB_FIRST), "mdb_cursor_get(\(table))")
+            }
+            key = MDB_val(bytes)
+            return try LMDB.found(mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE), "mdb_cursor_get(\(table))")
+        }
+        while found {
+            if !prefix.isEmpty, !key.bytes.starts(with: prefix) { return }
+            guard try body(key.bytes, value.bytes) else { return }
+            found = try LMDB.found(mdb_cursor_get(cursor, &key, &value, MDB_NEXT), "mdb_cursor_get(\(table))")
+        }
+    }
+
+    /// A copy of the last (greatest) key in `table`, or `nil` when it is empty.
+    ///
+    /// The corresponding C function is `mdb_cursor_get` with `MDB_LAST`.
+    package func lastKey(in table: Table) throws -> [UInt8]? {
+        var cursor: OpaquePointer?
+        try LMDB.check(mdb_cursor_open(pointer, table.handle, &cursor), "mdb_cursor_open(\(table))")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        guard try LMDB.found(mdb_cursor_get(cursor, &key, &value, MDB_LAST), "mdb_cursor_get(\(table))") else {
+            return nil
+        }
+        return Array(key.bytes)
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` under `key`. With `overwrite: false`, an existing key is left alone and the call
+    /// returns `false`.
+    ///
+    /// The corresponding C function is `mdb_put`.
+    @discardableResult
+    package func put(
+        _ table: Table,
+        key: some ContiguousBytes,
+        value: some ContiguousBytes,
+        overwrite: Bool = true
+    ) throws -> Bool {
+        let status = key.withUnsafeBytes { key in
+            value.withUnsafeBytes { value in
+                var keyValue = MDB_val(key)
+                var dataValue = MDB_val(value)
+                return mdb_put(pointer, table.handle, &keyValue, &dataValue, overwrite ? 0 : UInt32(MDB_NOOVERWRITE))
+            }
+        }
+        if status == MDB_KEYEXIST, !overwrite { return false }
+        try checkWrite(status, "mdb_put(\(table))")
+        return true
+    }
+
+    /// Removes `key`; returns whether it was there.
+    ///
+    /// The corresponding C function is `mdb_del`.
+    @discardableResult
+    package func delete(_ table: Table, key: some ContiguousBytes) throws -> Bool {
+        let status = key.withUnsafeBytes { key in
+            var keyValue = MDB_val(key)
+            return mdb_del(pointer, table.handle, &keyValue, nil)
+        }
+        if status == MDB_NOTFOUND { return false }
+        try checkWrite(status, "mdb_del(\(table))")
+        return true
+    }
+}
