@@ -53,10 +53,19 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The vault under the tiers: its identity, keys and meta records, creating, opening, locking,
+        // and the journal (change log, record versions) every tier writes and sync reads.
+        .target(
+            name: "CofferStore",
+            dependencies: ["CofferCore"],
+            path: "Sources/CofferStore",
+            swiftSettings: strictSettings
+        ),
+
         // The library: the public API plus `package` building blocks for the CLI and the benchmarks.
         .target(
             name: "Coffer",
-            dependencies: ["CofferCore"],
+            dependencies: ["CofferCore", "CofferStore"],
             path: "Sources/Coffer",
             swiftSettings: strictSettings
         ),

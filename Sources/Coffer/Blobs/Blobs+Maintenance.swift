@@ -12,17 +12,6 @@ public struct GarbageCollectionReport: Sendable, Hashable {
     public let freedBytes: Int64
 }
 
-/// One problem ``Blobs/verify(readingData:)`` found.
-public struct VerificationProblem: Sendable, Hashable, CustomStringConvertible {
-    /// The blob concerned, when the problem belongs to one.
-    public let blob: String?
-    /// What is wrong.
-    public let message: String
-
-    /// The blob (if any) and what is wrong, as one line.
-    public var description: String { blob.map { "blob '\($0)': \(message)" } ?? message }
-}
-
 /// What ``Blobs/verify(readingData:)`` checked and found.
 public struct VerificationReport: Sendable, Hashable {
     /// Blobs checked.

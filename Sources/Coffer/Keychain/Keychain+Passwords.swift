@@ -68,7 +68,7 @@ extension Keychain {
     private func directPassword(service: String, account: String) throws(KeychainError) -> DirectRead {
         guard let groups = accessGroups, groups.count == 1 else { return .useQuery }
         let vault = vault
-        let pool = vault.keychainContexts
+        let pool = contextPool
         let contexts = try pool.take()
         defer { pool.give(contexts) }
         return try storage("reading a keychain item") {

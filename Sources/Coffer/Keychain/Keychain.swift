@@ -21,9 +21,12 @@ public final class Keychain: Sendable {
     /// The access groups this handle may use; `nil` when it may use every group.
     public let accessGroups: [String]?
     let authenticationHandler: AuthenticationHandler?
+    /// The vault's pooled OpenSSL contexts, looked up once per handle.
+    let contextPool: KeychainContextPool
 
     init(vault: Vault, accessGroups: [String]?, authenticationHandler: AuthenticationHandler?) {
         self.vault = vault
+        contextPool = vault.keychainContexts
         self.accessGroups = accessGroups
         self.authenticationHandler = authenticationHandler
     }
@@ -222,7 +225,7 @@ final class KeychainSession {
 
     init(_ keychain: Keychain) throws(KeychainError) {
         keys = try keychain.vault.keyRing()
-        pool = keychain.vault.keychainContexts
+        pool = keychain.contextPool
         contexts = try pool.take()
     }
 

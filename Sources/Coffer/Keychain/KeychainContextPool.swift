@@ -97,3 +97,13 @@ final class KeychainContextPool: Sendable {
     /// How many contexts are idle (for tests).
     var idleCount: Int { state.withLock { $0.idle.count } }
 }
+
+extension KeychainContextPool: VaultAttachment {
+    package func vaultDidLock() { flush() }
+    package func vaultWillClose() { drain() }
+}
+
+extension Vault {
+    /// The OpenSSL contexts keychain operations on this vault reuse.
+    var keychainContexts: KeychainContextPool { attachment { KeychainContextPool() } }
+}

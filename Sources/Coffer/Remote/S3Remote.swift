@@ -1,8 +1,8 @@
 public import Foundation
 
 /// An S3-compatible object store and the place in it where a sync group exchanges bundles: what
-/// ``Vault/push(to:progress:)-e2hv``, ``Vault/pull(from:progress:)-9vdid`` and
-/// ``Vault/join(remote:at:passphrase:configuration:progress:)-6xoik`` take.
+/// ``Vault/push(to:progress:)-p1hk``, ``Vault/pull(from:progress:)-53zbz`` and
+/// ``Vault/join(remote:at:passphrase:configuration:progress:)-5x0zu`` take.
 ///
 /// ```swift
 /// // AWS S3: region from AWS_REGION, virtual-hosted addressing

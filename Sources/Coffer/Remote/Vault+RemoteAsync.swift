@@ -4,13 +4,13 @@ public import Foundation
 /// global dispatch queue, so network, file and LMDB I/O never occupy a thread of Swift's cooperative
 /// pool.
 extension Vault {
-    /// Uploads this vault's changes to `remote`; see ``push(to:progress:)-e2hv``.
+    /// Uploads this vault's changes to `remote`; see ``push(to:progress:)-p1hk``.
     @discardableResult
     public func push(to remote: S3Remote, progress: SyncProgress? = nil) async throws(CofferError) -> PushSummary {
         try await offload { () throws(CofferError) in try self.push(to: remote, progress: progress) }
     }
 
-    /// Applies the other devices' new bundles from `remote`; see ``pull(from:progress:)-9vdid``.
+    /// Applies the other devices' new bundles from `remote`; see ``pull(from:progress:)-53zbz``.
     @discardableResult
     public func pull(from remote: S3Remote, progress: SyncProgress? = nil) async throws(CofferError) -> PullSummary {
         try await offload { () throws(CofferError) in try self.pull(from: remote, progress: progress) }

@@ -15,7 +15,7 @@ extension Vault {
         try await offload { () throws(CofferError) in try self.export(to: url, peer: peer, progress: progress) }
     }
 
-    /// Imports a bundle; see ``import(from:progress:)-38g3g``.
+    /// Imports a bundle; see ``import(from:progress:)-1kuso``.
     @discardableResult
     public func `import`(from url: URL, progress: SyncProgress? = nil) async throws(CofferError) -> ImportSummary {
         try await offload { () throws(CofferError) in try self.import(from: url, progress: progress) }

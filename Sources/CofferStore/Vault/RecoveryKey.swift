@@ -9,13 +9,13 @@
 /// try vault.unlock(recoveryKey: RecoveryKey(text: written))
 /// ```
 public struct RecoveryKey: Sendable, CustomStringConvertible {
-    static let byteCount = 32
+    package static let byteCount = 32
     private static let checksumByteCount = 3
     private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
 
-    let bytes: SecureBytes
+    package let bytes: SecureBytes
 
-    init(bytes: SecureBytes) {
+    package init(bytes: SecureBytes) {
         precondition(bytes.count == Self.byteCount)
         self.bytes = bytes
     }
@@ -68,7 +68,7 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     }
 
     /// A new random recovery key.
-    static func generate() -> RecoveryKey { RecoveryKey(bytes: .random(count: byteCount)) }
+    package static func generate() -> RecoveryKey { RecoveryKey(bytes: .random(count: byteCount)) }
 
     /// The text form, in groups of four characters. This is the secret: show it only to its owner.
     public var text: String {

@@ -21,17 +21,17 @@ public final class Vault: Sendable {
     /// The options the vault was opened with.
     public let configuration: Configuration
 
-    let environment: Environment
-    let schema: Schema
-    let identity: VaultIdentity
+    package let environment: Environment
+    package let schema: Schema
+    package let identity: VaultIdentity
     private let state: Locked<State>
     private let autoLock: AutoLock?
-    /// OpenSSL contexts reused by keychain operations.
-    let keychainContexts = KeychainContextPool()
+    /// What the tiers keep per open vault (``VaultAttachment``).
+    let attachments = VaultAttachments()
 
     private struct State: Sendable {
-        var keys = KeyRing()
-        var isClosed = false
+        package var keys = KeyRing()
+        package var isClosed = false
     }
 
     private init(
@@ -101,7 +101,7 @@ public final class Vault: Sendable {
     }
 
     /// Creates a vault, in a new sync group or in `group`; if anything fails, nothing is left behind.
-    static func create(
+    package static func create(
         at directory: URL,
         passphrase: Passphrase,
         configuration: Configuration,
@@ -116,7 +116,7 @@ public final class Vault: Sendable {
     /// directory beside `directory`, then renames it into place: a vault directory exists only once
     /// complete, so a creation killed at any moment leaves no half-made vault (only the hidden
     /// staging directory, which the next creation there removes).
-    static func createAtomically<Filled>(
+    package static func createAtomically<Filled>(
         at directory: URL,
         passphrase: Passphrase,
         configuration: Configuration,
@@ -157,9 +157,14 @@ public final class Vault: Sendable {
     }
 
     /// A sync group a new vault joins: its id and its sync root (from a bundle's join block).
-    struct JoinedGroup {
-        let id: UUID
-        let syncRoot: SecureBytes
+    package struct JoinedGroup {
+        package let id: UUID
+        package let syncRoot: SecureBytes
+
+        package init(id: UUID, syncRoot: SecureBytes) {
+            self.id = id
+            self.syncRoot = syncRoot
+        }
     }
 
     private static func createContents(
@@ -483,15 +488,15 @@ public final class Vault: Sendable {
     public func lock() {
         autoLock?.stop()
         state.withLock { $0.keys.lock() }
-        // Pooled OpenSSL contexts may hold expanded whenUnlocked keys.
-        keychainContexts.flush()
+        // Tiers may hold what they derived from whenUnlocked keys (pooled OpenSSL contexts).
+        for attachment in attachments.all { attachment.vaultDidLock() }
     }
 
     /// Closes the vault: drops and wipes every key and closes the files once operations in progress
     /// end. Later calls fail with ``CofferError/Code/closed``. Closing twice is harmless.
     public func close() {
         autoLock?.stop()
-        keychainContexts.drain()
+        for attachment in attachments.all { attachment.vaultWillClose() }
         state.withLock {
             $0.keys.clear()
             $0.isClosed = true
@@ -501,12 +506,12 @@ public final class Vault: Sendable {
 
     // MARK: Internals shared by the vault's extensions
 
-    func checkOpen() throws(CofferError) {
+    package func checkOpen() throws(CofferError) {
         if isClosed { throw CofferError(.closed, "the vault is closed; open it again") }
     }
 
     /// The current roots, or `.interactionNotAllowed` when locked.
-    func unlockedRoots() throws(CofferError) -> RootKeys {
+    package func unlockedRoots() throws(CofferError) -> RootKeys {
         try checkOpen()
         guard let roots = state.withLock({ $0.keys.roots }) else {
             throw CofferError(.interactionNotAllowed, "the vault is locked; unlock it with its passphrase first")
@@ -515,13 +520,13 @@ public final class Vault: Sendable {
     }
 
     /// The class key for `scope` and `level`, or `.interactionNotAllowed` when it is not in memory.
-    func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+    package func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
         try checkOpen()
         let keys = state.withLock { $0.keys }
         return try keys.classKey(scope, level)
     }
 
-    func installRoots(_ roots: RootKeys) throws(CofferError) {
+    package func installRoots(_ roots: RootKeys) throws(CofferError) {
         try state.withLock { (state) throws(CofferError) in
             guard !state.isClosed else { throw CofferError(.closed, "the vault is closed; open it again") }
             try state.keys.unlock(with: roots)
@@ -538,7 +543,11 @@ public final class Vault: Sendable {
     /// for auto-lock.
     ///
     /// - Throws: ``CofferError`` `.closed`, or `.interactionNotAllowed` when the key is not in memory.
-    func key(_ purpose: KeyPurpose, _ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+    package func key(
+        _ purpose: KeyPurpose,
+        _ scope: KeyScope,
+        _ level: ProtectionLevel
+    ) throws(CofferError) -> SecureBytes {
         try withKeys { (keys) throws(CofferError) in try keys.key(purpose, scope, level) }
     }
 
@@ -554,12 +563,12 @@ public final class Vault: Sendable {
 
     /// The keys in memory now, for one operation: a snapshot, so a concurrent `lock()` never takes a
     /// key away mid-operation. Records activity for auto-lock.
-    func keyRing() throws(CofferError) -> KeyRing {
+    package func keyRing() throws(CofferError) -> KeyRing {
         try withKeys { $0 }
     }
 
     /// Writes `entries` to the `meta` table in one transaction: all of them or none.
-    static func writeMeta(
+    package static func writeMeta(
         _ entries: [(String, [UInt8])],
         to environment: Environment,
         schema: Schema,
@@ -572,7 +581,7 @@ public final class Vault: Sendable {
         }
     }
 
-    func readMeta(_ name: String) throws(CofferError) -> [UInt8] {
+    package func readMeta(_ name: String) throws(CofferError) -> [UInt8] {
         let value = try storage("reading the vault's keys") {
             try environment.read { txn in try txn.get(schema.meta, key: Array(name.utf8)) }
         }
@@ -582,7 +591,7 @@ public final class Vault: Sendable {
 
     /// Opens both wrapped roots under `kek`; `nil` if the first does not authenticate (the wrong
     /// passphrase or recovery key).
-    func unwrapRoots(under kek: SecureBytes, by unlocker: MetaKey.Unlocker) throws(CofferError) -> RootKeys? {
+    package func unwrapRoots(under kek: SecureBytes, by unlocker: MetaKey.Unlocker) throws(CofferError) -> RootKeys? {
         let deviceName = MetaKey.wrappedRoot(.device, by: unlocker)
         let syncName = MetaKey.wrappedRoot(.sync, by: unlocker)
         guard let device = try KeyWrap.unwrap(try readMeta(deviceName), under: kek, vaultID: id, name: deviceName)

@@ -32,7 +32,7 @@ public struct KDFParameters: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "scrypt N=2^\(logN) r=\(r) p=\(p)" }
 
     /// Checks that the parameters are ones Coffer will use.
-    func validate() throws(CofferError) {
+    package func validate() throws(CofferError) {
         guard (10...22).contains(logN), (1...32).contains(r), (1...16).contains(p) else {
             throw CofferError(
                 .param,

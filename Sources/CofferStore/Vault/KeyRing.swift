@@ -1,10 +1,10 @@
 /// Which root a key descends from: the device root never leaves this machine; the sync root is shared
 /// by the vaults of one sync group.
-enum KeyScope: CaseIterable, Sendable {
+package enum KeyScope: CaseIterable, Sendable {
     case device
     case sync
 
-    var name: String {
+    package var name: String {
         switch self {
         case .device: return "device"
         case .sync: return "sync"
@@ -14,12 +14,12 @@ enum KeyScope: CaseIterable, Sendable {
 
 extension SyncScope {
     /// The root this scope's keys descend from.
-    var keyScope: KeyScope { self == .deviceBound ? .device : .sync }
+    package var keyScope: KeyScope { self == .deviceBound ? .device : .sync }
 }
 
 extension ProtectionLevel {
     /// The HKDF label of this level's class key.
-    var label: String {
+    package var label: String {
         switch self {
         case .whenUnlocked: return "coffer/v1/class/when-unlocked"
         case .afterFirstUnlock: return "coffer/v1/class/after-first-unlock"
@@ -28,7 +28,7 @@ extension ProtectionLevel {
 }
 
 /// What a working key is for. Each is HKDF(class key, label), derived once at unlock.
-enum KeyPurpose: CaseIterable, Sendable {
+package enum KeyPurpose: CaseIterable, Sendable {
     /// Seals keychain item records.
     case item
     /// Keys item ids and the blind index. Derived from the `afterFirstUnlock` class key only, so
@@ -46,7 +46,7 @@ enum KeyPurpose: CaseIterable, Sendable {
     /// Seeds the FastCDC gear table.
     case gear
 
-    var label: String {
+    package var label: String {
         switch self {
         case .item: return "coffer/v1/item"
         case .index: return "coffer/v1/index"
@@ -59,7 +59,7 @@ enum KeyPurpose: CaseIterable, Sendable {
     }
 
     /// The purpose's place in ``allCases``, for indexing.
-    var ordinal: Int {
+    package var ordinal: Int {
         switch self {
         case .item: return 0
         case .index: return 1
@@ -72,7 +72,7 @@ enum KeyPurpose: CaseIterable, Sendable {
     }
 
     /// The protection levels this purpose has a key for.
-    var levels: [ProtectionLevel] {
+    package var levels: [ProtectionLevel] {
         switch self {
         case .item, .chunkID, .chunkSeal, .manifest: return ProtectionLevel.allCases
         case .index, .blobName, .gear: return [.afterFirstUnlock]
@@ -81,14 +81,14 @@ enum KeyPurpose: CaseIterable, Sendable {
 }
 
 /// The two root keys of a vault, present only while it is unlocked.
-struct RootKeys: Sendable {
-    let device: SecureBytes
-    let sync: SecureBytes
+package struct RootKeys: Sendable {
+    package let device: SecureBytes
+    package let sync: SecureBytes
 
-    func root(_ scope: KeyScope) -> SecureBytes { scope == .device ? device : sync }
+    package func root(_ scope: KeyScope) -> SecureBytes { scope == .device ? device : sync }
 
     /// Makes two fresh random roots.
-    static func generate() -> RootKeys { RootKeys(device: .random(count: 32), sync: .random(count: 32)) }
+    package static func generate() -> RootKeys { RootKeys(device: .random(count: 32), sync: .random(count: 32)) }
 }
 
 /// The keys a vault holds in memory, by protection level.
@@ -98,7 +98,7 @@ struct RootKeys: Sendable {
 /// the `whenUnlocked` keys at `lock()` really makes `whenUnlocked` data unreadable while the
 /// `afterFirstUnlock` data stays available. Dropped keys are wiped by ``SecureBytes`` as soon as no
 /// operation still holds them.
-struct KeyRing: Sendable {
+package struct KeyRing: Sendable {
     /// Present while unlocked.
     private(set) var roots: RootKeys?
     /// By ``Slot/index``: flat arrays, so a lookup on the hot path is an index, not a hash, and a copy
@@ -108,37 +108,37 @@ struct KeyRing: Sendable {
     private var purposeKeys = [SecureBytes?](repeating: nil, count: PurposeSlot.count)
 
     private struct Slot {
-        let scope: KeyScope
-        let level: ProtectionLevel
+        package let scope: KeyScope
+        package let level: ProtectionLevel
 
-        static let count = KeyScope.allCases.count * ProtectionLevel.allCases.count
-        static let all = KeyScope.allCases.flatMap { scope in
+        package static let count = KeyScope.allCases.count * ProtectionLevel.allCases.count
+        package static let all = KeyScope.allCases.flatMap { scope in
             ProtectionLevel.allCases.map { Slot(scope: scope, level: $0) }
         }
 
-        var index: Int { (scope == .device ? 0 : 2) + (level == .whenUnlocked ? 0 : 1) }
+        package var index: Int { (scope == .device ? 0 : 2) + (level == .whenUnlocked ? 0 : 1) }
     }
 
     private struct PurposeSlot {
-        let purpose: KeyPurpose
-        let slot: Slot
+        package let purpose: KeyPurpose
+        package let slot: Slot
 
-        static let count = KeyPurpose.allCases.count * Slot.count
-        static let all = KeyPurpose.allCases.flatMap { purpose in
+        package static let count = KeyPurpose.allCases.count * Slot.count
+        package static let all = KeyPurpose.allCases.flatMap { purpose in
             Slot.all.map { PurposeSlot(purpose: purpose, slot: $0) }
         }
 
-        var index: Int { purpose.ordinal * Slot.count + slot.index }
+        package var index: Int { purpose.ordinal * Slot.count + slot.index }
     }
 
     /// Whether the roots (and so every key) are available.
-    var isUnlocked: Bool { roots != nil }
+    package var isUnlocked: Bool { roots != nil }
 
     /// Whether any key has been in memory since the vault opened.
-    var hasBeenUnlocked: Bool { classKeys.contains { $0 != nil } }
+    package var hasBeenUnlocked: Bool { classKeys.contains { $0 != nil } }
 
     /// Installs the roots and derives every class and purpose key from them.
-    mutating func unlock(with roots: RootKeys) throws(CofferError) {
+    package mutating func unlock(with roots: RootKeys) throws(CofferError) {
         var derived = [SecureBytes?](repeating: nil, count: Slot.count)
         var purposes = [SecureBytes?](repeating: nil, count: PurposeSlot.count)
         do {
@@ -161,14 +161,14 @@ struct KeyRing: Sendable {
     }
 
     /// Drops the roots and the `whenUnlocked` keys; `afterFirstUnlock` keys stay.
-    mutating func lock() {
+    package mutating func lock() {
         roots = nil
         for slot in Slot.all where slot.level == .whenUnlocked { classKeys[slot.index] = nil }
         for slot in PurposeSlot.all where slot.slot.level == .whenUnlocked { purposeKeys[slot.index] = nil }
     }
 
     /// Drops every key.
-    mutating func clear() {
+    package mutating func clear() {
         roots = nil
         classKeys = [SecureBytes?](repeating: nil, count: Slot.count)
         purposeKeys = [SecureBytes?](repeating: nil, count: PurposeSlot.count)
@@ -176,7 +176,7 @@ struct KeyRing: Sendable {
 
     /// Every key held, with the level it belongs to (`nil` for the roots): what ``lock()`` and
     /// ``clear()`` are to destroy, listed so tests can watch them go.
-    var heldKeys: [(level: ProtectionLevel?, key: SecureBytes)] {
+    package var heldKeys: [(level: ProtectionLevel?, key: SecureBytes)] {
         let rootKeys = roots.map { [$0.device, $0.sync] } ?? []
         return rootKeys.map { (nil, $0) }
             + Slot.all.compactMap { slot in classKeys[slot.index].map { (slot.level, $0) } }
@@ -186,7 +186,11 @@ struct KeyRing: Sendable {
     /// The working key for `purpose` in `scope` at `level`.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory.
-    func key(_ purpose: KeyPurpose, _ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+    package func key(
+        _ purpose: KeyPurpose,
+        _ scope: KeyScope,
+        _ level: ProtectionLevel
+    ) throws(CofferError) -> SecureBytes {
         guard let key = purposeKeys[PurposeSlot(purpose: purpose, slot: Slot(scope: scope, level: level)).index] else {
             throw lockedError(level)
         }
@@ -197,7 +201,7 @@ struct KeyRing: Sendable {
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when the vault is locked and the key is of a
     ///   level that is not available then.
-    func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+    package func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
         guard let key = classKeys[Slot(scope: scope, level: level).index] else { throw lockedError(level) }
         return key
     }

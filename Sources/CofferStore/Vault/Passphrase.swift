@@ -10,7 +10,7 @@ public import Foundation
 /// let vault = try Vault.create(at: url, passphrase: "correct horse battery staple")
 /// ```
 public struct Passphrase: Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
-    let bytes: SecureBytes
+    package let bytes: SecureBytes
 
     /// A passphrase from text.
     public init(_ text: String) {

@@ -1,7 +1,7 @@
 extension CofferError {
     /// Turns an error from a lower layer into a ``CofferError`` that says what was being done and what
     /// to do. A ``CofferError`` passes through unchanged.
-    static func wrapping(_ error: any Error, while action: String) -> CofferError {
+    package static func wrapping(_ error: any Error, while action: String) -> CofferError {
         if let error = error as? CofferError { return error }
         if let error = error as? LMDBError {
             switch error.code {
@@ -49,7 +49,7 @@ extension CofferError {
 }
 
 /// Runs `body`, turning any error into a ``CofferError`` (see ``CofferError/wrapping(_:while:)``).
-func storage<R>(_ action: @autoclosure () -> String, _ body: () throws -> R) throws(CofferError) -> R {
+package func storage<R>(_ action: @autoclosure () -> String, _ body: () throws -> R) throws(CofferError) -> R {
     do {
         return try body()
     } catch {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// What a new machine needs to join a sync group, carried in every bundle's header and kept in meta
 /// `sync-join` (docs/FORMAT.md, "Join block"):
@@ -11,19 +11,19 @@ import Foundation
 /// It is written whenever the passphrase KEK is at hand (at creation and at a passphrase change), so
 /// exporting never needs the passphrase. It gives nothing to someone without the passphrase that the
 /// vault files do not already give: the same scrypt stands between a guess and the root.
-struct JoinBlock: Equatable {
-    static let metaKey = "sync-join"
+package struct JoinBlock: Equatable {
+    package static let metaKey = "sync-join"
 
-    let kdf: KDFRecord
-    let wrappedSyncRoot: [UInt8]
+    package let kdf: KDFRecord
+    package let wrappedSyncRoot: [UInt8]
 
     /// Wraps `syncRoot` under the key `kdf` derives from the passphrase.
-    init(syncRoot: SecureBytes, kdf: KDFRecord, kek: SecureBytes, syncGroupID: UUID) throws(CofferError) {
+    package init(syncRoot: SecureBytes, kdf: KDFRecord, kek: SecureBytes, syncGroupID: UUID) throws(CofferError) {
         self.kdf = kdf
         wrappedSyncRoot = try KeyWrap.wrap(syncRoot, under: kek, vaultID: syncGroupID, name: Self.metaKey)
     }
 
-    init(decoding bytes: [UInt8]) throws(CofferError) {
+    package init(decoding bytes: [UInt8]) throws(CofferError) {
         var reader = BinaryReader(bytes, what: "the bundle's join block")
         let kdfLength = Int(try reader.readUInt16())
         kdf = try KDFRecord(decoding: try reader.readBytes(kdfLength))
@@ -31,7 +31,7 @@ struct JoinBlock: Equatable {
         try reader.finish()
     }
 
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var writer = BinaryWriter()
         let kdfBytes = kdf.encoded
         writer.write(UInt16(kdfBytes.count))
@@ -43,7 +43,7 @@ struct JoinBlock: Equatable {
     /// The sync root, if `passphrase` is the one the block was made with.
     ///
     /// - Throws: ``CofferError`` `.authFailed` for another passphrase.
-    func syncRoot(passphrase: Passphrase, syncGroupID: UUID) throws(CofferError) -> SecureBytes {
+    package func syncRoot(passphrase: Passphrase, syncGroupID: UUID) throws(CofferError) -> SecureBytes {
         let kek = try kdf.keyEncryptionKey(for: passphrase)
         guard let root = try KeyWrap.unwrap(wrappedSyncRoot, under: kek, vaultID: syncGroupID, name: Self.metaKey)
         else {

@@ -3,9 +3,9 @@
 /// `kind (1) ‖ record id`. Each change also sets the record's entry in `versions` (its clock stamp and
 /// device, live or deleted), which import compares to decide which write wins. Both are written in
 /// the same transaction as the change they record, so the log and the data never disagree.
-enum ChangeLog {
+package enum ChangeLog {
     /// What happened to a record.
-    enum Kind: UInt8 {
+    package enum Kind: UInt8 {
         /// A keychain item was added or replaced.
         case itemPut = 1
         /// A keychain item was deleted.
@@ -20,7 +20,7 @@ enum ChangeLog {
         case snapshotDelete = 6
 
         /// The kind of record changed.
-        var record: SyncRecordKind {
+        package var record: SyncRecordKind {
             switch self {
             case .itemPut, .itemDelete: return .item
             case .blobPut, .blobDelete: return .blob
@@ -29,10 +29,10 @@ enum ChangeLog {
         }
 
         /// Whether the change removed the record.
-        var isDelete: Bool { self == .itemDelete || self == .blobDelete || self == .snapshotDelete }
+        package var isDelete: Bool { self == .itemDelete || self == .blobDelete || self == .snapshotDelete }
 
         /// The change that puts or deletes a record of `kind`.
-        init(_ kind: SyncRecordKind, deleted: Bool) {
+        package init(_ kind: SyncRecordKind, deleted: Bool) {
             switch kind {
             case .item: self = deleted ? .itemDelete : .itemPut
             case .blob: self = deleted ? .blobDelete : .blobPut
@@ -46,7 +46,7 @@ enum ChangeLog {
     /// - Parameter version: The version the change carries: `nil` for a change made here (a fresh
     ///   stamp of this vault's clock and its device id), or the version of an imported record.
     @discardableResult
-    static func append(
+    package static func append(
         _ kind: Kind,
         recordID: [UInt8],
         version: RecordVersion? = nil,
@@ -74,12 +74,12 @@ enum ChangeLog {
     }
 
     /// The sequence number of the latest change; 0 when there is none.
-    static func lastSequence(in txn: Transaction, schema: Schema) throws -> UInt64 {
+    package static func lastSequence(in txn: Transaction, schema: Schema) throws -> UInt64 {
         try txn.lastKey(in: schema.changes).map(decodeSequence) ?? 0
     }
 
     /// Calls `body` with every change after `sequence`, in order, until it returns `false`.
-    static func forEach(
+    package static func forEach(
         after sequence: UInt64,
         in txn: Transaction,
         schema: Schema,
@@ -94,8 +94,11 @@ enum ChangeLog {
     }
 
     /// Every change after `sequence`, in order.
-    static func changes(after sequence: UInt64, in txn: Transaction, schema: Schema) throws -> [(UInt64, Kind, [UInt8])]
-    {
+    package static func changes(
+        after sequence: UInt64,
+        in txn: Transaction,
+        schema: Schema
+    ) throws -> [(UInt64, Kind, [UInt8])] {
         var result: [(UInt64, Kind, [UInt8])] = []
         try forEach(after: sequence, in: txn, schema: schema) { sequence, kind, id in
             result.append((sequence, kind, id))
@@ -104,7 +107,9 @@ enum ChangeLog {
         return result
     }
 
-    static func sequenceKey(_ sequence: UInt64) -> [UInt8] { withUnsafeBytes(of: sequence.bigEndian) { Array($0) } }
+    package static func sequenceKey(_ sequence: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: sequence.bigEndian) { Array($0) }
+    }
 
     private static func decodeSequence(_ key: some Collection<UInt8>) -> UInt64 {
         key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }

@@ -8,15 +8,15 @@
 ///
 /// The clear header picks the key without decrypting; the associated data binds the body to its id
 /// (a record moved under another id fails) and to its header (a flipped scope or level fails).
-enum SealedRecord {
-    static let headerSize = 3
+package enum SealedRecord {
+    package static let headerSize = 3
 
-    static func associatedData(label: String, id: [UInt8], header: some Collection<UInt8>) -> [UInt8] {
+    package static func associatedData(label: String, id: [UInt8], header: some Collection<UInt8>) -> [UInt8] {
         Array(label.utf8) + [0] + id + header
     }
 
     /// Seals `body` for storage under `id`.
-    static func seal(
+    package static func seal(
         _ body: [UInt8],
         version: UInt8,
         label: String,
@@ -39,7 +39,7 @@ enum SealedRecord {
     /// The version, scope and level in a stored record's clear header, without opening it.
     ///
     /// - Parameter versions: The record versions this Coffer reads.
-    static func peekHeader(
+    package static func peekHeader(
         _ stored: UnsafeRawBufferPointer,
         versions: ClosedRange<UInt8>,
         what: String
@@ -60,7 +60,7 @@ enum SealedRecord {
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` if its level's key is not in memory,
     ///   `.decode` if it was altered, damaged or moved from another id.
-    static func open(
+    package static func open(
         _ stored: UnsafeRawBufferPointer,
         versions: ClosedRange<UInt8>,
         label: String,

@@ -5,6 +5,11 @@ public struct AuthenticationRequest: Sendable {
     public let reason: String
     /// How many protected items the read would reveal.
     public let itemCount: Int
+
+    package init(reason: String, itemCount: Int) {
+        self.reason = reason
+        self.itemCount = itemCount
+    }
 }
 
 /// What an ``AuthenticationHandler`` decided.

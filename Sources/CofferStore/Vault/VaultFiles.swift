@@ -3,10 +3,10 @@ internal import Glibc
 
 extension Vault {
     /// The names of the vault's own files in its directory.
-    static let ownFileNames = ["data.mdb", "lock.mdb", SpaceReserve.fileName]
+    package static let ownFileNames = ["data.mdb", "lock.mdb", SpaceReserve.fileName]
 
     /// The identity (device and inode) of the vault's directory, which a backup leaves out.
-    func ownDirectoryIdentity() throws(CofferError) -> FileIdentity {
+    package func ownDirectoryIdentity() throws(CofferError) -> FileIdentity {
         guard let identity = FileIdentity(path: directory.path) else {
             throw CofferError(
                 .io,
@@ -17,7 +17,7 @@ extension Vault {
     }
 
     /// The identities of the vault's own files, `data.mdb`, `lock.mdb` and `space-reserve`.
-    func ownFileIdentities() -> Set<FileIdentity> {
+    package func ownFileIdentities() -> Set<FileIdentity> {
         Set(Self.ownFileNames.compactMap { FileIdentity(path: directory.appendingPathComponent($0).path) })
     }
 
@@ -36,13 +36,13 @@ extension Vault {
     }
 
     /// Refuses `url` with `.param` when it is one of the vault's own files (``isOwnFile(_:)``).
-    func refuseOwnFile(_ url: URL, reading: Bool) throws(CofferError) {
+    package func refuseOwnFile(_ url: URL, reading: Bool) throws(CofferError) {
         guard isOwnFile(url) else { return }
         throw Self.ownFileError(url.path, reading: reading)
     }
 
     /// Refuses an open descriptor with `.param` when it is one of the vault's own files.
-    func refuseOwnFile(descriptor: Int32, reading: Bool) throws(CofferError) {
+    package func refuseOwnFile(descriptor: Int32, reading: Bool) throws(CofferError) {
         guard let identity = FileIdentity(descriptor: descriptor), ownFileIdentities().contains(identity) else {
             return
         }

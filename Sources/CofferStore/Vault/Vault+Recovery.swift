@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 extension Vault {
     /// Changes the passphrase: the two roots are wrapped again under a key from `newPassphrase` (with a
@@ -57,7 +57,10 @@ extension Vault {
 
     /// The key that wraps the roots for recovery: HKDF(recovery key, salt: vault id,
     /// "coffer/v1/recovery-kek"). The recovery key is 256 random bits, so no slow KDF is needed.
-    static func recoveryKeyEncryptionKey(_ recoveryKey: RecoveryKey, vaultID: UUID) throws(CofferError) -> SecureBytes {
+    package static func recoveryKeyEncryptionKey(
+        _ recoveryKey: RecoveryKey,
+        vaultID: UUID
+    ) throws(CofferError) -> SecureBytes {
         do {
             return try HKDF.deriveKey(
                 from: recoveryKey.bytes,
@@ -75,7 +78,7 @@ extension Vault {
 
     /// The key that keeps the recovery key itself (so it can be shown again while unlocked):
     /// HKDF(device root, "coffer/v1/recovery-escrow").
-    static func escrowKey(_ roots: RootKeys) throws(CofferError) -> SecureBytes {
+    package static func escrowKey(_ roots: RootKeys) throws(CofferError) -> SecureBytes {
         do {
             return try HKDF.deriveKey(from: roots.device, label: "coffer/v1/recovery-escrow")
         } catch {
@@ -84,7 +87,11 @@ extension Vault {
     }
 
     /// The sealed recovery key for the `meta` table.
-    static func escrow(_ recoveryKey: RecoveryKey, roots: RootKeys, vaultID: UUID) throws(CofferError) -> [UInt8] {
+    package static func escrow(
+        _ recoveryKey: RecoveryKey,
+        roots: RootKeys,
+        vaultID: UUID
+    ) throws(CofferError) -> [UInt8] {
         try KeyWrap.wrap(recoveryKey.bytes, under: try escrowKey(roots), vaultID: vaultID, name: MetaKey.recoveryEscrow)
     }
 }

@@ -10,7 +10,7 @@ extension Vault {
     ///
     /// Another process may commit while the pages are read, so damage is believed only when a second
     /// reading, with the same current transaction, shows it again.
-    static func refuseDamagedDataFile(in directory: URL) throws(CofferError) {
+    package static func refuseDamagedDataFile(in directory: URL) throws(CofferError) {
         var seen: UInt64?
         for _ in 0..<5 {
             guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else { return }
@@ -28,7 +28,7 @@ extension Vault {
     }
 
     /// What is wrong with a data file and what to do, for people.
-    static func damageMessage(_ check: DataFileCheck, directory: URL) -> String {
+    package static func damageMessage(_ check: DataFileCheck, directory: URL) -> String {
         let what = check.damage.map(\.description).joined(separator: "; ")
         let repairable = check.damage.count == 1 && check.damage[0].repair != .none
         return "the vault's data file \(directory.path)/data.mdb is damaged: \(what). "
@@ -40,7 +40,7 @@ extension Vault {
     /// The data file's own structure, as ``Blobs/verify(readingData:)`` reports it: both meta pages,
     /// the file's length, and every B-tree and the free list of the current snapshot (each page used
     /// once, within bounds; libmdbx's `mdbx_chk` is the model).
-    func checkDataFile() throws(CofferError) -> [VerificationProblem] {
+    package func checkDataFile() throws(CofferError) -> [VerificationProblem] {
         guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else {
             return [VerificationProblem(blob: nil, message: "data.mdb cannot be read to check its structure")]
         }

@@ -1,30 +1,30 @@
 /// The named tables of a vault's LMDB environment (docs/FORMAT.md). All are
 /// created with the vault, so opening one never needs to write. A class: it is read on every operation,
 /// and passing one reference is cheaper than copying eleven tables.
-final class Schema: Sendable {
+package final class Schema: Sendable {
     /// The format version this build writes and the newest it reads.
-    static let formatVersion: UInt32 = 1
+    package static let formatVersion: UInt32 = 1
 
     /// Table names, in creation order.
-    static let tableNames = [
+    package static let tableNames = [
         "meta", "items", "itemIndex", "chunks", "chunkRefs", "blobs", "snapshots", "pending", "changes",
         "versions", "peers",
     ]
 
-    let meta: Table
-    let items: Table
-    let itemIndex: Table
-    let chunks: Table
-    let chunkRefs: Table
-    let blobs: Table
-    let snapshots: Table
-    let pending: Table
-    let changes: Table
-    let versions: Table
-    let peers: Table
+    package let meta: Table
+    package let items: Table
+    package let itemIndex: Table
+    package let chunks: Table
+    package let chunkRefs: Table
+    package let blobs: Table
+    package let snapshots: Table
+    package let pending: Table
+    package let changes: Table
+    package let versions: Table
+    package let peers: Table
 
     /// Opens (or creates) every table.
-    init(environment: Environment, create: Bool) throws {
+    package init(environment: Environment, create: Bool) throws {
         let tables = try environment.openTables(Self.tableNames, create: create)
         (meta, items, itemIndex, chunks, chunkRefs, blobs, snapshots, pending, changes, versions, peers) = (
             tables[0], tables[1], tables[2], tables[3], tables[4], tables[5], tables[6], tables[7], tables[8],

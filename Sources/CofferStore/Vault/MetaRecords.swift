@@ -1,51 +1,51 @@
-import Foundation
+package import Foundation
 
 /// The names of the entries in the `meta` table. Each value's layout is in docs/FORMAT.md.
-enum MetaKey {
-    static let format = "format"
-    static let vaultID = "vault-id"
-    static let deviceID = "device-id"
-    static let syncGroupID = "sync-group-id"
-    static let createdAt = "created-at"
-    static let kdf = "kdf"
-    static let recoveryEscrow = "recovery-key"
+package enum MetaKey {
+    package static let format = "format"
+    package static let vaultID = "vault-id"
+    package static let deviceID = "device-id"
+    package static let syncGroupID = "sync-group-id"
+    package static let createdAt = "created-at"
+    package static let kdf = "kdf"
+    package static let recoveryEscrow = "recovery-key"
 
     /// The wrapped root of `scope`, under the passphrase or the recovery key.
-    static func wrappedRoot(_ scope: KeyScope, by unlocker: Unlocker) -> String {
+    package static func wrappedRoot(_ scope: KeyScope, by unlocker: Unlocker) -> String {
         "root.\(scope.name).\(unlocker.rawValue)"
     }
 
     /// What a key-encryption key comes from.
-    enum Unlocker: String {
+    package enum Unlocker: String {
         case passphrase
         case recovery
     }
 }
 
 /// The identity of a vault, read from `meta` when it opens.
-struct VaultIdentity: Sendable {
-    let formatVersion: UInt32
-    let vaultID: UUID
-    let deviceID: UUID
-    let syncGroupID: UUID
-    let createdAt: Date
+package struct VaultIdentity: Sendable {
+    package let formatVersion: UInt32
+    package let vaultID: UUID
+    package let deviceID: UUID
+    package let syncGroupID: UUID
+    package let createdAt: Date
 }
 
 /// The stored passphrase KDF: `version (1) = 1 ‖ algorithm (1) = 1 (scrypt) ‖ logN (1) ‖ r (4) ‖ p (4) ‖
 /// salt length (2) ‖ salt`.
-struct KDFRecord: Equatable {
-    static let saltByteCount = 32
+package struct KDFRecord: Equatable {
+    package static let saltByteCount = 32
 
-    let parameters: KDFParameters
-    let salt: [UInt8]
+    package let parameters: KDFParameters
+    package let salt: [UInt8]
 
     /// New parameters with a fresh random salt.
-    init(parameters: KDFParameters) {
+    package init(parameters: KDFParameters) {
         self.parameters = parameters
         salt = SecureRandom.bytes(count: Self.saltByteCount)
     }
 
-    init(decoding bytes: [UInt8]) throws(CofferError) {
+    package init(decoding bytes: [UInt8]) throws(CofferError) {
         var reader = BinaryReader(bytes, what: "meta \"kdf\"")
         let version = try reader.readUInt8()
         let algorithm = try reader.readUInt8()
@@ -61,7 +61,7 @@ struct KDFRecord: Equatable {
         try parameters.validate()
     }
 
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var writer = BinaryWriter()
         writer.write(UInt8(1))
         writer.write(UInt8(1))
@@ -73,7 +73,7 @@ struct KDFRecord: Equatable {
     }
 
     /// The key-encryption key for `passphrase` (scrypt; slow on purpose).
-    func keyEncryptionKey(for passphrase: Passphrase) throws(CofferError) -> SecureBytes {
+    package func keyEncryptionKey(for passphrase: Passphrase) throws(CofferError) -> SecureBytes {
         do {
             return try Scrypt.deriveKey(
                 password: passphrase.bytes,
@@ -96,12 +96,12 @@ struct KDFRecord: Equatable {
 /// `nonce (12) ‖ ciphertext (32) ‖ tag (16)`, with associated data
 /// `"coffer/v1/wrap" ‖ 0x00 ‖ vault id (16) ‖ 0x00 ‖ meta entry name`, so a wrapped key moved to
 /// another entry or another vault fails to open.
-enum KeyWrap {
-    static func associatedData(vaultID: UUID, name: String) -> [UInt8] {
+package enum KeyWrap {
+    package static func associatedData(vaultID: UUID, name: String) -> [UInt8] {
         Array("coffer/v1/wrap".utf8) + [0] + vaultID.bytes + [0] + Array(name.utf8)
     }
 
-    static func wrap(
+    package static func wrap(
         _ key: SecureBytes,
         under kek: SecureBytes,
         vaultID: UUID,
@@ -115,7 +115,7 @@ enum KeyWrap {
     }
 
     /// Opens a wrapped key; `nil` when it does not authenticate (wrong key-encryption key, or altered).
-    static func unwrap(
+    package static func unwrap(
         _ sealed: [UInt8],
         under kek: SecureBytes,
         vaultID: UUID,
@@ -145,10 +145,10 @@ enum KeyWrap {
 
 extension UUID {
     /// The 16 bytes of the UUID.
-    var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+    package var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
 
     /// A UUID from 16 stored bytes.
-    init(storedBytes bytes: [UInt8], what: String) throws(CofferError) {
+    package init(storedBytes bytes: [UInt8], what: String) throws(CofferError) {
         guard bytes.count == 16 else {
             throw CofferError(.decode, "meta \"\(what)\" is \(bytes.count) bytes, not an id; the vault is damaged")
         }

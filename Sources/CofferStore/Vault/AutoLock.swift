@@ -4,27 +4,27 @@ import Synchronization
 
 /// Locks a vault after a period without activity. A timer checks a few times per interval; each
 /// keychain operation records activity. The timer runs only while the vault is unlocked.
-final class AutoLock: @unchecked Sendable {
-    let interval: Duration
+package final class AutoLock: @unchecked Sendable {
+    package let interval: Duration
     private let idleNanoseconds: UInt64
     private let lastActivity = Atomic<UInt64>(0)
     /// Guards `timer`.
     private let lock = NSLock()
     private var timer: (any DispatchSourceTimer)?
 
-    init(interval: Duration) {
+    package init(interval: Duration) {
         self.interval = interval
         let (seconds, attoseconds) = interval.components
         idleNanoseconds = UInt64(max(seconds, 0)) * 1_000_000_000 + UInt64(max(attoseconds, 0) / 1_000_000_000)
     }
 
     /// Records activity now.
-    func touch() {
+    package func touch() {
         lastActivity.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
     }
 
     /// Starts watching (after an unlock); `action` runs once the vault has been idle for `interval`.
-    func start(action: @escaping @Sendable () -> Void) {
+    package func start(action: @escaping @Sendable () -> Void) {
         touch()
         let check = DispatchTimeInterval.nanoseconds(Int(max(idleNanoseconds / 4, 10_000_000)))
         let source = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
@@ -42,7 +42,7 @@ final class AutoLock: @unchecked Sendable {
     }
 
     /// Stops watching (at lock or close).
-    func stop() {
+    package func stop() {
         lock.withLock {
             timer?.cancel()
             timer = nil

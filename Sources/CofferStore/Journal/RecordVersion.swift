@@ -1,22 +1,27 @@
-import Foundation
+package import Foundation
 
 /// The version of a syncable record: a hybrid logical clock stamp and the device that made the
 /// change. Versions are totally ordered (stamp first, then device id as the tie-break), so every
 /// vault that has seen the same changes picks the same winner, in whatever order they arrived.
-struct RecordVersion: Comparable, Hashable, Sendable {
+package struct RecordVersion: Comparable, Hashable, Sendable {
     /// The hybrid logical clock reading: milliseconds since 1970 in the high 48 bits, a counter in the
     /// low 16 (docs/FORMAT.md, "Versions").
-    var stamp: UInt64
+    package var stamp: UInt64
     /// The 16 bytes of the id of the device that made the change.
-    var device: [UInt8]
+    package var device: [UInt8]
 
-    static func < (lhs: RecordVersion, rhs: RecordVersion) -> Bool {
+    package init(stamp: UInt64, device: [UInt8]) {
+        self.stamp = stamp
+        self.device = device
+    }
+
+    package static func < (lhs: RecordVersion, rhs: RecordVersion) -> Bool {
         lhs.stamp != rhs.stamp ? lhs.stamp < rhs.stamp : lhs.device.lexicographicallyPrecedes(rhs.device)
     }
 }
 
 /// Which kind of syncable record a version or change is about; the first byte of a `versions` key.
-enum SyncRecordKind: UInt8, Sendable, CaseIterable {
+package enum SyncRecordKind: UInt8, Sendable, CaseIterable {
     /// A keychain item (id: 32 bytes).
     case item = 1
     /// A blob manifest (id: 32 bytes).
@@ -25,9 +30,9 @@ enum SyncRecordKind: UInt8, Sendable, CaseIterable {
     case snapshot = 3
 
     /// The length of this kind's record ids.
-    var idLength: Int { self == .snapshot ? 16 : 32 }
+    package var idLength: Int { self == .snapshot ? 16 : 32 }
 
-    var noun: String {
+    package var noun: String {
         switch self {
         case .item: return "item"
         case .blob: return "blob"
@@ -39,15 +44,15 @@ enum SyncRecordKind: UInt8, Sendable, CaseIterable {
 /// The last version of a syncable record this vault knows, live or deleted (a tombstone). Stored in
 /// the `versions` table under `kind (1) ‖ record id` as `stamp (UInt64) ‖ device id (16) ‖ state (1)`,
 /// state 1 for live and 0 for deleted.
-struct VersionEntry: Equatable, Sendable {
-    static let encodedSize = 8 + 16 + 1
+package struct VersionEntry: Equatable, Sendable {
+    package static let encodedSize = 8 + 16 + 1
 
-    var version: RecordVersion
-    var isDeleted: Bool
+    package var version: RecordVersion
+    package var isDeleted: Bool
 
-    static func key(_ kind: SyncRecordKind, id: [UInt8]) -> [UInt8] { [kind.rawValue] + id }
+    package static func key(_ kind: SyncRecordKind, id: [UInt8]) -> [UInt8] { [kind.rawValue] + id }
 
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var writer = BinaryWriter()
         writer.write(version.stamp)
         writer.write(raw: version.device)
@@ -55,12 +60,12 @@ struct VersionEntry: Equatable, Sendable {
         return writer.bytes
     }
 
-    init(version: RecordVersion, isDeleted: Bool) {
+    package init(version: RecordVersion, isDeleted: Bool) {
         self.version = version
         self.isDeleted = isDeleted
     }
 
-    init(decoding bytes: some Collection<UInt8>) throws(CofferError) {
+    package init(decoding bytes: some Collection<UInt8>) throws(CofferError) {
         var reader = BinaryReader(Array(bytes), what: "a record version")
         let stamp = try reader.readUInt64()
         let device = try reader.readBytes(16)
@@ -73,7 +78,12 @@ struct VersionEntry: Equatable, Sendable {
     }
 
     /// The entry stored for a record, if any.
-    static func load(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction, schema: Schema) throws -> VersionEntry? {
+    package static func load(
+        _ kind: SyncRecordKind,
+        id: [UInt8],
+        in txn: Transaction,
+        schema: Schema
+    ) throws -> VersionEntry? {
         try txn.withValue(schema.versions, key: key(kind, id: id)) { try VersionEntry(decoding: $0) }
     }
 }
@@ -82,17 +92,17 @@ struct VersionEntry: Equatable, Sendable {
 /// gets a stamp later than the wall clock and than any stamp this vault has issued or imported, so a
 /// change made after seeing another device's change always wins over it, even when the clocks of the
 /// two machines disagree.
-enum HybridClock {
-    static let metaKey = "clock"
+package enum HybridClock {
+    package static let metaKey = "clock"
 
     /// How far ahead of the wall clock this vault's own clock may run before it is taken to be
     /// wrong (the machine's clock was set far ahead, then corrected): local stamps then restart from
     /// the wall clock instead of carrying the wrong time forever. Imports are bounded separately, by
     /// ``Vault/Configuration/maximumClockSkew``, and never move the clock past it.
-    static let localResetSkew: UInt64 = 600_000 << 16
+    package static let localResetSkew: UInt64 = 600_000 << 16
 
     /// A fresh stamp for a local change, recorded in `txn`.
-    static func tick(in txn: Transaction, schema: Schema) throws -> UInt64 {
+    package static func tick(in txn: Transaction, schema: Schema) throws -> UInt64 {
         let wall = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16
         let last = try reading(in: txn, schema: schema)
         let stamp = last > wall + localResetSkew ? wall : max(wall, last + 1)
@@ -101,18 +111,18 @@ enum HybridClock {
     }
 
     /// The wall clock as a stamp (its counter 0).
-    static func wallStamp() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16 }
+    package static func wallStamp() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16 }
 
     /// The time a stamp stands for.
-    static func date(of stamp: UInt64) -> Date { Date(timeIntervalSince1970: Double(stamp >> 16) / 1000) }
+    package static func date(of stamp: UInt64) -> Date { Date(timeIntervalSince1970: Double(stamp >> 16) / 1000) }
 
     /// Moves the clock past `stamp` (a stamp seen in an imported bundle).
-    static func observe(_ stamp: UInt64, in txn: Transaction, schema: Schema) throws {
+    package static func observe(_ stamp: UInt64, in txn: Transaction, schema: Schema) throws {
         if stamp > (try reading(in: txn, schema: schema)) { try record(stamp, in: txn, schema: schema) }
     }
 
     /// The latest stamp issued or seen; 0 for a new vault.
-    static func reading(in txn: Transaction, schema: Schema) throws -> UInt64 {
+    package static func reading(in txn: Transaction, schema: Schema) throws -> UInt64 {
         try txn.withValue(schema.meta, key: Array(metaKey.utf8)) { bytes in
             guard bytes.count == 8 else {
                 throw CofferError(.decode, "meta \"clock\" is \(bytes.count) bytes, not 8; the vault is damaged")
