@@ -1,10 +1,11 @@
-/// The blob tier's tables working together: manifests in `blobs`, content in the ``ChunkStore``,
-/// writes in progress in ``PendingWrites``, and changes to syncable blobs in the change log. Every
-/// method runs inside a transaction its caller owns.
+/// The blob tier's tables working together: manifests in `blobs`, their content in the
+/// ``ContentStore``, and changes to syncable blobs in the change log. Every method runs inside a
+/// transaction its caller owns.
 struct BlobStore {
     let schema: Schema
-    var chunks: ChunkStore { ChunkStore(schema: schema) }
-    var pending: PendingWrites { PendingWrites(schema: schema) }
+    var content: ContentStore { ContentStore(schema: schema) }
+    var chunks: ChunkStore { content.chunks }
+    var pending: PendingWrites { content.pending }
 
     /// The blob named `name`, in either scope, with its id.
     func lookup(
@@ -45,22 +46,6 @@ struct BlobStore {
         return found
     }
 
-    /// The entries of a list chunk, loaded in `txn`.
-    func listChunkEntries(
-        _ reference: ListChunkReference,
-        keys: ChunkKeys,
-        coder: ChunkRecord.Coder,
-        in txn: Transaction
-    ) throws(CofferError) -> [ChunkEntry] {
-        let plaintext = try storage("reading a chunk list") {
-            try chunks.load(reference.id, keys: keys, coder: coder, in: txn)
-        }
-        guard let plaintext else {
-            throw CofferError(.decode, "a list chunk of the blob is missing; run coffer verify")
-        }
-        return try ChunkList.entries(ofListChunk: plaintext, reference: reference)
-    }
-
     /// Every chunk id a manifest holds a reference to: its content chunks (once per occurrence) and
     /// its list chunks.
     func forEachReference(
@@ -70,18 +55,7 @@ struct BlobStore {
         in txn: Transaction,
         _ body: ([UInt8]) throws(CofferError) -> Void
     ) throws(CofferError) {
-        if case .indirect(let references) = manifest.chunks {
-            for reference in references { try body(reference.id) }
-        }
-        try manifest.chunks.forEachEntry(
-            loadListChunk: { (reference) throws(CofferError) in
-                try listChunkEntries(reference, keys: keys, coder: coder, in: txn)
-            },
-            { (entry, _) throws(CofferError) in
-                try body(entry.id)
-                return true
-            }
-        )
+        try content.forEachReference(of: manifest.chunks, keys: keys, coder: coder, in: txn, body)
     }
 
     /// Removes the blob stored under `id`: drops its manifest, releases its chunks (freeing those it
@@ -102,7 +76,7 @@ struct BlobStore {
                 for entry in entries { try chunks.release(entry.id, in: txn) }
             case .indirect(let references):
                 for reference in references {
-                    let entries = try listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+                    let entries = try content.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
                     for entry in entries { try chunks.release(entry.id, in: txn) }
                     try chunks.release(reference.id, in: txn)
                 }

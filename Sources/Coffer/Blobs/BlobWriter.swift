@@ -23,7 +23,7 @@ public struct BlobWriteOptions: Sendable, Hashable {
     }
 
     /// The accepted compression levels.
-    public static let compressionLevels = 1...19
+    public static let compressionLevels = ChunkRecord.Coder.compressionLevels
 }
 
 /// Called with the number of bytes done so far, from the thread doing the work.
@@ -80,7 +80,7 @@ struct BlobWriter {
                 throw CofferError(.internalError, "the write ended without its content's summary")
             }
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let store = session.store
+            let store = BlobStore(schema: session.store.schema)
             var manifest = BlobManifest(
                 name: name,
                 scope: options.scope,

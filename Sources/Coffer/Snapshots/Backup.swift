@@ -44,7 +44,7 @@ final class BackupRun: @unchecked Sendable {
     }
 
     private let environment: Environment
-    private let store: BlobStore
+    private let store: ContentStore
     private let scope: SyncScope
     private let level: ProtectionLevel = .afterFirstUnlock
     // Tree state, touched only on the committer thread (then, after it ends, by the caller).
@@ -61,7 +61,7 @@ final class BackupRun: @unchecked Sendable {
     private var problemList: [SnapshotProblem] = []
     private var excludedList: [String] = []
 
-    init(environment: Environment, store: BlobStore, scope: SyncScope) throws(CofferError) {
+    init(environment: Environment, store: ContentStore, scope: SyncScope) throws(CofferError) {
         self.environment = environment
         self.store = store
         self.scope = scope

@@ -52,7 +52,7 @@ extension Snapshots {
         try Self.prepareTarget(rootPath)
         let root = Array(rootPath.utf8)
         let store = snapshotStore(keys)
-        let reader = BlobReader(environment: vault.environment, store: store.blobStore, keys: keys)
+        let reader = ContentReader(environment: vault.environment, store: store.contentStore, keys: keys)
         var restored = 0
         var bytes: Int64 = 0
         var problems: [SnapshotProblem] = []
@@ -193,7 +193,7 @@ extension Snapshots {
         at path: [CChar],
         scope: SyncScope,
         level: ProtectionLevel,
-        reader: BlobReader,
+        reader: ContentReader,
         isRoot: Bool
     ) throws(CofferError) -> [SnapshotProblem] {
         guard let content = entry.content else {

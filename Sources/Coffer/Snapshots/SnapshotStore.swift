@@ -6,7 +6,7 @@ struct SnapshotStore {
     let schema: Schema
     let keys: KeyRing
 
-    var blobStore: BlobStore { BlobStore(schema: schema) }
+    var contentStore: ContentStore { ContentStore(schema: schema) }
 
     /// Every snapshot, oldest first.
     func all(cipher: AESGCM) throws(CofferError) -> [SnapshotRecord] {
@@ -78,7 +78,7 @@ struct SnapshotStore {
         _ body: (TreeEntry) throws(CofferError) -> Void
     ) throws(CofferError) {
         var parser = TreeEntryParser(version: record.formatVersion)
-        let reader = BlobReader(environment: environment, store: blobStore, keys: keys)
+        let reader = ContentReader(environment: environment, store: contentStore, keys: keys)
         do {
             try withoutActuallyEscaping(body) { (body) throws(CofferError) in
                 var sink = ClosureSink { (bytes) throws(CofferError) in
@@ -112,7 +112,7 @@ struct SnapshotStore {
     ) throws(CofferError) {
         let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
         let coder = try ChunkRecord.Coder()
-        let store = blobStore
+        let store = contentStore
         let environment = environment
         func references(of list: ChunkList) throws(CofferError) {
             if case .indirect(let lists) = list { for reference in lists { try body(reference.id) } }
@@ -149,7 +149,7 @@ struct SnapshotStore {
         _ body: ([UInt8]) throws(CofferError) -> Void
     ) throws(CofferError) {
         let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
-        let store = blobStore
+        let store = contentStore
         func loadList(_ reference: ListChunkReference) throws(CofferError) -> [ChunkEntry] {
             try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
         }
@@ -188,7 +188,7 @@ struct SnapshotStore {
         var ids: [[UInt8]] = []
         try forEachReference(of: record) { ids.append($0) }
         let schema = schema
-        let chunks = blobStore.chunks
+        let chunks = contentStore.chunks
         try storage("forgetting a snapshot") {
             try environment.write { txn in
                 guard try txn.contains(schema.snapshots, key: record.id) else {

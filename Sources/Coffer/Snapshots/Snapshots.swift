@@ -63,7 +63,7 @@ public struct Snapshots: Sendable {
         if let latest = try store.latest(named: name, host: hostname, cipher: cipher) {
             previous = try store.entriesByPath(of: latest)
         }
-        let run = try BackupRun(environment: vault.environment, store: store.blobStore, scope: scope)
+        let run = try BackupRun(environment: vault.environment, store: store.contentStore, scope: scope)
         let session = try ContentSession<BackupRun.Marker>(
             vault: vault,
             keys: keys,
@@ -294,13 +294,13 @@ public struct Snapshots: Sendable {
         store: SnapshotStore,
         in txn: Transaction
     ) throws {
-        let chunks = store.blobStore.chunks
+        let chunks = store.contentStore.chunks
         switch list {
         case .inline(let entries):
             for entry in entries { try chunks.release(entry.id, in: txn) }
         case .indirect(let references):
             for reference in references {
-                let entries = try store.blobStore.listChunkEntries(
+                let entries = try store.contentStore.listChunkEntries(
                     reference,
                     keys: context.keys,
                     coder: context.coder,

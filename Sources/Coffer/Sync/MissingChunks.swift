@@ -2,7 +2,7 @@
 /// want frame asks for), or to take the references an import needs while finding them.
 ///
 /// The walk visits each reference the record holds, once per occurrence, in the order
-/// ``BlobStore/forEachReference(of:keys:coder:in:_:)`` and ``SnapshotStore`` count them: list chunks
+/// ``ContentStore/forEachReference(of:keys:coder:in:_:)`` and ``SnapshotStore`` count them: list chunks
 /// and their entries, a snapshot's tree, then every file's chunks. A list chunk that is missing hides
 /// the entries it lists, and a missing chunk of a snapshot's tree hides the rest of the tree: those are
 /// asked for first, and the rest once they arrive.
@@ -58,7 +58,7 @@ struct MissingChunks {
                 try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
             }
             let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
-            let chunks = BlobStore(schema: schema).chunks
+            let chunks = ContentStore(schema: schema).chunks
             var parser = TreeEntryParser(version: record.formatVersion)
             var contents: [TreeEntry.Content] = []
             var treeWhole = true
@@ -97,7 +97,7 @@ struct MissingChunks {
         missing: inout [[UInt8]],
         each: (ChunkEntry, _ isHere: Bool) throws(CofferError) -> Void
     ) throws {
-        let store = BlobStore(schema: schema)
+        let store = ContentStore(schema: schema)
         var absent: [[UInt8]] = []
         try list.forEachEntry(
             loadListChunk: { (reference) throws(CofferError) in

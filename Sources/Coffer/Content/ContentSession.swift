@@ -62,7 +62,7 @@ final class ContentSession<Marker>: @unchecked Sendable {
     }
 
     let environment: Environment
-    let store: BlobStore
+    let store: ContentStore
     let keys: KeyRing
     let scope: SyncScope
     let level: ProtectionLevel
@@ -87,17 +87,17 @@ final class ContentSession<Marker>: @unchecked Sendable {
         level: ProtectionLevel,
         compressionLevel: Int,
         hashesContents: Bool,
-        progress: BlobProgress?,
+        progress: (@Sendable (Int64) -> Void)?,
         handler: @escaping Handler
     ) throws(CofferError) {
-        guard BlobWriteOptions.compressionLevels.contains(compressionLevel) else {
+        guard ChunkRecord.Coder.compressionLevels.contains(compressionLevel) else {
             throw CofferError(
                 .param,
                 "compression level \(compressionLevel) is out of range; use 1 (fastest) to 19 (smallest)"
             )
         }
         environment = vault.environment
-        store = BlobStore(schema: vault.schema)
+        store = ContentStore(schema: vault.schema)
         self.keys = keys
         self.scope = scope
         self.level = level
@@ -315,7 +315,7 @@ final class ContentSession<Marker>: @unchecked Sendable {
         _ chunks: [PendingChunk],
         batch: UInt32,
         of write: PendingWrites.WriteID,
-        store: BlobStore,
+        store: ContentStore,
         context: CommitContext,
         in txn: Transaction
     ) throws {
@@ -367,25 +367,25 @@ final class ContentSession<Marker>: @unchecked Sendable {
     /// calls the handler at each marker, and commits batches.
     private final class Committer: @unchecked Sendable {
         let environment: Environment
-        let store: BlobStore
+        let store: ContentStore
         let write: PendingWrites.WriteID
         let context: CommitContext
         /// The flusher's own keys and contexts, to re-seal a chunk freed since a worker saw it.
         let flusherContext: CommitContext
         let hashesContents: Bool
-        let progress: BlobProgress?
+        let progress: (@Sendable (Int64) -> Void)?
         let handler: Handler
         private let done = DispatchSemaphore(value: 0)
         private var outcome: Result<(chunks: [PendingChunk], batch: UInt32), CofferError>?
 
         init(
             environment: Environment,
-            store: BlobStore,
+            store: ContentStore,
             write: PendingWrites.WriteID,
             context: CommitContext,
             flusherContext: CommitContext,
             hashesContents: Bool,
-            progress: BlobProgress?,
+            progress: (@Sendable (Int64) -> Void)?,
             handler: @escaping Handler
         ) {
             self.environment = environment

@@ -27,6 +27,9 @@ enum ChunkRecord {
         let compressor: ZstdCompressor
         let decompressor: ZstdDecompressor
 
+        /// The zstd levels a writer may choose.
+        static let compressionLevels = 1...19
+
         init(compressionLevel: Int = ZstdCompressor.defaultLevel) throws(CofferError) {
             do {
                 cipher = try AESGCM()

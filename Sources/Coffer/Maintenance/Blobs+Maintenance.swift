@@ -187,7 +187,12 @@ extension Blobs {
                     problems.append(VerificationProblem(blob: name, message: message))
                 }
             }
-            bytesRead += try checkSnapshotFiles(snapshotRecords, store: snapshots, reader: reader, problems: &problems)
+            bytesRead += try checkSnapshotFiles(
+                snapshotRecords,
+                store: snapshots,
+                reader: ContentReader(environment: vault.environment, store: ContentStore(schema: schema), keys: keys),
+                problems: &problems
+            )
         }
         return VerificationReport(
             blobCount: blobCount,
@@ -232,7 +237,7 @@ extension Blobs {
     private func checkSnapshotFiles(
         _ records: [SnapshotRecord],
         store: SnapshotStore,
-        reader: BlobReader,
+        reader: ContentReader,
         problems: inout [VerificationProblem]
     ) throws(CofferError) -> Int64 {
         var checked = Set<ChunkList>()
