@@ -62,10 +62,50 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The content engine blobs and snapshots share: chunks, their records and keys, chunk lists,
+        // writes in progress, the parallel write pipeline and the content reader.
+        .target(
+            name: "CofferContent",
+            dependencies: ["CofferStore"],
+            path: "Sources/CofferContent",
+            swiftSettings: strictSettings
+        ),
+
+        // The tiers, each on the vault and the content engine, none on another tier.
+        .target(
+            name: "CofferKeychain",
+            dependencies: ["CofferStore"],
+            path: "Sources/CofferKeychain",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "CofferBlobs",
+            dependencies: ["CofferContent"],
+            path: "Sources/CofferBlobs",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "CofferSnapshots",
+            dependencies: ["CofferContent"],
+            path: "Sources/CofferSnapshots",
+            swiftSettings: strictSettings
+        ),
+
+        // Sync between the vaults of a group, by bundle files and through S3: above the tiers, whose
+        // records it moves.
+        .target(
+            name: "CofferSync",
+            dependencies: ["CofferKeychain", "CofferBlobs", "CofferSnapshots"],
+            path: "Sources/CofferSync",
+            swiftSettings: strictSettings
+        ),
+
         // The library: the public API plus `package` building blocks for the CLI and the benchmarks.
+        // Maintenance (gc, verify, statistics over every tier), RNCryptor interop and the fuzzing
+        // entry points sit here, above everything they use.
         .target(
             name: "Coffer",
-            dependencies: ["CofferCore", "CofferStore"],
+            dependencies: ["CofferSync"],
             path: "Sources/Coffer",
             swiftSettings: strictSettings
         ),

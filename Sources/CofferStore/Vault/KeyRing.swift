@@ -85,6 +85,11 @@ package struct RootKeys: Sendable {
     package let device: SecureBytes
     package let sync: SecureBytes
 
+    package init(device: SecureBytes, sync: SecureBytes) {
+        self.device = device
+        self.sync = sync
+    }
+
     package func root(_ scope: KeyScope) -> SecureBytes { scope == .device ? device : sync }
 
     /// Makes two fresh random roots.
@@ -101,6 +106,10 @@ package struct RootKeys: Sendable {
 package struct KeyRing: Sendable {
     /// Present while unlocked.
     private(set) var roots: RootKeys?
+
+    package init(roots: RootKeys? = nil) {
+        self.roots = roots
+    }
     /// By ``Slot/index``: flat arrays, so a lookup on the hot path is an index, not a hash, and a copy
     /// of the ring retains two buffers.
     private var classKeys = [SecureBytes?](repeating: nil, count: Slot.count)

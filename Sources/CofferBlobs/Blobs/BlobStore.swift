@@ -1,0 +1,94 @@
+/// The blob tier's tables working together: manifests in `blobs`, their content in the
+/// ``ContentStore``, and changes to syncable blobs in the change log. Every method runs inside a
+/// transaction its caller owns.
+package struct BlobStore {
+    package let schema: Schema
+
+    package init(schema: Schema) {
+        self.schema = schema
+    }
+    package var content: ContentStore { ContentStore(schema: schema) }
+    package var chunks: ChunkStore { content.chunks }
+    package var pending: PendingWrites { content.pending }
+
+    /// The blob named `name`, in either scope, with its id.
+    package func lookup(
+        _ name: String,
+        keys: KeyRing,
+        cipher: AESGCM,
+        in txn: Transaction
+    ) throws(CofferError) -> (id: [UInt8], manifest: BlobManifest)? {
+        for scope in SyncScope.allCases {
+            let id = try BlobManifest.id(of: name, scope: scope, keys: keys)
+            let found = try storage("reading a blob manifest") {
+                try txn.withValue(schema.blobs, key: id) { stored in
+                    try BlobManifest.open(stored, id: id, keys: keys, cipher: cipher)
+                }
+            }
+            if let found { return (id, found) }
+        }
+        return nil
+    }
+
+    /// The manifest stored under `id`, opened, or `nil` if there is none.
+    package func manifest(id: [UInt8], keys: KeyRing, cipher: AESGCM, in txn: Transaction) throws -> BlobManifest? {
+        try txn.withValue(schema.blobs, key: id) { stored in
+            try BlobManifest.open(stored, id: id, keys: keys, cipher: cipher)
+        }
+    }
+
+    /// The blob named `name`, or `.itemNotFound` naming it.
+    package func require(
+        _ name: String,
+        keys: KeyRing,
+        cipher: AESGCM,
+        in txn: Transaction
+    ) throws(CofferError) -> (id: [UInt8], manifest: BlobManifest) {
+        guard let found = try lookup(name, keys: keys, cipher: cipher, in: txn) else {
+            throw CofferError(.itemNotFound, "there is no blob named '\(name)'; coffer ls lists the blobs")
+        }
+        return found
+    }
+
+    /// Every chunk id a manifest holds a reference to: its content chunks (once per occurrence) and
+    /// its list chunks.
+    package func forEachReference(
+        of manifest: BlobManifest,
+        keys: ChunkKeys,
+        coder: ChunkRecord.Coder,
+        in txn: Transaction,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        try content.forEachReference(of: manifest.chunks, keys: keys, coder: coder, in: txn, body)
+    }
+
+    /// Removes the blob stored under `id`: drops its manifest, releases its chunks (freeing those it
+    /// was the last to use) and, if it was syncable and `logging` is set, logs the deletion.
+    package func remove(
+        id: [UInt8],
+        manifest: BlobManifest,
+        keys: KeyRing,
+        coder: ChunkRecord.Coder,
+        in txn: Transaction,
+        logging: Bool = true
+    ) throws(CofferError) {
+        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        try storage("deleting a blob") {
+            // One list chunk at a time, released after its entries: memory stays bounded for any size.
+            switch manifest.chunks {
+            case .inline(let entries):
+                for entry in entries { try chunks.release(entry.id, in: txn) }
+            case .indirect(let references):
+                for reference in references {
+                    let entries = try content.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+                    for entry in entries { try chunks.release(entry.id, in: txn) }
+                    try chunks.release(reference.id, in: txn)
+                }
+            }
+            try txn.delete(schema.blobs, key: id)
+            if logging, manifest.scope == .syncable {
+                try ChangeLog.append(.blobDelete, recordID: id, in: txn, schema: schema)
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// How a blob is written.
+public struct BlobWriteOptions: Sendable, Hashable {
+    /// Whether the blob travels to sync peers. Blobs are backups, so the default is ``SyncScope/syncable``.
+    public var scope: SyncScope = .syncable
+    /// When the blob can be read. The default, ``ProtectionLevel/afterFirstUnlock``, lets background
+    /// work read it while the vault is locked (Apple's default for files, too).
+    public var protection: ProtectionLevel = .afterFirstUnlock
+    /// The zstd level, 1 (fastest) to 19 (smallest); `nil` (the default) uses the vault's
+    /// ``Vault/Configuration/compressionLevel``.
+    public var compressionLevel: Int?
+
+    /// Options with the defaults, changed by the arguments given.
+    public init(
+        scope: SyncScope = .syncable,
+        protection: ProtectionLevel = .afterFirstUnlock,
+        compressionLevel: Int? = nil
+    ) {
+        self.scope = scope
+        self.protection = protection
+        self.compressionLevel = compressionLevel
+    }
+
+    /// The accepted compression levels.
+    public static let compressionLevels = ChunkRecord.Coder.compressionLevels
+}
+
+/// Called with the number of bytes done so far, from the thread doing the work.
+public typealias BlobProgress = @Sendable (Int64) -> Void
+
+/// Writes one blob: its content through a ``ContentSession``, then, in the session's final
+/// transaction, its manifest, replacing any blob of the same name (in either scope). Until that
+/// transaction nothing is visible.
+package struct BlobWriter {
+    package let vault: Vault
+    package let keys: KeyRing
+    package let name: String
+    package let options: BlobWriteOptions
+    package let progress: BlobProgress?
+
+    package init(
+        vault: Vault,
+        keys: KeyRing,
+        name: String,
+        options: BlobWriteOptions,
+        progress: BlobProgress?
+    ) throws(CofferError) {
+        try BlobManifest.validate(name: name)
+        self.vault = vault
+        self.keys = keys
+        self.name = name
+        self.options = options
+        self.progress = progress
+    }
+
+    /// Stores everything `source` yields as the blob.
+    package func write(from source: inout some ByteSource) throws(CofferError) -> BlobInfo {
+        let result = SummaryBox()
+        let session = try ContentSession<Void>(
+            vault: vault,
+            keys: keys,
+            scope: options.scope,
+            level: options.protection,
+            compressionLevel: options.compressionLevel ?? vault.configuration.compressionLevel,
+            hashesContents: true,
+            progress: progress
+        ) { (_, summary, _) throws(CofferError) in result.summary = summary }
+        do {
+            try session.add(&source, marker: ())
+        } catch {
+            session.abandon(error)
+            throw error
+        }
+        let keys = keys
+        let name = name
+        let options = options
+        return try session.finish { txn, context in
+            guard let summary = result.summary, let digest = summary.digest else {
+                throw CofferError(.internalError, "the write ended without its content's summary")
+            }
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let store = BlobStore(schema: session.store.schema)
+            var manifest = BlobManifest(
+                name: name,
+                scope: options.scope,
+                level: options.protection,
+                size: summary.size,
+                digest: digest,
+                created: now,
+                modified: now,
+                chunkCount: summary.chunkCount,
+                chunks: summary.chunks
+            )
+            if let old = try store.lookup(name, keys: keys, cipher: context.coder.cipher, in: txn) {
+                manifest.created = old.manifest.created
+                try store.remove(id: old.id, manifest: old.manifest, keys: keys, coder: context.coder, in: txn)
+            }
+            let id = try BlobManifest.id(of: name, scope: options.scope, keys: keys)
+            try txn.put(
+                store.schema.blobs,
+                key: id,
+                value: try manifest.seal(id: id, keys: keys, cipher: context.coder.cipher)
+            )
+            if manifest.scope == .syncable {
+                try ChangeLog.append(.blobPut, recordID: id, in: txn, schema: store.schema)
+            }
+            return manifest.info
+        }
+    }
+
+    /// Carries the summary from the committer thread to the final transaction (ordered by the
+    /// session's wait).
+    private final class SummaryBox: @unchecked Sendable {
+        package var summary: ContentSummary?
+    }
+}

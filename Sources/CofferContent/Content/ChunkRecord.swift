@@ -1,0 +1,172 @@
+import Foundation
+
+/// The stored form of a chunk in the `chunks` table (docs/FORMAT.md, "Chunk records"):
+///
+/// ```
+/// header (8): version = 1 ‖ scope ‖ level ‖ encoding (0 raw, 1 zstd) ‖ plaintext length (UInt32)
+/// sealed:     nonce (12) ‖ AES-256-GCM(chunk key, stored bytes) ‖ tag (16)
+///             associated data = "coffer/v1/chunk" ‖ 0x00 ‖ chunk id (32) ‖ header
+/// ```
+///
+/// A chunk is compressed with zstd when that makes it smaller, else stored as is. Reading decompresses
+/// into exactly the authenticated plaintext length, so a hostile frame cannot expand past it.
+package enum ChunkRecord {
+    package static let version: UInt8 = 1
+    package static let headerSize = 8
+    /// The largest chunk a record may declare; FastCDC's maximum is far below.
+    package static let maximumPlaintext = 16 << 20
+
+    package enum Encoding: UInt8 {
+        case raw = 0
+        case zstd = 1
+    }
+
+    /// The work contexts sealing and opening need; one per worker.
+    package final class Coder {
+        package let cipher: AESGCM
+        package let compressor: ZstdCompressor
+        package let decompressor: ZstdDecompressor
+
+        /// The zstd levels a writer may choose.
+        package static let compressionLevels = 1...19
+
+        package init(compressionLevel: Int = ZstdCompressor.defaultLevel) throws(CofferError) {
+            do {
+                cipher = try AESGCM()
+                compressor = try ZstdCompressor(level: compressionLevel)
+                decompressor = try ZstdDecompressor()
+            } catch let error as CryptoError {
+                throw CofferError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
+            } catch let error as CompressionError {
+                throw CofferError(.param, "\(error)", underlying: error)
+            } catch {
+                throw CofferError(.internalError, "\(error)")
+            }
+        }
+    }
+
+    package static func header(keys: ChunkKeys, encoding: Encoding, length: Int) -> [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(version)
+        writer.write(keys.scope.code)
+        writer.write(keys.level.code)
+        writer.write(encoding.rawValue)
+        writer.write(UInt32(length))
+        return writer.bytes
+    }
+
+    package static func associatedData(id: [UInt8], header: [UInt8]) -> [UInt8] {
+        Array("coffer/v1/chunk".utf8) + [0] + id + header
+    }
+
+    /// Seals `plaintext` (compressing it when that helps) for storage under `id`.
+    package static func seal(
+        _ plaintext: UnsafeRawBufferPointer,
+        id: [UInt8],
+        keys: ChunkKeys,
+        coder: Coder
+    ) throws(CofferError) -> [UInt8] {
+        guard plaintext.count <= maximumPlaintext else {
+            throw CofferError(.param, "a chunk of \(plaintext.count) bytes is over the \(maximumPlaintext)-byte limit")
+        }
+        let compressed: [UInt8]
+        do {
+            compressed = try coder.compressor.compress(plaintext)
+        } catch {
+            throw CofferError(.internalError, "compressing a chunk failed: \(error)", underlying: error)
+        }
+        let encoding: Encoding = compressed.count < plaintext.count ? .zstd : .raw
+        let header = header(keys: keys, encoding: encoding, length: plaintext.count)
+        let key = try keys.sealingKey(for: id)
+        do {
+            let aad = associatedData(id: id, header: header)
+            let sealed =
+                encoding == .zstd
+                ? try coder.cipher.seal(compressed, key: key, authenticating: aad)
+                : try coder.cipher.seal(plaintext, key: key, authenticating: aad)
+            return header + sealed
+        } catch {
+            throw CofferError(.internalError, "sealing a chunk failed: \(error)", underlying: error)
+        }
+    }
+
+    /// Checks the clear header of a chunk record arriving from elsewhere (a bundle) before it is
+    /// stored: the right version, `scope`, a known level and encoding, a length within bounds. Its
+    /// contents are authenticated when it is read.
+    ///
+    /// - Throws: ``CofferError`` `.decode` naming what is wrong.
+    package static func checkHeader(_ stored: [UInt8], scope: SyncScope) throws(CofferError) {
+        guard stored.count >= headerSize + AESGCM.overhead, stored[0] == version, stored[1] == scope.code,
+            ProtectionLevel(code: stored[2]) != nil, Encoding(rawValue: stored[3]) != nil,
+            stored[4..<8].reduce(0, { $0 << 8 | Int($1) }) <= maximumPlaintext
+        else {
+            throw CofferError(
+                .decode,
+                "a chunk in the bundle has an invalid header (not a \(scope.rawValue) chunk of this format)"
+            )
+        }
+    }
+
+    /// Opens a stored chunk and checks that its plaintext has the id it is stored under.
+    ///
+    /// - Throws: ``CofferError`` `.decode` if the record is altered, moved from another id, sealed in
+    ///   another scope, or decompresses to anything but its declared length.
+    package static func open(
+        _ stored: UnsafeRawBufferPointer,
+        id: [UInt8],
+        keys: ChunkKeys,
+        coder: Coder
+    ) throws(CofferError) -> [UInt8] {
+        guard stored.count >= headerSize + AESGCM.overhead else {
+            throw CofferError(.decode, "a chunk record is too short (\(stored.count) bytes); the vault is damaged")
+        }
+        guard stored[0] == version else {
+            throw CofferError(.unsupportedFormat, "a chunk record has version \(stored[0]); upgrade Coffer")
+        }
+        let header = Array(stored[0..<headerSize])
+        var reader = BinaryReader(Array(header.dropFirst(4)), what: "a chunk header")
+        let length = Int(try reader.readUInt32())
+        guard header[1] == keys.scope.code, header[2] == keys.level.code, let encoding = Encoding(rawValue: header[3]),
+            length <= maximumPlaintext
+        else {
+            throw CofferError(.decode, "a chunk record's header is invalid; the record was altered or damaged")
+        }
+        let opened: [UInt8]
+        do {
+            opened = try coder.cipher.open(
+                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
+                key: try keys.sealingKey(for: id),
+                authenticating: associatedData(id: id, header: header)
+            )
+        } catch {
+            throw CofferError(
+                .decode,
+                "a chunk failed authentication: it was altered, damaged, or moved from another id",
+                underlying: error
+            )
+        }
+        let plaintext: [UInt8]
+        switch encoding {
+        case .raw:
+            plaintext = opened
+        case .zstd:
+            do {
+                plaintext = try coder.decompressor.decompress(opened, limit: length)
+            } catch {
+                throw CofferError(
+                    .decode,
+                    "a chunk does not decompress to its declared size: \(error)",
+                    underlying: error
+                )
+            }
+        }
+        guard plaintext.count == length else {
+            throw CofferError(.decode, "a chunk holds \(plaintext.count) bytes but declares \(length)")
+        }
+        let recomputed = try keys.id(of: plaintext)
+        guard recomputed.withUnsafeBytes({ mine in id.withUnsafeBytes { ConstantTime.equals(mine, $0) } }) else {
+            throw CofferError(.decode, "a chunk's content does not match its id")
+        }
+        return plaintext
+    }
+}

@@ -1,0 +1,126 @@
+/// Content-addressed chunks with exact reference counts, in the `chunks` and `chunkRefs` tables.
+///
+/// Counts change in the same transaction as whatever takes or drops the reference, and a chunk is
+/// freed in the transaction that drops its last reference, so space comes back incrementally and a
+/// crash can never leave a count that disagrees with the references: there is no prune pass and no
+/// lock file. (Writes in progress protect the chunks they have taken through the `pending` table,
+/// which the blob writer maintains.) Counts are kept apart from chunks so counting never rewrites a
+/// chunk.
+///
+/// Sealing happens outside the transaction (in parallel workers); the store only decides whether the
+/// sealed bytes are needed.
+package struct ChunkStore {
+    package let schema: Schema
+
+    package init(schema: Schema) {
+        self.schema = schema
+    }
+
+    /// Counts one more reference to chunk `id`, storing `sealed` if the chunk is new.
+    ///
+    /// - Parameter sealed: The sealed record; may be `nil` only when the chunk is known to exist.
+    /// - Returns: Whether the chunk was new (stored now).
+    /// - Throws: ``CofferError`` `.internalError` if the chunk is new and `sealed` is `nil`.
+    @discardableResult
+    package func retain(_ id: [UInt8], sealed: [UInt8]?, in txn: Transaction) throws -> Bool {
+        if try retainIfStored(id, in: txn) { return false }
+        guard let sealed else {
+            throw CofferError(.internalError, "a chunk expected to be stored is missing; run coffer verify")
+        }
+        try txn.put(schema.chunks, key: id, value: sealed)
+        try set(References(count: 1, born: try ChangeLog.lastSequence(in: txn, schema: schema)), of: id, in: txn)
+        return true
+    }
+
+    /// Counts one more reference to chunk `id` if it is stored; returns whether it was (one lookup, for
+    /// callers that must not store a chunk they do not have, such as an import).
+    package func retainIfStored(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+        txn.noteScatteredTouch()
+        guard var references = try references(of: id, in: txn) else { return false }
+        references.count += 1
+        try set(references, of: id, in: txn)
+        return true
+    }
+
+    /// Drops one reference to chunk `id`, freeing the chunk when it was the last.
+    ///
+    /// - Returns: Whether the chunk was freed.
+    /// - Throws: ``CofferError`` `.decode` if the chunk has no references to drop (the counts are
+    ///   damaged).
+    @discardableResult
+    package func release(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+        txn.noteScatteredTouch()
+        guard var references = try references(of: id, in: txn), references.count > 0 else {
+            throw CofferError(.decode, "a chunk was released more often than it was referenced; run coffer verify")
+        }
+        if references.count == 1 {
+            try txn.delete(schema.chunks, key: id)
+            try txn.delete(schema.chunkRefs, key: id)
+            return true
+        }
+        references.count -= 1
+        try set(references, of: id, in: txn)
+        return false
+    }
+
+    /// A chunk's `chunkRefs` entry: how many references it has, and the change sequence that was the
+    /// latest when it was stored (its "birth"), which tells an incremental export whether a peer that
+    /// has seen the changes up to some sequence can already hold it.
+    package struct References: Equatable {
+        package var count: UInt64
+        package var born: UInt64
+
+        package init(count: UInt64, born: UInt64) {
+            self.count = count
+            self.born = born
+        }
+
+        package init(decoding bytes: UnsafeRawBufferPointer) throws(CofferError) {
+            guard bytes.count == 16 else {
+                throw CofferError(
+                    .decode,
+                    "a chunk's reference entry is \(bytes.count) bytes, not 16; the vault is damaged"
+                )
+            }
+            var reader = BinaryReader(Array(bytes), what: "a chunk reference entry")
+            count = try reader.readUInt64()
+            born = try reader.readUInt64()
+        }
+
+        package var encoded: [UInt8] {
+            var writer = BinaryWriter()
+            writer.write(count)
+            writer.write(born)
+            return writer.bytes
+        }
+    }
+
+    /// The reference entry of chunk `id`, or `nil` if it is not stored.
+    package func references(of id: [UInt8], in txn: Transaction) throws -> References? {
+        try txn.withValue(schema.chunkRefs, key: id) { try References(decoding: $0) }
+    }
+
+    /// The reference count of chunk `id`, or `nil` if it is not stored.
+    package func referenceCount(of id: [UInt8], in txn: Transaction) throws -> UInt64? {
+        try references(of: id, in: txn)?.count
+    }
+
+    /// Opens chunk `id` straight from the map, or returns `nil` if it is not stored.
+    package func load(_ id: [UInt8], keys: ChunkKeys, coder: ChunkRecord.Coder, in txn: Transaction) throws -> [UInt8]?
+    {
+        txn.noteScatteredTouch()
+        return try txn.withValue(schema.chunks, key: id) { stored in
+            try ChunkRecord.open(stored, id: id, keys: keys, coder: coder)
+        }
+    }
+
+    /// Whether chunk `id` is stored (a dedup check).
+    package func contains(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+        txn.noteScatteredTouch()
+        return try txn.contains(schema.chunkRefs, key: id)
+    }
+
+    private func set(_ references: References, of id: [UInt8], in txn: Transaction) throws {
+        try txn.put(schema.chunkRefs, key: id, value: references.encoded)
+    }
+}

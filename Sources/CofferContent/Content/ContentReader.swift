@@ -1,0 +1,163 @@
+import Foundation
+
+/// Reads stored content (a blob's, a file's in a snapshot) through the parallel pipeline (docs/ARCHITECTURE.md, "Blob tier"):
+///
+/// ```
+/// this thread:     manifest ─▶ chunk list (one list chunk at a time) ─▶ submit the chunks in range
+/// worker × cores:  sealed chunk straight from the map ─▶ AES-GCM open ─▶ zstd ─▶ id check
+/// this thread:     in order ─▶ trim to the range ─▶ output, SHA-256 of a full read checked at the end
+/// ```
+///
+/// Workers read ahead up to a window of chunks. Every chunk is authenticated on its own (its record
+/// binds its id, and the id is recomputed from the plaintext), so bytes reach the output only after
+/// their chunk checked out; a whole-content digest, where there is one (blobs, files of version 1
+/// snapshots), then confirms the manifest's chunk list.
+package struct ContentReader {
+    package let environment: Environment
+    package let store: ContentStore
+    package let keys: KeyRing
+
+    package init(environment: Environment, store: ContentStore, keys: KeyRing) {
+        self.environment = environment
+        self.store = store
+        self.keys = keys
+    }
+
+    /// Streams the chunks overlapping `range`, in order, to `sink`.
+    package func stream(
+        _ manifest: some StoredContent,
+        range: Range<UInt64>,
+        to sink: inout some ByteSink,
+        progress: (@Sendable (Int64) -> Void)?
+    ) throws(CofferError) {
+        let isWhole = range == 0..<manifest.size
+        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        let coder = try ChunkRecord.Coder()
+        let hasher: SHA256?
+        do {
+            hasher = isWhole && manifest.expectedDigest != nil ? try SHA256() : nil
+        } catch {
+            throw CofferError(.internalError, "creating a digest context failed: \(error)", underlying: error)
+        }
+        // Contents of one or two chunks (most files in a backup) are read on this thread: starting
+        // worker threads would cost more than the work.
+        let fetch = makeWorker(scope: manifest.scope, level: manifest.level)
+        var direct: (ChunkEntry) throws(CofferError) -> [UInt8] = { _ in [] }
+        var directResults: [[UInt8]] = []
+        var pipeline: OrderedPipeline<ChunkEntry, [UInt8]>?
+        if case .inline(let entries) = manifest.chunks, entries.count <= 2 {
+            direct = try fetch()
+        } else {
+            let workers = OrderedPipeline<ChunkEntry, [UInt8]>.defaultWorkerCount
+            pipeline = OrderedPipeline(workers: workers, window: workers * 4, makeTransform: fetch)
+        }
+        defer { pipeline?.shutDown() }
+        // The slice of each submitted chunk that is inside the range, in submission order.
+        var slices: [Range<Int>] = []
+        var slicesHead = 0
+        var done: Int64 = 0
+
+        func deliverOne() throws(CofferError) {
+            let next = pipeline == nil ? directResults.popLast() : try pipeline!.next()
+            guard let plaintext = next else { return }
+            let slice = slices[slicesHead]
+            slicesHead += 1
+            if slicesHead >= 1024 {
+                slices.removeFirst(slicesHead)
+                slicesHead = 0
+            }
+            try plaintext.withBytes { (raw) throws(CofferError) in
+                try sink.write(UnsafeRawBufferPointer(rebasing: raw[slice]))
+                if let hasher {
+                    do {
+                        try hasher.update(raw)
+                    } catch {
+                        throw CofferError(.internalError, "hashing the blob failed: \(error)", underlying: error)
+                    }
+                }
+            }
+            done += Int64(slice.count)
+            progress?(done)
+        }
+
+        try manifest.chunks.forEachEntry(
+            in: range,
+            loadListChunk: { (reference) throws(CofferError) in
+                try storage("reading a chunk list") {
+                    try environment.read { txn in
+                        try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+                    }
+                }
+            },
+            { (entry, offset) throws(CofferError) in
+                let lower = Int(max(range.lowerBound, offset) - offset)
+                let upper = Int(min(range.upperBound, offset + UInt64(entry.length)) - offset)
+                if let pipeline {
+                    while !pipeline.hasRoom { try deliverOne() }
+                    slices.append(lower..<upper)
+                    try pipeline.submit(entry)
+                } else {
+                    slices.append(lower..<upper)
+                    directResults.append(try direct(entry))
+                    try deliverOne()
+                }
+                return true
+            }
+        )
+        pipeline?.finishSubmitting()
+        while slicesHead < slices.count { try deliverOne() }
+        if let hasher {
+            let digest: [UInt8]
+            do {
+                digest = try hasher.finalize()
+            } catch {
+                throw CofferError(.internalError, "hashing the blob failed: \(error)", underlying: error)
+            }
+            guard digest == manifest.expectedDigest else {
+                throw CofferError(.decode, "its content does not match its recorded SHA-256 digest")
+            }
+        }
+    }
+
+    /// Each worker's transform: load the chunk from the map, open it, check its length.
+    private func makeWorker(
+        scope: SyncScope,
+        level: ProtectionLevel
+    ) -> OrderedPipeline<ChunkEntry, [UInt8]>.TransformFactory {
+        let keys = keys
+        let environment = environment
+        let chunks = store.chunks
+        return { () throws(CofferError) in
+            let chunkKeys = try ChunkKeys(scope: scope, level: level, keys: keys)
+            let coder = try ChunkRecord.Coder()
+            return { (entry) throws(CofferError) in
+                let plaintext = try storage("reading a chunk") {
+                    try environment.read { txn in try chunks.load(entry.id, keys: chunkKeys, coder: coder, in: txn) }
+                }
+                guard let plaintext else {
+                    throw CofferError(
+                        .decode,
+                        "a chunk is missing (the blob was deleted or replaced during the read, or the vault is damaged; coffer verify tells which)"
+                    )
+                }
+                guard plaintext.count == Int(entry.length) else {
+                    throw CofferError(
+                        .decode,
+                        "a chunk holds \(plaintext.count) bytes where its manifest says \(entry.length)"
+                    )
+                }
+                return plaintext
+            }
+        }
+    }
+}
+
+/// Content stored as chunks, as a reader needs it: a blob's manifest, a file in a snapshot.
+package protocol StoredContent {
+    var scope: SyncScope { get }
+    var level: ProtectionLevel { get }
+    var size: UInt64 { get }
+    /// The content's SHA-256, checked after a whole read; `nil` when there is none to check.
+    var expectedDigest: [UInt8]? { get }
+    var chunks: ChunkList { get }
+}

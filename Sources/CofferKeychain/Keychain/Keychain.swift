@@ -1,0 +1,299 @@
+package import Foundation
+
+/// The keychain tier of a vault: small secrets with attributes and queries, after Apple's Keychain
+/// Services (`SecItemAdd`, `SecItemCopyMatching`, `SecItemUpdate`, `SecItemDelete`).
+///
+/// A handle sees only the access groups it was granted (``accessGroups``). Every operation is atomic:
+/// one LMDB transaction. `Keychain` is `Sendable`; use it from any thread, or through the `async`
+/// forms from any task.
+///
+/// ```swift
+/// let keychain = vault.keychain
+/// try keychain.setPassword("s3cret", service: "mail", account: "ann")
+/// let password = try keychain.password(service: "mail", account: "ann")   // "s3cret"
+///
+/// var query = ItemQuery(.genericPassword)
+/// query.attributes.service = "mail"
+/// for item in try keychain.find(query) { print(item.attributes.account ?? "") }
+/// ```
+public final class Keychain: Sendable {
+    package let vault: Vault
+    /// The access groups this handle may use; `nil` when it may use every group.
+    public let accessGroups: [String]?
+    package let authenticationHandler: AuthenticationHandler?
+    /// The vault's pooled OpenSSL contexts, looked up once per handle.
+    package let contextPool: KeychainContextPool
+
+    package init(vault: Vault, accessGroups: [String]?, authenticationHandler: AuthenticationHandler?) {
+        self.vault = vault
+        contextPool = vault.keychainContexts
+        self.accessGroups = accessGroups
+        self.authenticationHandler = authenticationHandler
+    }
+
+    /// The group new items join when they name none: the first granted group, or none (the empty
+    /// group) for an unrestricted handle.
+    public var defaultAccessGroup: String { accessGroups?.first ?? "" }
+
+    // MARK: Add
+
+    /// Adds an item (`SecItemAdd`).
+    ///
+    /// - Throws: ``KeychainError`` `.duplicateItem` if an item with the same primary key exists,
+    ///   `.param` for a value over 16 KiB or a syncable `…ThisDeviceOnly` item, `.missingEntitlement`
+    ///   for an access group this handle was not granted, `.interactionNotAllowed` if the item's
+    ///   protection class is locked.
+    public func add(_ item: KeychainItem) throws(KeychainError) {
+        try add(contentsOf: [item])
+    }
+
+    /// Adds several items in one transaction: all of them, or (on any error) none.
+    ///
+    /// - Throws: As ``add(_:)-mlvj``; `.duplicateItem` also when two of `items` share a primary key.
+    public func add(contentsOf items: [KeychainItem]) throws(KeychainError) {
+        let session = try KeychainSession(self)
+        let now = Date()
+        var prepared: [PreparedItem] = []
+        for item in items { prepared.append(try prepare(item, session: session, created: now)) }
+        try storage("adding keychain items") {
+            try vault.environment.write { txn in
+                var seen = Set<[UInt8]>()
+                for item in prepared {
+                    let key = item.item.itemClass.primaryKeyDescription(item.item.attributes)
+                    guard seen.insert(item.id).inserted else {
+                        throw KeychainError(
+                            .duplicateItem,
+                            "two items to add share a primary key (\(key)); nothing was added"
+                        )
+                    }
+                    guard try !txn.contains(vault.schema.items, key: item.id) else {
+                        throw KeychainError(
+                            .duplicateItem,
+                            "an item with the same primary key (\(key)) already exists; update it, or use upsert"
+                        )
+                    }
+                    try store(item, session: session, in: txn)
+                }
+            }
+        }
+    }
+
+    /// Adds the item, or replaces the item with the same primary key, atomically. A replaced item keeps
+    /// its creation date.
+    ///
+    /// - Throws: As ``add(_:)-mlvj``, except `.duplicateItem`.
+    public func upsert(_ item: KeychainItem) throws(KeychainError) {
+        let session = try KeychainSession(self)
+        let resolved = try resolve(item, session: session)
+        try storage("saving a keychain item") {
+            try vault.environment.write { txn in
+                let existing = try loadRecord(id: resolved.id, session: session, in: txn)
+                if let existing { try removeRecord(existing, session: session, in: txn, logging: false) }
+                let created = existing?.item.creationDate ?? Date()
+                try store(try seal(resolved, created: created, session: session), session: session, in: txn)
+            }
+        }
+    }
+
+    // MARK: Shared by the operations
+
+    /// An item ready to store: access group resolved, dates set, id computed, record sealed.
+    package struct PreparedItem {
+        package let item: KeychainItem
+        package let id: [UInt8]
+        package let record: [UInt8]
+
+        package init(item: KeychainItem, id: [UInt8], record: [UInt8]) {
+            self.item = item
+            self.id = id
+            self.record = record
+        }
+    }
+
+    /// An item read back from storage.
+    package struct LoadedItem {
+        package let id: [UInt8]
+        package let item: KeychainItem
+
+        package init(id: [UInt8], item: KeychainItem) {
+            self.id = id
+            self.item = item
+        }
+    }
+
+    /// An item checked for storage, its access group resolved and its id computed; not yet sealed.
+    package struct ResolvedItem {
+        package let item: KeychainItem
+        package let id: [UInt8]
+
+        package init(item: KeychainItem, id: [UInt8]) {
+            self.item = item
+            self.id = id
+        }
+    }
+
+    package func resolve(_ item: KeychainItem, session: KeychainSession) throws(KeychainError) -> ResolvedItem {
+        try vault.checkOpen()
+        try item.validate()
+        var item = item
+        let group = item.attributes.accessGroup ?? defaultAccessGroup
+        try checkEntitled(group)
+        item.attributes.accessGroup = group.isEmpty ? nil : group
+        return ResolvedItem(item: item, id: try session.index(item.scope).id(of: item))
+    }
+
+    package func seal(
+        _ resolved: ResolvedItem,
+        created: Date,
+        session: KeychainSession
+    ) throws(KeychainError) -> PreparedItem {
+        var item = resolved.item
+        item.creationDate = created
+        item.modificationDate = Date()
+        let key = try session.itemKey(item.scope, item.accessibility)
+        return PreparedItem(
+            item: item,
+            id: resolved.id,
+            record: try ItemRecord.seal(item, id: resolved.id, key: key, cipher: session.cipher)
+        )
+    }
+
+    package func prepare(
+        _ item: KeychainItem,
+        session: KeychainSession,
+        created: Date
+    ) throws(KeychainError) -> PreparedItem {
+        try seal(try resolve(item, session: session), created: created, session: session)
+    }
+
+    /// Writes a prepared item, its index entries and, if it is syncable and `logging` is set, a
+    /// change-log entry (an import logs the item's own version instead).
+    package func store(
+        _ prepared: PreparedItem,
+        session: KeychainSession,
+        in txn: Transaction,
+        logging: Bool = true
+    ) throws {
+        let schema = vault.schema
+        try txn.put(schema.items, key: prepared.id, value: prepared.record)
+        for entry in try session.index(prepared.item.scope).entries(for: prepared.item, id: prepared.id) {
+            try txn.put(schema.itemIndex, key: entry, value: [UInt8]())
+        }
+        if logging, prepared.item.scope == .syncable {
+            try ChangeLog.append(.itemPut, recordID: prepared.id, in: txn, schema: schema)
+        }
+    }
+
+    /// Removes an item's record and index entries; logs the delete of a syncable item if asked.
+    package func removeRecord(_ loaded: LoadedItem, session: KeychainSession, in txn: Transaction, logging: Bool) throws
+    {
+        let schema = vault.schema
+        try txn.delete(schema.items, key: loaded.id)
+        for entry in try session.index(loaded.item.scope).entries(for: loaded.item, id: loaded.id) {
+            try txn.delete(schema.itemIndex, key: entry)
+        }
+        if logging, loaded.item.scope == .syncable {
+            try ChangeLog.append(.itemDelete, recordID: loaded.id, in: txn, schema: schema)
+        }
+    }
+
+    /// Reads and opens the record stored under `id`, or `nil` if there is none.
+    package func loadRecord(id: [UInt8], session: KeychainSession, in txn: Transaction) throws -> LoadedItem? {
+        try loadRecord(id: id, session: session, in: txn) { _ in true } ?? nil
+    }
+
+    /// Opens the record stored under `id` straight from the map, if `wanted` accepts its clear header;
+    /// `nil` if there is no such record, `.some(nil)` if `wanted` declined it.
+    package func loadRecord(
+        id: [UInt8],
+        session: KeychainSession,
+        in txn: Transaction,
+        where wanted: (ItemRecord.Header) -> Bool
+    ) throws -> LoadedItem?? {
+        try txn.withValue(vault.schema.items, key: id) { stored -> LoadedItem? in
+            let header = try ItemRecord.Header(stored: stored)
+            guard wanted(header) else { return nil }
+            let key = try session.itemKey(header.scope, header.accessibility)
+            return LoadedItem(
+                id: id,
+                item: try ItemRecord.open(stored, id: id, header: header, key: key, cipher: session.cipher)
+            )
+        }
+    }
+
+    /// Whether this handle may see items of `group`.
+    package func isVisible(_ group: String?) -> Bool {
+        guard let accessGroups else { return true }
+        return accessGroups.contains(group ?? "")
+    }
+
+    package func checkEntitled(_ group: String) throws(KeychainError) {
+        guard isVisible(group) else {
+            throw KeychainError(
+                .missingEntitlement,
+                "this keychain handle was not granted access group '\(group)' (it has: "
+                    + "\((accessGroups ?? []).map { "'\($0)'" }.joined(separator: ", ")))"
+            )
+        }
+    }
+}
+
+/// The keys and crypto contexts of one keychain operation: a snapshot of the vault's keys (so a
+/// concurrent lock never pulls one out mid-operation) and contexts that are not shared between threads
+/// while the operation runs. Contexts come from the vault's pool and go back to it afterwards.
+package final class KeychainSession {
+    package let keys: KeyRing
+    private let contexts: KeychainContexts
+    private let pool: KeychainContextPool
+
+    package var cipher: AESGCM { contexts.cipher }
+
+    package init(_ keychain: Keychain) throws(KeychainError) {
+        keys = try keychain.vault.keyRing()
+        pool = keychain.contextPool
+        contexts = try pool.take()
+    }
+
+    deinit { pool.give(contexts) }
+
+    /// The index (ids and blind index) of `scope`.
+    package func index(_ scope: SyncScope) throws(KeychainError) -> ItemIndex {
+        let keys = keys
+        return try contexts.index(scope) { () throws(CofferError) in
+            try keys.key(.index, scope.keyScope, .afterFirstUnlock)
+        }
+    }
+
+    /// The key that seals records of `scope` and `accessibility`.
+    package func itemKey(_ scope: SyncScope, _ accessibility: Accessibility) throws(KeychainError) -> SecureBytes {
+        try Self.itemKey(accessibility) { () throws(CofferError) in
+            try keys.key(.item, scope.keyScope, accessibility.level)
+        }
+    }
+
+    /// The item key `lookup` finds, with the error a locked vault gives named for `accessibility`.
+    package static func itemKey(
+        _ accessibility: Accessibility,
+        _ lookup: () throws(CofferError) -> SecureBytes
+    ) throws(KeychainError) -> SecureBytes {
+        do {
+            return try lookup()
+        } catch {
+            guard error.code == .interactionNotAllowed else { throw error }
+            throw KeychainError(
+                .interactionNotAllowed,
+                "the item is protected \(accessibility.rawValue) and the vault is locked; unlock it first",
+                underlying: error
+            )
+        }
+    }
+}
+
+extension ItemClass {
+    /// `service "mail", account "ann"`, for messages.
+    package func primaryKeyDescription(_ attributes: ItemAttributes) -> String {
+        ([.accessGroup] + primaryKeyAttributes).compactMap { name in
+            attributes[name].map { "\(name.rawValue) '\($0)'" }
+        }.joined(separator: ", ")
+    }
+}

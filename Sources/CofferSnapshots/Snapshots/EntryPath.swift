@@ -1,0 +1,44 @@
+internal import Glibc
+
+/// Paths inside a snapshot's tree: `/`-separated bytes relative to the backed-up directory. Linux
+/// names are bytes, not text, so a name that is not UTF-8 (a Latin-1 `r\xe9sum\xe9.doc`) is stored and
+/// restored exactly and only shown escaped.
+package enum EntryPath {
+    /// The path as printable text (``PrintableText``); `.` for the root entry.
+    package static func display(_ path: [UInt8]) -> String {
+        path.isEmpty ? "." : PrintableText.escaping(path)
+    }
+
+    /// `parent/name`, or `name` at the root.
+    package static func joining(_ parent: [UInt8], _ name: [UInt8]) -> [UInt8] {
+        parent.isEmpty ? name : parent + [UInt8(ascii: "/")] + name
+    }
+
+    /// Whether `path` is safe to create under a restore target: relative, no empty, `.` or `..`
+    /// component, no NUL.
+    package static func isSafe(_ path: [UInt8]) -> Bool {
+        guard !path.isEmpty, path.first != UInt8(ascii: "/"), !path.contains(0) else { return false }
+        return path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy {
+            !$0.isEmpty && !$0.elementsEqual([UInt8(ascii: ".")])
+                && !$0.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+        }
+    }
+
+    /// Whether `path` is `directory` or lies under it.
+    package static func isInside(_ path: [UInt8], _ directory: [UInt8]) -> Bool {
+        path.count > directory.count && path.starts(with: directory) && path[directory.count] == UInt8(ascii: "/")
+    }
+
+    /// Whether `path` matches the `fnmatch(3)` pattern (compared as bytes).
+    package static func matches(_ path: [UInt8], pattern: String) -> Bool {
+        (path + [0]).withUnsafeBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { fnmatch(pattern, $0.baseAddress, 0) == 0 }
+        }
+    }
+
+    /// `root/path` as a C path for system calls (the bytes, NUL-terminated).
+    package static func absolute(_ root: [UInt8], _ path: [UInt8]) -> [CChar] {
+        let joined = path.isEmpty ? root : root + [UInt8(ascii: "/")] + path
+        return joined.map { CChar(bitPattern: $0) } + [0]
+    }
+}

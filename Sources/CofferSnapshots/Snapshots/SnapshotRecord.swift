@@ -1,0 +1,254 @@
+public import Foundation
+
+/// What a backup found and stored, kept with the snapshot.
+public struct SnapshotStatistics: Sendable, Hashable, Codable {
+    /// Regular files in the tree.
+    public var files = 0
+    /// Directories (the backed-up directory itself not counted).
+    public var directories = 0
+    /// Symbolic links.
+    public var symlinks = 0
+    /// Sockets, FIFOs and devices, recorded by type only.
+    public var otherFiles = 0
+    /// The total size of the regular files.
+    public var bytes: Int64 = 0
+    /// Files not in the previous snapshot of the same name.
+    public var newFiles = 0
+    /// Files whose size, modification time or inode changed since then (read again).
+    public var changedFiles = 0
+    /// Files unchanged since then (not read at all).
+    public var unchangedFiles = 0
+    /// What the snapshot added to the vault: the sealed size of the chunks it stored new.
+    public var bytesAdded: Int64 = 0
+
+    /// Empty statistics.
+    public init() {}
+}
+
+/// A snapshot as ``Snapshots/list()`` describes it.
+public struct SnapshotInfo: Sendable, Hashable {
+    /// The snapshot's id: 32 hexadecimal digits; any unique prefix of 8 or more names it.
+    public let id: String
+    /// The name backups of the same tree share (the directory's absolute path unless given).
+    public let name: String
+    /// The directory that was backed up.
+    public let sourcePath: String
+    /// The machine it was taken on.
+    public let hostname: String
+    /// When it was taken.
+    public let created: Date
+    /// Whether it travels to sync peers.
+    public let scope: SyncScope
+    /// What the backup found and stored.
+    public let statistics: SnapshotStatistics
+
+    /// The first 8 digits of the id, as listings show it.
+    public var shortID: String { String(id.prefix(8)) }
+}
+
+/// A snapshot's record in the `snapshots` table (docs/FORMAT.md, "Snapshots"):
+///
+/// ```
+/// key:    snapshot id (16 random bytes)
+/// value:  header (3): version (3; 1 and 2 are still read) ‖ scope ‖ level
+///         sealed: nonce ‖ AES-256-GCM(manifest key of scope and level, body) ‖ tag
+///                 associated data = "coffer/v1/snapshot" ‖ 0x00 ‖ snapshot id ‖ header
+/// body:   name ‖ source path ‖ hostname (UInt16 length ‖ UTF-8 each) ‖ created (Int64 ms)
+///         ‖ statistics (9 × UInt64) ‖ tree size (UInt64) ‖ tree SHA-256 (32) ‖ tree chunk count (UInt64)
+///         ‖ tree chunk list
+/// ```
+///
+/// The tree (every entry, in path order) is a stream of chunks like a blob's content, so an unchanged
+/// tree's chunks are shared between snapshots. The version says how the tree's entries are encoded
+/// (``TreeEntry``): version 1 stored a SHA-256 of each file's content, version 2 does not, version 3
+/// stores names as bytes and adds status change times, link counts, sparseness, extended attributes
+/// and a root entry.
+package struct SnapshotRecord: Sendable, StoredContent {
+    /// The version new snapshots are written with.
+    package static let version: UInt8 = 3
+    /// The versions this Coffer reads.
+    package static let readableVersions: ClosedRange<UInt8> = 1...3
+
+    package let id: [UInt8]
+    package var name: String
+    package var sourcePath: String
+    package var hostname: String
+    package var created: Int64
+    package var scope: SyncScope
+    package var level: ProtectionLevel
+    package var statistics: SnapshotStatistics
+    /// The tree stream's size, digest and chunks.
+    package var size: UInt64
+    package var digest: [UInt8]
+    package var chunkCount: UInt64
+    package var chunks: ChunkList
+    /// The version the record (and so its tree) was written with; kept when it is sealed again.
+    package var formatVersion: UInt8 = SnapshotRecord.version
+
+    package init(
+        id: [UInt8],
+        name: String,
+        sourcePath: String,
+        hostname: String,
+        created: Int64,
+        scope: SyncScope,
+        level: ProtectionLevel,
+        statistics: SnapshotStatistics,
+        size: UInt64,
+        digest: [UInt8],
+        chunkCount: UInt64,
+        chunks: ChunkList,
+        formatVersion: UInt8 = SnapshotRecord.version
+    ) {
+        self.id = id
+        self.name = name
+        self.sourcePath = sourcePath
+        self.hostname = hostname
+        self.created = created
+        self.scope = scope
+        self.level = level
+        self.statistics = statistics
+        self.size = size
+        self.digest = digest
+        self.chunkCount = chunkCount
+        self.chunks = chunks
+        self.formatVersion = formatVersion
+    }
+
+    package static let label = "coffer/v1/snapshot"
+
+    package func seal(keys: KeyRing, cipher: AESGCM) throws(CofferError) -> [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(lengthPrefixed: Array(name.utf8))
+        writer.write(lengthPrefixed: Array(sourcePath.utf8))
+        writer.write(lengthPrefixed: Array(hostname.utf8))
+        writer.write(created)
+        for value in [
+            statistics.files, statistics.directories, statistics.symlinks, statistics.otherFiles,
+            Int(statistics.bytes), statistics.newFiles, statistics.changedFiles, statistics.unchangedFiles,
+            Int(statistics.bytesAdded),
+        ] {
+            writer.write(UInt64(value))
+        }
+        writer.write(size)
+        writer.write(raw: digest)
+        writer.write(chunkCount)
+        chunks.encode(into: &writer)
+        return try SealedRecord.seal(
+            writer.bytes,
+            version: formatVersion,
+            label: Self.label,
+            id: id,
+            scope: scope,
+            level: level,
+            keys: keys,
+            cipher: cipher
+        )
+    }
+
+    package static func open(
+        _ stored: UnsafeRawBufferPointer,
+        id: [UInt8],
+        keys: KeyRing,
+        cipher: AESGCM
+    ) throws(CofferError)
+        -> SnapshotRecord
+    {
+        let (version, scope, level, body) = try SealedRecord.open(
+            stored,
+            versions: readableVersions,
+            label: label,
+            id: id,
+            keys: keys,
+            cipher: cipher,
+            what: "a snapshot record"
+        )
+        return try parse(body, id: id, version: version, scope: scope, level: level)
+    }
+
+    /// Reads an opened snapshot record's body.
+    ///
+    /// - Throws: ``CofferError`` `.decode` for a malformed body.
+    package static func parse(
+        _ body: [UInt8],
+        id: [UInt8],
+        version: UInt8,
+        scope: SyncScope,
+        level: ProtectionLevel
+    ) throws(CofferError) -> SnapshotRecord {
+        var reader = BinaryReader(body, what: "a snapshot record")
+        func text() throws(CofferError) -> String {
+            guard let value = String(validating: try reader.readLengthPrefixed(), as: UTF8.self) else {
+                throw CofferError(.decode, "a snapshot record holds text that is not UTF-8; it is damaged")
+            }
+            return value
+        }
+        let name = try text()
+        let sourcePath = try text()
+        let hostname = try text()
+        let created = try reader.readInt64()
+        var values: [Int] = []
+        for _ in 0..<9 { values.append(Int(truncatingIfNeeded: try reader.readUInt64())) }
+        var statistics = SnapshotStatistics()
+        statistics.files = values[0]
+        statistics.directories = values[1]
+        statistics.symlinks = values[2]
+        statistics.otherFiles = values[3]
+        statistics.bytes = Int64(values[4])
+        statistics.newFiles = values[5]
+        statistics.changedFiles = values[6]
+        statistics.unchangedFiles = values[7]
+        statistics.bytesAdded = Int64(values[8])
+        let record = SnapshotRecord(
+            id: id,
+            name: name,
+            sourcePath: sourcePath,
+            hostname: hostname,
+            created: created,
+            scope: scope,
+            level: level,
+            statistics: statistics,
+            size: try reader.readUInt64(),
+            digest: try reader.readBytes(32),
+            chunkCount: try reader.readUInt64(),
+            chunks: try ChunkList.decode(from: &reader),
+            formatVersion: version
+        )
+        try reader.finish()
+        return record
+    }
+
+    /// The tree's SHA-256, checked after every whole read of the tree.
+    package var expectedDigest: [UInt8]? { digest }
+
+    package var info: SnapshotInfo {
+        SnapshotInfo(
+            id: id.hexEncoded,
+            name: name,
+            sourcePath: sourcePath,
+            hostname: hostname,
+            created: Date(timeIntervalSince1970: Double(created) / 1000),
+            scope: scope,
+            statistics: statistics
+        )
+    }
+}
+
+/// A file's content as a reader needs it.
+package struct FileContent: StoredContent {
+    package let scope: SyncScope
+    package let level: ProtectionLevel
+    package let size: UInt64
+    /// The content's SHA-256 in a version 1 snapshot; `nil` in later ones, whose chunks are each
+    /// checked against their keyed id instead.
+    package let expectedDigest: [UInt8]?
+    package let chunks: ChunkList
+
+    package init(scope: SyncScope, level: ProtectionLevel, size: UInt64, expectedDigest: [UInt8]?, chunks: ChunkList) {
+        self.scope = scope
+        self.level = level
+        self.size = size
+        self.expectedDigest = expectedDigest
+        self.chunks = chunks
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+
+/// Snapshot records and their trees, inside transactions and read transactions the caller owns.
+package struct SnapshotStore {
+    package let environment: Environment
+    package let schema: Schema
+    package let keys: KeyRing
+
+    package init(environment: Environment, schema: Schema, keys: KeyRing) {
+        self.environment = environment
+        self.schema = schema
+        self.keys = keys
+    }
+
+    package var contentStore: ContentStore { ContentStore(schema: schema) }
+
+    /// Every snapshot, oldest first.
+    package func all(cipher: AESGCM) throws(CofferError) -> [SnapshotRecord] {
+        let records = try storage("listing the snapshots") {
+            try environment.read { txn in
+                var records: [SnapshotRecord] = []
+                try txn.forEach(in: schema.snapshots) { key, value in
+                    records.append(try SnapshotRecord.open(value, id: Array(key), keys: keys, cipher: cipher))
+                    return true
+                }
+                return records
+            }
+        }
+        return records.sorted {
+            $0.created != $1.created ? $0.created < $1.created : $0.id.lexicographicallyPrecedes($1.id)
+        }
+    }
+
+    /// The snapshot `reference` names: a unique prefix of its id (at least 6 hex digits), or a name
+    /// (the latest snapshot of that name taken on `host`, this machine unless given). Names belong to
+    /// hosts: two machines backing up `/home/ann/docs` into one sync group have snapshots of the same
+    /// name, and a name alone never picks another machine's.
+    package func resolve(_ reference: String, host: String?, cipher: AESGCM) throws(CofferError) -> SnapshotRecord {
+        let records = try all(cipher: cipher)
+        let lowered = reference.lowercased()
+        if lowered.count >= 6, lowered.allSatisfy(\.isHexDigit) {
+            let matches = records.filter { $0.info.id.hasPrefix(lowered) && (host == nil || $0.hostname == host) }
+            if matches.count == 1 { return matches[0] }
+            if matches.count > 1 {
+                throw CofferError(
+                    .param,
+                    "'\(reference)' matches \(matches.count) snapshots; give more digits of the id"
+                )
+            }
+        }
+        // Names default to the directory's absolute path; accept the path as typed, too.
+        let absolute = URL(fileURLWithPath: reference).standardizedFileURL.path
+        let named = records.filter { $0.name == reference || $0.name == absolute }
+        let wantedHost = host ?? Snapshots.hostname
+        if let latest = named.last(where: { $0.hostname == wantedHost }) { return latest }
+        if !named.isEmpty {
+            let hosts = Set(named.map(\.hostname)).sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw CofferError(
+                .itemNotFound,
+                "there is no snapshot '\(reference)' from \(host == nil ? "this host, " : "")'\(wantedHost)'; snapshots of that name come from \(hosts): give --host NAME or an id"
+            )
+        }
+        throw CofferError(
+            .itemNotFound,
+            "there is no snapshot '\(reference)' (by id prefix or name); coffer snapshots lists them"
+        )
+    }
+
+    /// The snapshot stored under `id`, opened, or `nil` if there is none.
+    package func record(id: [UInt8], cipher: AESGCM, in txn: Transaction) throws -> SnapshotRecord? {
+        try txn.withValue(schema.snapshots, key: id) { stored in
+            try SnapshotRecord.open(stored, id: id, keys: keys, cipher: cipher)
+        }
+    }
+
+    /// The latest snapshot named `name` taken on `host`, if any.
+    package func latest(named name: String, host: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord? {
+        try all(cipher: cipher).last { $0.name == name && $0.hostname == host }
+    }
+
+    /// Streams the tree's entries in order, checking the tree's digest at the end.
+    package func forEachEntry(
+        of record: SnapshotRecord,
+        _ body: (TreeEntry) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        var parser = TreeEntryParser(version: record.formatVersion)
+        let reader = ContentReader(environment: environment, store: contentStore, keys: keys)
+        do {
+            try withoutActuallyEscaping(body) { (body) throws(CofferError) in
+                var sink = ClosureSink { (bytes) throws(CofferError) in
+                    for entry in try parser.feed(bytes) { try body(entry) }
+                }
+                try reader.stream(record, range: 0..<record.size, to: &sink, progress: nil)
+            }
+            try parser.finish()
+        } catch  where error.code == .decode {
+            throw CofferError(
+                .decode,
+                "snapshot \(record.info.shortID) ('\(record.name)') is damaged: \(error.message)",
+                underlying: error
+            )
+        }
+    }
+
+    /// Every entry of the tree by path, for comparing (a previous backup, a diff).
+    package func entriesByPath(of record: SnapshotRecord) throws(CofferError) -> [[UInt8]: TreeEntry] {
+        var entries: [[UInt8]: TreeEntry] = [:]
+        try forEachEntry(of: record) { entries[$0.path] = $0 }
+        return entries
+    }
+
+    /// Calls `body` with each chunk reference a snapshot holds: its tree's chunks and list chunks,
+    /// and every file's (once per occurrence). Reads in its own short transactions, so the caller must
+    /// not hold one (the tree is streamed by worker threads).
+    package func forEachReference(
+        of record: SnapshotRecord,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
+        let coder = try ChunkRecord.Coder()
+        let store = contentStore
+        let environment = environment
+        func references(of list: ChunkList) throws(CofferError) {
+            if case .indirect(let lists) = list { for reference in lists { try body(reference.id) } }
+            try list.forEachEntry(
+                loadListChunk: { (reference) throws(CofferError) in
+                    try storage("reading a chunk list") {
+                        try environment.read { txn in
+                            try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+                        }
+                    }
+                },
+                { (entry, _) throws(CofferError) in
+                    try body(entry.id)
+                    return true
+                }
+            )
+        }
+        try references(of: record.chunks)
+        try forEachEntry(of: record) { (entry) throws(CofferError) in
+            if let content = entry.content { try references(of: content.chunks) }
+        }
+    }
+
+    /// Calls `body` with each chunk reference a snapshot holds, like
+    /// ``forEachReference(of:_:)``, but reading the tree on this thread inside `txn` (which may be a
+    /// write transaction holding chunks it has not committed yet) and checking the tree's digest.
+    ///
+    /// - Throws: ``CofferError`` `.decode` if a chunk of the tree or a list chunk is missing or
+    ///   damaged, or the tree does not match its digest.
+    package func forEachReference(
+        of record: SnapshotRecord,
+        in txn: Transaction,
+        coder: ChunkRecord.Coder,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
+        let store = contentStore
+        func loadList(_ reference: ListChunkReference) throws(CofferError) -> [ChunkEntry] {
+            try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+        }
+        func references(of list: ChunkList) throws(CofferError) {
+            if case .indirect(let lists) = list { for reference in lists { try body(reference.id) } }
+            try list.forEachEntry(loadListChunk: loadList) { (entry, _) throws(CofferError) in
+                try body(entry.id)
+                return true
+            }
+        }
+        try references(of: record.chunks)
+        var parser = TreeEntryParser(version: record.formatVersion)
+        let digest = try storage("reading a snapshot's tree") { try SHA256() }
+        try record.chunks.forEachEntry(loadListChunk: loadList) { (entry, _) throws(CofferError) in
+            let plaintext = try storage("reading a snapshot's tree") {
+                try store.chunks.load(entry.id, keys: chunkKeys, coder: coder, in: txn)
+            }
+            guard let plaintext else {
+                throw CofferError(.decode, "a chunk of snapshot \(record.info.shortID)'s tree is missing")
+            }
+            try storage("reading a snapshot's tree") { try digest.update(plaintext) }
+            for treeEntry in try parser.feed(plaintext) {
+                if let content = treeEntry.content { try references(of: content.chunks) }
+            }
+            return true
+        }
+        try parser.finish()
+        guard try storage("reading a snapshot's tree", { try digest.finalize() }) == record.digest else {
+            throw CofferError(.decode, "snapshot \(record.info.shortID)'s tree does not match its digest")
+        }
+    }
+
+    /// Drops a snapshot: releases every reference it holds (freeing chunks nothing else uses) and
+    /// deletes its record, logging the deletion if it was syncable, in one transaction.
+    package func forget(_ record: SnapshotRecord) throws(CofferError) {
+        var ids: [[UInt8]] = []
+        try forEachReference(of: record) { ids.append($0) }
+        let schema = schema
+        let chunks = contentStore.chunks
+        try storage("forgetting a snapshot") {
+            try environment.write { txn in
+                guard try txn.contains(schema.snapshots, key: record.id) else {
+                    throw CofferError(.itemNotFound, "the snapshot was forgotten meanwhile")
+                }
+                for id in ids { try chunks.release(id, in: txn) }
+                try txn.delete(schema.snapshots, key: record.id)
+                if record.scope == .syncable {
+                    try ChangeLog.append(.snapshotDelete, recordID: record.id, in: txn, schema: schema)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,387 @@
+public import Foundation
+
+extension Vault {
+    /// Directory snapshots: back up and restore whole trees, deduplicated across snapshots.
+    public var snapshots: Snapshots { Snapshots(vault: self) }
+}
+
+/// Backups of directory trees, as restic and borg make them, stored in the vault's blob tier: file
+/// contents are chunks (shared with every other snapshot and blob holding the same bytes), and each
+/// snapshot's tree of names, types, modes, owners, times, link targets and chunk lists is sealed.
+///
+/// ```swift
+/// let result = try vault.snapshots.backup(directory: URL(fileURLWithPath: "/home/ann/docs"))
+/// for snapshot in try vault.snapshots.list() { print(snapshot.shortID, snapshot.name) }
+/// try vault.snapshots.restore(result.snapshot.id, to: URL(fileURLWithPath: "/tmp/docs-restored"))
+/// ```
+public struct Snapshots: Sendable {
+    package let vault: Vault
+
+    /// Backs up `directory` as a new snapshot.
+    ///
+    /// Regular files' contents go through the blob write path (every core, deduplicated, compressed,
+    /// encrypted); files whose size, modification time, status change time and inode match this
+    /// host's previous snapshot of the same name are not read at all. Each file is read up to the size
+    /// it had when opened, so a file growing meanwhile is recorded as it was. Names are stored as the
+    /// bytes they are (UTF-8 or not), with modes, owners, times, link counts (hard links restore as
+    /// links), sparseness and extended attributes (ACLs and capabilities among them). The vault's own
+    /// directory is left out when it lies inside the tree (``BackupResult/excluded``). Paths that
+    /// vanish or cannot be read are reported in the result and skipped; sockets, FIFOs and devices are
+    /// recorded by type only. Nothing is visible until the snapshot commits, at the end.
+    ///
+    /// - Parameters:
+    ///   - directory: The directory tree to back up.
+    ///   - name: Groups snapshots of one tree; the directory's absolute path by default.
+    ///   - scope: Snapshots are backups, so syncable by default.
+    ///   - compressionLevel: The zstd level for new chunks, 1 (fastest) to 19 (smallest); `nil` uses
+    ///     the vault's ``Vault/Configuration/compressionLevel``.
+    ///   - progress: Called with the files and bytes read so far.
+    /// - Throws: ``CofferError`` `.param` if `directory` is not a directory or is the vault's own, and
+    ///   the errors of ``Blobs/write(_:data:options:progress:)``.
+    public func backup(
+        directory: URL,
+        name: String? = nil,
+        scope: SyncScope = .syncable,
+        compressionLevel: Int? = nil,
+        progress: (@Sendable (BackupProgress) -> Void)? = nil
+    ) throws(CofferError) -> BackupResult {
+        try vault.checkOpen()
+        let root = directory.standardizedFileURL.path
+        let vaultDirectory = try vault.ownDirectoryIdentity()
+        if FileIdentity(path: root) == vaultDirectory {
+            throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
+        }
+        let name = name ?? root
+        guard !name.isEmpty, name.utf8.count <= 1024 else {
+            throw CofferError(.param, "a snapshot name must be 1 to 1024 bytes long")
+        }
+        let keys = try vault.keyRing()
+        let store = snapshotStore(keys)
+        let cipher = try makeCipher()
+        let hostname = Self.hostname
+        var previous: [[UInt8]: TreeEntry] = [:]
+        if let latest = try store.latest(named: name, host: hostname, cipher: cipher) {
+            previous = try store.entriesByPath(of: latest)
+        }
+        let run = try BackupRun(environment: vault.environment, store: store.contentStore, scope: scope)
+        let session = try ContentSession<BackupRun.Marker>(
+            vault: vault,
+            keys: keys,
+            scope: scope,
+            level: .afterFirstUnlock,
+            compressionLevel: compressionLevel ?? vault.configuration.compressionLevel,
+            hashesContents: false,
+            progress: nil
+        ) { (marker, summary, context) throws(CofferError) in try run.handle(marker, summary, context) }
+        run.useChunker(session.chunker)
+        var files = 0
+        var bytesRead: Int64 = 0
+        let walker = TreeWalker(
+            root: Array(root.utf8),
+            excluded: [vaultDirectory],
+            report: { run.report(EntryPath.display($0), $1) },
+            exclude: { run.exclude(EntryPath.display($0)) }
+        )
+        do {
+            try walker.walk { (walked) throws(CofferError) in
+                files += 1
+                defer { progress?(BackupProgress(files: files, bytesRead: bytesRead)) }
+                var entry = walked.entry
+                switch ExtendedAttribute.list(of: walked.absolutePath) {
+                case .success(let attributes): entry.attributes = attributes
+                case .failure(let error):
+                    run.report(
+                        walked.displayPath,
+                        "extended attributes could not be read (\(error.message)); stored without them"
+                    )
+                }
+                guard walked.kind == .file else {
+                    if walked.kind == .symlink {
+                        switch readLinkTarget(walked.absolutePath) {
+                        case .success(let target): entry.linkTarget = target
+                        case .failure(let error):
+                            run.report(
+                                walked.displayPath,
+                                "the link target could not be read (\(error.message)); skipped"
+                            )
+                            return
+                        }
+                    }
+                    try session.addMarker(.plain(entry))
+                    return
+                }
+                let before = previous[walked.relativePath]
+                if let before, before.isUnchanged(comparedWith: entry) {
+                    entry.content = before.content
+                    try session.addMarker(.unchanged(entry))
+                    return
+                }
+                let file: OpenedFile
+                switch openForBackup(walked.absolutePath) {
+                case .failure(let error):
+                    run.report(walked.displayPath, "could not be opened (\(error.message)); skipped")
+                    return
+                case .success(let opened):
+                    file = opened
+                }
+                defer { closeDescriptor(file.descriptor) }
+                // The entry describes the file as opened, and its content is read up to that size.
+                var opened = TreeEntry(walked.relativePath, status: file.status, kind: .file)
+                opened.attributes = entry.attributes
+                var source = TolerantFileSource(descriptor: file.descriptor, size: opened.size)
+                try session.addContent(&source)
+                // A read error is known only once the content is read: it travels with the end marker.
+                try session.endContent(.file(opened, isNew: before == nil, failure: source.failure))
+                bytesRead += Int64(opened.size)
+            }
+        } catch {
+            session.abandon(error)
+            throw error
+        }
+        let id = SecureRandom.bytes(count: 16)
+        let record = try session.finish(
+            prepare: { (context) throws(CofferError) in try run.finishTree(context) },
+            { txn, context in
+                try commitSnapshot(
+                    id: id,
+                    name: name,
+                    root: root,
+                    hostname: hostname,
+                    run: run,
+                    keys: keys,
+                    in: txn,
+                    context
+                )
+            }
+        )
+        return BackupResult(snapshot: record.info, problems: run.problems, excluded: run.excluded)
+    }
+
+    /// The final transaction of a backup: the record, the release of abandoned files, the change.
+    private func commitSnapshot(
+        id: [UInt8],
+        name: String,
+        root: String,
+        hostname: String,
+        run: BackupRun,
+        keys: KeyRing,
+        in txn: Transaction,
+        _ context: ContentSession<BackupRun.Marker>.CommitContext
+    ) throws -> SnapshotRecord {
+        guard let tree = run.tree else { throw CofferError(.internalError, "the backup's tree was not finished") }
+        let scope = context.keys.scope
+        let store = snapshotStore(keys)
+        let record = SnapshotRecord(
+            id: id,
+            name: name,
+            sourcePath: root,
+            hostname: hostname,
+            created: Int64(Date().timeIntervalSince1970 * 1000),
+            scope: scope,
+            level: .afterFirstUnlock,
+            statistics: run.statistics,
+            size: tree.size,
+            digest: tree.digest,
+            chunkCount: tree.chunkCount,
+            chunks: tree.chunks
+        )
+        for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }
+        try txn.put(
+            vault.schema.snapshots,
+            key: id,
+            value: try record.seal(keys: keys, cipher: context.coder.cipher)
+        )
+        if scope == .syncable {
+            try ChangeLog.append(.snapshotPut, recordID: id, in: txn, schema: vault.schema)
+        }
+        return record
+    }
+
+    /// Every snapshot, oldest first.
+    public func list() throws(CofferError) -> [SnapshotInfo] {
+        try vault.checkOpen()
+        return try snapshotStore(try vault.keyRing()).all(cipher: try makeCipher()).map(\.info)
+    }
+
+    /// The snapshot `reference` names: an id prefix of 6 or more hex digits, or a name (its latest
+    /// snapshot taken on `host`; this machine's when `host` is `nil`).
+    ///
+    /// - Throws: ``CofferError`` `.itemNotFound` if there is none; its message lists the hosts that
+    ///   have snapshots of that name when only other machines do.
+    public func snapshot(_ reference: String, host: String? = nil) throws(CofferError) -> SnapshotInfo {
+        try resolve(reference, host: host).info
+    }
+
+    /// Every path in a snapshot, in order, the backed-up directory itself first (as `.`, in
+    /// snapshots from format 3 on).
+    public func entries(of reference: String, host: String? = nil) throws(CofferError) -> [SnapshotEntry] {
+        let record = try resolve(reference, host: host)
+        var entries: [SnapshotEntry] = []
+        try snapshotStore(try vault.keyRing()).forEachEntry(of: record) { entries.append(SnapshotEntry($0)) }
+        return entries
+    }
+
+    /// Drops a snapshot; chunks no other snapshot or blob uses are freed. A name drops this host's
+    /// latest snapshot of that name (or `host`'s); another machine's is reached only by `host` or id.
+    public func forget(_ reference: String, host: String? = nil) throws(CofferError) {
+        let record = try resolve(reference, host: host)
+        try snapshotStore(try vault.keyRing()).forget(record)
+    }
+
+    /// The paths added, removed and changed (content, type, mode, owner, link target or extended
+    /// attributes) from `old` to `new` (names resolved on `host`, this machine by default). Paths
+    /// are shown as ``SnapshotEntry/path`` shows them.
+    public func diff(_ old: String, _ new: String, host: String? = nil) throws(CofferError) -> SnapshotDiff {
+        let store = snapshotStore(try vault.keyRing())
+        let before = try store.entriesByPath(of: try resolve(old, host: host))
+        let after = try store.entriesByPath(of: try resolve(new, host: host))
+        var diff = SnapshotDiff()
+        for (path, entry) in after where !entry.isRoot {
+            guard let previous = before[path] else {
+                diff.added.append(entry.displayPath)
+                continue
+            }
+            if previous.kind != entry.kind || previous.mode != entry.mode || previous.linkTarget != entry.linkTarget
+                || previous.uid != entry.uid || previous.gid != entry.gid
+                || !Self.sameContent(previous.content, entry.content)
+                || (previous.changedSeconds != nil && previous.attributes != entry.attributes)
+            {
+                diff.changed.append(entry.displayPath)
+            }
+        }
+        diff.removed = before.filter { after[$0.key] == nil && !$0.key.isEmpty }.map(\.value.displayPath)
+        diff.added.sort()
+        diff.removed.sort()
+        diff.changed.sort()
+        return diff
+    }
+
+    /// Whether two entries' contents are the same bytes (both absent counts as the same).
+    private static func sameContent(_ old: TreeEntry.Content?, _ new: TreeEntry.Content?) -> Bool {
+        switch (old, new) {
+        case (nil, nil): true
+        case (let old?, let new?): old.hasSameBytes(as: new)
+        default: false
+        }
+    }
+
+    // MARK: Internals
+
+    package func resolve(_ reference: String, host: String? = nil) throws(CofferError) -> SnapshotRecord {
+        try vault.checkOpen()
+        return try snapshotStore(try vault.keyRing()).resolve(reference, host: host, cipher: try makeCipher())
+    }
+
+    package func snapshotStore(_ keys: KeyRing) -> SnapshotStore {
+        SnapshotStore(environment: vault.environment, schema: vault.schema, keys: keys)
+    }
+
+    package func makeCipher() throws(CofferError) -> AESGCM {
+        do {
+            return try AESGCM()
+        } catch {
+            throw CofferError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
+        }
+    }
+
+    /// This machine's name, as snapshots record it (`gethostname`, the name `unshare -u` changes).
+    package static var hostname: String { ProcessInfo.processInfo.hostName }
+
+    /// Releases the references a list holds (in `txn`).
+    package static func release(
+        _ list: ChunkList,
+        context: ContentSession<BackupRun.Marker>.CommitContext,
+        store: SnapshotStore,
+        in txn: Transaction
+    ) throws {
+        let chunks = store.contentStore.chunks
+        switch list {
+        case .inline(let entries):
+            for entry in entries { try chunks.release(entry.id, in: txn) }
+        case .indirect(let references):
+            for reference in references {
+                let entries = try store.contentStore.listChunkEntries(
+                    reference,
+                    keys: context.keys,
+                    coder: context.coder,
+                    in: txn
+                )
+                for entry in entries { try chunks.release(entry.id, in: txn) }
+                try chunks.release(reference.id, in: txn)
+            }
+        }
+    }
+}
+
+/// One path of a snapshot, as ``Snapshots/entries(of:host:)`` lists it.
+public struct SnapshotEntry: Sendable, Hashable {
+    /// What the path is.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// A regular file, stored with its content.
+        case file
+        /// A directory (empty ones too).
+        case directory
+        /// A symbolic link, stored with its target.
+        case symlink
+        /// A socket, device or FIFO: recorded by type only.
+        case other
+    }
+
+    /// Relative to the backed-up directory, as printable text: `.` for the directory itself; bytes
+    /// that are not UTF-8 and control characters written `\xHH`, a backslash `\\`.
+    public let path: String
+    /// The path's exact bytes, as the file system named it (empty for the directory itself).
+    public let pathBytes: [UInt8]
+    /// What the path is.
+    public let kind: Kind
+    /// Size in bytes (files).
+    public let size: Int64
+    /// Permission bits and type, as `st_mode`.
+    public let mode: UInt32
+    /// The owner's user id.
+    public let uid: UInt32
+    /// The owner's group id.
+    public let gid: UInt32
+    /// Modification time.
+    public let modified: Date
+    /// Where a symbolic link points, as printable text (escaped like ``path``).
+    public let linkTarget: String?
+    /// How many names the file had when backed up; a restore links the names of one file again.
+    public let linkCount: Int
+    /// Names of the extended attributes stored with the path (ACLs and capabilities among them).
+    public let extendedAttributeNames: [String]
+    /// Whether the file occupied less space than its size (it is restored with holes).
+    public let isSparse: Bool
+
+    package init(_ entry: TreeEntry) {
+        path = entry.displayPath
+        pathBytes = entry.path
+        linkCount = Int(entry.linkCount)
+        extendedAttributeNames = entry.attributes.map(\.displayName)
+        isSparse = entry.isSparse
+        switch entry.kind {
+        case .file: kind = .file
+        case .directory: kind = .directory
+        case .symlink: kind = .symlink
+        case .other: kind = .other
+        }
+        size = Int64(entry.size)
+        mode = entry.mode
+        uid = entry.uid
+        gid = entry.gid
+        modified = Date(
+            timeIntervalSince1970: Double(entry.modifiedSeconds) + Double(entry.modifiedNanoseconds) / 1e9
+        )
+        linkTarget = entry.linkTarget.map { PrintableText.escaping($0) }
+    }
+}
+
+/// What changed between two snapshots.
+public struct SnapshotDiff: Sendable, Hashable {
+    /// Paths only in the newer snapshot.
+    public var added: [String] = []
+    /// Paths only in the older snapshot.
+    public var removed: [String] = []
+    /// Paths in both whose content, type, mode, owner, link target or extended attributes differ.
+    public var changed: [String] = []
+}

@@ -1,0 +1,61 @@
+package import Foundation
+
+/// How far this vault has applied each device's bundles from one remote, kept in `meta` under
+/// `remote-pulled <remote identity>` (docs/FORMAT.md, "Meta records"): a sequence of
+/// `device id (16) ‖ applied through (UInt64)`.
+package struct PulledCursors {
+    package let schema: Schema
+    package let remote: String
+
+    package init(schema: Schema, remote: String) {
+        self.schema = schema
+        self.remote = remote
+    }
+
+    private var key: [UInt8] { Array("remote-pulled \(remote)".utf8) }
+
+    /// Every device's cursor.
+    package func load(in txn: Transaction) throws -> [UUID: UInt64] {
+        guard let value = try txn.get(schema.meta, key: key) else { return [:] }
+        let what = "the pull cursors of \(remote)"
+        guard value.count % 24 == 0 else {
+            throw CofferError(.decode, "meta \"\(what)\" has a bad length; the vault is damaged")
+        }
+        var reader = BinaryReader(value, what: what)
+        var cursors: [UUID: UInt64] = [:]
+        for _ in 0..<(value.count / 24) {
+            let device = try UUID(storedBytes: try reader.readBytes(16), what: what)
+            cursors[device] = try reader.readUInt64()
+        }
+        return cursors
+    }
+
+    /// Records that `device`'s changes through `sequence` are applied.
+    package func record(_ device: UUID, through sequence: UInt64, in txn: Transaction) throws {
+        var cursors = try load(in: txn)
+        cursors[device] = max(cursors[device] ?? 0, sequence)
+        var writer = BinaryWriter()
+        for (device, sequence) in cursors.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            writer.write(raw: device.bytes)
+            writer.write(sequence)
+        }
+        try txn.put(schema.meta, key: key, value: writer.bytes)
+    }
+
+    /// The entity tag of the last answer-only bundle (no new changes, only chunks other devices asked
+    /// for or requests of its own: its name's first sequence is past its last) applied from `device`.
+    /// Each such push replaces the object under the same name, so its tag tells a new one from one
+    /// already applied (meta `remote-answer <remote identity> <device id>`).
+    package func answer(of device: UUID, in txn: Transaction) throws -> String? {
+        try txn.get(schema.meta, key: answerKey(device)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Records that the answer-only bundle tagged `etag` from `device` was applied.
+    package func recordAnswer(_ etag: String, of device: UUID, in txn: Transaction) throws {
+        try txn.put(schema.meta, key: answerKey(device), value: Array(etag.utf8))
+    }
+
+    private func answerKey(_ device: UUID) -> [UInt8] {
+        Array("remote-answer \(remote) \(device.uuidString.lowercased())".utf8)
+    }
+}

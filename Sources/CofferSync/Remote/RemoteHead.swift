@@ -1,0 +1,90 @@
+package import Foundation
+
+/// A device's head object: the last object it writes on each push, so a push killed before it never
+/// looks complete (docs/FORMAT.md, "Remote layout"). Text, authenticated with a key derived from the
+/// sync root, so only a vault of the group can write one and a pusher never trusts a forged cursor:
+///
+/// ```
+/// coffer-remote-head 1
+/// device <device id>
+/// sent-through <change sequence>
+/// latest <first>-<last>.bundle
+/// mac <HMAC-SHA256 of the lines above, hex>
+/// ```
+package struct RemoteHead: Equatable {
+    package static let magic = "coffer-remote-head 1"
+
+    /// The device whose head this is.
+    package var device: UUID
+    /// The pusher's cursor: its next push covers the changes after this.
+    package var sentThrough: UInt64
+    /// The newest bundle the device has completed; pullers apply bundles up to this one.
+    package var latest: RemoteLayout.BundleName
+
+    /// The head as stored.
+    package func encoded(syncRoot: SecureBytes) throws(CofferError) -> [UInt8] {
+        let body =
+            Array(
+                "\(Self.magic)\ndevice \(device.uuidString.lowercased())\nsent-through \(sentThrough)\n"
+                    .utf8
+            ) + Array("latest \(latest.fileName)\n".utf8)
+        return body + Array("mac \(try Self.mac(body, syncRoot: syncRoot).hexEncoded)\n".utf8)
+    }
+
+    /// Reads and authenticates a head read from `key`.
+    ///
+    /// - Throws: ``CofferError`` `.decode` naming `key` if the object is not a head, fails its check
+    ///   (another sync group's, or altered), or names another device than its folder's.
+    package init(decoding bytes: [UInt8], key: String, expectedDevice: UUID, syncRoot: SecureBytes) throws(CofferError)
+    {
+        func damaged(_ why: String) -> CofferError {
+            CofferError(.decode, "the head object \(key) \(why)")
+        }
+        guard let macLine = bytes.dropLast().lastIndex(of: UInt8(ascii: "\n")).map({ $0 + 1 }),
+            bytes.last == UInt8(ascii: "\n")
+        else { throw damaged("is not a Coffer head object") }
+        let body = Array(bytes[..<macLine])
+        let stated = String(decoding: bytes[macLine...].dropLast(), as: UTF8.self)
+        guard stated.hasPrefix("mac ") else { throw damaged("is not a Coffer head object") }
+        let expected = Array(try Self.mac(body, syncRoot: syncRoot).hexEncoded.utf8)
+        let matches = Array(stated.dropFirst(4).utf8).withUnsafeBytes { stated in
+            expected.withUnsafeBytes { ConstantTime.equals(stated, $0) }
+        }
+        guard matches else {
+            throw damaged(
+                "does not verify under this vault's sync group key: it belongs to another sync group or was "
+                    + "altered; give each sync group its own prefix"
+            )
+        }
+        var fields: [String: String] = [:]
+        let lines = String(decoding: body, as: UTF8.self).split(separator: "\n")
+        guard lines.first == Substring(Self.magic) else { throw damaged("has an unknown format version") }
+        for line in lines.dropFirst() {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+        }
+        guard let device = fields["device"].flatMap({ UUID(uuidString: $0) }),
+            let sentThrough = fields["sent-through"].flatMap({ UInt64($0) }),
+            let latest = fields["latest"].flatMap({ RemoteLayout.BundleName(fileName: Substring($0)) })
+        else { throw damaged("lacks a field") }
+        guard device == expectedDevice else { throw damaged("names device \(device), not its folder's") }
+        self.device = device
+        self.sentThrough = sentThrough
+        self.latest = latest
+    }
+
+    package init(device: UUID, sentThrough: UInt64, latest: RemoteLayout.BundleName) {
+        self.device = device
+        self.sentThrough = sentThrough
+        self.latest = latest
+    }
+
+    private static func mac(_ body: [UInt8], syncRoot: SecureBytes) throws(CofferError) -> [UInt8] {
+        do {
+            let key = try HKDF.deriveKey(from: syncRoot, label: "coffer/v1/remote-head")
+            return try HMACSHA256.authenticationCode(for: body, key: key)
+        } catch {
+            throw CofferError(.internalError, "authenticating a head object failed: \(error)", underlying: error)
+        }
+    }
+}

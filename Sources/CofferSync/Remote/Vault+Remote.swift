@@ -1,0 +1,230 @@
+public import Foundation
+
+/// Sync through an S3-compatible object store: each vault pushes its changes as bundle objects and
+/// pulls the other devices' (docs/FORMAT.md, "Remote layout"; docs/ARCHITECTURE.md, "Sync").
+///
+/// ```swift
+/// let remote = S3Remote(try S3Location("s3://ann-sync/coffer"), credentials: try .fromEnvironment())
+/// try laptop.push(to: remote)                       // uploads what changed since its last push
+/// try desktop.pull(from: remote)                    // applies every other device's new bundles
+/// let (phone, _) = try Vault.join(remote: remote, at: phoneDirectory, passphrase: "correct horse")
+/// ```
+///
+/// Only encrypted bundles and small authenticated head objects are stored remotely; device-bound
+/// records never leave, exactly as with bundle files.
+extension Vault {
+    /// Uploads the changes made since this vault's last push to `remote` as one bundle object, then
+    /// this device's head object.
+    ///
+    /// The first push uploads everything syncable (and so lets new machines join from the remote);
+    /// later ones only what changed since the head says was sent. The head is written last: a push
+    /// that stops early (killed, network lost) leaves no visible trace, its object is removed by the
+    /// next push, and nothing is skipped. The bundle is written to a temporary file, then uploaded in
+    /// parts, so memory stays bounded whatever its size.
+    ///
+    /// - Parameters:
+    ///   - remote: The object store and prefix.
+    ///   - progress: Called with the bytes uploaded so far.
+    /// - Returns: What was uploaded; `object` is `nil` when nothing had changed.
+    /// - Throws: ``CofferError`` `.authFailed` when the store refuses the credentials, `.param` for a
+    ///   missing bucket, `.io` when the store cannot be reached after retries, `.decode` for a head
+    ///   object that does not verify (another group's, or altered), `.interactionNotAllowed` if the
+    ///   vault is locked.
+    @discardableResult
+    public func push(to remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> PushSummary {
+        try push(to: remote, progress: progress, beforeHead: {})
+    }
+
+    /// ``push(to:progress:)-3ly5`` with a hook between the bundle's upload and the head's, where tests stop
+    /// a push the way a crash would.
+    package func push(
+        to remote: S3Remote,
+        progress: SyncProgress?,
+        beforeHead: () throws(CofferError) -> Void
+    ) throws(CofferError) -> PushSummary {
+        try checkOpen()
+        let syncRoot = try unlockedRoots().sync
+        let client = S3Client(remote)
+        let layout = RemoteLayout(location: remote.location)
+        let device = deviceID
+        let headKey = layout.headKey(device)
+        let head = try client.get(headKey).map { (bytes) throws(CofferError) in
+            try RemoteHead(decoding: bytes, key: headKey, expectedDevice: device, syncRoot: syncRoot)
+        }
+        // Bundles past the head belong to pushes that never finished: no pull can see them.
+        let own = layout.devices(in: try client.list(prefix: layout.folder(device) + "/"))[device]?.bundles ?? []
+        var removed = 0
+        for name in own where head.map({ name.last > $0.latest.last }) ?? true {
+            try client.delete(layout.bundleKey(device, name))
+            removed += 1
+        }
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-push-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (export, sentThrough) = try writeBundle(to: file, progress: nil) { _ in head?.sentThrough }
+        var summary = PushSummary(remote: remote.location.description, export: export)
+        summary.removedIncomplete = removed
+        // Nothing to say: no change, no chunk another device asked for, nothing this vault asks for.
+        if head != nil, export.records.total == 0, export.chunks == 0, export.wantedChunks == 0,
+            export.resendRequests == 0
+        {
+            return summary
+        }
+
+        let name = RemoteLayout.BundleName(first: export.firstSequence, last: export.lastSequence)
+        let key = layout.bundleKey(device, name)
+        try client.upload(file: file.path, to: key, progress: progress)
+        try beforeHead()
+        let newHead = RemoteHead(device: device, sentThrough: sentThrough, latest: name)
+        try client.put(headKey, body: try newHead.encoded(syncRoot: syncRoot))
+        summary.object = key
+        return summary
+    }
+
+    /// Downloads and imports, device by device and in order, every bundle the other devices have
+    /// pushed to `remote` since this vault's last pull from it.
+    ///
+    /// Each bundle is verified whole before any of its records is applied, and applied with last
+    /// writer wins, so pulls in any order converge and a repeated pull changes nothing. Bundles
+    /// without a head covering them (a push still running or killed) are not seen.
+    ///
+    /// - Parameters:
+    ///   - remote: The object store and prefix.
+    ///   - progress: Called with the bytes downloaded so far.
+    /// - Throws: ``CofferError`` `.decode` naming the object for a damaged bundle or head (bundles
+    ///   applied before it stay applied; the damaged one changes nothing), and the errors of
+    ///   ``push(to:progress:)-3ly5``.
+    @discardableResult
+    public func pull(from remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> PullSummary {
+        try checkOpen()
+        let syncRoot = try unlockedRoots().sync
+        let client = S3Client(remote)
+        let layout = RemoteLayout(location: remote.location)
+        let cursors = PulledCursors(schema: schema, remote: remote.identity)
+        let environment = environment
+        let applied = try storage("reading how far this vault has pulled") {
+            try environment.read { txn in try cursors.load(in: txn) }
+        }
+        var summary = PullSummary(remote: remote.location.description)
+        let devices = layout.devices(in: try client.list(prefix: layout.listingPrefix))
+        for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
+        where device != deviceID && objects.hasHead {
+            let headKey = layout.headKey(device)
+            guard let bytes = try client.get(headKey) else { continue }
+            let head = try RemoteHead(decoding: bytes, key: headKey, expectedDevice: device, syncRoot: syncRoot)
+            summary.devices += 1
+            var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
+            // A push with no new change but chunks others asked for, or requests of its own, is named
+            // past its last change and replaced by the next such push: applied once per object.
+            let latest = head.latest
+            let latestTag = objects.etags[latest] ?? ""
+            let answered = try storage("reading how far this vault has pulled") {
+                try environment.read { txn in try cursors.answer(of: device, in: txn) }
+            }
+            if latest.first > latest.last, latest.last >= applied[device] ?? 0, objects.bundles.contains(latest),
+                !due.contains(latest), latestTag.isEmpty || latestTag != answered
+            {
+                due.append(latest)
+            }
+            for name in due.sorted() {
+                let key = layout.bundleKey(device, name)
+                let before = summary.bytes
+                let imported = try pullBundle(key, from: client, expecting: (device, name)) { bytes in
+                    progress?(before + bytes)
+                }
+                summary.bundles.append(PulledBundle(object: key, imported: imported))
+                summary.applied.add(imported.applied)
+                summary.bytes += imported.bytes
+                try storage("recording the pull of \(key)") {
+                    try environment.write { txn in
+                        try cursors.record(device, through: name.last, in: txn)
+                        if name == latest, latest.first > latest.last {
+                            try cursors.recordAnswer(latestTag, of: device, in: txn)
+                        }
+                    }
+                }
+            }
+        }
+        return summary
+    }
+
+    /// Downloads one bundle object to a temporary file, checks that its header matches its name, and
+    /// imports it.
+    private func pullBundle(
+        _ key: String,
+        from client: S3Client,
+        expecting: (device: UUID, name: RemoteLayout.BundleName),
+        progress: @escaping SyncProgress
+    ) throws(CofferError) -> ImportSummary {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-pull-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try client.download(key, to: file.path)
+        do throws(CofferError) {
+            let input = try InputFile(path: file.path)
+            var source = FileDescriptorSource(descriptor: input.descriptor)
+            let header = try BundleHeader.read(from: &source).0
+            guard header.deviceID == expecting.device, header.firstSequence == expecting.name.first,
+                header.lastSequence == expecting.name.last
+            else {
+                throw CofferError(
+                    .decode,
+                    "its header says device \(header.deviceID.uuidString.lowercased()), changes "
+                        + "\(header.firstSequence)-\(header.lastSequence), which its name does not"
+                )
+            }
+            return try self.import(from: file, progress: progress)
+        } catch {
+            throw CofferError(error.code, "bundle object \(key) was refused: \(error.message)", underlying: error)
+        }
+    }
+
+    /// Creates a vault in `directory` that joins the sync group whose devices push to `remote`, then
+    /// pulls everything they have pushed.
+    ///
+    /// `passphrase` must be the passphrase of one of those vaults (at its latest push); it then
+    /// protects the new vault too. On any error nothing is left in `directory`.
+    ///
+    /// - Returns: The new vault, unlocked, and what the pull did.
+    /// - Throws: ``CofferError`` `.param` when no device has pushed to `remote` yet, `.authFailed`
+    ///   when the passphrase opens none of the pushed join blocks, `.vaultExists` if `directory` is
+    ///   not empty, and the errors of ``pull(from:progress:)-9hw5d``.
+    public static func join(
+        remote: S3Remote,
+        at directory: URL,
+        passphrase: Passphrase,
+        configuration: Configuration = Configuration(),
+        progress: SyncProgress? = nil
+    ) throws(CofferError) -> (vault: Vault, summary: PullSummary) {
+        let client = S3Client(remote)
+        let layout = RemoteLayout(location: remote.location)
+        let devices = layout.devices(in: try client.list(prefix: layout.listingPrefix))
+        var group: JoinedGroup?
+        var refusal: CofferError?
+        for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where objects.hasHead {
+            // The newest bundle carries the join block under the device's current passphrase.
+            guard let newest = objects.bundles.max() else { continue }
+            var source = DataSource(try client.getPrefix(layout.bundleKey(device, newest), count: 64 << 10))
+            let header = try BundleHeader.read(from: &source).0
+            guard !header.joinBlock.isEmpty else { continue }
+            do {
+                let syncRoot = try JoinBlock(decoding: header.joinBlock)
+                    .syncRoot(passphrase: passphrase, syncGroupID: header.syncGroupID)
+                group = JoinedGroup(id: header.syncGroupID, syncRoot: syncRoot)
+                break
+            } catch  where error.code == .authFailed {
+                refusal = error
+            }
+        }
+        guard let group else {
+            throw refusal
+                ?? CofferError(
+                    .param,
+                    "no vault has pushed to \(remote.location) yet, so there is nothing to join; run coffer push "
+                        + "there from a vault of the group first"
+                )
+        }
+        return try createJoined(at: directory, passphrase: passphrase, configuration: configuration, group: group) {
+            vault throws(CofferError) in try vault.pull(from: remote, progress: progress)
+        }
+    }
+}

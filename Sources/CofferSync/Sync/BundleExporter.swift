@@ -1,0 +1,244 @@
+/// Writes the frames of one export from one read transaction (a consistent view of the vault):
+/// everything syncable (a full export), or what changed after a peer's cursor (an incremental one).
+///
+/// Only records whose stored header says `syncable` are ever written, checked here for every record
+/// and chunk, so a device-bound record cannot reach a bundle even through a damaged change log.
+package struct BundleExporter<Sink: ByteSink> {
+    package let txn: Transaction
+    package let environment: Environment
+    package let schema: Schema
+    package let keys: KeyRing
+    package let coder: ChunkRecord.Coder
+    package var writer: BundleStreamWriter<Sink>
+    private(set) var summary = ExportSummary()
+    private var chunkFrames: UInt64 = 0
+    private var recordFrames: UInt64 = 0
+    /// Chunks written so far, when not all were (an incremental export), so a requested chunk goes once.
+    private var written: Set<[UInt8]> = []
+    private var wroteEveryChunk = false
+
+    package init(
+        txn: Transaction,
+        environment: Environment,
+        schema: Schema,
+        keys: KeyRing,
+        writer: BundleStreamWriter<Sink>
+    ) throws(CofferError) {
+        self.txn = txn
+        self.environment = environment
+        self.schema = schema
+        self.keys = keys
+        self.writer = writer
+        coder = try ChunkRecord.Coder()
+    }
+
+    /// Writes every syncable chunk, then every syncable record and deletion.
+    package mutating func writeEverything() throws {
+        try txn.forEach(in: schema.chunks) { key, value in
+            if Self.scope(ofChunk: value) == .syncable { try writeChunk(id: key, record: value) }
+            return true
+        }
+        wroteEveryChunk = true
+        try txn.forEach(in: schema.versions) { key, value in
+            let (kind, id) = try Self.decodeVersionKey(key)
+            try writeRecord(kind, id: id, entry: try VersionEntry(decoding: value))
+            return true
+        }
+        summary.deviceBoundLeftBehind = try countDeviceBound()
+    }
+
+    /// Writes the records changed after `cursor` (once each, in their latest version) and the
+    /// chunks their manifests need that the peer cannot hold yet: those stored at or after `cursor`
+    /// (see ``ChunkStore/References``).
+    package mutating func writeChanges(after cursor: UInt64) throws {
+        var changed: [[UInt8]] = []
+        var seen: Set<[UInt8]> = []
+        try ChangeLog.forEach(after: cursor, in: txn, schema: schema) { _, kind, id in
+            let key = VersionEntry.key(kind.record, id: id)
+            if seen.insert(key).inserted { changed.append(key) }
+            return true
+        }
+        var considered: Set<[UInt8]> = []
+        for key in changed {
+            let (kind, id) = try Self.decodeVersionKey(key)
+            guard let entry = try VersionEntry.load(kind, id: id, in: txn, schema: schema) else {
+                throw CofferError(.decode, "a changed \(kind.noun) has no version entry; the vault is damaged")
+            }
+            if !entry.isDeleted {
+                try forEachReference(kind, id: id) { (chunkID) throws(CofferError) in
+                    guard considered.insert(chunkID).inserted else { return }
+                    try storage("exporting") {
+                        guard let references = try ChunkStore(schema: schema).references(of: chunkID, in: txn) else {
+                            throw CofferError(
+                                .decode,
+                                "a chunk of a changed \(kind.noun) is missing; run coffer verify"
+                            )
+                        }
+                        if references.born >= cursor {
+                            try txn.withValue(schema.chunks, key: chunkID) { try writeChunk(id: chunkID, record: $0) }
+                        }
+                    }
+                }
+            }
+            try writeRecord(kind, id: id, entry: entry)
+        }
+    }
+
+    /// Ends the stream with the end frame and returns the sink.
+    /// Writes the chunks other devices asked for that this vault holds (and the bundle lacks so far),
+    /// then this vault's own request: the chunks its held records lack (a want frame), if any.
+    package mutating func writeRequests() throws {
+        let held = HeldRecords(schema: schema)
+        let chunks = ChunkStore(schema: schema)
+        let requests = SyncRequests(schema: schema)
+        for (_, ids) in try requests.wanted(in: txn) {
+            guard !wroteEveryChunk else { continue }
+            for id in ids where !written.contains(id) {
+                guard try chunks.contains(id, in: txn) else { continue }
+                try txn.withValue(schema.chunks, key: id) { (record) throws in
+                    if Self.scope(ofChunk: record) == .syncable { try writeChunk(id: id, record: record) }
+                }
+            }
+        }
+        var wanted: [[UInt8]] = []
+        var seen: Set<[UInt8]> = []
+        let missing = MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
+        for record in try held.all(in: txn) {
+            for id in try missing.of(record.kind, id: record.id, stored: record.stored) where seen.insert(id).inserted {
+                wanted.append(id)
+            }
+        }
+        if !wanted.isEmpty {
+            try write(BundleFrame.want(chunkIDs: wanted).encoded)
+            summary.wantedChunks = wanted.count
+        }
+        let gaps = try requests.gaps(in: txn)
+        if !gaps.isEmpty {
+            try write(BundleFrame.resend(gaps).encoded)
+            summary.resendRequests = gaps.count
+        }
+    }
+
+    package mutating func finish() throws(CofferError) -> Sink {
+        try write(BundleFrame.end(chunks: chunkFrames, records: recordFrames).encoded)
+        return try writer.finish()
+    }
+
+    // MARK: Frames
+
+    private mutating func writeChunk(id: some Collection<UInt8>, record: UnsafeRawBufferPointer) throws(CofferError) {
+        guard Self.scope(ofChunk: record) == .syncable else {
+            throw CofferError(.internalError, "an export reached a device-bound chunk; nothing was written")
+        }
+        // Straight from the map into the stream: the frame header, the id, the record as stored.
+        try writeFrameHeader(type: 1, bodyLength: 32 + record.count)
+        try write(Array(id))
+        try writer.write(record)
+        if !wroteEveryChunk { written.insert(Array(id)) }
+        chunkFrames += 1
+        summary.chunks += 1
+        // Every chunk read maps pages of the map (whole folios on this kernel); dropping them every few
+        // chunks keeps resident memory bounded however large the export (see Environment).
+        txn.noteScatteredTouch()
+    }
+
+    private mutating func writeRecord(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry) throws {
+        let prefix = [kind.rawValue] + id + entry.encoded
+        if entry.isDeleted {
+            try writeFrameHeader(type: 2, bodyLength: prefix.count)
+            try write(prefix)
+        } else {
+            let found: Void? = try txn.withValue(table(kind), key: id) { (stored) throws in
+                guard Self.scope(of: kind, stored: stored) == .syncable else {
+                    throw CofferError(
+                        .internalError,
+                        "a \(kind.noun) logged as syncable is stored device-bound; it was not exported"
+                    )
+                }
+                try writeFrameHeader(type: 2, bodyLength: prefix.count + stored.count)
+                try write(prefix)
+                try writer.write(stored)
+            }
+            guard found != nil else {
+                throw CofferError(.decode, "a syncable \(kind.noun) recorded as live is missing; the vault is damaged")
+            }
+        }
+        recordFrames += 1
+        summary.records.count(kind, deleted: entry.isDeleted)
+        // Records are looked up at scattered places too: a million of them would otherwise keep
+        // gigabytes of the map's pages mapped (see writeChunk).
+        txn.noteScatteredTouch()
+    }
+
+    private mutating func writeFrameHeader(type: UInt8, bodyLength: Int) throws(CofferError) {
+        var header = BinaryWriter()
+        header.write(type)
+        header.write(UInt32(bodyLength))
+        try write(header.bytes)
+    }
+
+    private mutating func write(_ bytes: [UInt8]) throws(CofferError) {
+        try bytes.withBytes { (raw) throws(CofferError) in try writer.write(raw) }
+    }
+
+    // MARK: Records
+
+    private func table(_ kind: SyncRecordKind) -> Table {
+        switch kind {
+        case .item: return schema.items
+        case .blob: return schema.blobs
+        case .snapshot: return schema.snapshots
+        }
+    }
+
+    /// Calls `body` with each chunk a live blob or snapshot references (items reference none).
+    private func forEachReference(
+        _ kind: SyncRecordKind,
+        id: [UInt8],
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws {
+        switch kind {
+        case .item:
+            return
+        case .blob:
+            let store = BlobStore(schema: schema)
+            guard let manifest = try store.manifest(id: id, keys: keys, cipher: coder.cipher, in: txn) else { return }
+            let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+            try store.forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn, body)
+        case .snapshot:
+            let store = SnapshotStore(environment: environment, schema: schema, keys: keys)
+            guard let record = try store.record(id: id, cipher: coder.cipher, in: txn) else { return }
+            try store.forEachReference(of: record, in: txn, coder: coder, body)
+        }
+    }
+
+    private func countDeviceBound() throws -> Int {
+        var count = 0
+        for kind in SyncRecordKind.allCases {
+            try txn.forEach(in: table(kind)) { _, stored in
+                if Self.scope(of: kind, stored: stored) == .deviceBound { count += 1 }
+                return true
+            }
+        }
+        return count
+    }
+
+    /// The scope in a stored record's clear header: byte 2 of an item record, byte 1 of a manifest.
+    package static func scope(of kind: SyncRecordKind, stored: UnsafeRawBufferPointer) -> SyncScope? {
+        let offset = kind == .item ? 2 : 1
+        return stored.count > offset ? SyncScope(code: stored[offset]) : nil
+    }
+
+    /// The scope in a chunk record's clear header (byte 1).
+    package static func scope(ofChunk stored: UnsafeRawBufferPointer) -> SyncScope? {
+        stored.count > 1 ? SyncScope(code: stored[1]) : nil
+    }
+
+    package static func decodeVersionKey(_ key: some Collection<UInt8>) throws(CofferError) -> (SyncRecordKind, [UInt8])
+    {
+        guard let kind = key.first.flatMap(SyncRecordKind.init(rawValue:)), key.count == 1 + kind.idLength else {
+            throw CofferError(.decode, "a record version key is malformed; the vault is damaged")
+        }
+        return (kind, Array(key.dropFirst()))
+    }
+}

@@ -1,0 +1,195 @@
+/// One framed record inside a bundle's stream (docs/FORMAT.md, "Bundle records"):
+///
+/// ```
+/// frame   = type (1) ‖ body length (UInt32) ‖ body
+/// chunk   (type 1): chunk id (32) ‖ the chunk record as stored
+/// record  (type 2): kind (1) ‖ record id (32, or 16 for a snapshot) ‖ stamp (UInt64) ‖ device id (16)
+///                   ‖ state (1 live, 0 deleted) ‖ the record as stored (live only)
+/// end     (type 3): chunk frames (UInt64) ‖ record frames (UInt64)
+/// ```
+///
+/// Records and chunks travel exactly as stored, still sealed under sync-root keys; the frame adds only
+/// what import needs to place them and to decide which version wins. The end frame closes the stream:
+/// a reader refuses a stream without one, or with anything after it, or whose counts disagree.
+package enum BundleFrame: Equatable {
+    /// A chunk record, copied as stored.
+    case chunk(id: [UInt8], record: [UInt8])
+    /// A syncable record and its version; `stored` is empty for a deletion (a tombstone).
+    case record(SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8])
+    /// The end of the stream, with how many frames of each type came before it.
+    case end(chunks: UInt64, records: UInt64)
+    /// Chunks the exporting device lacks for records it holds back (``HeldRecords``): whoever has
+    /// them sends them in its next bundle. Written only when there are some, after the records.
+    case want(chunkIDs: [[UInt8]])
+    /// Devices whose changes the exporting device has a gap in (a bundle of theirs was lost): each
+    /// device named resends its changes after the sequence given in its next bundle.
+    case resend([ResendRequest])
+
+    package static let headerSize = 5
+    /// The largest body a reader accepts: a chunk of the largest declared size, sealed, with its id.
+    package static let maximumBodySize = (16 << 20) + 1024
+
+    private enum FrameType: UInt8 {
+        case chunk = 1
+        case record = 2
+        case end = 3
+        case want = 4
+        case resend = 5
+    }
+
+    /// The frame as written: header and body.
+    package var encoded: [UInt8] {
+        var body = BinaryWriter()
+        let type: FrameType
+        switch self {
+        case .chunk(let id, let record):
+            type = .chunk
+            body.write(raw: id)
+            body.write(raw: record)
+        case .record(let kind, let id, let entry, let stored):
+            type = .record
+            body.write(kind.rawValue)
+            body.write(raw: id)
+            body.write(raw: entry.encoded)
+            body.write(raw: stored)
+        case .want(let ids):
+            type = .want
+            body.write(UInt32(ids.count))
+            for id in ids { body.write(raw: id) }
+        case .resend(let requests):
+            type = .resend
+            body.write(UInt32(requests.count))
+            for request in requests {
+                body.write(raw: request.device)
+                body.write(request.after)
+            }
+        case .end(let chunks, let records):
+            type = .end
+            body.write(chunks)
+            body.write(records)
+        }
+        var frame = BinaryWriter()
+        frame.write(type.rawValue)
+        frame.write(UInt32(body.bytes.count))
+        frame.write(raw: body.bytes)
+        return frame.bytes
+    }
+
+    /// Decodes one frame's body.
+    ///
+    /// - Throws: ``CofferError`` `.decode` naming what is wrong.
+    package static func decode(type code: UInt8, body: [UInt8]) throws(CofferError) -> BundleFrame {
+        guard let type = FrameType(rawValue: code) else {
+            throw CofferError(
+                .decode,
+                "the bundle holds a record of unknown type \(code); it is damaged or newer than this Coffer"
+            )
+        }
+        var reader = BinaryReader(body, what: "a bundle record")
+        switch type {
+        case .chunk:
+            let id = try reader.readBytes(32)
+            return .chunk(id: id, record: Array(body.dropFirst(32)))
+        case .record:
+            let code = try reader.readUInt8()
+            guard let kind = SyncRecordKind(rawValue: code) else {
+                throw CofferError(.decode, "the bundle holds a record of unknown kind \(code)")
+            }
+            let id = try reader.readBytes(kind.idLength)
+            let entry = try VersionEntry(decoding: try reader.readBytes(VersionEntry.encodedSize))
+            let stored = Array(body.dropFirst(1 + kind.idLength + VersionEntry.encodedSize))
+            guard entry.isDeleted == stored.isEmpty else {
+                throw CofferError(
+                    .decode,
+                    "a \(kind.noun) in the bundle is \(entry.isDeleted ? "deleted but carries a record" : "live but carries no record")"
+                )
+            }
+            return .record(kind, id: id, entry: entry, stored: stored)
+        case .want:
+            let count = Int(try reader.readUInt32())
+            guard count * 32 == body.count - 4 else {
+                throw CofferError(.decode, "a bundle's list of wanted chunks has the wrong length")
+            }
+            var ids: [[UInt8]] = []
+            for _ in 0..<count { ids.append(try reader.readBytes(32)) }
+            return .want(chunkIDs: ids)
+        case .resend:
+            let count = Int(try reader.readUInt32())
+            guard count * 24 == body.count - 4 else {
+                throw CofferError(.decode, "a bundle's list of resend requests has the wrong length")
+            }
+            var requests: [ResendRequest] = []
+            for _ in 0..<count {
+                requests.append(ResendRequest(device: try reader.readBytes(16), after: try reader.readUInt64()))
+            }
+            return .resend(requests)
+        case .end:
+            let chunks = try reader.readUInt64()
+            let records = try reader.readUInt64()
+            try reader.finish()
+            return .end(chunks: chunks, records: records)
+        }
+    }
+}
+
+/// Reads the frames of a bundle's (already authenticated) plaintext stream, one at a time.
+package struct BundleFrameReader<Source: ByteSource> {
+    private var source: Source
+    private var chunks: UInt64 = 0
+    private var records: UInt64 = 0
+    private var ended = false
+
+    package init(source: Source) { self.source = source }
+
+    /// The next chunk or record frame, or `nil` after the end frame (once its counts are checked and
+    /// nothing follows it).
+    ///
+    /// - Throws: ``CofferError`` `.decode` for a malformed frame, a stream that stops before its end
+    ///   frame, or bytes after it.
+    package mutating func next() throws(CofferError) -> BundleFrame? {
+        guard !ended else { return nil }
+        let header = try source.read(upTo: BundleFrame.headerSize)
+        guard header.count == BundleFrame.headerSize else {
+            throw CofferError(.decode, "the bundle's records stop before their end marker; the bundle is incomplete")
+        }
+        let length = Int(header[1...4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard length <= BundleFrame.maximumBodySize else {
+            throw CofferError(.decode, "a bundle record declares \(length) bytes, more than any record can hold")
+        }
+        let body = try source.read(upTo: length)
+        guard body.count == length else {
+            throw CofferError(.decode, "the bundle's records stop inside a record; the bundle is incomplete")
+        }
+        let frame = try BundleFrame.decode(type: header[0], body: body)
+        switch frame {
+        case .chunk: chunks += 1
+        case .record: records += 1
+        case .want, .resend: break
+        case .end(let declaredChunks, let declaredRecords):
+            guard declaredChunks == chunks, declaredRecords == records else {
+                throw CofferError(
+                    .decode,
+                    "the bundle declares \(declaredChunks) chunks and \(declaredRecords) records but holds \(chunks) and \(records)"
+                )
+            }
+            guard try source.read(upTo: 1).isEmpty else {
+                throw CofferError(.decode, "the bundle holds data after its end marker")
+            }
+            ended = true
+            return nil
+        }
+        return frame
+    }
+}
+
+/// A request, carried in a bundle, that `device` resend its changes after sequence `after`: the
+/// exporting vault has a gap in them (a bundle of that device's was lost, or not imported yet).
+package struct ResendRequest: Equatable, Sendable {
+    package let device: [UInt8]
+    package let after: UInt64
+
+    package init(device: [UInt8], after: UInt64) {
+        self.device = device
+        self.after = after
+    }
+}

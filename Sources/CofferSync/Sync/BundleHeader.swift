@@ -1,0 +1,157 @@
+package import Foundation
+
+/// The clear header of a sync bundle (docs/FORMAT.md, "Bundles"). Every segment of the bundle's
+/// stream authenticates the whole header, so changing any field makes the first segment fail.
+///
+/// ```
+/// magic "COFFERBN" (8) ‖ format version (UInt16) ‖ sync group id (16) ‖ source device id (16)
+///   ‖ first sequence (UInt64) ‖ last sequence (UInt64) ‖ salt (32) ‖ nonce prefix (7)
+///   ‖ segment size (UInt32) ‖ join block length (UInt32) ‖ join block
+/// ```
+package struct BundleHeader: Equatable, Sendable {
+    package static let magic = Array("COFFERBN".utf8)
+    package static let version: UInt16 = 1
+    package static let saltSize = 32
+    package static let noncePrefixSize = 7
+    /// Segment sizes a reader accepts (docs/FORMAT.md).
+    package static let segmentSizes = (64 << 10)...(1 << 20)
+    package static let defaultSegmentSize = 256 << 10
+    /// The fixed part, before the join block.
+    package static let fixedSize = 8 + 2 + 16 + 16 + 8 + 8 + saltSize + noncePrefixSize + 4 + 4
+
+    package var syncGroupID: UUID
+    package var deviceID: UUID
+    package var firstSequence: UInt64
+    package var lastSequence: UInt64
+    package var salt: [UInt8]
+    package var noncePrefix: [UInt8]
+    package var segmentSize: Int
+    /// What a new machine needs to join the group (the sync root wrapped under the passphrase's key);
+    /// empty when the bundle carries none.
+    package var joinBlock: [UInt8]
+
+    package init(
+        syncGroupID: UUID,
+        deviceID: UUID,
+        firstSequence: UInt64,
+        lastSequence: UInt64,
+        salt: [UInt8],
+        noncePrefix: [UInt8],
+        segmentSize: Int,
+        joinBlock: [UInt8]
+    ) {
+        self.syncGroupID = syncGroupID
+        self.deviceID = deviceID
+        self.firstSequence = firstSequence
+        self.lastSequence = lastSequence
+        self.salt = salt
+        self.noncePrefix = noncePrefix
+        self.segmentSize = segmentSize
+        self.joinBlock = joinBlock
+    }
+
+    /// A header with fresh random salt and nonce prefix.
+    package static func fresh(
+        syncGroupID: UUID,
+        deviceID: UUID,
+        firstSequence: UInt64,
+        lastSequence: UInt64,
+        segmentSize: Int = defaultSegmentSize,
+        joinBlock: [UInt8] = []
+    ) -> BundleHeader {
+        BundleHeader(
+            syncGroupID: syncGroupID,
+            deviceID: deviceID,
+            firstSequence: firstSequence,
+            lastSequence: lastSequence,
+            salt: SecureRandom.bytes(count: saltSize),
+            noncePrefix: SecureRandom.bytes(count: noncePrefixSize),
+            segmentSize: segmentSize,
+            joinBlock: joinBlock
+        )
+    }
+
+    package var encoded: [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(raw: Self.magic)
+        writer.write(Self.version)
+        writer.write(raw: syncGroupID.bytes)
+        writer.write(raw: deviceID.bytes)
+        writer.write(firstSequence)
+        writer.write(lastSequence)
+        writer.write(raw: salt)
+        writer.write(raw: noncePrefix)
+        writer.write(UInt32(segmentSize))
+        writer.write(UInt32(joinBlock.count))
+        writer.write(raw: joinBlock)
+        return writer.bytes
+    }
+
+    /// Reads a header from the start of `source`.
+    ///
+    /// - Throws: ``CofferError`` `.param` for a file that is not a bundle, `.unsupportedFormat` for a
+    ///   newer version, `.decode` for a truncated or malformed header.
+    package static func read(from source: inout some ByteSource) throws(CofferError) -> (BundleHeader, [UInt8]) {
+        var fixed = try source.read(upTo: fixedSize)
+        guard fixed.count >= magic.count, fixed.starts(with: magic) else {
+            throw CofferError(.param, "this file is not a Coffer bundle (its first bytes are not \"COFFERBN\")")
+        }
+        guard fixed.count == fixedSize else {
+            throw CofferError(.decode, "the bundle is truncated: it ends inside its header")
+        }
+        var reader = BinaryReader(Array(fixed.dropFirst(8)), what: "the bundle header")
+        let version = try reader.readUInt16()
+        guard version == Self.version else {
+            throw CofferError(
+                .unsupportedFormat,
+                "the bundle has format version \(version); this Coffer reads version \(Self.version)"
+            )
+        }
+        let group = try UUID(storedBytes: try reader.readBytes(16), what: "the bundle's sync group id")
+        let device = try UUID(storedBytes: try reader.readBytes(16), what: "the bundle's device id")
+        let first = try reader.readUInt64()
+        let last = try reader.readUInt64()
+        let salt = try reader.readBytes(saltSize)
+        let prefix = try reader.readBytes(noncePrefixSize)
+        let segmentSize = Int(try reader.readUInt32())
+        let joinLength = Int(try reader.readUInt32())
+        guard segmentSizes.contains(segmentSize), joinLength <= 1 << 16, first >= 1, first <= last &+ 1
+        else {
+            throw CofferError(.decode, "the bundle header is malformed (segment size, join block or sequence range)")
+        }
+        let join = try readExactly(joinLength, from: &source)
+        fixed += join
+        let header = BundleHeader(
+            syncGroupID: group,
+            deviceID: device,
+            firstSequence: first,
+            lastSequence: last,
+            salt: salt,
+            noncePrefix: prefix,
+            segmentSize: segmentSize,
+            joinBlock: join
+        )
+        return (header, fixed)
+    }
+
+    package static func readExactly(_ count: Int, from source: inout some ByteSource) throws(CofferError) -> [UInt8] {
+        let bytes = try source.read(upTo: count)
+        guard bytes.count == count else {
+            throw CofferError(.decode, "the bundle is truncated: it ends inside its header")
+        }
+        return bytes
+    }
+
+    /// The key that seals this bundle's stream: HKDF-SHA256(sync root, salt, "coffer/v1/bundle" ‖ group id).
+    package func streamKey(syncRoot: SecureBytes) throws(CofferError) -> SecureBytes {
+        do {
+            return try HKDF.deriveKey(
+                from: syncRoot,
+                salt: salt,
+                info: Array("coffer/v1/bundle".utf8) + syncGroupID.bytes
+            )
+        } catch {
+            throw CofferError(.internalError, "deriving the bundle key failed: \(error)", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,168 @@
+/// Imports one bundle in two phases, so nothing becomes visible before the whole stream verifies:
+///
+/// 1. **Staging**: frames are read as the stream authenticates them. Chunks are stored (or, when
+///    already here, counted once more) under a `pending` write that holds a reference to each, so
+///    `gc` leaves them alone and a failed import releases them; records are kept in `pending` too.
+///    Both go in batches of transactions, so memory stays bounded whatever the bundle's size.
+/// 2. **Commit**: after the last segment and the end frame verify, one transaction applies each
+///    staged record whose version beats this vault's (last writer wins, see ``ImportApplier``) and
+///    whose chunks are all here (in the bundle or already), holds back those that lack some
+///    (``HeldRecords``: asked for in this vault's next bundles), applies records held back before
+///    whose chunks have now arrived, records what the exporting device asks for, and releases the
+///    staging references and entries. Chunks no applied record uses go with them.
+///
+/// Any failure releases what was staged, leaving the vault as it was.
+package struct BundleImporter {
+    package let vault: Vault
+    package let keys: KeyRing
+    /// The exporting device's change sequences the bundle covers (its header's).
+    package let sequences: (first: UInt64, last: UInt64)
+
+    package init(vault: Vault, keys: KeyRing, sequences: (first: UInt64, last: UInt64)) {
+        self.vault = vault
+        self.keys = keys
+        self.sequences = sequences
+    }
+
+    /// Batches of at most this many chunks or bytes are committed together while staging: large
+    /// enough that the commits' flushes do not dominate, small enough to bound memory.
+    private static let batchChunks = 1024
+    private static let batchBytes = 8 << 20
+
+    package func run<Source: ByteSource>(
+        _ frames: inout BundleFrameReader<Source>,
+        summary: ImportSummary
+    ) throws(CofferError) -> ImportSummary {
+        let pending = PendingWrites(schema: vault.schema)
+        let write = PendingWrites.WriteID.random()
+        try storage("starting the import") { try vault.environment.write { txn in try pending.begin(write, in: txn) } }
+        do {
+            var summary = summary
+            var wanted: [[UInt8]] = []
+            var resend: UInt64?
+            try stage(&frames, write: write, summary: &summary, wanted: &wanted, resend: &resend)
+            return try commit(write: write, summary: summary, wanted: wanted, resend: resend)
+        } catch {
+            // Staged chunks and records go; the vault is as it was.
+            _ = try? pending.release(write, store: ChunkStore(schema: vault.schema), environment: vault.environment)
+            throw error
+        }
+    }
+
+    private func stage<Source: ByteSource>(
+        _ frames: inout BundleFrameReader<Source>,
+        write: PendingWrites.WriteID,
+        summary: inout ImportSummary,
+        wanted: inout [[UInt8]],
+        resend: inout UInt64?
+    ) throws(CofferError) {
+        var chunks: [(id: [UInt8], record: [UInt8])] = []
+        var records: [[UInt8]] = []
+        var bytes = 0
+        var batch: UInt32 = 0
+        var recordIndex: UInt32 = 0
+        func flush() throws(CofferError) {
+            guard !chunks.isEmpty || !records.isEmpty else { return }
+            let schema = vault.schema
+            let (chunksToStore, recordsToStage, firstIndex, batchNumber) = (chunks, records, recordIndex, batch)
+            let stored = try storage("staging the bundle") {
+                try vault.environment.write { txn in
+                    let store = ChunkStore(schema: schema)
+                    let pending = PendingWrites(schema: schema)
+                    var stored = 0
+                    for chunk in chunksToStore where try store.retain(chunk.id, sealed: chunk.record, in: txn) {
+                        stored += 1
+                    }
+                    try pending.note(chunksToStore.map(\.id), batch: batchNumber, of: write, in: txn)
+                    for (offset, record) in recordsToStage.enumerated() {
+                        try pending.stage(record, index: firstIndex + UInt32(offset), of: write, in: txn)
+                    }
+                    return stored
+                }
+            }
+            summary.newChunks += stored
+            recordIndex += UInt32(records.count)
+            batch += 1
+            chunks.removeAll(keepingCapacity: true)
+            records.removeAll(keepingCapacity: true)
+            bytes = 0
+        }
+        while let frame = try frames.next() {
+            switch frame {
+            case .chunk(let id, let record):
+                try ChunkRecord.checkHeader(record, scope: .syncable)
+                chunks.append((id, record))
+                bytes += record.count
+                summary.chunks += 1
+            case .record:
+                let encoded = frame.encoded
+                records.append(Array(encoded.dropFirst(BundleFrame.headerSize)))
+                bytes += encoded.count
+            case .want(let chunkIDs):
+                wanted = chunkIDs
+            case .resend(let requests):
+                resend = requests.first { $0.device == vault.deviceID.bytes }?.after
+            case .end:
+                break  // never returned: the reader checks the end frame and then returns nil
+            }
+            if chunks.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
+        }
+        try flush()
+    }
+
+    private func commit(
+        write: PendingWrites.WriteID,
+        summary: ImportSummary,
+        wanted: [[UInt8]],
+        resend: UInt64?
+    ) throws(CofferError) -> ImportSummary {
+        let sequences = self.sequences
+        let vault = vault
+        let keys = keys
+        let keychain = Keychain(vault: vault, accessGroups: nil, authenticationHandler: nil)
+        return try storage("applying the bundle") {
+            try vault.environment.write { txn in
+                var applier = try ImportApplier(
+                    txn: txn,
+                    vault: vault,
+                    keys: keys,
+                    keychain: keychain,
+                    summary: summary
+                )
+                let pending = PendingWrites(schema: vault.schema)
+                try pending.forEachStagedRecord(of: write, in: txn) { body in
+                    guard
+                        case .record(let kind, let id, let entry, let stored) = try BundleFrame.decode(
+                            type: 2,
+                            body: body
+                        )
+                    else { throw CofferError(.internalError, "a staged import record is not a record") }
+                    try applier.apply(kind, id: id, entry: entry, stored: stored, body: body)
+                }
+                // Records held back before may be complete now, with this bundle's chunks.
+                try applier.applyHeld()
+                // What the exporting device asked for replaces what it asked before. (A vault's own
+                // bundle, imported back, says nothing new.)
+                let requests = SyncRequests(schema: vault.schema)
+                let source = summary.sourceDevice.bytes
+                guard source != vault.deviceID.bytes else {
+                    try pending.abandon(write, store: ChunkStore(schema: vault.schema), in: txn)
+                    return applier.summary
+                }
+                try requests.recordWanted(wanted, by: source, in: txn)
+                try requests.recordResend(resend, for: source, in: txn)
+                // A bundle that starts past what arrived before leaves a gap: asked for again.
+                let gap = try requests.noteImported(from: source, first: sequences.first, last: sequences.last, in: txn)
+                if let gap {
+                    try requests.recordGap(gap, of: source, in: txn)
+                } else if let open = try requests.gaps(in: txn).first(where: { $0.device == source }),
+                    sequences.first <= open.after + 1
+                {
+                    try requests.recordGap(nil, of: source, in: txn)
+                }
+                try pending.abandon(write, store: ChunkStore(schema: vault.schema), in: txn)
+                return applier.summary
+            }
+        }
+    }
+}
