@@ -46,4 +46,41 @@ package struct ContentStore {
             }
         )
     }
+
+    /// Visits the references of one chunk list, as far as the chunks here let it see: its list
+    /// chunks, and the entries of those that are here; `visit` says whether a chunk is here, and
+    /// `each` sees every entry met, in order, and whether it is here. A missing list chunk hides its
+    /// entries, so `each` hears of a gap as the first of them would be missed. Appends the chunks that
+    /// are not here to `missing`.
+    package func walkReferences(
+        of list: ChunkList,
+        keys chunkKeys: ChunkKeys,
+        coder: ChunkRecord.Coder,
+        in txn: Transaction,
+        visit: ([UInt8]) throws(CofferError) -> Bool,
+        missing: inout [[UInt8]],
+        each: (ChunkEntry, _ isHere: Bool) throws(CofferError) -> Void = { _, _ in }
+    ) throws {
+        var absent: [[UInt8]] = []
+        try list.forEachEntry(
+            loadListChunk: { (reference) throws(CofferError) in
+                guard try visit(reference.id) else {
+                    absent.append(reference.id)
+                    // Its entries are unknown: a reader of the list's content must stop here.
+                    try each(ChunkEntry(id: reference.id, length: 0), false)
+                    return []
+                }
+                return try storage("reading a chunk list") {
+                    try listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
+                }
+            },
+            { (entry, _) throws(CofferError) in
+                let here = try visit(entry.id)
+                if !here { absent.append(entry.id) }
+                try each(entry, here)
+                return true
+            }
+        )
+        missing += absent
+    }
 }

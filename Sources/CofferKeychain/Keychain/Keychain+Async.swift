@@ -4,7 +4,7 @@ import Dispatch
 /// dispatch queue, so LMDB's blocking I/O and scrypt never occupy a thread of Swift's cooperative pool,
 /// and no transaction ever spans a suspension point.
 extension Keychain {
-    /// Adds an item; see ``add(_:)-mlvj``.
+    /// Adds an item; see ``add(_:)-1xnau``.
     public func add(_ item: KeychainItem) async throws(KeychainError) {
         try await offload { () throws(KeychainError) in try self.add(item) }
     }

@@ -8,7 +8,7 @@ extension Keychain {
     ///
     /// - Returns: How many items were updated.
     /// - Throws: ``KeychainError`` `.itemNotFound` when nothing matches, `.duplicateItem` when the
-    ///   change would give two items the same primary key, plus the errors of ``add(_:)-mlvj``.
+    ///   change would give two items the same primary key, plus the errors of ``add(_:)-1xnau``.
     @discardableResult
     public func update(_ query: ItemQuery, with changes: ItemUpdate) throws(KeychainError) -> Int {
         if let group = changes.attributes.accessGroup { try checkEntitled(group) }

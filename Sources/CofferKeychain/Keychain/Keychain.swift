@@ -49,7 +49,7 @@ public final class Keychain: Sendable {
 
     /// Adds several items in one transaction: all of them, or (on any error) none.
     ///
-    /// - Throws: As ``add(_:)-mlvj``; `.duplicateItem` also when two of `items` share a primary key.
+    /// - Throws: As ``add(_:)-1xnau``; `.duplicateItem` also when two of `items` share a primary key.
     public func add(contentsOf items: [KeychainItem]) throws(KeychainError) {
         let session = try KeychainSession(self)
         let now = Date()
@@ -81,7 +81,7 @@ public final class Keychain: Sendable {
     /// Adds the item, or replaces the item with the same primary key, atomically. A replaced item keeps
     /// its creation date.
     ///
-    /// - Throws: As ``add(_:)-mlvj``, except `.duplicateItem`.
+    /// - Throws: As ``add(_:)-1xnau``, except `.duplicateItem`.
     public func upsert(_ item: KeychainItem) throws(KeychainError) {
         let session = try KeychainSession(self)
         let resolved = try resolve(item, session: session)

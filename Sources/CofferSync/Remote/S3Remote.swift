@@ -1,8 +1,8 @@
 public import Foundation
 
 /// An S3-compatible object store and the place in it where a sync group exchanges bundles: what
-/// ``Vault/push(to:progress:)-3ly5``, ``Vault/pull(from:progress:)-9hw5d`` and
-/// ``Vault/join(remote:at:passphrase:configuration:progress:)-1yiyq`` take.
+/// ``Vault/push(to:progress:)-4qpe7``, ``Vault/pull(from:progress:)-1vcpy`` and
+/// ``Vault/join(remote:at:passphrase:configuration:progress:)-6ryzj`` take.
 ///
 /// ```swift
 /// // AWS S3: region from AWS_REGION, virtual-hosted addressing

@@ -35,7 +35,7 @@ extension Vault {
         try push(to: remote, progress: progress, beforeHead: {})
     }
 
-    /// ``push(to:progress:)-3ly5`` with a hook between the bundle's upload and the head's, where tests stop
+    /// ``push(to:progress:)-4qpe7`` with a hook between the bundle's upload and the head's, where tests stop
     /// a push the way a crash would.
     package func push(
         to remote: S3Remote,
@@ -93,7 +93,7 @@ extension Vault {
     ///   - progress: Called with the bytes downloaded so far.
     /// - Throws: ``CofferError`` `.decode` naming the object for a damaged bundle or head (bundles
     ///   applied before it stay applied; the damaged one changes nothing), and the errors of
-    ///   ``push(to:progress:)-3ly5``.
+    ///   ``push(to:progress:)-4qpe7``.
     @discardableResult
     public func pull(from remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> PullSummary {
         try checkOpen()
@@ -187,7 +187,7 @@ extension Vault {
     /// - Returns: The new vault, unlocked, and what the pull did.
     /// - Throws: ``CofferError`` `.param` when no device has pushed to `remote` yet, `.authFailed`
     ///   when the passphrase opens none of the pushed join blocks, `.vaultExists` if `directory` is
-    ///   not empty, and the errors of ``pull(from:progress:)-9hw5d``.
+    ///   not empty, and the errors of ``pull(from:progress:)-1vcpy``.
     public static func join(
         remote: S3Remote,
         at directory: URL,

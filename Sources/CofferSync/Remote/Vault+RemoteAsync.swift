@@ -4,13 +4,13 @@ public import Foundation
 /// global dispatch queue, so network, file and LMDB I/O never occupy a thread of Swift's cooperative
 /// pool.
 extension Vault {
-    /// Uploads this vault's changes to `remote`; see ``push(to:progress:)-3ly5``.
+    /// Uploads this vault's changes to `remote`; see ``push(to:progress:)-4qpe7``.
     @discardableResult
     public func push(to remote: S3Remote, progress: SyncProgress? = nil) async throws(CofferError) -> PushSummary {
         try await offload { () throws(CofferError) in try self.push(to: remote, progress: progress) }
     }
 
-    /// Applies the other devices' new bundles from `remote`; see ``pull(from:progress:)-9hw5d``.
+    /// Applies the other devices' new bundles from `remote`; see ``pull(from:progress:)-1vcpy``.
     @discardableResult
     public func pull(from remote: S3Remote, progress: SyncProgress? = nil) async throws(CofferError) -> PullSummary {
         try await offload { () throws(CofferError) in try self.pull(from: remote, progress: progress) }

@@ -9,6 +9,7 @@ package struct BundleExporter<Sink: ByteSink> {
     package let schema: Schema
     package let keys: KeyRing
     package let coder: ChunkRecord.Coder
+    private let tiers: SyncTiers
     package var writer: BundleStreamWriter<Sink>
     private(set) var summary = ExportSummary()
     private var chunkFrames: UInt64 = 0
@@ -29,7 +30,9 @@ package struct BundleExporter<Sink: ByteSink> {
         self.schema = schema
         self.keys = keys
         self.writer = writer
-        coder = try ChunkRecord.Coder()
+        let coder = try ChunkRecord.Coder()
+        self.coder = coder
+        tiers = SyncTiers(environment: environment, schema: schema, keys: keys, coder: coder)
     }
 
     /// Writes every syncable chunk, then every syncable record and deletion.
@@ -102,7 +105,7 @@ package struct BundleExporter<Sink: ByteSink> {
         }
         var wanted: [[UInt8]] = []
         var seen: Set<[UInt8]> = []
-        let missing = MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
+        let missing = MissingChunks(txn: txn, schema: schema, tiers: tiers)
         for record in try held.all(in: txn) {
             for id in try missing.of(record.kind, id: record.id, stored: record.stored) where seen.insert(id).inserted {
                 wanted.append(id)
@@ -183,13 +186,7 @@ package struct BundleExporter<Sink: ByteSink> {
 
     // MARK: Records
 
-    private func table(_ kind: SyncRecordKind) -> Table {
-        switch kind {
-        case .item: return schema.items
-        case .blob: return schema.blobs
-        case .snapshot: return schema.snapshots
-        }
-    }
+    private func table(_ kind: SyncRecordKind) -> Table { tiers[kind].table }
 
     /// Calls `body` with each chunk a live blob or snapshot references (items reference none).
     private func forEachReference(
@@ -197,19 +194,7 @@ package struct BundleExporter<Sink: ByteSink> {
         id: [UInt8],
         _ body: ([UInt8]) throws(CofferError) -> Void
     ) throws {
-        switch kind {
-        case .item:
-            return
-        case .blob:
-            let store = BlobStore(schema: schema)
-            guard let manifest = try store.manifest(id: id, keys: keys, cipher: coder.cipher, in: txn) else { return }
-            let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
-            try store.forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn, body)
-        case .snapshot:
-            let store = SnapshotStore(environment: environment, schema: schema, keys: keys)
-            guard let record = try store.record(id: id, cipher: coder.cipher, in: txn) else { return }
-            try store.forEachReference(of: record, in: txn, coder: coder, body)
-        }
+        try tiers[kind].forEachReference(id: id, in: txn, body)
     }
 
     private func countDeviceBound() throws -> Int {

@@ -12,13 +12,10 @@ package struct ImportApplier {
     package let keychain: Keychain
     package let session: KeychainSession
     package let coder: ChunkRecord.Coder
+    private let tiers: SyncTiers
     private(set) var summary: ImportSummary
 
     private var schema: Schema { vault.schema }
-    private var blobStore: BlobStore { BlobStore(schema: vault.schema) }
-    private var snapshotStore: SnapshotStore {
-        SnapshotStore(environment: vault.environment, schema: vault.schema, keys: keys)
-    }
 
     package init(
         txn: Transaction,
@@ -32,8 +29,17 @@ package struct ImportApplier {
         self.keys = keys
         self.keychain = keychain
         self.summary = summary
-        session = try KeychainSession(keychain)
-        coder = try ChunkRecord.Coder()
+        let session = try KeychainSession(keychain)
+        let coder = try ChunkRecord.Coder()
+        self.session = session
+        self.coder = coder
+        tiers = SyncTiers(
+            environment: vault.environment,
+            schema: vault.schema,
+            keys: keys,
+            coder: coder,
+            keychain: (keychain, session)
+        )
     }
 
     /// Applies one record if its version wins and everything it needs is here; holds it back (see
@@ -92,7 +98,7 @@ package struct ImportApplier {
         var taken: [[UInt8]] = []
         var missing: [[UInt8]] = []
         if !record.entry.isDeleted {
-            (taken, missing) = try MissingChunks(txn: txn, schema: schema, keys: keys, coder: coder)
+            (taken, missing) = try MissingChunks(txn: txn, schema: schema, tiers: tiers)
                 .claim(record.kind, id: record.id, stored: record.stored)
         }
         // Only after the claim: releasing first could free a chunk the claim then finds missing.
@@ -120,11 +126,9 @@ package struct ImportApplier {
     /// Puts a winning record in place (its chunk references already taken) and logs it with its
     /// version.
     private mutating func place(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8]) throws {
-        switch kind {
-        case .item: try applyItem(id: id, stored: entry.isDeleted ? nil : stored)
-        case .blob: try applyBlob(id: id, stored: entry.isDeleted ? nil : stored)
-        case .snapshot: try applySnapshot(id: id, stored: entry.isDeleted ? nil : stored)
-        }
+        let outcome = try tiers[kind].install(id: id, stored: entry.isDeleted ? nil : stored, in: txn)
+        summary.keptDeviceBoundBlobs += outcome.renamedDeviceBound.count
+        summary.renamedDeviceBoundBlobs += outcome.renamedDeviceBound
         try ChangeLog.append(
             ChangeLog.Kind(kind, deleted: entry.isDeleted),
             recordID: id,
@@ -133,125 +137,5 @@ package struct ImportApplier {
             schema: schema
         )
         summary.applied.count(kind, deleted: entry.isDeleted)
-    }
-
-    // MARK: Kinds
-
-    private func applyItem(id: [UInt8], stored: [UInt8]?) throws {
-        if let existing = try keychain.loadRecord(id: id, session: session, in: txn) {
-            try keychain.removeRecord(existing, session: session, in: txn, logging: false)
-        }
-        guard let stored else { return }
-        let item = try stored.withBytes { (raw) throws(KeychainError) in
-            let header = try ItemRecord.Header(stored: raw)
-            guard header.scope == .syncable else {
-                throw KeychainError(.decode, "the bundle holds an item that is not syncable; it was refused")
-            }
-            let key = try session.itemKey(header.scope, header.accessibility)
-            return try ItemRecord.open(raw, id: id, header: header, key: key, cipher: session.cipher)
-        }
-        guard try session.index(.syncable).id(of: item) == id else {
-            throw CofferError(
-                .decode,
-                "an item in the bundle does not match its id; the bundle was not made by this sync group"
-            )
-        }
-        try keychain.store(
-            Keychain.PreparedItem(item: item, id: id, record: stored),
-            session: session,
-            in: txn,
-            logging: false
-        )
-    }
-
-    private mutating func applyBlob(id: [UInt8], stored: [UInt8]?) throws {
-        let store = blobStore
-        let existing = try openBlob(id: id)
-        guard let stored else {
-            if let existing {
-                try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
-            }
-            return
-        }
-        let manifest = try stored.withBytes { (raw) throws(CofferError) in
-            try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
-        }
-        guard manifest.scope == .syncable, try BlobManifest.id(of: manifest.name, scope: .syncable, keys: keys) == id
-        else {
-            throw CofferError(.decode, "a blob in the bundle does not match its id or is not syncable; it was refused")
-        }
-        // The new version's references were taken first (``placeOrHold(_:)``): releasing the old
-        // one's cannot free chunks both share.
-        if let existing {
-            try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
-        }
-        // A name is one blob: a device-bound blob of the same name moves aside to a conflict name,
-        // keeping its content, and the synced one takes the name.
-        let deviceID = try BlobManifest.id(of: manifest.name, scope: .deviceBound, keys: keys)
-        if var deviceBound = try openBlob(id: deviceID) {
-            let newName = try conflictName(for: manifest.name)
-            deviceBound.name = newName
-            let newID = try BlobManifest.id(of: newName, scope: .deviceBound, keys: keys)
-            try txn.delete(schema.blobs, key: deviceID)
-            try txn.put(
-                schema.blobs,
-                key: newID,
-                value: try deviceBound.seal(id: newID, keys: keys, cipher: coder.cipher)
-            )
-            summary.keptDeviceBoundBlobs += 1
-            summary.renamedDeviceBoundBlobs.append(newName)
-        }
-        try txn.put(schema.blobs, key: id, value: stored)
-    }
-
-    private mutating func applySnapshot(id: [UInt8], stored: [UInt8]?) throws {
-        let store = snapshotStore
-        let chunks = blobStore.chunks
-        // Gathered first: releasing while reading could free a tree chunk before it is read.
-        var oldReferences: [[UInt8]] = []
-        let existing = try openSnapshot(id: id)
-        if let existing { try store.forEachReference(of: existing, in: txn, coder: coder) { oldReferences.append($0) } }
-        if let stored {
-            let record = try stored.withBytes { (raw) throws(CofferError) in
-                try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
-            }
-            guard record.scope == .syncable else {
-                throw CofferError(.decode, "the bundle holds a snapshot that is not syncable; it was refused")
-            }
-            // Its references were taken first (``placeOrHold(_:)``): releasing the old ones cannot
-            // free chunks both share.
-        }
-        for chunkID in oldReferences { try chunks.release(chunkID, in: txn) }
-        if let stored {
-            try txn.put(schema.snapshots, key: id, value: stored)
-        } else if existing != nil {
-            try txn.delete(schema.snapshots, key: id)
-        }
-    }
-
-    // MARK: Helpers
-
-    /// A free name for a device-bound blob moving aside: `NAME (device-bound N)`.
-    private func conflictName(for name: String) throws -> String {
-        for number in 1...1000 {
-            let candidate = "\(name) (device-bound \(number))"
-            guard (try? BlobManifest.validate(name: candidate)) != nil else { break }
-            let taken = try [SyncScope.deviceBound, .syncable].contains { scope in
-                try openBlob(id: try BlobManifest.id(of: candidate, scope: scope, keys: keys)) != nil
-            }
-            if !taken { return candidate }
-        }
-        throw CofferError(
-            .duplicateItem,
-            "a synced blob '\(name)' arrived, and the device-bound blob of that name cannot be moved aside (no free name); rename it with coffer mv and import again"
-        )
-    }
-
-    private func openBlob(id: [UInt8]) throws -> BlobManifest? {
-        try blobStore.manifest(id: id, keys: keys, cipher: coder.cipher, in: txn)
-    }
-
-    private func openSnapshot(id: [UInt8]) throws -> SnapshotRecord? {
-        try snapshotStore.record(id: id, cipher: coder.cipher, in: txn)
     }
 }

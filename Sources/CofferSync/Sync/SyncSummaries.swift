@@ -119,7 +119,7 @@ public struct ImportSummary: Sendable, Equatable, Codable {
 
 /// A peer this vault exports to, and how far it has been sent.
 public struct SyncPeer: Sendable, Equatable, Codable {
-    /// The name given to ``Vault/export(to:peer:progress:)-cj41``.
+    /// The name given to ``Vault/export(to:peer:progress:)-6p1o1``.
     public let name: String
     /// The change sequence up to which the peer has been sent everything.
     public let sentThrough: UInt64

@@ -179,7 +179,7 @@ extension Vault {
     /// - Returns: The new vault, unlocked, and what the import did.
     /// - Throws: ``CofferError`` `.authFailed` for a wrong passphrase, `.param` for a file that is not
     ///   a bundle or a bundle without a join block, `.vaultExists` if `directory` is not empty, and
-    ///   the errors of ``import(from:progress:)-8s1h0``. On any error nothing is left in `directory`.
+    ///   the errors of ``import(from:progress:)-6f60g``. On any error nothing is left in `directory`.
     public static func join(
         bundle: URL,
         at directory: URL,

@@ -15,7 +15,7 @@ extension Vault {
         try await offload { () throws(CofferError) in try self.export(to: url, peer: peer, progress: progress) }
     }
 
-    /// Imports a bundle; see ``import(from:progress:)-8s1h0``.
+    /// Imports a bundle; see ``import(from:progress:)-6f60g``.
     @discardableResult
     public func `import`(from url: URL, progress: SyncProgress? = nil) async throws(CofferError) -> ImportSummary {
         try await offload { () throws(CofferError) in try self.import(from: url, progress: progress) }

@@ -106,7 +106,13 @@ struct FullDiskTests {
         _ = try sh("head -c 20000000 '\(large.path)' > '\(medium.path)'")
         #expect(try run(["put", "medium", medium.path]).status == 0)
         #expect(try run(["verify", "--read-data"]).status == 0)
-        #expect(FileManager.default.fileExists(atPath: vault + "/space-reserve"), "the reserve is made again")
+        // The reserve, if a clean-up used it, is made again by the next write once the file system has
+        // room for it (pages freed inside data.mdb are not free space outside it).
+        #expect(try run(["item", "add", "--service", "later", "--account", "a", "--value", "v"]).status == 0)
+        var status = statvfs()
+        if statvfs(mountPoint.path, &status) == 0, UInt64(status.f_bfree) * UInt64(status.f_frsize) > 4 << 20 {
+            #expect(FileManager.default.fileExists(atPath: vault + "/space-reserve"), "the reserve is made again")
+        }
     }
 
     @Test(

@@ -1,0 +1,111 @@
+/// The blob tier's side of sync (``SyncedRecords``): a manifest references its list chunks and
+/// content chunks; an imported syncable blob takes its name, moving a device-bound blob of that name
+/// aside to `NAME (device-bound N)`.
+package struct BlobSyncedRecords: SyncedRecords {
+    package let schema: Schema
+    package let keys: KeyRing
+    package let coder: ChunkRecord.Coder
+
+    package init(schema: Schema, keys: KeyRing, coder: ChunkRecord.Coder) {
+        self.schema = schema
+        self.keys = keys
+        self.coder = coder
+    }
+
+    package var kind: SyncRecordKind { .blob }
+    package var table: Table { schema.blobs }
+    private var store: BlobStore { BlobStore(schema: schema) }
+
+    package func forEachReference(
+        id: [UInt8],
+        in txn: Transaction,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws {
+        guard let manifest = try open(id: id, in: txn) else { return }
+        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        try store.forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn, body)
+    }
+
+    package func walkReferences(
+        id: [UInt8],
+        stored: [UInt8],
+        in txn: Transaction,
+        visit: ([UInt8]) throws(CofferError) -> Bool
+    ) throws -> [[UInt8]] {
+        let manifest = try stored.withBytes { (raw) throws(CofferError) in
+            try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
+        }
+        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        var missing: [[UInt8]] = []
+        try store.content.walkReferences(
+            of: manifest.chunks,
+            keys: chunkKeys,
+            coder: coder,
+            in: txn,
+            visit: visit,
+            missing: &missing
+        )
+        return missing
+    }
+
+    package func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome {
+        let store = store
+        let existing = try open(id: id, in: txn)
+        guard let stored else {
+            if let existing {
+                try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
+            }
+            return SyncInstallOutcome()
+        }
+        let manifest = try stored.withBytes { (raw) throws(CofferError) in
+            try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
+        }
+        guard manifest.scope == .syncable, try BlobManifest.id(of: manifest.name, scope: .syncable, keys: keys) == id
+        else {
+            throw CofferError(.decode, "a blob in the bundle does not match its id or is not syncable; it was refused")
+        }
+        // The new version's references were taken first (by the importer's claim): releasing the old
+        // one's cannot free chunks both share.
+        if let existing {
+            try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
+        }
+        // A name is one blob: a device-bound blob of the same name moves aside to a conflict name,
+        // keeping its content, and the synced one takes the name.
+        var outcome = SyncInstallOutcome()
+        let deviceID = try BlobManifest.id(of: manifest.name, scope: .deviceBound, keys: keys)
+        if var deviceBound = try open(id: deviceID, in: txn) {
+            let newName = try conflictName(for: manifest.name, in: txn)
+            deviceBound.name = newName
+            let newID = try BlobManifest.id(of: newName, scope: .deviceBound, keys: keys)
+            try txn.delete(schema.blobs, key: deviceID)
+            try txn.put(
+                schema.blobs,
+                key: newID,
+                value: try deviceBound.seal(id: newID, keys: keys, cipher: coder.cipher)
+            )
+            outcome.renamedDeviceBound.append(newName)
+        }
+        try txn.put(schema.blobs, key: id, value: stored)
+        return outcome
+    }
+
+    /// A free name for a device-bound blob moving aside: `NAME (device-bound N)`.
+    private func conflictName(for name: String, in txn: Transaction) throws -> String {
+        for number in 1...1000 {
+            let candidate = "\(name) (device-bound \(number))"
+            guard (try? BlobManifest.validate(name: candidate)) != nil else { break }
+            let taken = try [SyncScope.deviceBound, .syncable].contains { scope in
+                try open(id: try BlobManifest.id(of: candidate, scope: scope, keys: keys), in: txn) != nil
+            }
+            if !taken { return candidate }
+        }
+        throw CofferError(
+            .duplicateItem,
+            "a synced blob '\(name)' arrived, and the device-bound blob of that name cannot be moved aside (no free name); rename it with coffer mv and import again"
+        )
+    }
+
+    private func open(id: [UInt8], in txn: Transaction) throws -> BlobManifest? {
+        try store.manifest(id: id, keys: keys, cipher: coder.cipher, in: txn)
+    }
+}

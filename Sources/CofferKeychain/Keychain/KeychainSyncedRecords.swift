@@ -1,0 +1,60 @@
+/// The keychain's side of sync (``SyncedRecords``): items reference no chunks, and an imported item
+/// is checked against its id (the blind index of its primary key) before it is stored.
+package struct KeychainSyncedRecords: SyncedRecords {
+    package let schema: Schema
+    /// The keychain and an open session, to install items; `nil` for a caller that only reads
+    /// references (an export).
+    package let installer: (keychain: Keychain, session: KeychainSession)?
+
+    package init(schema: Schema, installer: (keychain: Keychain, session: KeychainSession)?) {
+        self.schema = schema
+        self.installer = installer
+    }
+
+    package var kind: SyncRecordKind { .item }
+    package var table: Table { schema.items }
+
+    package func forEachReference(
+        id: [UInt8],
+        in txn: Transaction,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws {}
+
+    package func walkReferences(
+        id: [UInt8],
+        stored: [UInt8],
+        in txn: Transaction,
+        visit: ([UInt8]) throws(CofferError) -> Bool
+    ) throws -> [[UInt8]] { [] }
+
+    package func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome {
+        guard let (keychain, session) = installer else {
+            throw CofferError(.internalError, "installing an item needs a keychain session")
+        }
+        if let existing = try keychain.loadRecord(id: id, session: session, in: txn) {
+            try keychain.removeRecord(existing, session: session, in: txn, logging: false)
+        }
+        guard let stored else { return SyncInstallOutcome() }
+        let item = try stored.withBytes { (raw) throws(KeychainError) in
+            let header = try ItemRecord.Header(stored: raw)
+            guard header.scope == .syncable else {
+                throw KeychainError(.decode, "the bundle holds an item that is not syncable; it was refused")
+            }
+            let key = try session.itemKey(header.scope, header.accessibility)
+            return try ItemRecord.open(raw, id: id, header: header, key: key, cipher: session.cipher)
+        }
+        guard try session.index(.syncable).id(of: item) == id else {
+            throw CofferError(
+                .decode,
+                "an item in the bundle does not match its id; the bundle was not made by this sync group"
+            )
+        }
+        try keychain.store(
+            Keychain.PreparedItem(item: item, id: id, record: stored),
+            session: session,
+            in: txn,
+            logging: false
+        )
+        return SyncInstallOutcome()
+    }
+}

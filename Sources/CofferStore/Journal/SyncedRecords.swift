@@ -1,0 +1,47 @@
+/// How sync reaches one tier's syncable records: the one seam between Sync (above) and a tier (below).
+/// Each tier implements it in its own folder (`KeychainSyncedRecords`, `BlobSyncedRecords`,
+/// `SnapshotSyncedRecords`), so the exporter and importer never switch on a record's kind to call
+/// into a tier's internals. Every method runs inside a transaction its caller owns.
+package protocol SyncedRecords {
+    /// The kind of record this tier keeps.
+    var kind: SyncRecordKind { get }
+    /// The table that holds the records, keyed by record id.
+    var table: Table { get }
+
+    /// Calls `body` with each chunk the record stored under `id` references, once per occurrence;
+    /// nothing when there is no such record.
+    func forEachReference(
+        id: [UInt8],
+        in txn: Transaction,
+        _ body: ([UInt8]) throws(CofferError) -> Void
+    ) throws
+
+    /// Visits the chunks an incoming record (`stored`, to be kept under `id`) references, as far as
+    /// the chunks here let it see (a missing list chunk hides the entries it lists); `visit` says
+    /// whether each is here.
+    ///
+    /// - Returns: The chunks met that are not here, in the order met.
+    func walkReferences(
+        id: [UInt8],
+        stored: [UInt8],
+        in txn: Transaction,
+        visit: ([UInt8]) throws(CofferError) -> Bool
+    ) throws -> [[UInt8]]
+
+    /// Puts an imported record's winning version in place, its chunks' references already taken, or
+    /// removes the record when `stored` is `nil`, releasing what the version it replaces held. Does not
+    /// write the change log (the importer logs the version it applied).
+    ///
+    /// - Returns: What else the install changed for the import's summary.
+    func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome
+}
+
+/// What installing a record changed besides the record itself.
+package struct SyncInstallOutcome {
+    /// Names device-bound records were moved to, making room for a syncable one of the same name.
+    package var renamedDeviceBound: [String] = []
+
+    package init(renamedDeviceBound: [String] = []) {
+        self.renamedDeviceBound = renamedDeviceBound
+    }
+}
