@@ -22,23 +22,6 @@ package enum MetaKey {
     }
 }
 
-/// The identity of a vault, read from `meta` when it opens.
-package struct VaultIdentity: Sendable {
-    package let formatVersion: UInt32
-    package let vaultID: UUID
-    package let deviceID: UUID
-    package let syncGroupID: UUID
-    package let createdAt: Date
-
-    package init(formatVersion: UInt32, vaultID: UUID, deviceID: UUID, syncGroupID: UUID, createdAt: Date) {
-        self.formatVersion = formatVersion
-        self.vaultID = vaultID
-        self.deviceID = deviceID
-        self.syncGroupID = syncGroupID
-        self.createdAt = createdAt
-    }
-}
-
 /// The stored passphrase KDF: `version (1) = 1 ‖ algorithm (1) = 1 (scrypt) ‖ logN (1) ‖ r (4) ‖ p (4) ‖
 /// salt length (2) ‖ salt`.
 package struct KDFRecord: Equatable {
