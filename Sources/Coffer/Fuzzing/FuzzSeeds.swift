@@ -10,7 +10,7 @@ extension FuzzEntryPoints {
             isDeleted: false
         )
         let frames: [BundleFrame] = [
-            .chunk(id: [UInt8](repeating: 1, count: 32), record: [UInt8](repeating: 2, count: 48)),
+            .chunk(id: ChunkID([UInt8](repeating: 1, count: 32)), record: [UInt8](repeating: 2, count: 48)),
             .record(
                 .item,
                 id: [UInt8](repeating: 4, count: 32),

@@ -98,7 +98,7 @@ extension Blobs {
         var problems = try vault.checkDataFile()
         var names: [String] = []
         // Snapshots first, in their own transactions (their trees are streamed by worker threads).
-        var expected: [[UInt8]: UInt64] = [:]
+        var expected: [ChunkID: UInt64] = [:]
         let snapshots = SnapshotStore(environment: vault.environment, schema: schema, keys: keys)
         let snapshotRecords = try Self.snapshotRecords(snapshots, problems: &problems)
         for record in snapshotRecords {
@@ -146,7 +146,15 @@ extension Blobs {
                 var chunkCount = 0
                 try txn.forEach(in: schema.chunks) { key, _ in
                     chunkCount += 1
-                    let id = Array(key)
+                    guard let id = try? ChunkID(stored: key) else {
+                        problems.append(
+                            VerificationProblem(
+                                blob: nil,
+                                message: "a chunk is stored under a key of \(key.count) bytes"
+                            )
+                        )
+                        return true
+                    }
                     let count = try store.chunks.referenceCount(of: id, in: txn)
                     let wanted = expected.removeValue(forKey: id) ?? 0
                     if count == nil || count == 0 {
@@ -326,7 +334,7 @@ extension Blobs {
                     do {
                         let keysForChunk = try chunkKeys[slot] ?? ChunkKeys(scope: scope, level: level, keys: keys)
                         chunkKeys[slot] = keysForChunk
-                        _ = try ChunkRecord.open(value, id: Array(key), keys: keysForChunk, coder: coder)
+                        _ = try ChunkRecord.open(value, id: try ChunkID(stored: key), keys: keysForChunk, coder: coder)
                     } catch let error as CofferError where error.code == .interactionNotAllowed {
                         locked += 1
                     } catch {

@@ -57,7 +57,7 @@ package struct BlobStore {
         keys: ChunkKeys,
         coder: ChunkRecord.Coder,
         in txn: Transaction,
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws(CofferError) {
         try content.forEachReference(of: manifest.chunks, keys: keys, coder: coder, in: txn, body)
     }

@@ -19,7 +19,7 @@ package struct BlobSyncedRecords: SyncedRecords {
     package func forEachReference(
         id: [UInt8],
         in txn: Transaction,
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {
         guard let manifest = try open(id: id, in: txn) else { return }
         let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
@@ -30,13 +30,13 @@ package struct BlobSyncedRecords: SyncedRecords {
         id: [UInt8],
         stored: [UInt8],
         in txn: Transaction,
-        visit: ([UInt8]) throws(CofferError) -> Bool
-    ) throws -> [[UInt8]] {
+        visit: (ChunkID) throws(CofferError) -> Bool
+    ) throws -> [ChunkID] {
         let manifest = try stored.withBytes { (raw) throws(CofferError) in
             try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
         }
         let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
-        var missing: [[UInt8]] = []
+        var missing: [ChunkID] = []
         try store.content.walkReferences(
             of: manifest.chunks,
             keys: chunkKeys,

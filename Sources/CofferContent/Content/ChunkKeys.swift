@@ -40,18 +40,18 @@ package final class ChunkKeys {
     }
 
     /// The id of a chunk with this plaintext.
-    package func id(of plaintext: some ContiguousBytes) throws(CofferError) -> [UInt8] {
+    package func id(of plaintext: some ContiguousBytes) throws(CofferError) -> ChunkID {
         do {
-            return try idMAC.authenticationCode(forParts: [plaintext])
+            return ChunkID(try idMAC.authenticationCode(forParts: [plaintext]))
         } catch {
             throw CofferError(.internalError, "computing a chunk id failed: \(error)", underlying: error)
         }
     }
 
     /// The key that seals the chunk with this id.
-    package func sealingKey(for id: [UInt8]) throws(CofferError) -> SecureBytes {
+    package func sealingKey(for id: ChunkID) throws(CofferError) -> SecureBytes {
         do {
-            var bytes = try keyMAC.authenticationCode(of: id)
+            var bytes = try keyMAC.authenticationCode(of: id.bytes)
             defer { bytes.wipe() }
             return SecureBytes(copying: bytes)
         } catch {

@@ -2,21 +2,21 @@
 package struct ChunkEntry: Hashable, Sendable {
     package static let encodedSize = 36
 
-    package let id: [UInt8]
+    package let id: ChunkID
     package let length: UInt32
 
-    package init(id: [UInt8], length: UInt32) {
+    package init(id: ChunkID, length: UInt32) {
         self.id = id
         self.length = length
     }
 
     package func encode(into writer: inout BinaryWriter) {
-        writer.write(raw: id)
+        writer.write(id)
         writer.write(length)
     }
 
     package static func decode(from reader: inout BinaryReader<[UInt8]>) throws(CofferError) -> ChunkEntry {
-        ChunkEntry(id: try reader.readBytes(32), length: try reader.readUInt32())
+        ChunkEntry(id: try reader.readChunkID(), length: try reader.readUInt32())
     }
 }
 
@@ -24,11 +24,11 @@ package struct ChunkEntry: Hashable, Sendable {
 /// with how many entries it holds and how many content bytes they cover (so a range read can skip it
 /// without loading it).
 package struct ListChunkReference: Hashable, Sendable {
-    package let id: [UInt8]
+    package let id: ChunkID
     package let entryCount: UInt32
     package let byteCount: UInt64
 
-    package init(id: [UInt8], entryCount: UInt32, byteCount: UInt64) {
+    package init(id: ChunkID, entryCount: UInt32, byteCount: UInt64) {
         self.id = id
         self.entryCount = entryCount
         self.byteCount = byteCount
@@ -70,7 +70,7 @@ package enum ChunkList: Hashable, Sendable {
             writer.write(Self.indirectTag)
             writer.write(UInt32(references.count))
             for reference in references {
-                writer.write(raw: reference.id)
+                writer.write(reference.id)
                 writer.write(reference.entryCount)
                 writer.write(reference.byteCount)
             }
@@ -92,7 +92,7 @@ package enum ChunkList: Hashable, Sendable {
             var references: [ListChunkReference] = []
             for _ in 0..<count {
                 let reference = ListChunkReference(
-                    id: try reader.readBytes(32),
+                    id: try reader.readChunkID(),
                     entryCount: try reader.readUInt32(),
                     byteCount: try reader.readUInt64()
                 )
@@ -164,7 +164,7 @@ package struct ChunkListBuilder {
     }
 
     /// Records that a list chunk handed out by ``append(_:)`` or ``finish()`` was stored under `id`.
-    package mutating func stored(_ chunk: ListChunk, id: [UInt8]) {
+    package mutating func stored(_ chunk: ListChunk, id: ChunkID) {
         references.append(ListChunkReference(id: id, entryCount: chunk.entryCount, byteCount: chunk.byteCount))
     }
 

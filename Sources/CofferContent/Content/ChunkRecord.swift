@@ -55,14 +55,14 @@ package enum ChunkRecord {
         return writer.bytes
     }
 
-    package static func associatedData(id: [UInt8], header: [UInt8]) -> [UInt8] {
-        Array("coffer/v1/chunk".utf8) + [0] + id + header
+    package static func associatedData(id: ChunkID, header: [UInt8]) -> [UInt8] {
+        Array("coffer/v1/chunk".utf8) + [0] + id.bytes + header
     }
 
     /// Seals `plaintext` (compressing it when that helps) for storage under `id`.
     package static func seal(
         _ plaintext: UnsafeRawBufferPointer,
-        id: [UInt8],
+        id: ChunkID,
         keys: ChunkKeys,
         coder: Coder
     ) throws(CofferError) -> [UInt8] {
@@ -113,7 +113,7 @@ package enum ChunkRecord {
     ///   another scope, or decompresses to anything but its declared length.
     package static func open(
         _ stored: UnsafeRawBufferPointer,
-        id: [UInt8],
+        id: ChunkID,
         keys: ChunkKeys,
         coder: Coder
     ) throws(CofferError) -> [UInt8] {

@@ -22,7 +22,7 @@ package struct ChunkStore {
     /// - Returns: Whether the chunk was new (stored now).
     /// - Throws: ``CofferError`` `.internalError` if the chunk is new and `sealed` is `nil`.
     @discardableResult
-    package func retain(_ id: [UInt8], sealed: [UInt8]?, in txn: Transaction) throws -> Bool {
+    package func retain(_ id: ChunkID, sealed: [UInt8]?, in txn: Transaction) throws -> Bool {
         if try retainIfStored(id, in: txn) { return false }
         guard let sealed else {
             throw CofferError(.internalError, "a chunk expected to be stored is missing; run coffer verify")
@@ -34,7 +34,7 @@ package struct ChunkStore {
 
     /// Counts one more reference to chunk `id` if it is stored; returns whether it was (one lookup, for
     /// callers that must not store a chunk they do not have, such as an import).
-    package func retainIfStored(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+    package func retainIfStored(_ id: ChunkID, in txn: Transaction) throws -> Bool {
         txn.noteScatteredTouch()
         guard var references = try references(of: id, in: txn) else { return false }
         references.count += 1
@@ -48,7 +48,7 @@ package struct ChunkStore {
     /// - Throws: ``CofferError`` `.decode` if the chunk has no references to drop (the counts are
     ///   damaged).
     @discardableResult
-    package func release(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+    package func release(_ id: ChunkID, in txn: Transaction) throws -> Bool {
         txn.noteScatteredTouch()
         guard var references = try references(of: id, in: txn), references.count > 0 else {
             throw CofferError(.decode, "a chunk was released more often than it was referenced; run coffer verify")
@@ -96,17 +96,17 @@ package struct ChunkStore {
     }
 
     /// The reference entry of chunk `id`, or `nil` if it is not stored.
-    package func references(of id: [UInt8], in txn: Transaction) throws -> References? {
+    package func references(of id: ChunkID, in txn: Transaction) throws -> References? {
         try txn.withValue(schema.chunkRefs, key: id) { try References(decoding: $0) }
     }
 
     /// The reference count of chunk `id`, or `nil` if it is not stored.
-    package func referenceCount(of id: [UInt8], in txn: Transaction) throws -> UInt64? {
+    package func referenceCount(of id: ChunkID, in txn: Transaction) throws -> UInt64? {
         try references(of: id, in: txn)?.count
     }
 
     /// Opens chunk `id` straight from the map, or returns `nil` if it is not stored.
-    package func load(_ id: [UInt8], keys: ChunkKeys, coder: ChunkRecord.Coder, in txn: Transaction) throws -> [UInt8]?
+    package func load(_ id: ChunkID, keys: ChunkKeys, coder: ChunkRecord.Coder, in txn: Transaction) throws -> [UInt8]?
     {
         txn.noteScatteredTouch()
         return try txn.withValue(schema.chunks, key: id) { stored in
@@ -115,12 +115,12 @@ package struct ChunkStore {
     }
 
     /// Whether chunk `id` is stored (a dedup check).
-    package func contains(_ id: [UInt8], in txn: Transaction) throws -> Bool {
+    package func contains(_ id: ChunkID, in txn: Transaction) throws -> Bool {
         txn.noteScatteredTouch()
         return try txn.contains(schema.chunkRefs, key: id)
     }
 
-    private func set(_ references: References, of id: [UInt8], in txn: Transaction) throws {
+    private func set(_ references: References, of id: ChunkID, in txn: Transaction) throws {
         try txn.put(schema.chunkRefs, key: id, value: references.encoded)
     }
 }

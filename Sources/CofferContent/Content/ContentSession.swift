@@ -3,14 +3,14 @@ internal import Glibc
 
 /// A chunk on its way into the store.
 package struct PendingChunk {
-    package let id: [UInt8]
+    package let id: ChunkID
     /// The sealed record; `nil` when the chunk was already stored when a worker looked.
     package let sealed: [UInt8]?
     /// Kept only for chunks found already stored, in case they are freed before the batch commits
     /// and must be sealed after all.
     package let plaintext: [UInt8]
 
-    package init(id: [UInt8], sealed: [UInt8]?, plaintext: [UInt8]) {
+    package init(id: ChunkID, sealed: [UInt8]?, plaintext: [UInt8]) {
         self.id = id
         self.sealed = sealed
         self.plaintext = plaintext
@@ -358,21 +358,21 @@ package final class ContentSession<Marker>: @unchecked Sendable {
             self.coder = coder
         }
 
-        package func seal(_ plaintext: [UInt8], id: [UInt8]) throws(CofferError) -> [UInt8] {
+        package func seal(_ plaintext: [UInt8], id: ChunkID) throws(CofferError) -> [UInt8] {
             try plaintext.withBytes { (raw) throws(CofferError) in
                 try ChunkRecord.seal(raw, id: id, keys: keys, coder: coder)
             }
         }
 
         /// Seals `plaintext` as a chunk, queues it, and returns its id.
-        package func store(_ plaintext: [UInt8]) throws(CofferError) -> [UInt8] {
+        package func store(_ plaintext: [UInt8]) throws(CofferError) -> ChunkID {
             let id = try keys.id(of: plaintext)
             queued.append(PendingChunk(id: id, sealed: try seal(plaintext, id: id), plaintext: []))
             return id
         }
 
         /// Queues one more reference to a chunk that is stored (one a previous snapshot holds).
-        package func retainStored(_ id: [UInt8]) {
+        package func retainStored(_ id: ChunkID) {
             queued.append(PendingChunk(id: id, sealed: nil, plaintext: []))
         }
     }

@@ -31,7 +31,7 @@ package struct ContentStore {
         keys: ChunkKeys,
         coder: ChunkRecord.Coder,
         in txn: Transaction,
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws(CofferError) {
         if case .indirect(let references) = list {
             for reference in references { try body(reference.id) }
@@ -57,11 +57,11 @@ package struct ContentStore {
         keys chunkKeys: ChunkKeys,
         coder: ChunkRecord.Coder,
         in txn: Transaction,
-        visit: ([UInt8]) throws(CofferError) -> Bool,
-        missing: inout [[UInt8]],
+        visit: (ChunkID) throws(CofferError) -> Bool,
+        missing: inout [ChunkID],
         each: (ChunkEntry, _ isHere: Bool) throws(CofferError) -> Void = { _, _ in }
     ) throws {
-        var absent: [[UInt8]] = []
+        var absent: [ChunkID] = []
         try list.forEachEntry(
             loadListChunk: { (reference) throws(CofferError) in
                 guard try visit(reference.id) else {

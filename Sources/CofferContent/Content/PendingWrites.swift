@@ -63,10 +63,10 @@ package struct PendingWrites {
     }
 
     /// Notes chunks the write has taken references to, as batch number `batch` (one per transaction).
-    package func note(_ chunkIDs: [[UInt8]], batch: UInt32, of write: WriteID, in txn: Transaction) throws {
+    package func note(_ chunkIDs: [ChunkID], batch: UInt32, of write: WriteID, in txn: Transaction) throws {
         guard !chunkIDs.isEmpty else { return }
         let key = write.bytes + [Self.batchTag] + withUnsafeBytes(of: batch.bigEndian) { Array($0) }
-        try txn.put(schema.pending, key: key, value: chunkIDs.flatMap { $0 })
+        try txn.put(schema.pending, key: key, value: chunkIDs.flatMap(\.bytes))
     }
 
     /// Keeps a record an import has read but may not apply before its whole bundle verifies, as
@@ -102,7 +102,7 @@ package struct PendingWrites {
                     throw CofferError(.decode, "a pending-write record is damaged; run coffer verify")
                 }
                 for start in stride(from: 0, to: ids.count, by: 32) {
-                    try store.release(Array(ids[start..<(start + 32)]), in: txn)
+                    try store.release(ChunkID(Array(ids[start..<(start + 32)])), in: txn)
                     released += 1
                 }
             }
@@ -160,7 +160,7 @@ package struct PendingWrites {
                     let kept = max(0, value.count - Self.chunksPerStep * 32)
                     var tally = Released()
                     for start in stride(from: kept, to: value.count, by: 32) {
-                        let id = Array(value[start..<(start + 32)])
+                        let id = ChunkID(Array(value[start..<(start + 32)]))
                         let size = try txn.withValue(schema.chunks, key: id) { $0.count } ?? 0
                         if try store.release(id, in: txn) {
                             tally.freedChunks += 1
@@ -218,13 +218,15 @@ package struct PendingWrites {
     }
 
     /// Calls `body` with every chunk id noted by any write in progress (once per reference held).
-    package func forEachNotedChunk(in txn: Transaction, _ body: ([UInt8]) -> Void) throws {
+    package func forEachNotedChunk(in txn: Transaction, _ body: (ChunkID) -> Void) throws {
         try txn.forEach(in: schema.pending) { key, value in
             if Self.isBatchKey(key) {
                 guard value.count % 32 == 0 else {
                     throw CofferError(.decode, "a pending-write record is damaged; run coffer verify")
                 }
-                for start in stride(from: 0, to: value.count, by: 32) { body(Array(value[start..<(start + 32)])) }
+                for start in stride(from: 0, to: value.count, by: 32) {
+                    body(ChunkID(Array(value[start..<(start + 32)])))
+                }
             }
             return true
         }

@@ -17,15 +17,15 @@ package struct KeychainSyncedRecords: SyncedRecords {
     package func forEachReference(
         id: [UInt8],
         in txn: Transaction,
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {}
 
     package func walkReferences(
         id: [UInt8],
         stored: [UInt8],
         in txn: Transaction,
-        visit: ([UInt8]) throws(CofferError) -> Bool
-    ) throws -> [[UInt8]] { [] }
+        visit: (ChunkID) throws(CofferError) -> Bool
+    ) throws -> [ChunkID] { [] }
 
     package func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome {
         guard let (keychain, session) = installer else {

@@ -114,7 +114,7 @@ package struct SnapshotStore {
     /// not hold one (the tree is streamed by worker threads).
     package func forEachReference(
         of record: SnapshotRecord,
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws(CofferError) {
         let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
         let coder = try ChunkRecord.Coder()
@@ -152,7 +152,7 @@ package struct SnapshotStore {
         of record: SnapshotRecord,
         in txn: Transaction,
         coder: ChunkRecord.Coder,
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws(CofferError) {
         let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
         let store = contentStore
@@ -191,7 +191,7 @@ package struct SnapshotStore {
     /// Drops a snapshot: releases every reference it holds (freeing chunks nothing else uses) and
     /// deletes its record, logging the deletion if it was syncable, in one transaction.
     package func forget(_ record: SnapshotRecord) throws(CofferError) {
-        var ids: [[UInt8]] = []
+        var ids: [ChunkID] = []
         try forEachReference(of: record) { ids.append($0) }
         let schema = schema
         let chunks = contentStore.chunks

@@ -21,7 +21,7 @@ package struct SnapshotSyncedRecords: SyncedRecords {
     package func forEachReference(
         id: [UInt8],
         in txn: Transaction,
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {
         guard let record = try store.record(id: id, cipher: coder.cipher, in: txn) else { return }
         try store.forEachReference(of: record, in: txn, coder: coder, body)
@@ -31,8 +31,8 @@ package struct SnapshotSyncedRecords: SyncedRecords {
         id: [UInt8],
         stored: [UInt8],
         in txn: Transaction,
-        visit: ([UInt8]) throws(CofferError) -> Bool
-    ) throws -> [[UInt8]] {
+        visit: (ChunkID) throws(CofferError) -> Bool
+    ) throws -> [ChunkID] {
         let record = try stored.withBytes { (raw) throws(CofferError) in
             try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
         }
@@ -42,7 +42,7 @@ package struct SnapshotSyncedRecords: SyncedRecords {
         var parser = TreeEntryParser(version: record.formatVersion)
         var contents: [TreeEntry.Content] = []
         var treeWhole = true
-        var missing: [[UInt8]] = []
+        var missing: [ChunkID] = []
         try content.walkReferences(
             of: record.chunks,
             keys: chunkKeys,
@@ -84,7 +84,7 @@ package struct SnapshotSyncedRecords: SyncedRecords {
         let store = store
         let chunks = ContentStore(schema: schema).chunks
         // Gathered first: releasing while reading could free a tree chunk before it is read.
-        var oldReferences: [[UInt8]] = []
+        var oldReferences: [ChunkID] = []
         let existing = try store.record(id: id, cipher: coder.cipher, in: txn)
         if let existing { try store.forEachReference(of: existing, in: txn, coder: coder) { oldReferences.append($0) } }
         if let stored {

@@ -13,7 +13,7 @@ package protocol SyncedRecords {
     func forEachReference(
         id: [UInt8],
         in txn: Transaction,
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws
 
     /// Visits the chunks an incoming record (`stored`, to be kept under `id`) references, as far as
@@ -25,8 +25,8 @@ package protocol SyncedRecords {
         id: [UInt8],
         stored: [UInt8],
         in txn: Transaction,
-        visit: ([UInt8]) throws(CofferError) -> Bool
-    ) throws -> [[UInt8]]
+        visit: (ChunkID) throws(CofferError) -> Bool
+    ) throws -> [ChunkID]
 
     /// Puts an imported record's winning version in place, its chunks' references already taken, or
     /// removes the record when `stored` is `nil`, releasing what the version it replaces held. Does not

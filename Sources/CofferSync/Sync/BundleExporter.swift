@@ -15,7 +15,7 @@ package struct BundleExporter<Sink: ByteSink> {
     private var chunkFrames: UInt64 = 0
     private var recordFrames: UInt64 = 0
     /// Chunks written so far, when not all were (an incremental export), so a requested chunk goes once.
-    private var written: Set<[UInt8]> = []
+    private var written: Set<ChunkID> = []
     private var wroteEveryChunk = false
 
     package init(
@@ -38,7 +38,7 @@ package struct BundleExporter<Sink: ByteSink> {
     /// Writes every syncable chunk, then every syncable record and deletion.
     package mutating func writeEverything() throws {
         try txn.forEach(in: schema.chunks) { key, value in
-            if Self.scope(ofChunk: value) == .syncable { try writeChunk(id: key, record: value) }
+            if Self.scope(ofChunk: value) == .syncable { try writeChunk(id: try ChunkID(stored: key), record: value) }
             return true
         }
         wroteEveryChunk = true
@@ -61,7 +61,7 @@ package struct BundleExporter<Sink: ByteSink> {
             if seen.insert(key).inserted { changed.append(key) }
             return true
         }
-        var considered: Set<[UInt8]> = []
+        var considered: Set<ChunkID> = []
         for key in changed {
             let (kind, id) = try Self.decodeVersionKey(key)
             guard let entry = try VersionEntry.load(kind, id: id, in: txn, schema: schema) else {
@@ -103,8 +103,8 @@ package struct BundleExporter<Sink: ByteSink> {
                 }
             }
         }
-        var wanted: [[UInt8]] = []
-        var seen: Set<[UInt8]> = []
+        var wanted: [ChunkID] = []
+        var seen: Set<ChunkID> = []
         let missing = MissingChunks(txn: txn, schema: schema, tiers: tiers)
         for record in try held.all(in: txn) {
             for id in try missing.of(record.kind, id: record.id, stored: record.stored) where seen.insert(id).inserted {
@@ -129,15 +129,15 @@ package struct BundleExporter<Sink: ByteSink> {
 
     // MARK: Frames
 
-    private mutating func writeChunk(id: some Collection<UInt8>, record: UnsafeRawBufferPointer) throws(CofferError) {
+    private mutating func writeChunk(id: ChunkID, record: UnsafeRawBufferPointer) throws(CofferError) {
         guard Self.scope(ofChunk: record) == .syncable else {
             throw CofferError(.internalError, "an export reached a device-bound chunk; nothing was written")
         }
         // Straight from the map into the stream: the frame header, the id, the record as stored.
-        try writeFrameHeader(type: 1, bodyLength: 32 + record.count)
-        try write(Array(id))
+        try writeFrameHeader(type: 1, bodyLength: ChunkID.size + record.count)
+        try write(id.bytes)
         try writer.write(record)
-        if !wroteEveryChunk { written.insert(Array(id)) }
+        if !wroteEveryChunk { written.insert(id) }
         chunkFrames += 1
         summary.chunks += 1
         // Every chunk read maps pages of the map (whole folios on this kernel); dropping them every few
@@ -192,7 +192,7 @@ package struct BundleExporter<Sink: ByteSink> {
     private func forEachReference(
         _ kind: SyncRecordKind,
         id: [UInt8],
-        _ body: ([UInt8]) throws(CofferError) -> Void
+        _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {
         try tiers[kind].forEachReference(id: id, in: txn, body)
     }

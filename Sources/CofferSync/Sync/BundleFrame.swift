@@ -13,14 +13,14 @@
 /// a reader refuses a stream without one, or with anything after it, or whose counts disagree.
 package enum BundleFrame: Equatable {
     /// A chunk record, copied as stored.
-    case chunk(id: [UInt8], record: [UInt8])
+    case chunk(id: ChunkID, record: [UInt8])
     /// A syncable record and its version; `stored` is empty for a deletion (a tombstone).
     case record(SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8])
     /// The end of the stream, with how many frames of each type came before it.
     case end(chunks: UInt64, records: UInt64)
     /// Chunks the exporting device lacks for records it holds back (``HeldRecords``): whoever has
     /// them sends them in its next bundle. Written only when there are some, after the records.
-    case want(chunkIDs: [[UInt8]])
+    case want(chunkIDs: [ChunkID])
     /// Devices whose changes the exporting device has a gap in (a bundle of theirs was lost): each
     /// device named resends its changes after the sequence given in its next bundle.
     case resend([ResendRequest])
@@ -44,7 +44,7 @@ package enum BundleFrame: Equatable {
         switch self {
         case .chunk(let id, let record):
             type = .chunk
-            body.write(raw: id)
+            body.write(id)
             body.write(raw: record)
         case .record(let kind, let id, let entry, let stored):
             type = .record
@@ -55,7 +55,7 @@ package enum BundleFrame: Equatable {
         case .want(let ids):
             type = .want
             body.write(UInt32(ids.count))
-            for id in ids { body.write(raw: id) }
+            for id in ids { body.write(id) }
         case .resend(let requests):
             type = .resend
             body.write(UInt32(requests.count))
@@ -88,8 +88,8 @@ package enum BundleFrame: Equatable {
         var reader = BinaryReader(body, what: "a bundle record")
         switch type {
         case .chunk:
-            let id = try reader.readBytes(32)
-            return .chunk(id: id, record: Array(body.dropFirst(32)))
+            let id = try reader.readChunkID()
+            return .chunk(id: id, record: Array(body.dropFirst(ChunkID.size)))
         case .record:
             let code = try reader.readUInt8()
             guard let kind = SyncRecordKind(rawValue: code) else {
@@ -110,8 +110,8 @@ package enum BundleFrame: Equatable {
             guard count * 32 == body.count - 4 else {
                 throw CofferError(.decode, "a bundle's list of wanted chunks has the wrong length")
             }
-            var ids: [[UInt8]] = []
-            for _ in 0..<count { ids.append(try reader.readBytes(32)) }
+            var ids: [ChunkID] = []
+            for _ in 0..<count { ids.append(try reader.readChunkID()) }
             return .want(chunkIDs: ids)
         case .resend:
             let count = Int(try reader.readUInt32())

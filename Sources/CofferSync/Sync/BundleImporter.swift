@@ -38,7 +38,7 @@ package struct BundleImporter {
         try storage("starting the import") { try vault.environment.write { txn in try pending.begin(write, in: txn) } }
         do {
             var summary = summary
-            var wanted: [[UInt8]] = []
+            var wanted: [ChunkID] = []
             var resend: UInt64?
             try stage(&frames, write: write, summary: &summary, wanted: &wanted, resend: &resend)
             return try commit(write: write, summary: summary, wanted: wanted, resend: resend)
@@ -53,10 +53,10 @@ package struct BundleImporter {
         _ frames: inout BundleFrameReader<Source>,
         write: PendingWrites.WriteID,
         summary: inout ImportSummary,
-        wanted: inout [[UInt8]],
+        wanted: inout [ChunkID],
         resend: inout UInt64?
     ) throws(CofferError) {
-        var chunks: [(id: [UInt8], record: [UInt8])] = []
+        var chunks: [(id: ChunkID, record: [UInt8])] = []
         var records: [[UInt8]] = []
         var bytes = 0
         var batch: UInt32 = 0
@@ -113,7 +113,7 @@ package struct BundleImporter {
     private func commit(
         write: PendingWrites.WriteID,
         summary: ImportSummary,
-        wanted: [[UInt8]],
+        wanted: [ChunkID],
         resend: UInt64?
     ) throws(CofferError) -> ImportSummary {
         let sequences = self.sequences

@@ -37,13 +37,13 @@ package struct HeldRecords {
 
     /// Keeps `held` until its chunks arrive, with the references taken for it to chunks that have
     /// (``MissingChunks/claim(_:id:stored:)``), which ``release(_:id:in:)`` gives back.
-    package func hold(_ held: Held, keeping taken: [[UInt8]], in txn: Transaction) throws {
+    package func hold(_ held: Held, keeping taken: [ChunkID], in txn: Transaction) throws {
         try txn.put(schema.meta, key: Self.key(held.kind, id: held.id), value: held.body)
         let keptKey = Self.keptPrefix + [held.kind.rawValue] + held.id
         if taken.isEmpty {
             try txn.delete(schema.meta, key: keptKey)
         } else {
-            try txn.put(schema.meta, key: keptKey, value: taken.flatMap { $0 })
+            try txn.put(schema.meta, key: keptKey, value: taken.flatMap(\.bytes))
         }
     }
 
@@ -63,17 +63,19 @@ package struct HeldRecords {
     }
 
     /// The chunks a held record keeps a reference to, once per reference.
-    package func kept(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws -> [[UInt8]] {
+    package func kept(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws -> [ChunkID] {
         guard let value = try txn.get(schema.meta, key: Self.keptPrefix + [kind.rawValue] + id), value.count % 32 == 0
         else { return [] }
-        return stride(from: 0, to: value.count, by: 32).map { Array(value[$0..<($0 + 32)]) }
+        return stride(from: 0, to: value.count, by: 32).map { ChunkID(Array(value[$0..<($0 + 32)])) }
     }
 
     /// Calls `body` with every chunk reference held records keep (for `verify`'s counts).
-    package func forEachKeptReference(in txn: Transaction, _ body: ([UInt8]) throws -> Void) throws {
+    package func forEachKeptReference(in txn: Transaction, _ body: (ChunkID) throws -> Void) throws {
         try txn.forEach(in: schema.meta) { key, value in
             guard key.starts(with: Self.keptPrefix), value.count % 32 == 0 else { return true }
-            for offset in stride(from: 0, to: value.count, by: 32) { try body(Array(value[offset..<(offset + 32)])) }
+            for offset in stride(from: 0, to: value.count, by: 32) {
+                try body(ChunkID(Array(value[offset..<(offset + 32)])))
+            }
             return true
         }
     }

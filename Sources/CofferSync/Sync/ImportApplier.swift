@@ -95,8 +95,8 @@ package struct ImportApplier {
         let held = HeldRecords(schema: schema)
         let waiting = try held.held(record.kind, id: record.id, in: txn)
         if let waiting, waiting.entry.version > record.entry.version { return false }
-        var taken: [[UInt8]] = []
-        var missing: [[UInt8]] = []
+        var taken: [ChunkID] = []
+        var missing: [ChunkID] = []
         if !record.entry.isDeleted {
             (taken, missing) = try MissingChunks(txn: txn, schema: schema, tiers: tiers)
                 .claim(record.kind, id: record.id, stored: record.stored)

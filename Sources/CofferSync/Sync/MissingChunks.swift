@@ -18,7 +18,7 @@ package struct MissingChunks {
     }
 
     /// The chunks record `stored` of `kind` needs that are not stored here, in the order met.
-    package func of(_ kind: SyncRecordKind, id: [UInt8], stored: [UInt8]) throws -> [[UInt8]] {
+    package func of(_ kind: SyncRecordKind, id: [UInt8], stored: [UInt8]) throws -> [ChunkID] {
         let chunks = ChunkStore(schema: schema)
         return try tiers[kind].walkReferences(id: id, stored: stored, in: txn) { (chunk) throws(CofferError) in
             try storage("checking a record's chunks") { try chunks.contains(chunk, in: txn) }
@@ -33,9 +33,9 @@ package struct MissingChunks {
         _ kind: SyncRecordKind,
         id: [UInt8],
         stored: [UInt8]
-    ) throws -> (taken: [[UInt8]], missing: [[UInt8]]) {
+    ) throws -> (taken: [ChunkID], missing: [ChunkID]) {
         let chunks = ChunkStore(schema: schema)
-        var taken: [[UInt8]] = []
+        var taken: [ChunkID] = []
         let missing = try tiers[kind].walkReferences(id: id, stored: stored, in: txn) { (chunk) throws(CofferError) in
             let here = try storage("taking a record's chunks") { try chunks.retainIfStored(chunk, in: txn) }
             if here { taken.append(chunk) }

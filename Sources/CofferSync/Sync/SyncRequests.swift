@@ -25,21 +25,21 @@ package struct SyncRequests {
     // MARK: Chunks wanted
 
     /// Records what `device` asked for (replacing what it asked before; nothing clears it).
-    package func recordWanted(_ chunkIDs: [[UInt8]], by device: [UInt8], in txn: Transaction) throws {
+    package func recordWanted(_ chunkIDs: [ChunkID], by device: [UInt8], in txn: Transaction) throws {
         let key = Self.wantedPrefix + device
         if chunkIDs.isEmpty {
             try txn.delete(schema.meta, key: key)
         } else {
-            try txn.put(schema.meta, key: key, value: chunkIDs.flatMap { $0 })
+            try txn.put(schema.meta, key: key, value: chunkIDs.flatMap(\.bytes))
         }
     }
 
     /// Every chunk other devices asked for, by device.
-    package func wanted(in txn: Transaction) throws -> [(device: [UInt8], chunkIDs: [[UInt8]])] {
-        var found: [(device: [UInt8], chunkIDs: [[UInt8]])] = []
+    package func wanted(in txn: Transaction) throws -> [(device: [UInt8], chunkIDs: [ChunkID])] {
+        var found: [(device: [UInt8], chunkIDs: [ChunkID])] = []
         try txn.forEach(in: schema.meta) { key, value in
             guard key.starts(with: Self.wantedPrefix), value.count % 32 == 0 else { return true }
-            let ids = stride(from: 0, to: value.count, by: 32).map { Array(value[$0..<($0 + 32)]) }
+            let ids = stride(from: 0, to: value.count, by: 32).map { ChunkID(Array(value[$0..<($0 + 32)])) }
             found.append((Array(key.dropFirst(Self.wantedPrefix.count)), ids))
             return true
         }

@@ -21,7 +21,7 @@ struct BlobTamperTests {
     var schema: Schema { vault.schema }
 
     /// The chunk ids of a blob, in order.
-    func chunkIDs(_ name: String) throws -> [[UInt8]] {
+    func chunkIDs(_ name: String) throws -> [ChunkID] {
         let keys = try vault.keyRing()
         return try vault.environment.read { txn in
             let found = try BlobStore(schema: schema).require(name, keys: keys, cipher: try AESGCM(), in: txn)

@@ -25,12 +25,12 @@ struct ChunkStoreTests {
         coder = try ChunkRecord.Coder()
     }
 
-    func seal(_ plaintext: [UInt8]) throws -> (id: [UInt8], sealed: [UInt8]) {
+    func seal(_ plaintext: [UInt8]) throws -> (id: ChunkID, sealed: [UInt8]) {
         let id = try keys.id(of: plaintext)
         return (id, try plaintext.withUnsafeBytes { try ChunkRecord.seal($0, id: id, keys: keys, coder: coder) })
     }
 
-    func open(_ sealed: [UInt8], id: [UInt8], keys: ChunkKeys? = nil) throws -> [UInt8] {
+    func open(_ sealed: [UInt8], id: ChunkID, keys: ChunkKeys? = nil) throws -> [UInt8] {
         try sealed.withUnsafeBytes { try ChunkRecord.open($0, id: id, keys: keys ?? self.keys, coder: coder) }
     }
 
@@ -120,11 +120,11 @@ struct ChunkStoreTests {
         try environment.write { (txn) throws in try store.retain(id, sealed: sealed, in: txn) }
         try environment.read { (txn) throws in
             #expect(try store.load(id, keys: keys, coder: coder, in: txn) == plaintext)
-            #expect(try store.load([UInt8](repeating: 0, count: 32), keys: keys, coder: coder, in: txn) == nil)
+            #expect(try store.load(ChunkID([UInt8](repeating: 0, count: 32)), keys: keys, coder: coder, in: txn) == nil)
         }
         #expect(throws: CofferError.self) {
             try environment.write { (txn) throws in
-                try store.retain([UInt8](repeating: 1, count: 32), sealed: nil, in: txn)
+                try store.retain(ChunkID([UInt8](repeating: 1, count: 32)), sealed: nil, in: txn)
             }
         }
         try environment.write { (txn) throws in try store.release(id, in: txn) }

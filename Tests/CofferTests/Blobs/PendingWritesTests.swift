@@ -19,8 +19,8 @@ struct PendingWritesTests {
     }
 
     /// Takes references to `count` new chunks for `write`, in two batches, as a writer would.
-    func stage(_ write: PendingWrites.WriteID, owner: ProcessIdentity = .current, count: Int) throws -> [[UInt8]] {
-        let ids = (0..<count).map { _ in SecureRandom.bytes(count: 32) }
+    func stage(_ write: PendingWrites.WriteID, owner: ProcessIdentity = .current, count: Int) throws -> [ChunkID] {
+        let ids = (0..<count).map { _ in ChunkID(SecureRandom.bytes(count: 32)) }
         try environment.write { (txn) throws in
             try pending.begin(write, owner: owner, in: txn)
             for id in ids { try store.retain(id, sealed: [1, 2, 3], in: txn) }

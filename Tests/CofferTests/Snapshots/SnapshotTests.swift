@@ -134,7 +134,7 @@ struct SnapshotTests {
         #expect(files == 5)
 
         // The same entry in both encodings: version 1 has the 32-byte SHA-256 before the chunk count.
-        let chunk = ChunkEntry(id: [UInt8](repeating: 0xAB, count: 32), length: 5)
+        let chunk = ChunkEntry(id: ChunkID([UInt8](repeating: 0xAB, count: 32)), length: 5)
         let entry = TreeEntry(
             kind: .file,
             path: Array("a/b.txt".utf8),
@@ -174,7 +174,7 @@ struct SnapshotTests {
             inode: 77,
             content: TreeEntry.Content(
                 chunkCount: 1,
-                chunks: .inline([ChunkEntry(id: [UInt8](repeating: 0xAB, count: 32), length: 5)])
+                chunks: .inline([ChunkEntry(id: ChunkID([UInt8](repeating: 0xAB, count: 32)), length: 5)])
             )
         )
         entry.changedSeconds = 1_700_000_001

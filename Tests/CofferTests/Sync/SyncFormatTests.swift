@@ -70,7 +70,7 @@ struct SyncFormatTests {
             BundleFrame.end(chunks: 1, records: 2).encoded.hex == "03" + "00000010" + "0000000000000001"
                 + "0000000000000002"
         )
-        let chunk = BundleFrame.chunk(id: [UInt8](repeating: 7, count: 32), record: [1, 2, 3])
+        let chunk = BundleFrame.chunk(id: ChunkID([UInt8](repeating: 7, count: 32)), record: [1, 2, 3])
         var reader = BundleFrameReader(
             source: DataSource(chunk.encoded + record.encoded + BundleFrame.end(chunks: 1, records: 1).encoded)
         )
