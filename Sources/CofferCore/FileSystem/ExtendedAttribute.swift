@@ -23,20 +23,28 @@ package struct ExtendedAttribute: Sendable, Equatable {
     package static func list(of path: [CChar]) -> Result<[ExtendedAttribute], CofferError> {
         var names: [UInt8] = []
         while true {
-            let size = llistxattr(path, nil, 0)
-            if size < 0 {
-                return errno == ENOTSUP || errno == ENOSYS ? .success([]) : .failure(CofferError(.io, errorText()))
+            let size: Int
+            switch valueOrErrno({ llistxattr(path, nil, 0) }) {
+            case .success(let listed): size = listed
+            case .failure(let error) where error.code == ENOTSUP || error.code == ENOSYS: return .success([])
+            case .failure(let error): return .failure(CofferError(.io, error.description))
             }
             if size == 0 { return .success([]) }
             names = [UInt8](repeating: 0, count: size)
             let read = names.withUnsafeMutableBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { llistxattr(path, $0.baseAddress, size) }
+                buffer.withMemoryRebound(to: CChar.self) { names in
+                    valueOrErrno { llistxattr(path, names.baseAddress, size) }
+                }
             }
-            if read >= 0 {
-                names.removeLast(names.count - read)
-                break
+            switch read {
+            case .success(let count):
+                names.removeLast(names.count - count)
+            case .failure(let error) where error.code == ERANGE:
+                continue  // the list grew since it was sized
+            case .failure(let error):
+                return .failure(CofferError(.io, error.description))
             }
-            if errno != ERANGE { return .failure(CofferError(.io, errorText())) }
+            break
         }
         var attributes: [ExtendedAttribute] = []
         for name in names.split(separator: 0) {
@@ -53,16 +61,24 @@ package struct ExtendedAttribute: Sendable, Equatable {
 
     private static func value(of name: [CChar], at path: [CChar]) -> Result<[UInt8]?, CofferError> {
         while true {
-            let size = lgetxattr(path, name, nil, 0)
-            if size < 0 { return errno == ENODATA ? .success(nil) : .failure(CofferError(.io, errorText())) }
-            var value = [UInt8](repeating: 0, count: size)
-            let read = value.withUnsafeMutableBytes { lgetxattr(path, name, $0.baseAddress, size) }
-            if read >= 0 {
-                value.removeLast(value.count - read)
-                return .success(value)
+            let size: Int
+            switch valueOrErrno({ lgetxattr(path, name, nil, 0) }) {
+            case .success(let found): size = found
+            case .failure(let error) where error.code == ENODATA: return .success(nil)
+            case .failure(let error): return .failure(CofferError(.io, error.description))
             }
-            if errno == ENODATA { return .success(nil) }
-            if errno != ERANGE { return .failure(CofferError(.io, errorText())) }
+            var value = [UInt8](repeating: 0, count: size)
+            let read = value.withUnsafeMutableBytes { buffer in
+                valueOrErrno { lgetxattr(path, name, buffer.baseAddress, size) }
+            }
+            switch read {
+            case .success(let count):
+                value.removeLast(value.count - count)
+                return .success(value)
+            case .failure(let error) where error.code == ENODATA: return .success(nil)
+            case .failure(let error) where error.code == ERANGE: continue  // it grew since it was sized
+            case .failure(let error): return .failure(CofferError(.io, error.description))
+            }
         }
     }
 

@@ -21,7 +21,10 @@ package enum LockFile {
     package static func prepare(path: String, readers: UInt32) throws(LMDBError) {
         let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if descriptor < 0 {
-            guard errno == EEXIST else { throw LMDBError(LMDBError.Code(rawValue: errno), operation: "create \(path)") }
+            let error = Errno.current
+            guard error.code == EEXIST else {
+                throw LMDBError(LMDBError.Code(rawValue: error.code), operation: "create \(path)")
+            }
             fillHoles(path: path)
             return
         }

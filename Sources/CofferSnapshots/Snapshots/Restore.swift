@@ -111,7 +111,7 @@ extension Snapshots {
             try Self.checkParents(of: entry.path, under: root)
             switch entry.kind {
             case .directory:
-                guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+                guard mkdir(path, 0o700) == 0 || Errno.current.code == EEXIST else {
                     throw Self.failure("creating the directory", entry.displayPath)
                 }
                 directories.append(entry)
@@ -274,7 +274,7 @@ extension Snapshots {
             let absolute = EntryPath.absolute(root, current)
             var status = stat()
             if lstat(absolute, &status) != 0 {
-                guard errno == ENOENT, mkdir(absolute, 0o755) == 0 else {
+                guard Errno.current.code == ENOENT, mkdir(absolute, 0o755) == 0 else {
                     throw failure("creating a directory", EntryPath.display(path))
                 }
                 continue

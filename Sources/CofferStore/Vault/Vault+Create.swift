@@ -189,7 +189,7 @@ extension Vault {
         let files = FileManager.default
         for name in (try? files.contentsOfDirectory(atPath: parent.path)) ?? [] where name.hasPrefix(prefix) {
             let pid = Int32(name.dropFirst(prefix.count).prefix { $0.isNumber }) ?? 0
-            if pid > 0, kill(pid, 0) != 0, errno == ESRCH {
+            if pid > 0, kill(pid, 0) != 0, Errno.current.code == ESRCH {
                 try? files.removeItem(at: parent.appendingPathComponent(name))
             }
         }
