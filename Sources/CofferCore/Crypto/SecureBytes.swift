@@ -30,16 +30,19 @@ public final class SecureBytes: @unchecked Sendable, ContiguousBytes, CustomStri
         initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void
     ) throws(E) {
         precondition(count >= 0, "SecureBytes count must not be negative")
-        self.count = count
-        base = .allocate(byteCount: max(count, 1), alignment: 16)
-        base.initializeMemory(as: UInt8.self, repeating: 0, count: max(count, 1))
+        // Filled before any stored property is set: a class whose initializer throws after that runs
+        // its deinit, which would free the buffer a second time.
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: max(count, 1))
         do {
-            try initializer(UnsafeMutableRawBufferPointer(start: base, count: count))
+            try initializer(UnsafeMutableRawBufferPointer(start: buffer, count: count))
         } catch {
-            Self.wipe(UnsafeMutableRawBufferPointer(start: base, count: count))
-            base.deallocate()
+            Self.wipe(UnsafeMutableRawBufferPointer(start: buffer, count: count))
+            buffer.deallocate()
             throw error
         }
+        self.count = count
+        base = buffer
     }
 
     /// Copies `bytes` into a new secure buffer.

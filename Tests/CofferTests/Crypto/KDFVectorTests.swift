@@ -158,6 +158,19 @@ struct SecureHelperTests {
         #expect([UInt8]().withUnsafeBytes { x in [UInt8]().withUnsafeBytes { ConstantTime.equals(x, $0) } })
     }
 
+    @Test("a SecureBytes initializer that throws frees its buffer once (it was freed twice, and crashed)")
+    func throwingInitializer() {
+        struct Refused: Error {}
+        for _ in 0..<1000 {
+            #expect(throws: Refused.self) {
+                _ = try SecureBytes(count: 32) { (buffer) throws(Refused) in
+                    buffer.storeBytes(of: 0xFF, as: UInt8.self)
+                    throw Refused()
+                }
+            }
+        }
+    }
+
     @Test("SecureBytes copies, compares, never prints its contents, and random buffers differ")
     func secureBytes() {
         let key = SecureBytes(copying: [0xde, 0xad, 0xbe, 0xef])
