@@ -15,10 +15,7 @@ package struct Ed25519PrivateKey: Sendable {
     ///
     /// - Throws: ``CryptoError`` `.invalidArgument` unless it is 32 bytes.
     package init(seed: SecureBytes) throws(CryptoError) {
-        guard seed.count == 32 else {
-            throw .invalidArgument("Ed25519 private key", "a seed is 32 bytes, not \(seed.count)")
-        }
-        self.seed = seed
+        self.seed = try RawKeyPair.checked(seed, .ed25519, what: "a seed")
     }
 
     /// The public key that verifies this key's signatures.

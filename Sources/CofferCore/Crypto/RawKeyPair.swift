@@ -46,6 +46,16 @@ enum RawKeyPair {
         return try body(pkey)
     }
 
+    /// `secret`, if it is the 32 bytes a private key of `curve` is.
+    ///
+    /// - Throws: ``CryptoError`` `.invalidArgument` naming `what` otherwise.
+    static func checked(_ secret: SecureBytes, _ curve: Curve, what: String) throws(CryptoError) -> SecureBytes {
+        guard secret.count == 32 else {
+            throw .invalidArgument("\(curve.name) private key", "\(what) is 32 bytes, not \(secret.count)")
+        }
+        return secret
+    }
+
     /// The public half of the private key `secret`.
     static func publicKey(_ curve: Curve, of secret: SecureBytes) throws(CryptoError) -> [UInt8] {
         try withPrivateKey(curve, secret) { (pkey) throws(CryptoError) in

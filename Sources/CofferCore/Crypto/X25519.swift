@@ -16,10 +16,7 @@ package struct X25519PrivateKey: Sendable {
     ///
     /// - Throws: ``CryptoError`` `.invalidArgument` unless it is 32 bytes.
     package init(secret: SecureBytes) throws(CryptoError) {
-        guard secret.count == 32 else {
-            throw .invalidArgument("X25519 private key", "a private key is 32 bytes, not \(secret.count)")
-        }
-        self.secret = secret
+        self.secret = try RawKeyPair.checked(secret, .x25519, what: "a private key")
     }
 
     /// The public key others seal to.
