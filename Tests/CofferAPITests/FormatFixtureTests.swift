@@ -99,6 +99,25 @@ struct FormatFixtureTests {
         #expect(try vault.blobs.verify(readingData: true).isHealthy)
     }
 
+    @Test(
+        "A vault made before device keys gets them on first use while unlocked, once, and keeps them",
+        arguments: FormatFixtureTests.versions
+    )
+    func deviceKeysUpgrade(version: String) throws {
+        let scratch = try Scratch(copying: version)
+        let locked = try Vault.open(at: scratch.url.appendingPathComponent("vault"))
+        let error = #expect(throws: CofferError.self) { _ = try locked.deviceIdentity() }
+        #expect(error?.code == .interactionNotAllowed)
+        locked.close()
+        let vault = try scratch.unlockedVault()
+        let identity = try vault.deviceIdentity()
+        #expect(try vault.deviceIdentity() == identity)
+        vault.close()
+        let reopened = try Vault.open(at: scratch.url.appendingPathComponent("vault"))
+        defer { reopened.close() }
+        #expect(try reopened.deviceIdentity() == identity, "\(version): stored, readable while locked")
+    }
+
     @Test("The bundle joins a new vault with the syncable records only", arguments: FormatFixtureTests.versions)
     func bundle(version: String) throws {
         let scratch = try Scratch(copying: version)

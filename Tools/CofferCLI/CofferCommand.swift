@@ -46,7 +46,7 @@ public enum CofferCommand {
             RemoteCommands.pull,
             MaintenanceCommands.gc,
             MaintenanceCommands.verify, MaintenanceCommands.repair, MaintenanceCommands.stats, PasswdCommand.spec,
-            KeyCommand.spec,
+            KeyCommand.spec, DeviceCommand.spec,
         ]
     )
 
@@ -115,6 +115,15 @@ public enum CofferCommand {
         return URL(fileURLWithPath: home).appendingPathComponent(".local/share/coffer/default")
     }
 
+    /// Opens the vault, and unlocks it only when a passphrase is given (`--passphrase-file`,
+    /// `$COFFER_PASSPHRASE`; never a prompt): for commands that work locked and check the passphrase
+    /// when there is one (`info`, `device show`).
+    static func openUnlockingIfGiven(_ invocation: Invocation) throws -> Vault {
+        let vault = try Vault.open(at: try vaultDirectory(invocation))
+        guard SecretSource.passphrase.isProvided(in: invocation) else { return vault }
+        return try unlocking(vault, invocation)
+    }
+
     /// Opens the vault the invocation names and unlocks it with the invocation's passphrase.
     static func openUnlocked(_ invocation: Invocation, configuration: Vault.Configuration = .init()) throws -> Vault {
         var configuration = configuration
@@ -124,7 +133,14 @@ public enum CofferCommand {
             }
             configuration.maximumClockSkew = .seconds(seconds)
         }
-        let vault = try Vault.open(at: try vaultDirectory(invocation), configuration: configuration)
+        return try unlocking(
+            try Vault.open(at: try vaultDirectory(invocation), configuration: configuration),
+            invocation
+        )
+    }
+
+    /// Unlocks `vault` with the invocation's passphrase, closing it if that fails.
+    private static func unlocking(_ vault: Vault, _ invocation: Invocation) throws -> Vault {
         do {
             try SecretSource.passphrase.unlock(vault, invocation)
         } catch {

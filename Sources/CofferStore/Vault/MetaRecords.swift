@@ -9,6 +9,10 @@ package enum MetaKey {
     package static let createdAt = "created-at"
     package static let kdf = "kdf"
     package static let recoveryEscrow = "recovery-key"
+    /// The device's public keys, in clear (``DeviceKeys``).
+    package static let devicePublic = "device-public"
+    /// The device's private keys, sealed under the device root (``DeviceKeys``).
+    package static let deviceKeys = "device-keys"
 
     /// The wrapped root of `scope`, under the passphrase or the recovery key.
     package static func wrappedRoot(_ scope: KeyScope, by unlocker: Unlocker) -> String {
@@ -105,14 +109,16 @@ package enum KeyWrap {
         }
     }
 
-    /// Opens a wrapped key; `nil` when it does not authenticate (wrong key-encryption key, or altered).
+    /// Opens a wrapped key of `byteCount` bytes; `nil` when it does not authenticate (wrong
+    /// key-encryption key, or altered).
     package static func unwrap(
         _ sealed: [UInt8],
         under kek: SecureBytes,
         vaultID: UUID,
-        name: String
+        name: String,
+        byteCount: Int = 32
     ) throws(CofferError) -> SecureBytes? {
-        guard sealed.count == AESGCM.overhead + 32 else {
+        guard sealed.count == AESGCM.overhead + byteCount else {
             throw CofferError(
                 .decode,
                 "meta \"\(name)\" is \(sealed.count) bytes, not a wrapped key; the vault is damaged"

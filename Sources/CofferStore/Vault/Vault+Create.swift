@@ -134,6 +134,7 @@ extension Vault {
                         .encoded
                     ),
                 ]
+            entries += try DeviceKeys.generate().metaEntries(deviceRoot: roots.device, vaultID: identity.vaultID)
             for scope in KeyScope.allCases {
                 for (unlocker, kek) in [(MetaKey.Unlocker.passphrase, passphraseKEK), (.recovery, recoveryKEK)] {
                     let name = MetaKey.wrappedRoot(scope, by: unlocker)

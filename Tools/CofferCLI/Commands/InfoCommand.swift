@@ -14,11 +14,8 @@ enum InfoCommand {
     )
 
     static func run(_ invocation: Invocation) throws {
-        let vault = try Vault.open(at: try CofferCommand.vaultDirectory(invocation))
+        let vault = try CofferCommand.openUnlockingIfGiven(invocation)
         defer { vault.close() }
-        if SecretSource.passphrase.isProvided(in: invocation) {
-            try SecretSource.passphrase.unlock(vault, invocation)
-        }
         let info = try vault.info()
         if invocation.flag("json") {
             try invocation.console.printJSON(info)
