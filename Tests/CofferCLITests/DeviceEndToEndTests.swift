@@ -49,4 +49,33 @@ struct DeviceEndToEndTests {
         let made = try identity(vault: vault.path, passphrase: "fixture passphrase")
         #expect(try identity(vault: vault.path, passphrase: nil) == made)
     }
+
+    @Test("two processes giving an older vault its device keys at once make one identity, which both print")
+    func concurrentUpgrade() throws {
+        final class Outputs: @unchecked Sendable {
+            private let lock = NSLock()
+            private(set) var results: [Products.Result] = []
+            func add(_ result: Products.Result) { lock.withLock { results.append(result) } }
+        }
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/format-v1/vault")
+        for round in 0..<3 {
+            let vault = cli.directory.path("old-\(round)")
+            try FileManager.default.copyItem(at: fixtures, to: vault)
+            let environment = ["COFFER_VAULT": vault.path, "COFFER_PASSPHRASE": "fixture passphrase"]
+            let coffer = cli.coffer
+            let outputs = Outputs()
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                if let result = try? Products.run(coffer, ["device", "show", "--json"], environment: environment) {
+                    outputs.add(result)
+                }
+            }
+            #expect(outputs.results.count == 2 && outputs.results.allSatisfy { $0.status == 0 }, "round \(round)")
+            #expect(Set(outputs.results.map(\.output)).count == 1, "round \(round): both print the one identity")
+            #expect(
+                try identity(vault: vault.path, passphrase: nil)
+                    == (try identity(vault: vault.path, passphrase: "fixture passphrase"))
+            )
+        }
+    }
 }

@@ -36,16 +36,13 @@ package struct BlobSyncedRecords: SyncedRecords {
             try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
         }
         let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
-        var missing: [ChunkID] = []
-        try store.content.walkReferences(
-            of: manifest.chunks,
+        return try store.content.missingReferences(
+            of: [manifest.chunks],
             keys: chunkKeys,
             coder: coder,
             in: txn,
-            visit: visit,
-            missing: &missing
+            visit: visit
         )
-        return missing
     }
 
     package func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome {

@@ -83,4 +83,20 @@ package struct ContentStore {
         )
         missing += absent
     }
+
+    /// The chunks `lists` reference that are not here, as ``walkReferences(of:keys:coder:in:visit:missing:each:)``
+    /// finds them, list after list.
+    package func missingReferences(
+        of lists: [ChunkList],
+        keys chunkKeys: ChunkKeys,
+        coder: ChunkRecord.Coder,
+        in txn: Transaction,
+        visit: (ChunkID) throws(CofferError) -> Bool
+    ) throws -> [ChunkID] {
+        var missing: [ChunkID] = []
+        for list in lists {
+            try walkReferences(of: list, keys: chunkKeys, coder: coder, in: txn, visit: visit, missing: &missing)
+        }
+        return missing
+    }
 }

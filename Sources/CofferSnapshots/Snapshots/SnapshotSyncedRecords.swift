@@ -67,17 +67,13 @@ package struct SnapshotSyncedRecords: SyncedRecords {
         }
         guard missing.isEmpty, treeWhole else { return missing }
         try parser.finish()
-        for file in contents {
-            try content.walkReferences(
-                of: file.chunks,
-                keys: chunkKeys,
-                coder: coder,
-                in: txn,
-                visit: visit,
-                missing: &missing
-            )
-        }
-        return missing
+        return try content.missingReferences(
+            of: contents.map(\.chunks),
+            keys: chunkKeys,
+            coder: coder,
+            in: txn,
+            visit: visit
+        )
     }
 
     package func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome {

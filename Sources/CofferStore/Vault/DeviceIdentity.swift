@@ -13,21 +13,25 @@ public struct DeviceIdentity: Sendable, Hashable, Codable {
 
     /// A short fingerprint of the id and both keys (SHA-256, first 10 bytes, as five groups of four hex
     /// digits), for two people to compare when one approves the other's device.
-    public var fingerprint: String {
-        let digest = (try? SHA256.hash(Self.fingerprintLabel + deviceID.bytes + encryptionKey + signingKey)) ?? []
-        let hex = Array(digest.prefix(10)).hexEncoded
-        return stride(from: 0, to: hex.count, by: 4).map { start in
-            let from = hex.index(hex.startIndex, offsetBy: start)
-            return String(hex[from..<hex.index(from, offsetBy: 4)])
-        }.joined(separator: "-")
-    }
+    public let fingerprint: String
 
     private static let fingerprintLabel = Array("coffer/v1/device-fingerprint".utf8) + [0]
 
-    package init(deviceID: UUID, encryptionKey: [UInt8], signingKey: [UInt8]) {
+    package init(deviceID: UUID, encryptionKey: [UInt8], signingKey: [UInt8]) throws(CofferError) {
         self.deviceID = deviceID
         self.encryptionKey = Data(encryptionKey)
         self.signingKey = Data(signingKey)
+        let digest: [UInt8]
+        do {
+            digest = try SHA256.hash(Self.fingerprintLabel + deviceID.bytes + encryptionKey + signingKey)
+        } catch {
+            throw CofferError(.internalError, "hashing the device fingerprint failed: \(error)", underlying: error)
+        }
+        let hex = Array(digest.prefix(10)).hexEncoded
+        fingerprint = stride(from: 0, to: hex.count, by: 4).map { start in
+            let from = hex.index(hex.startIndex, offsetBy: start)
+            return String(hex[from..<hex.index(from, offsetBy: 4)])
+        }.joined(separator: "-")
     }
 }
 
@@ -106,7 +110,7 @@ package struct DeviceKeys: Sendable {
         guard entry.count == 65, entry[0] == version else {
             throw CofferError(.decode, "the vault's public device keys are damaged (\(entry.count) bytes)")
         }
-        return DeviceIdentity(
+        return try DeviceIdentity(
             deviceID: deviceID,
             encryptionKey: Array(entry[1..<33]),
             signingKey: Array(entry[33..<65])

@@ -1,6 +1,8 @@
 /// The tiers sync moves records of, each reached through its ``SyncedRecords``.
 package struct SyncTiers {
-    private let tiers: [any SyncedRecords]
+    private let items: KeychainSyncedRecords
+    private let blobs: BlobSyncedRecords
+    private let snapshots: SnapshotSyncedRecords
 
     /// The three tiers of the vault whose tables are `schema`. `keychain` and its session are needed to
     /// install items (an import), not to read references (an export).
@@ -11,15 +13,17 @@ package struct SyncTiers {
         coder: ChunkRecord.Coder,
         keychain: (keychain: Keychain, session: KeychainSession)? = nil
     ) {
-        tiers = [
-            KeychainSyncedRecords(schema: schema, installer: keychain),
-            BlobSyncedRecords(schema: schema, keys: keys, coder: coder),
-            SnapshotSyncedRecords(environment: environment, schema: schema, keys: keys, coder: coder),
-        ]
+        items = KeychainSyncedRecords(schema: schema, installer: keychain)
+        blobs = BlobSyncedRecords(schema: schema, keys: keys, coder: coder)
+        snapshots = SnapshotSyncedRecords(environment: environment, schema: schema, keys: keys, coder: coder)
     }
 
     /// The tier that keeps records of `kind`.
     package subscript(_ kind: SyncRecordKind) -> any SyncedRecords {
-        tiers.first { $0.kind == kind }!
+        switch kind {
+        case .item: return items
+        case .blob: return blobs
+        case .snapshot: return snapshots
+        }
     }
 }
