@@ -63,6 +63,12 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
         public static let missingEntitlement = Code("missingEntitlement", -34018)
         /// The user declined an authentication request (`errSecUserCanceled`, -128).
         public static let userCanceled = Code("userCanceled", -128)
+        /// Data was sealed under a key this device does not hold: a sync group's key epoch begun after
+        /// this device was revoked, or one it has not received yet (`errSecNoAccessForItem`, -25243).
+        public static let keyUnavailable = Code("keyUnavailable", -25243)
+        /// A device or membership change is not trusted by the sync group: the device was revoked, is
+        /// not a member, or signed something it may not (`errSecNotTrusted`, -67843).
+        public static let notTrusted = Code("notTrusted", -67843)
         /// The storage engine failed in a way the caller cannot fix (`errSecInternalComponent`, -2070).
         public static let internalError = Code("internalError", -2070)
 

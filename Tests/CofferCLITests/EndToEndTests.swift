@@ -34,7 +34,7 @@ struct EndToEndTests {
         let created = try run(["init", "--vault", vault, "--json"])
         #expect(created.status == 0, "\(created.error)")
         let summary = try json(created)
-        #expect(summary["formatVersion"] as? Int == 1)
+        #expect(summary["formatVersion"] as? Int == 2)
 
         for arguments in [["info", "--json", "--vault", vault], ["--json", "info", "--vault", vault]] {
             let info = try run(arguments)

@@ -16,16 +16,19 @@ package enum FuzzEntryPoints {
         var source = DataSource(bytes)
         guard let (header, headerBytes) = try? BundleHeader.read(from: &source),
             let key = try? header.streamKey(syncRoot: syncRoot),
-            let reader = try? BundleStreamReader(source: source, header: header, headerBytes: headerBytes, key: key)
+            let reader = try? BundleStreamReader(source: source, header: header, headerBytes: headerBytes, key: key),
+            var frames = try? BundleFrameReader(source: reader)
         else { return }
-        var frames = BundleFrameReader(source: reader)
         while (try? frames.next()) != nil {}
         _ = try? JoinBlock(decoding: header.joinBlock)
+        if let log = try? GroupLog(group: header.syncGroupID, decoding: header.log) {
+            _ = try? log.state(roots: { _ in nil })
+        }
     }
 
     /// A bundle's plaintext: frames and the records inside them, as an import reads them.
     package static func frames(_ bytes: [UInt8]) {
-        var frames = BundleFrameReader(source: DataSource(bytes))
+        guard var frames = try? BundleFrameReader(source: DataSource(bytes)) else { return }
         while (try? frames.next()) != nil {}
     }
 
@@ -41,7 +44,8 @@ package enum FuzzEntryPoints {
                 itemClass: .genericPassword,
                 scope: .syncable,
                 accessibility: .whenUnlocked,
-                requiresUserPresence: false
+                requiresUserPresence: false,
+                epoch: .original
             )
             _ = try? ItemRecord.parse(body, header: header)
         case 1: _ = try? BlobManifest.parse(body, scope: .syncable, level: .whenUnlocked)

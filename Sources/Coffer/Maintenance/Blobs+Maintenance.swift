@@ -324,13 +324,14 @@ extension Blobs {
             try vault.environment.read { txn in
                 try txn.forEach(in: vault.schema.chunks) { key, value in
                     txn.noteScatteredTouch()
-                    guard value.count >= ChunkRecord.headerSize, let scope = SyncScope(code: value[1]),
+                    guard let (sealed, _) = ChunkRecord.sealedScope(of: value),
                         let level = ProtectionLevel(code: value[2])
                     else {
                         damaged += 1
                         return true
                     }
-                    let slot = [value[1], value[2]]
+                    let scope = sealed.scope
+                    let slot = [scope.code, level.code]
                     do {
                         let keysForChunk = try chunkKeys[slot] ?? ChunkKeys(scope: scope, level: level, keys: keys)
                         chunkKeys[slot] = keysForChunk

@@ -7,33 +7,66 @@ package import Foundation
 ///   (dedup), and ids reveal nothing about content to anyone without the key. Each (scope, level) has
 ///   its own id key, so a `whenUnlocked` blob's chunks are never shared with an `afterFirstUnlock` one
 ///   (whose key stays in memory while the vault is locked);
-/// - chunk key = HMAC-SHA256(chunk key, chunk id): every chunk is sealed under its own key, so GCM's
-///   nonce limits never bite, however many chunks a vault holds.
+/// - chunk key = HMAC-SHA256(chunk-seal key of the chunk's epoch, chunk id): every chunk is sealed
+///   under its own key, so GCM's nonce limits never bite, however many chunks a vault holds. New
+///   chunks are sealed in the scope's current epoch (``epoch``); a chunk of another epoch is opened
+///   with that epoch's key, taken from the ring the first time one is met.
 package final class ChunkKeys {
     package let scope: SyncScope
     package let level: ProtectionLevel
+    /// The epoch new chunks are sealed in.
+    package let epoch: KeyEpoch
     private let idMAC: HMACSHA256
     private let keyMAC: HMACSHA256
+    private let ring: KeyRing?
+    private var otherEpochs: [KeyEpoch: HMACSHA256] = [:]
 
     /// The chunk keys of `scope` and `level` from the vault's key ring.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory.
     package convenience init(scope: SyncScope, level: ProtectionLevel, keys: KeyRing) throws(CofferError) {
+        let epoch = keys.currentEpoch(scope.keyScope)
         try self.init(
             scope: scope,
             level: level,
             idKey: try keys.key(.chunkID, scope.keyScope, level),
-            sealKey: try keys.key(.chunkSeal, scope.keyScope, level)
+            sealKey: try keys.key(.chunkSeal, scope.keyScope, level, epoch: epoch),
+            epoch: epoch,
+            ring: keys
         )
     }
 
-    package init(scope: SyncScope, level: ProtectionLevel, idKey: SecureBytes, sealKey: SecureBytes) throws(CofferError)
-    {
+    package init(
+        scope: SyncScope,
+        level: ProtectionLevel,
+        idKey: SecureBytes,
+        sealKey: SecureBytes,
+        epoch: KeyEpoch = .original,
+        ring: KeyRing? = nil
+    ) throws(CofferError) {
         self.scope = scope
         self.level = level
+        self.epoch = epoch
+        self.ring = ring
         do {
             idMAC = try HMACSHA256(key: idKey)
             keyMAC = try HMACSHA256(key: sealKey)
+        } catch {
+            throw CofferError(.internalError, "keying the chunk keys failed: \(error)", underlying: error)
+        }
+    }
+
+    private func mac(for chunkEpoch: KeyEpoch) throws(CofferError) -> HMACSHA256 {
+        if chunkEpoch == epoch { return keyMAC }
+        if let mac = otherEpochs[chunkEpoch] { return mac }
+        guard let ring else {
+            throw CofferError(.keyUnavailable, "a chunk sealed in key epoch \(chunkEpoch) cannot be opened here")
+        }
+        let key = try ring.key(.chunkSeal, scope.keyScope, level, epoch: chunkEpoch)
+        do {
+            let mac = try HMACSHA256(key: key)
+            otherEpochs[chunkEpoch] = mac
+            return mac
         } catch {
             throw CofferError(.internalError, "keying the chunk keys failed: \(error)", underlying: error)
         }
@@ -48,10 +81,13 @@ package final class ChunkKeys {
         }
     }
 
-    /// The key that seals the chunk with this id.
-    package func sealingKey(for id: ChunkID) throws(CofferError) -> SecureBytes {
+    /// The key that seals the chunk with this id in `epoch` (by default, ``epoch``).
+    ///
+    /// - Throws: ``CofferError`` `.keyUnavailable` for an epoch the ring does not hold.
+    package func sealingKey(for id: ChunkID, epoch chunkEpoch: KeyEpoch? = nil) throws(CofferError) -> SecureBytes {
+        let mac = try mac(for: chunkEpoch ?? epoch)
         do {
-            var bytes = try keyMAC.authenticationCode(of: id.bytes)
+            var bytes = try mac.authenticationCode(of: id.bytes)
             defer { bytes.wipe() }
             return SecureBytes(copying: bytes)
         } catch {

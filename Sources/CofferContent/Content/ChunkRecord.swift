@@ -4,6 +4,7 @@ import Foundation
 ///
 /// ```
 /// header (8): version = 1 ‖ scope ‖ level ‖ encoding (0 raw, 1 zstd) ‖ plaintext length (UInt32)
+///             [‖ key epoch (UInt64), when the scope byte's bit 7 is set (``SealedScope``)]
 /// sealed:     nonce (12) ‖ AES-256-GCM(chunk key, stored bytes) ‖ tag (16)
 ///             associated data = "coffer/v1/chunk" ‖ 0x00 ‖ chunk id (32) ‖ header
 /// ```
@@ -12,6 +13,7 @@ import Foundation
 /// into exactly the authenticated plaintext length, so a hostile frame cannot expand past it.
 package enum ChunkRecord {
     package static let version: UInt8 = 1
+    /// The fixed part of the header; an epoch id may follow it.
     package static let headerSize = 8
     /// The largest chunk a record may declare; FastCDC's maximum is far below.
     package static let maximumPlaintext = 16 << 20
@@ -46,13 +48,26 @@ package enum ChunkRecord {
     }
 
     package static func header(keys: ChunkKeys, encoding: Encoding, length: Int) -> [UInt8] {
+        let sealed = SealedScope(keys.scope, epoch: keys.epoch)
         var writer = BinaryWriter()
         writer.write(version)
-        writer.write(keys.scope.code)
+        writer.write(sealed.code)
         writer.write(keys.level.code)
         writer.write(encoding.rawValue)
         writer.write(UInt32(length))
+        writer.write(raw: sealed.trailer)
         return writer.bytes
+    }
+
+    /// The scope and epoch in a stored chunk's clear header, and the header's full size; `nil` if
+    /// the header is too short or names no scope.
+    package static func sealedScope(of stored: UnsafeRawBufferPointer) -> (scope: SealedScope, headerSize: Int)? {
+        guard stored.count >= headerSize,
+            let sealed = SealedScope.read(code: stored[1], in: stored, fixedSize: headerSize)
+        else {
+            return nil
+        }
+        return (sealed, headerSize + SealedScope.trailerSize(code: stored[1]))
     }
 
     package static func associatedData(id: ChunkID, header: [UInt8]) -> [UInt8] {
@@ -96,8 +111,9 @@ package enum ChunkRecord {
     ///
     /// - Throws: ``CofferError`` `.decode` naming what is wrong.
     package static func checkHeader(_ stored: [UInt8], scope: SyncScope) throws(CofferError) {
-        guard stored.count >= headerSize + AESGCM.overhead, stored[0] == version, stored[1] == scope.code,
-            ProtectionLevel(code: stored[2]) != nil, Encoding(rawValue: stored[3]) != nil,
+        let sealed = stored.withUnsafeBytes { sealedScope(of: $0) }
+        guard let sealed, sealed.scope.scope == scope, stored.count >= sealed.headerSize + AESGCM.overhead,
+            stored[0] == version, ProtectionLevel(code: stored[2]) != nil, Encoding(rawValue: stored[3]) != nil,
             stored[4..<8].reduce(0, { $0 << 8 | Int($1) }) <= maximumPlaintext
         else {
             throw CofferError(
@@ -123,19 +139,23 @@ package enum ChunkRecord {
         guard stored[0] == version else {
             throw CofferError(.unsupportedFormat, "a chunk record has version \(stored[0]); upgrade Coffer")
         }
-        let header = Array(stored[0..<headerSize])
-        var reader = BinaryReader(Array(header.dropFirst(4)), what: "a chunk header")
-        let length = Int(try reader.readUInt32())
-        guard header[1] == keys.scope.code, header[2] == keys.level.code, let encoding = Encoding(rawValue: header[3]),
+        guard let (sealed, fullHeaderSize) = sealedScope(of: stored), stored.count >= fullHeaderSize + AESGCM.overhead
+        else {
+            throw CofferError(.decode, "a chunk record's header is invalid; the record was altered or damaged")
+        }
+        let header = Array(stored[0..<fullHeaderSize])
+        let length = Int(header[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard sealed.scope == keys.scope, header[2] == keys.level.code, let encoding = Encoding(rawValue: header[3]),
             length <= maximumPlaintext
         else {
             throw CofferError(.decode, "a chunk record's header is invalid; the record was altered or damaged")
         }
+        let key = try keys.sealingKey(for: id, epoch: sealed.epoch)
         let opened: [UInt8]
         do {
             opened = try coder.cipher.open(
-                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
-                key: try keys.sealingKey(for: id),
+                UnsafeRawBufferPointer(rebasing: stored[fullHeaderSize...]),
+                key: key,
                 authenticating: associatedData(id: id, header: header)
             )
         } catch {

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// ```
 /// header (5): version = 1 ‖ class ‖ scope ‖ accessibility ‖ flags (bit 0: user presence)
-/// sealed:     AES-256-GCM(item key of scope and protection level, body,
+///             [‖ key epoch (UInt64), when the scope byte's bit 7 is set (``SealedScope``)]
+/// sealed:     AES-256-GCM(item key of scope, epoch and protection level, body,
 ///                         aad = "coffer/v1/item" ‖ 0x00 ‖ item id (32) ‖ header)
 /// body:       created ms (Int64) ‖ modified ms (Int64) ‖ attribute count (UInt16) ‖
 ///             [tag (1) ‖ length (UInt32) ‖ bytes]… ‖ value length (UInt32) ‖ value
@@ -15,6 +16,7 @@ import Foundation
 /// another id, or with an altered header, fails to open.
 package struct ItemRecord {
     package static let version: UInt8 = 1
+    /// The fixed part of the header; an epoch id may follow it.
     package static let headerSize = 5
 
     /// The clear header of a stored record.
@@ -23,10 +25,18 @@ package struct ItemRecord {
         package let scope: SyncScope
         package let accessibility: Accessibility
         package let requiresUserPresence: Bool
+        /// The key epoch the record is sealed in.
+        package let epoch: KeyEpoch
+
+        private var sealedScope: SealedScope { SealedScope(scope, epoch: epoch) }
 
         package var bytes: [UInt8] {
-            [ItemRecord.version, itemClass.code, scope.code, accessibility.code, requiresUserPresence ? 1 : 0]
+            [ItemRecord.version, itemClass.code, sealedScope.code, accessibility.code, requiresUserPresence ? 1 : 0]
+                + sealedScope.trailer
         }
+
+        /// The header's size in a stored record: the fixed part and the epoch, if any.
+        package var size: Int { ItemRecord.headerSize + (epoch.isOriginal ? 0 : SealedScope.epochSize) }
 
         /// Reads the header of a stored record.
         package init(stored: UnsafeRawBufferPointer) throws(KeychainError) {
@@ -39,32 +49,44 @@ package struct ItemRecord {
             guard stored[0] == ItemRecord.version else {
                 throw KeychainError(.unsupportedFormat, "a keychain record has version \(stored[0]); upgrade Coffer")
             }
-            guard let itemClass = ItemClass(code: stored[1]), let scope = SyncScope(code: stored[2]),
-                let accessibility = Accessibility(code: stored[3]), stored[4] <= 1
+            guard let itemClass = ItemClass(code: stored[1]),
+                let sealed = SealedScope.read(code: stored[2], in: stored, fixedSize: ItemRecord.headerSize),
+                let accessibility = Accessibility(code: stored[3]), stored[4] <= 1,
+                stored.count >= ItemRecord.headerSize + SealedScope.trailerSize(code: stored[2]) + AESGCM.overhead
             else {
                 throw KeychainError(.decode, "a keychain record's header is invalid; the record was altered or damaged")
             }
             self.init(
                 itemClass: itemClass,
-                scope: scope,
+                scope: sealed.scope,
                 accessibility: accessibility,
-                requiresUserPresence: stored[4] == 1
+                requiresUserPresence: stored[4] == 1,
+                epoch: sealed.epoch
             )
         }
 
-        package init(itemClass: ItemClass, scope: SyncScope, accessibility: Accessibility, requiresUserPresence: Bool) {
+        package init(
+            itemClass: ItemClass,
+            scope: SyncScope,
+            accessibility: Accessibility,
+            requiresUserPresence: Bool,
+            epoch: KeyEpoch
+        ) {
             self.itemClass = itemClass
             self.scope = scope
             self.accessibility = accessibility
             self.requiresUserPresence = requiresUserPresence
+            self.epoch = epoch
         }
 
-        package init(_ item: KeychainItem) {
+        /// The header `item` is sealed with in `epoch`.
+        package init(_ item: KeychainItem, epoch: KeyEpoch) {
             self.init(
                 itemClass: item.itemClass,
                 scope: item.scope,
                 accessibility: item.accessibility,
-                requiresUserPresence: item.requiresUserPresence
+                requiresUserPresence: item.requiresUserPresence,
+                epoch: epoch
             )
         }
     }
@@ -73,7 +95,7 @@ package struct ItemRecord {
 
     package static func associatedData(id: [UInt8], header: Header) -> [UInt8] {
         let headerBytes = header.bytes
-        let size = associatedDataSize(idCount: id.count)
+        let size = associatedDataSize(idCount: id.count, headerSize: headerBytes.count)
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             id.withUnsafeBytes { id in
                 headerBytes.withUnsafeBytes { header in
@@ -84,11 +106,13 @@ package struct ItemRecord {
         }
     }
 
-    /// The size of the associated data for an id of `idCount` bytes.
-    package static func associatedDataSize(idCount: Int) -> Int { associatedDataLabel.count + idCount + headerSize }
+    /// The size of the associated data for an id of `idCount` bytes and a header of `headerSize`.
+    package static func associatedDataSize(idCount: Int, headerSize: Int) -> Int {
+        associatedDataLabel.count + idCount + headerSize
+    }
 
     /// Writes the associated data, label ‖ id ‖ header, into `buffer` (exactly
-    /// ``associatedDataSize(idCount:)`` bytes): the one place its layout is spelled out.
+    /// ``associatedDataSize(idCount:headerSize:)`` bytes): the one place its layout is spelled out.
     package static func writeAssociatedData(
         id: UnsafeRawBufferPointer,
         header: UnsafeRawBufferPointer,
@@ -100,14 +124,16 @@ package struct ItemRecord {
             .copyMemory(from: header)
     }
 
-    /// Seals `item` (attributes, dates and value) for storage under `id`.
+    /// Seals `item` (attributes, dates and value) for storage under `id`, in `epoch` (whose item key
+    /// `key` is).
     package static func seal(
         _ item: KeychainItem,
         id: [UInt8],
         key: SecureBytes,
+        epoch: KeyEpoch,
         cipher: AESGCM
     ) throws(KeychainError) -> [UInt8] {
-        let header = Header(item)
+        let header = Header(item, epoch: epoch)
         var body = BinaryWriter()
         body.write(Int64(((item.creationDate ?? Date()).timeIntervalSince1970 * 1000).rounded()))
         body.write(Int64(((item.modificationDate ?? Date()).timeIntervalSince1970 * 1000).rounded()))
@@ -138,13 +164,15 @@ package struct ItemRecord {
     /// the buffer.
     package static func withValue<R>(
         of stored: UnsafeRawBufferPointer,
+        header: Header,
         id: UnsafeRawBufferPointer,
         key: SecureBytes,
         cipher: AESGCM,
         _ body: (UnsafeRawBufferPointer) -> R
     ) throws(KeychainError) -> R {
+        let headerSize = header.size
         let sealed = UnsafeRawBufferPointer(rebasing: stored[headerSize...])
-        let aadSize = associatedDataSize(idCount: id.count)
+        let aadSize = associatedDataSize(idCount: id.count, headerSize: headerSize)
         let plaintextSize = sealed.count - AESGCM.overhead
         // The caller read the header (`Header(stored:)`), which checks the record is long enough.
         precondition(plaintextSize >= 0, "a keychain record shorter than its overhead reached withValue")
@@ -202,7 +230,7 @@ package struct ItemRecord {
     ) throws(KeychainError) -> [UInt8] {
         do {
             return try cipher.open(
-                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
+                UnsafeRawBufferPointer(rebasing: stored[header.size...]),
                 key: key,
                 authenticating: associatedData(id: id, header: header)
             )

@@ -86,10 +86,21 @@ extension Keychain {
                             let header = try ItemRecord.Header(stored: stored)
                             guard !header.requiresUserPresence else { return .useQuery }
                             let key = try KeychainSession.itemKey(header.accessibility) { () throws(CofferError) in
-                                try vault.key(.item, header.scope.keyScope, header.accessibility.level)
+                                try vault.key(
+                                    .item,
+                                    header.scope.keyScope,
+                                    header.accessibility.level,
+                                    epoch: header.epoch
+                                )
                             }
                             return .found(
-                                try ItemRecord.withValue(of: stored, id: id, key: key, cipher: contexts.cipher) {
+                                try ItemRecord.withValue(
+                                    of: stored,
+                                    header: header,
+                                    id: id,
+                                    key: key,
+                                    cipher: contexts.cipher
+                                ) {
                                     Self.text(utf8: $0.bindMemory(to: UInt8.self))
                                 }
                             )

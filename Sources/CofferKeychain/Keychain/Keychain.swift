@@ -150,11 +150,11 @@ public final class Keychain: Sendable {
         var item = resolved.item
         item.creationDate = created
         item.modificationDate = Date()
-        let key = try session.itemKey(item.scope, item.accessibility)
+        let (key, epoch) = try session.sealingKey(item.scope, item.accessibility)
         return PreparedItem(
             item: item,
             id: resolved.id,
-            record: try ItemRecord.seal(item, id: resolved.id, key: key, cipher: session.cipher)
+            record: try ItemRecord.seal(item, id: resolved.id, key: key, epoch: epoch, cipher: session.cipher)
         )
     }
 
@@ -213,7 +213,7 @@ public final class Keychain: Sendable {
         try txn.withValue(vault.schema.items, key: id) { stored -> LoadedItem? in
             let header = try ItemRecord.Header(stored: stored)
             guard wanted(header) else { return nil }
-            let key = try session.itemKey(header.scope, header.accessibility)
+            let key = try session.itemKey(header)
             return LoadedItem(
                 id: id,
                 item: try ItemRecord.open(stored, id: id, header: header, key: key, cipher: session.cipher)
@@ -264,10 +264,22 @@ package final class KeychainSession {
         }
     }
 
-    /// The key that seals records of `scope` and `accessibility`.
-    package func itemKey(_ scope: SyncScope, _ accessibility: Accessibility) throws(KeychainError) -> SecureBytes {
-        try Self.itemKey(accessibility) { () throws(CofferError) in
-            try keys.key(.item, scope.keyScope, accessibility.level)
+    /// The key that seals new records of `scope` and `accessibility`, and the epoch it belongs to.
+    package func sealingKey(
+        _ scope: SyncScope,
+        _ accessibility: Accessibility
+    ) throws(KeychainError) -> (key: SecureBytes, epoch: KeyEpoch) {
+        let epoch = keys.currentEpoch(scope.keyScope)
+        let key = try Self.itemKey(accessibility) { () throws(CofferError) in
+            try keys.key(.item, scope.keyScope, accessibility.level, epoch: epoch)
+        }
+        return (key, epoch)
+    }
+
+    /// The key that opens a record with this header.
+    package func itemKey(_ header: ItemRecord.Header) throws(KeychainError) -> SecureBytes {
+        try Self.itemKey(header.accessibility) { () throws(CofferError) in
+            try keys.key(.item, header.scope.keyScope, header.accessibility.level, epoch: header.epoch)
         }
     }
 

@@ -40,7 +40,7 @@ package struct KeychainSyncedRecords: SyncedRecords {
             guard header.scope == .syncable else {
                 throw KeychainError(.decode, "the bundle holds an item that is not syncable; it was refused")
             }
-            let key = try session.itemKey(header.scope, header.accessibility)
+            let key = try session.itemKey(header)
             return try ItemRecord.open(raw, id: id, header: header, key: key, cipher: session.cipher)
         }
         guard try session.index(.syncable).id(of: item) == id else {

@@ -45,6 +45,21 @@ package struct DeviceKeys: Sendable {
         DeviceKeys(agreement: X25519PrivateKey(), signing: Ed25519PrivateKey())
     }
 
+    /// The public identity of these keys for `deviceID`.
+    package func identity(deviceID: UUID) throws(CofferError) -> DeviceIdentity {
+        do {
+            return try DeviceIdentity(
+                deviceID: deviceID,
+                encryptionKey: try agreement.publicKey(),
+                signingKey: try signing.publicKey()
+            )
+        } catch let error as CofferError {
+            throw error
+        } catch {
+            throw CofferError(.internalError, "reading the device's public keys failed: \(error)", underlying: error)
+        }
+    }
+
     /// The meta entries that store the keys: the public halves in clear (`device-public`: version 1 ‖
     /// X25519 public ‖ Ed25519 public), the private halves sealed under a key derived from the device
     /// root (`device-keys`: AES-256-GCM of X25519 secret ‖ Ed25519 seed, bound to the vault and name).

@@ -4,23 +4,41 @@ package import Foundation
 /// `sync-join` (docs/FORMAT.md, "Join block"):
 ///
 /// ```
-/// KDF record length (UInt16) ‖ KDF record ‖ sync root wrapped under the passphrase KEK (60)
+/// KDF record length (UInt16) ‖ KDF record ‖ group key wrapped under the passphrase KEK (60)
+///   [‖ key epoch (UInt64), for a group key of an epoch after the original]
 /// wrap associated data = "coffer/v1/wrap" ‖ 0x00 ‖ sync group id ‖ 0x00 ‖ "sync-join"
+///                        [‖ " " ‖ the epoch in 16 hex digits]
 /// ```
 ///
-/// It is written whenever the passphrase KEK is at hand (at creation and at a passphrase change), so
-/// exporting never needs the passphrase. It gives nothing to someone without the passphrase that the
-/// vault files do not already give: the same scrypt stands between a guess and the root.
+/// The wrapped key is the group key of the current epoch (the sync root, in the original epoch); a
+/// device that opens it finds the earlier ones in the membership log. The block is written whenever
+/// the passphrase KEK is at hand (at creation, at a passphrase change, at an unlock with the
+/// passphrase once the epoch has changed), so exporting never needs the passphrase. It gives nothing
+/// to someone without the passphrase that the vault files do not already give: the same scrypt stands
+/// between a guess and the key.
 package struct JoinBlock: Equatable {
     package static let metaKey = "sync-join"
 
     package let kdf: KDFRecord
     package let wrappedSyncRoot: [UInt8]
+    /// The epoch of the wrapped group key.
+    package let epoch: KeyEpoch
 
-    /// Wraps `syncRoot` under the key `kdf` derives from the passphrase.
-    package init(syncRoot: SecureBytes, kdf: KDFRecord, kek: SecureBytes, syncGroupID: UUID) throws(CofferError) {
+    /// Wraps `syncRoot`, the group key of `epoch`, under the key `kdf` derives from the passphrase.
+    package init(
+        syncRoot: SecureBytes,
+        kdf: KDFRecord,
+        kek: SecureBytes,
+        syncGroupID: UUID,
+        epoch: KeyEpoch = .original
+    ) throws(CofferError) {
         self.kdf = kdf
-        wrappedSyncRoot = try KeyWrap.wrap(syncRoot, under: kek, vaultID: syncGroupID, name: Self.metaKey)
+        self.epoch = epoch
+        wrappedSyncRoot = try KeyWrap.wrap(syncRoot, under: kek, vaultID: syncGroupID, name: Self.wrapName(epoch))
+    }
+
+    private static func wrapName(_ epoch: KeyEpoch) -> String {
+        epoch.isOriginal ? metaKey : "\(metaKey) \(epoch)"
     }
 
     package init(decoding bytes: [UInt8]) throws(CofferError) {
@@ -28,6 +46,14 @@ package struct JoinBlock: Equatable {
         let kdfLength = Int(try reader.readUInt16())
         kdf = try KDFRecord(decoding: try reader.readBytes(kdfLength))
         wrappedSyncRoot = try reader.readBytes(AESGCM.overhead + 32)
+        let rest = bytes.count - 2 - kdfLength - AESGCM.overhead - 32
+        if rest == SealedScope.epochSize {
+            let id = try reader.readUInt64()
+            guard id != 0 else { throw CofferError(.decode, "the bundle's join block names epoch 0 explicitly") }
+            epoch = KeyEpoch(id: id)
+        } else {
+            epoch = .original
+        }
         try reader.finish()
     }
 
@@ -37,15 +63,22 @@ package struct JoinBlock: Equatable {
         writer.write(UInt16(kdfBytes.count))
         writer.write(raw: kdfBytes)
         writer.write(raw: wrappedSyncRoot)
+        if !epoch.isOriginal { writer.write(epoch.id) }
         return writer.bytes
     }
 
-    /// The sync root, if `passphrase` is the one the block was made with.
+    /// The group key of ``epoch``, if `passphrase` is the one the block was made with.
     ///
     /// - Throws: ``CofferError`` `.authFailed` for another passphrase.
     package func syncRoot(passphrase: Passphrase, syncGroupID: UUID) throws(CofferError) -> SecureBytes {
         let kek = try kdf.keyEncryptionKey(for: passphrase)
-        guard let root = try KeyWrap.unwrap(wrappedSyncRoot, under: kek, vaultID: syncGroupID, name: Self.metaKey)
+        guard
+            let root = try KeyWrap.unwrap(
+                wrappedSyncRoot,
+                under: kek,
+                vaultID: syncGroupID,
+                name: Self.wrapName(epoch)
+            )
         else {
             throw CofferError(
                 .authFailed,

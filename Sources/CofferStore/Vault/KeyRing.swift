@@ -71,6 +71,16 @@ package enum KeyPurpose: CaseIterable, Sendable {
         }
     }
 
+    /// Whether the purpose seals records, so that each key epoch has its own key for it. The others
+    /// name things (item ids, chunk ids, blob names, chunk boundaries) and stay those of the original
+    /// epoch, so a record keeps its id in every epoch and across the devices of a group.
+    package var isSealing: Bool {
+        switch self {
+        case .item, .chunkSeal, .manifest: return true
+        case .index, .chunkID, .blobName, .gear: return false
+        }
+    }
+
     /// The protection levels this purpose has a key for.
     package var levels: [ProtectionLevel] {
         switch self {
@@ -96,6 +106,21 @@ package struct RootKeys: Sendable {
     package static func generate() -> RootKeys { RootKeys(device: .random(count: 32), sync: .random(count: 32)) }
 }
 
+/// The roots of one scope's later key epochs (``KeyEpoch``), and which epoch new records of the scope
+/// are sealed in. A sync group starts a new epoch at every revocation and rotation; the original
+/// epoch's root is the scope's root in ``RootKeys``.
+package struct EpochRoots: Sendable {
+    /// Roots of epochs other than the original, by epoch.
+    package var roots: [KeyEpoch: SecureBytes]
+    /// The epoch new records are sealed in.
+    package var current: KeyEpoch
+
+    package init(roots: [KeyEpoch: SecureBytes] = [:], current: KeyEpoch = .original) {
+        self.roots = roots
+        self.current = current
+    }
+}
+
 /// The keys a vault holds in memory, by protection level.
 ///
 /// Protection-class keys are derived from the roots with HKDF, one per (scope, level). A
@@ -103,6 +128,10 @@ package struct RootKeys: Sendable {
 /// the `whenUnlocked` keys at `lock()` really makes `whenUnlocked` data unreadable while the
 /// `afterFirstUnlock` data stays available. Dropped keys are wiped by ``SecureBytes`` as soon as no
 /// operation still holds them.
+///
+/// Each later key epoch of a scope has class keys and sealing keys (``KeyPurpose/isSealing``) of
+/// its own, derived the same way from that epoch's root; naming keys always come from the original
+/// roots.
 package struct KeyRing: Sendable {
     /// Present while unlocked.
     private(set) var roots: RootKeys?
@@ -115,6 +144,13 @@ package struct KeyRing: Sendable {
     private var classKeys = [SecureBytes?](repeating: nil, count: Slot.count)
     /// By ``PurposeSlot/index``.
     private var purposeKeys = [SecureBytes?](repeating: nil, count: PurposeSlot.count)
+    /// The keys of later epochs, by scope and epoch; empty for a vault whose scopes never left the
+    /// original epoch.
+    private var epochKeys: [EpochSlot: EpochKeys] = [:]
+    /// The roots of later epochs while unlocked.
+    private var epochRoots: [EpochSlot: SecureBytes] = [:]
+    /// The epoch new records of each scope are sealed in, by `scope == .device ? 0 : 1`.
+    private var currentEpochs: [KeyEpoch] = [.original, .original]
 
     private struct Slot {
         package let scope: KeyScope
@@ -138,6 +174,38 @@ package struct KeyRing: Sendable {
         }
 
         package var index: Int { purpose.ordinal * Slot.count + slot.index }
+    }
+
+    private struct EpochSlot: Hashable {
+        let scope: KeyScope
+        let epoch: KeyEpoch
+    }
+
+    /// One later epoch's class and sealing keys, by level and by (sealing purpose, level).
+    private struct EpochKeys {
+        var classKeys: [ProtectionLevel: SecureBytes]
+        var purposeKeys: [KeyPurpose: [ProtectionLevel: SecureBytes]]
+
+        init(root: SecureBytes) throws(CryptoError) {
+            classKeys = [:]
+            purposeKeys = [:]
+            for level in ProtectionLevel.allCases {
+                let classKey = try HKDF.deriveKey(from: root, label: level.label)
+                classKeys[level] = classKey
+                for purpose in KeyPurpose.allCases where purpose.isSealing && purpose.levels.contains(level) {
+                    purposeKeys[purpose, default: [:]][level] = try HKDF.deriveKey(from: classKey, label: purpose.label)
+                }
+            }
+        }
+
+        mutating func lock() {
+            classKeys[.whenUnlocked] = nil
+            for purpose in purposeKeys.keys { purposeKeys[purpose]?[.whenUnlocked] = nil }
+        }
+
+        var all: [(ProtectionLevel, SecureBytes)] {
+            classKeys.map { ($0.key, $0.value) } + purposeKeys.values.flatMap { $0.map { ($0.key, $0.value) } }
+        }
     }
 
     /// Whether the roots (and so every key) are available.
@@ -169,11 +237,52 @@ package struct KeyRing: Sendable {
         purposeKeys = purposes
     }
 
+    /// Installs the later epochs of `scope` (replacing those held) and derives their keys.
+    package mutating func install(_ epochs: EpochRoots, for scope: KeyScope) throws(CofferError) {
+        var keys: [EpochSlot: EpochKeys] = epochKeys.filter { $0.key.scope != scope }
+        var roots = epochRoots.filter { $0.key.scope != scope }
+        do {
+            for (epoch, root) in epochs.roots where !epoch.isOriginal {
+                let slot = EpochSlot(scope: scope, epoch: epoch)
+                keys[slot] = try EpochKeys(root: root)
+                roots[slot] = root
+            }
+        } catch {
+            throw CofferError(.internalError, "deriving a key epoch's keys failed: \(error)", underlying: error)
+        }
+        guard epochs.current.isOriginal || roots[EpochSlot(scope: scope, epoch: epochs.current)] != nil else {
+            throw CofferError(
+                .internalError,
+                "the current key epoch \(epochs.current) of the \(scope.name) keys has no root"
+            )
+        }
+        epochKeys = keys
+        epochRoots = roots
+        currentEpochs[scope == .device ? 0 : 1] = epochs.current
+    }
+
+    /// The epoch that stands for "no group key yet", in a vault waiting for approval to join a group:
+    /// never held, so nothing syncable can be sealed.
+    private static let awaitingJoin = KeyEpoch(id: .max)
+
+    /// Marks the sync scope as waiting for a group to join: syncable records cannot be sealed until
+    /// ``install(_:for:)`` brings the group's keys.
+    package mutating func awaitJoin() {
+        epochKeys = epochKeys.filter { $0.key.scope != .sync }
+        epochRoots = epochRoots.filter { $0.key.scope != .sync }
+        currentEpochs[1] = Self.awaitingJoin
+    }
+
+    /// Whether the vault waits for approval to join a sync group.
+    package var isAwaitingJoin: Bool { currentEpochs[1] == Self.awaitingJoin }
+
     /// Drops the roots and the `whenUnlocked` keys; `afterFirstUnlock` keys stay.
     package mutating func lock() {
         roots = nil
+        epochRoots = [:]
         for slot in Slot.all where slot.level == .whenUnlocked { classKeys[slot.index] = nil }
         for slot in PurposeSlot.all where slot.slot.level == .whenUnlocked { purposeKeys[slot.index] = nil }
+        for slot in epochKeys.keys { epochKeys[slot]?.lock() }
     }
 
     /// Drops every key.
@@ -181,18 +290,45 @@ package struct KeyRing: Sendable {
         roots = nil
         classKeys = [SecureBytes?](repeating: nil, count: Slot.count)
         purposeKeys = [SecureBytes?](repeating: nil, count: PurposeSlot.count)
+        epochKeys = [:]
+        epochRoots = [:]
     }
 
     /// Every key held, with the level it belongs to (`nil` for the roots): what ``lock()`` and
     /// ``clear()`` are to destroy, listed so tests can watch them go.
     package var heldKeys: [(level: ProtectionLevel?, key: SecureBytes)] {
         let rootKeys = roots.map { [$0.device, $0.sync] } ?? []
-        return rootKeys.map { (nil, $0) }
+        return rootKeys.map { (nil, $0) } + epochRoots.values.map { (nil, $0) }
             + Slot.all.compactMap { slot in classKeys[slot.index].map { (slot.level, $0) } }
             + PurposeSlot.all.compactMap { slot in purposeKeys[slot.index].map { (slot.slot.level, $0) } }
+            + epochKeys.values.flatMap { $0.all.map { (Optional($0.0), $0.1) } }
     }
 
-    /// The working key for `purpose` in `scope` at `level`.
+    /// The epoch new records of `scope` are sealed in.
+    package func currentEpoch(_ scope: KeyScope) -> KeyEpoch { currentEpochs[scope == .device ? 0 : 1] }
+
+    /// The later epochs of `scope` whose keys are held.
+    package func epochs(_ scope: KeyScope) -> [KeyEpoch] {
+        epochKeys.keys.filter { $0.scope == scope }.map(\.epoch).sorted()
+    }
+
+    /// The root of `epoch` in `scope`, while unlocked.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when locked, `.keyUnavailable` when the
+    ///   epoch is not held.
+    package func root(_ scope: KeyScope, epoch: KeyEpoch) throws(CofferError) -> SecureBytes {
+        guard let roots else {
+            throw CofferError(.interactionNotAllowed, "the vault is locked; unlock it with its passphrase first")
+        }
+        if epoch.isOriginal { return roots.root(scope) }
+        guard let root = epochRoots[EpochSlot(scope: scope, epoch: epoch)] else {
+            throw Self.unavailable(epoch, scope)
+        }
+        return root
+    }
+
+    /// The working key for `purpose` in `scope` at `level`: for a sealing purpose, that of the
+    /// current epoch (what new records are sealed with).
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory.
     package func key(
@@ -200,19 +336,59 @@ package struct KeyRing: Sendable {
         _ scope: KeyScope,
         _ level: ProtectionLevel
     ) throws(CofferError) -> SecureBytes {
+        let current = currentEpochs[scope == .device ? 0 : 1]
+        if !current.isOriginal && purpose.isSealing { return try key(purpose, scope, level, epoch: current) }
         guard let key = purposeKeys[PurposeSlot(purpose: purpose, slot: Slot(scope: scope, level: level)).index] else {
             throw lockedError(level)
         }
         return key
     }
 
-    /// The class key for `scope` and `level`.
+    /// The working key for `purpose` in `scope` at `level` in `epoch` (naming purposes have one key
+    /// for every epoch).
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory,
+    ///   `.keyUnavailable` when this vault does not hold the epoch.
+    package func key(
+        _ purpose: KeyPurpose,
+        _ scope: KeyScope,
+        _ level: ProtectionLevel,
+        epoch: KeyEpoch
+    ) throws(CofferError) -> SecureBytes {
+        guard !epoch.isOriginal, purpose.isSealing else {
+            guard let key = purposeKeys[PurposeSlot(purpose: purpose, slot: Slot(scope: scope, level: level)).index]
+            else {
+                throw lockedError(level)
+            }
+            return key
+        }
+        guard let keys = epochKeys[EpochSlot(scope: scope, epoch: epoch)] else { throw Self.unavailable(epoch, scope) }
+        guard let key = keys.purposeKeys[purpose]?[level] else { throw lockedError(level) }
+        return key
+    }
+
+    /// The class key for `scope` and `level` of the original epoch.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when the vault is locked and the key is of a
     ///   level that is not available then.
     package func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
         guard let key = classKeys[Slot(scope: scope, level: level).index] else { throw lockedError(level) }
         return key
+    }
+
+    private static func unavailable(_ epoch: KeyEpoch, _ scope: KeyScope) -> CofferError {
+        if epoch == awaitingJoin {
+            return CofferError(
+                .keyUnavailable,
+                "this vault is waiting for approval to join a sync group, so it cannot hold syncable records yet; once a member approves its join request (coffer device approve), import a bundle from that member (coffer import) or pull from the group's remote. Device-bound records work now"
+            )
+        }
+        return CofferError(
+            .keyUnavailable,
+            scope == .sync
+                ? "the record was sealed in key epoch \(epoch) of the sync group, which this device does not hold: it was revoked before that epoch began, or has not received the epoch yet (import a newer bundle from a member)"
+                : "the record was sealed under device key generation \(epoch), which this vault does not hold; the vault is damaged"
+        )
     }
 
     private func lockedError(_ level: ProtectionLevel) -> CofferError {

@@ -3,7 +3,7 @@
 /// and passing one reference is cheaper than copying eleven tables.
 package final class Schema: Sendable {
     /// The format version this build writes and the newest it reads.
-    package static let formatVersion: UInt32 = 1
+    package static let formatVersion: UInt32 = 2
 
     /// Table names, in creation order.
     package static let tableNames = [

@@ -1,14 +1,16 @@
 /// The sealed form Coffer's manifests share (blob manifests, snapshot records):
 ///
 /// ```
-/// header (3): version ‖ scope ‖ level
-/// sealed:     nonce (12) ‖ AES-256-GCM(manifest key of scope and level, body) ‖ tag (16)
+/// header (3): version ‖ scope ‖ level [‖ key epoch (UInt64), when the scope byte's bit 7 is set]
+/// sealed:     nonce (12) ‖ AES-256-GCM(manifest key of scope, epoch and level, body) ‖ tag (16)
 ///             associated data = label ‖ 0x00 ‖ record id ‖ header
 /// ```
 ///
 /// The clear header picks the key without decrypting; the associated data binds the body to its id
-/// (a record moved under another id fails) and to its header (a flipped scope or level fails).
+/// (a record moved under another id fails) and to its header (a flipped scope, level or epoch fails).
+/// New records are sealed in the scope's current key epoch (``KeyRing/currentEpoch(_:)``).
 package enum SealedRecord {
+    /// The fixed part of the header; an epoch id may follow it.
     package static let headerSize = 3
 
     package static func associatedData(label: String, id: [UInt8], header: some Collection<UInt8>) -> [UInt8] {
@@ -26,8 +28,9 @@ package enum SealedRecord {
         keys: KeyRing,
         cipher: AESGCM
     ) throws(CofferError) -> [UInt8] {
-        let header = [version, scope.code, level.code]
-        let key = try keys.key(.manifest, scope.keyScope, level)
+        let sealed = SealedScope(scope, epoch: keys.currentEpoch(scope.keyScope))
+        let header = [version, sealed.code, level.code] + sealed.trailer
+        let key = try keys.key(.manifest, scope.keyScope, level, epoch: sealed.epoch)
         do {
             return header
                 + (try cipher.seal(body, key: key, authenticating: associatedData(label: label, id: id, header: header)))
@@ -36,30 +39,45 @@ package enum SealedRecord {
         }
     }
 
-    /// The version, scope and level in a stored record's clear header, without opening it.
+    /// A stored record's clear header, read without opening the record.
+    package struct Header {
+        package let version: UInt8
+        package let scope: SyncScope
+        package let epoch: KeyEpoch
+        package let level: ProtectionLevel
+
+        /// The header's size in the stored record.
+        package var size: Int { headerSize + (epoch.isOriginal ? 0 : SealedScope.epochSize) }
+    }
+
+    /// The header of a stored record, without opening it.
     ///
     /// - Parameter versions: The record versions this Coffer reads.
     package static func peekHeader(
         _ stored: UnsafeRawBufferPointer,
         versions: ClosedRange<UInt8>,
         what: String
-    ) throws(CofferError) -> (version: UInt8, scope: SyncScope, level: ProtectionLevel) {
+    ) throws(CofferError) -> Header {
         guard stored.count >= headerSize + AESGCM.overhead else {
             throw CofferError(.decode, "\(what) is too short (\(stored.count) bytes); the vault is damaged")
         }
         guard versions.contains(stored[0]) else {
             throw CofferError(.unsupportedFormat, "\(what) has version \(stored[0]); upgrade Coffer")
         }
-        guard let scope = SyncScope(code: stored[1]), let level = ProtectionLevel(code: stored[2]) else {
+        guard let sealed = SealedScope.read(code: stored[1], in: stored, fixedSize: headerSize),
+            let level = ProtectionLevel(code: stored[2]),
+            stored.count >= headerSize + SealedScope.trailerSize(code: stored[1]) + AESGCM.overhead
+        else {
             throw CofferError(.decode, "\(what)'s header is invalid; it was altered or damaged")
         }
-        return (stored[0], scope, level)
+        return Header(version: stored[0], scope: sealed.scope, epoch: sealed.epoch, level: level)
     }
 
     /// Opens a record stored under `id`: its version (one of `versions`), scope, level and body.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` if its level's key is not in memory,
-    ///   `.decode` if it was altered, damaged or moved from another id.
+    ///   `.keyUnavailable` if its epoch is not held, `.decode` if it was altered, damaged or moved
+    ///   from another id.
     package static func open(
         _ stored: UnsafeRawBufferPointer,
         versions: ClosedRange<UInt8>,
@@ -69,15 +87,15 @@ package enum SealedRecord {
         cipher: AESGCM,
         what: String
     ) throws(CofferError) -> (version: UInt8, scope: SyncScope, level: ProtectionLevel, body: [UInt8]) {
-        let (version, scope, level) = try peekHeader(stored, versions: versions, what: what)
-        let key = try keys.key(.manifest, scope.keyScope, level)
+        let header = try peekHeader(stored, versions: versions, what: what)
+        let key = try keys.key(.manifest, header.scope.keyScope, header.level, epoch: header.epoch)
         do {
             let body = try cipher.open(
-                UnsafeRawBufferPointer(rebasing: stored[headerSize...]),
+                UnsafeRawBufferPointer(rebasing: stored[header.size...]),
                 key: key,
-                authenticating: associatedData(label: label, id: id, header: stored[0..<headerSize])
+                authenticating: associatedData(label: label, id: id, header: stored[0..<header.size])
             )
-            return (version, scope, level, body)
+            return (header.version, header.scope, header.level, body)
         } catch {
             throw CofferError(
                 .decode,

@@ -82,15 +82,37 @@ extension Vault {
         }
     }
 
-    /// A sync group a new vault joins: its id and its sync root (from a bundle's join block).
+    /// A sync group a new vault joins with the group key (from a bundle's join block), or the join
+    /// request of a vault that will join by approval.
     package struct JoinedGroup {
         package let id: UUID
-        package let syncRoot: SecureBytes
+        /// The group keys the new vault starts with, by epoch (the original one's is the sync root).
+        package let roots: [KeyEpoch: SecureBytes]
+        /// The group's membership log, as the bundle carried it (none from a version-1 bundle).
+        package let log: GroupLog?
+        /// The name the device joins with.
+        package let name: String
+        /// Whether this is a request to join by approval (no group key yet).
+        package let isRequest: Bool
 
-        package init(id: UUID, syncRoot: SecureBytes) {
+        package init(id: UUID, roots: [KeyEpoch: SecureBytes], log: GroupLog?, name: String = Vault.defaultDeviceName) {
             self.id = id
-            self.syncRoot = syncRoot
+            self.roots = roots
+            self.log = log
+            self.name = name
+            self.isRequest = false
         }
+
+        private init(requestNamed name: String) {
+            id = UUID()
+            roots = [:]
+            log = nil
+            self.name = name
+            isRequest = true
+        }
+
+        /// A vault that asks to join a group by approval, under `name`.
+        package static func request(name: String) -> JoinedGroup { JoinedGroup(requestNamed: name) }
     }
 
     private static func createContents(
@@ -113,29 +135,48 @@ extension Vault {
                 syncGroupID: group?.id ?? UUID(),
                 createdAt: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
             )
-            let roots = group.map { RootKeys(device: .random(count: 32), sync: $0.syncRoot) } ?? RootKeys.generate()
+            let roots = RootKeys(device: .random(count: 32), sync: group?.roots[.original] ?? .random(count: 32))
             let recovery = RecoveryKey.generate()
             let kdf = KDFRecord(parameters: configuration.kdf)
             let passphraseKEK = try kdf.keyEncryptionKey(for: passphrase)
             let recoveryKEK = try recoveryKeyEncryptionKey(recovery, vaultID: identity.vaultID)
+            let deviceKeys = DeviceKeys.generate()
 
             var entries =
                 identity.metaEntries + [
                     (MetaKey.kdf, kdf.encoded),
                     (MetaKey.recoveryEscrow, try escrow(recovery, roots: roots, vaultID: identity.vaultID)),
-                    (
-                        JoinBlock.metaKey,
-                        try JoinBlock(
-                            syncRoot: roots.sync,
-                            kdf: kdf,
-                            kek: passphraseKEK,
-                            syncGroupID: identity.syncGroupID
-                        )
-                        .encoded
-                    ),
                 ]
-            entries += try DeviceKeys.generate().metaEntries(deviceRoot: roots.device, vaultID: identity.vaultID)
-            for scope in KeyScope.allCases {
+            entries += try deviceKeys.metaEntries(deviceRoot: roots.device, vaultID: identity.vaultID)
+            var epochs = EpochRoots()
+            if let group, group.isRequest {
+                let request = JoinRequest(
+                    identity: try deviceKeys.identity(deviceID: identity.deviceID),
+                    name: group.name
+                )
+                entries.append((GroupContext.Meta.joinRequest, Array(request.text.utf8)))
+            } else {
+                // The founding device, or one joining with the passphrase, enters the log itself.
+                var context = try GroupContext(
+                    log: group?.log ?? GroupLog(group: identity.syncGroupID),
+                    roots: (group?.roots ?? [:]).merging([.original: roots.sync]) { theirs, _ in theirs },
+                    device: identity.deviceID,
+                    deviceKeys: deviceKeys
+                )
+                try context.appendJoined(name: group?.name ?? defaultDeviceName)
+                entries += try context.metaEntries(deviceRoot: roots.device, vaultID: identity.vaultID)
+                let (epoch, root) = try context.currentRoot()
+                let block = try JoinBlock(
+                    syncRoot: root,
+                    kdf: kdf,
+                    kek: passphraseKEK,
+                    syncGroupID: identity.syncGroupID,
+                    epoch: epoch
+                )
+                entries.append((JoinBlock.metaKey, block.encoded))
+                epochs = try context.epochRoots()
+            }
+            for scope in KeyScope.allCases where scope == .device || group?.isRequest != true {
                 for (unlocker, kek) in [(MetaKey.Unlocker.passphrase, passphraseKEK), (.recovery, recoveryKEK)] {
                     let name = MetaKey.wrappedRoot(scope, by: unlocker)
                     entries.append(
@@ -146,6 +187,7 @@ extension Vault {
             try writeMeta(entries, to: environment, schema: schema, while: "writing the vault's keys")
             var keys = KeyRing()
             try keys.unlock(with: roots)
+            if group?.isRequest == true { keys.awaitJoin() } else { try keys.install(epochs, for: .sync) }
             return Vault(
                 directory: directory,
                 configuration: configuration,

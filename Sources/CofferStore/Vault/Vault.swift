@@ -32,6 +32,8 @@ public final class Vault: Sendable {
     private struct State: Sendable {
         var keys = KeyRing()
         var isClosed = false
+        /// The sync group: fixed at creation, except for a vault that joins one by approval.
+        var syncGroupID: UUID
     }
 
     /// A vault over an environment just created or opened (``create(at:passphrase:configuration:)``,
@@ -49,7 +51,7 @@ public final class Vault: Sendable {
         self.environment = environment
         self.schema = schema
         self.identity = identity
-        self.state = Locked(State(keys: keys))
+        self.state = Locked(State(keys: keys, syncGroupID: identity.syncGroupID))
         self.autoLock = configuration.autoLockInterval.map(AutoLock.init(interval:))
         if keys.isUnlocked { startAutoLock() }
     }
@@ -65,8 +67,9 @@ public final class Vault: Sendable {
     public var id: UUID { identity.vaultID }
     /// This machine's id for the vault, fixed at creation; it tells sync peers apart.
     public var deviceID: UUID { identity.deviceID }
-    /// The id of the sync group the vault belongs to; vaults of one group share the sync root.
-    public var syncGroupID: UUID { identity.syncGroupID }
+    /// The id of the sync group the vault belongs to; vaults of one group share its group keys. A
+    /// vault waiting for approval to join a group has a placeholder id until it joins.
+    public var syncGroupID: UUID { state.withLock { $0.syncGroupID } }
     /// The on-disk format version of the vault.
     public var formatVersion: Int { Int(identity.formatVersion) }
     /// When the vault was created.
@@ -140,11 +143,27 @@ public final class Vault: Sendable {
     }
 
     package func installRoots(_ roots: RootKeys) throws(CofferError) {
+        let epochs = try storedEpochs(deviceRoot: roots.device)
         try state.withLock { (state) throws(CofferError) in
             guard !state.isClosed else { throw CofferError(.closed, "the vault is closed; open it again") }
             try state.keys.unlock(with: roots)
+            if let epochs {
+                try state.keys.install(epochs, for: .sync)
+            } else {
+                state.keys.awaitJoin()
+            }
         }
         startAutoLock()
+    }
+
+    /// Installs the sync group's epochs after a change to them (a revocation, a rotation, an import
+    /// that brought a new epoch, a join), and the group id when it changed.
+    package func installGroupKeys(_ epochs: EpochRoots, group: UUID) throws(CofferError) {
+        try state.withLock { (state) throws(CofferError) in
+            guard !state.isClosed else { throw CofferError(.closed, "the vault is closed; open it again") }
+            try state.keys.install(epochs, for: .sync)
+            state.syncGroupID = group
+        }
     }
 
     private func startAutoLock() {
@@ -162,6 +181,16 @@ public final class Vault: Sendable {
         _ level: ProtectionLevel
     ) throws(CofferError) -> SecureBytes {
         try withKeys { (keys) throws(CofferError) in try keys.key(purpose, scope, level) }
+    }
+
+    /// ``key(_:_:_:)`` in `epoch`, for opening a record sealed in it.
+    package func key(
+        _ purpose: KeyPurpose,
+        _ scope: KeyScope,
+        _ level: ProtectionLevel,
+        epoch: KeyEpoch
+    ) throws(CofferError) -> SecureBytes {
+        try withKeys { (keys) throws(CofferError) in try keys.key(purpose, scope, level, epoch: epoch) }
     }
 
     /// Runs `body` with the keys in memory, under the state lock, unless the vault is closed.
@@ -194,6 +223,13 @@ public final class Vault: Sendable {
         }
     }
 
+    /// A meta entry, or `nil` when the vault has none of that name.
+    package func readMetaIfPresent(_ name: String) throws(CofferError) -> [UInt8]? {
+        try storage("reading the vault's keys") {
+            try environment.read { txn in try txn.get(schema.meta, key: Array(name.utf8)) }
+        }
+    }
+
     package func readMeta(_ name: String) throws(CofferError) -> [UInt8] {
         let value = try storage("reading the vault's keys") {
             try environment.read { txn in try txn.get(schema.meta, key: Array(name.utf8)) }
@@ -211,7 +247,13 @@ public final class Vault: Sendable {
         else {
             return nil
         }
-        guard let sync = try KeyWrap.unwrap(try readMeta(syncName), under: kek, vaultID: id, name: syncName) else {
+        guard let wrappedSync = try readMetaIfPresent(syncName) else {
+            // A vault that joined by approval keeps the group's keys under the device root only; one
+            // still waiting for approval has none yet (a placeholder stands in, never used to seal).
+            let stored = try storedEpochRoots(deviceRoot: device)
+            return RootKeys(device: device, sync: stored?[.original] ?? .random(count: 32))
+        }
+        guard let sync = try KeyWrap.unwrap(wrappedSync, under: kek, vaultID: id, name: syncName) else {
             throw CofferError(
                 .decode,
                 "the vault is damaged: meta \"\(syncName)\" does not open with a key that opens \"\(deviceName)\""

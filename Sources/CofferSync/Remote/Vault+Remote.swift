@@ -203,15 +203,12 @@ extension Vault {
         for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where objects.hasHead {
             // The newest bundle carries the join block under the device's current passphrase.
             guard let newest = objects.bundles.max() else { continue }
-            var source = DataSource(try client.getPrefix(layout.bundleKey(device, newest), count: 64 << 10))
+            var source = DataSource(try client.getPrefix(layout.bundleKey(device, newest), count: 1 << 20))
             let header = try BundleHeader.read(from: &source).0
-            guard !header.joinBlock.isEmpty else { continue }
             do {
-                let syncRoot = try JoinBlock(decoding: header.joinBlock)
-                    .syncRoot(passphrase: passphrase, syncGroupID: header.syncGroupID)
-                group = JoinedGroup(id: header.syncGroupID, syncRoot: syncRoot)
+                group = try JoinedGroup(joining: header, passphrase: passphrase)
                 break
-            } catch  where error.code == .authFailed {
+            } catch  where error.code == .authFailed || error.code == .notTrusted || error.code == .param {
                 refusal = error
             }
         }

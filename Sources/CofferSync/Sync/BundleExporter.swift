@@ -122,7 +122,19 @@ package struct BundleExporter<Sink: ByteSink> {
         }
     }
 
-    package mutating func finish() throws(CofferError) -> Sink {
+    /// Ends the stream: with `signer` (a version-2 bundle), this device's signature of everything
+    /// before it, then the end frame; returns the sink.
+    package mutating func finish(signer: Ed25519PrivateKey? = nil) throws(CofferError) -> Sink {
+        if let signer {
+            let digest = try writer.finishDigest()
+            let signature: [UInt8]
+            do {
+                signature = try signer.signature(of: BundleFrame.signedMessage(digest: digest))
+            } catch {
+                throw CofferError(.internalError, "signing the bundle failed: \(error)", underlying: error)
+            }
+            try write(BundleFrame.signature(signature).encoded)
+        }
         try write(BundleFrame.end(chunks: chunkFrames, records: recordFrames).encoded)
         return try writer.finish()
     }

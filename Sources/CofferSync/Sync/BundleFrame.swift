@@ -6,6 +6,8 @@
 /// record  (type 2): kind (1) ‖ record id (32, or 16 for a snapshot) ‖ stamp (UInt64) ‖ device id (16)
 ///                   ‖ state (1 live, 0 deleted) ‖ the record as stored (live only)
 /// end     (type 3): chunk frames (UInt64) ‖ record frames (UInt64)
+/// signature (type 6, version-2 bundles, just before the end frame): Ed25519 (64) by the exporting
+///           device over "coffer/v2/bundle-signature" ‖ 0 ‖ SHA-256(header ‖ every frame before it)
 /// ```
 ///
 /// Records and chunks travel exactly as stored, still sealed under sync-root keys; the frame adds only
@@ -24,8 +26,16 @@ package enum BundleFrame: Equatable {
     /// Devices whose changes the exporting device has a gap in (a bundle of theirs was lost): each
     /// device named resends its changes after the sequence given in its next bundle.
     case resend([ResendRequest])
+    /// The exporting device's signature of everything before it (version-2 bundles).
+    case signature([UInt8])
 
     package static let headerSize = 5
+
+    /// The message a bundle's signature is over, for the digest of its header and frames.
+    package static func signedMessage(digest: [UInt8]) -> [UInt8] {
+        Array("coffer/v2/bundle-signature".utf8) + [0] + digest
+    }
+
     /// The largest body a reader accepts: a chunk of the largest declared size, sealed, with its id.
     package static let maximumBodySize = (16 << 20) + 1024
 
@@ -35,6 +45,7 @@ package enum BundleFrame: Equatable {
         case end = 3
         case want = 4
         case resend = 5
+        case signature = 6
     }
 
     /// The frame as written: header and body.
@@ -67,6 +78,9 @@ package enum BundleFrame: Equatable {
             type = .end
             body.write(chunks)
             body.write(records)
+        case .signature(let signature):
+            type = .signature
+            body.write(raw: signature)
         }
         var frame = BinaryWriter()
         frame.write(type.rawValue)
@@ -128,6 +142,10 @@ package enum BundleFrame: Equatable {
             let records = try reader.readUInt64()
             try reader.finish()
             return .end(chunks: chunks, records: records)
+        case .signature:
+            let signature = try reader.readBytes(64)
+            try reader.finish()
+            return .signature(signature)
         }
     }
 }
@@ -138,8 +156,26 @@ package struct BundleFrameReader<Source: ByteSource> {
     private var chunks: UInt64 = 0
     private var records: UInt64 = 0
     private var ended = false
+    private let signer: [UInt8]?
+    private var digest: SHA256?
+    private var signed = false
 
-    package init(source: Source) { self.source = source }
+    /// Reads frames from `source`. With `signer` (a version-2 bundle: the exporting device's Ed25519
+    /// public key), the stream must end with that device's signature frame over `headerBytes` and
+    /// every frame before it, or it is refused.
+    package init(source: Source, signer: [UInt8]? = nil, headerBytes: [UInt8] = []) throws(CofferError) {
+        self.source = source
+        self.signer = signer
+        if signer != nil {
+            do {
+                let digest = try SHA256()
+                try digest.update(headerBytes)
+                self.digest = digest
+            } catch {
+                throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
+            }
+        }
+    }
 
     /// The next chunk or record frame, or `nil` after the end frame (once its counts are checked and
     /// nothing follows it).
@@ -161,11 +197,34 @@ package struct BundleFrameReader<Source: ByteSource> {
             throw CofferError(.decode, "the bundle's records stop inside a record; the bundle is incomplete")
         }
         let frame = try BundleFrame.decode(type: header[0], body: body)
+        if signed, case .end = frame {
+        } else if signed {
+            throw CofferError(.decode, "the bundle holds records after its signature; it was altered")
+        }
+        if case .signature = frame {
+        } else {
+            do {
+                try digest?.update(header)
+                try digest?.update(body)
+            } catch {
+                throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
+            }
+        }
         switch frame {
         case .chunk: chunks += 1
         case .record: records += 1
         case .want, .resend: break
+        case .signature(let signature):
+            try verify(signature)
+            signed = true
+            return try next()
         case .end(let declaredChunks, let declaredRecords):
+            guard signer == nil || signed else {
+                throw CofferError(
+                    .notTrusted,
+                    "the bundle is not signed by the device it names; it was altered or forged, and was refused"
+                )
+            }
             guard declaredChunks == chunks, declaredRecords == records else {
                 throw CofferError(
                     .decode,
@@ -179,6 +238,30 @@ package struct BundleFrameReader<Source: ByteSource> {
             return nil
         }
         return frame
+    }
+}
+
+extension BundleFrameReader {
+    private mutating func verify(_ signature: [UInt8]) throws(CofferError) {
+        guard let signer, let digest, !signed else {
+            throw CofferError(
+                .decode,
+                "the bundle holds a signature it should not (a version-1 bundle, or a second one)"
+            )
+        }
+        let valid: Bool
+        do {
+            let message = BundleFrame.signedMessage(digest: try digest.finalize())
+            valid = try Ed25519PrivateKey.isValidSignature(signature, of: message, by: signer)
+        } catch {
+            throw CofferError(.internalError, "checking the bundle's signature failed: \(error)", underlying: error)
+        }
+        guard valid else {
+            throw CofferError(
+                .notTrusted,
+                "the bundle's signature does not verify with the key of the device it names: it was altered or forged by another device, and was refused; nothing changed"
+            )
+        }
     }
 }
 

@@ -7,10 +7,16 @@ package import Foundation
 /// magic "COFFERBN" (8) ‖ format version (UInt16) ‖ sync group id (16) ‖ source device id (16)
 ///   ‖ first sequence (UInt64) ‖ last sequence (UInt64) ‖ salt (32) ‖ nonce prefix (7)
 ///   ‖ segment size (UInt32) ‖ join block length (UInt32) ‖ join block
+///   [version 2: ‖ key epoch (UInt64) ‖ membership log length (UInt32) ‖ membership log]
 /// ```
+///
+/// Version 2 names the key epoch whose group key seals the stream, and carries the exporter's
+/// membership log in the clear (every entry is signed), so a device without the epoch's key learns
+/// from it why (it was revoked, or must first open the key sealed to it there).
 package struct BundleHeader: Equatable, Sendable {
     package static let magic = Array("COFFERBN".utf8)
-    package static let version: UInt16 = 1
+    /// The version this Coffer writes; it reads 1 as well.
+    package static let version: UInt16 = 2
     package static let saltSize = 32
     package static let noncePrefixSize = 7
     /// Segment sizes a reader accepts (docs/FORMAT.md).
@@ -29,6 +35,12 @@ package struct BundleHeader: Equatable, Sendable {
     /// What a new machine needs to join the group (the sync root wrapped under the passphrase's key);
     /// empty when the bundle carries none.
     package var joinBlock: [UInt8]
+    /// The format version (1 for a bundle from a Coffer before membership logs).
+    package var version: UInt16 = BundleHeader.version
+    /// The key epoch that seals the stream.
+    package var epoch: KeyEpoch = .original
+    /// The exporter's membership log, encoded (``GroupLog/encoded``); empty in a version-1 bundle.
+    package var log: [UInt8] = []
 
     package init(
         syncGroupID: UUID,
@@ -57,9 +69,11 @@ package struct BundleHeader: Equatable, Sendable {
         firstSequence: UInt64,
         lastSequence: UInt64,
         segmentSize: Int = defaultSegmentSize,
-        joinBlock: [UInt8] = []
+        joinBlock: [UInt8] = [],
+        epoch: KeyEpoch = .original,
+        log: [UInt8] = []
     ) -> BundleHeader {
-        BundleHeader(
+        var header = BundleHeader(
             syncGroupID: syncGroupID,
             deviceID: deviceID,
             firstSequence: firstSequence,
@@ -69,12 +83,15 @@ package struct BundleHeader: Equatable, Sendable {
             segmentSize: segmentSize,
             joinBlock: joinBlock
         )
+        header.epoch = epoch
+        header.log = log
+        return header
     }
 
     package var encoded: [UInt8] {
         var writer = BinaryWriter()
         writer.write(raw: Self.magic)
-        writer.write(Self.version)
+        writer.write(version)
         writer.write(raw: syncGroupID.bytes)
         writer.write(raw: deviceID.bytes)
         writer.write(firstSequence)
@@ -84,8 +101,16 @@ package struct BundleHeader: Equatable, Sendable {
         writer.write(UInt32(segmentSize))
         writer.write(UInt32(joinBlock.count))
         writer.write(raw: joinBlock)
+        if version >= 2 {
+            writer.write(epoch.id)
+            writer.write(UInt32(log.count))
+            writer.write(raw: log)
+        }
         return writer.bytes
     }
+
+    /// The longest membership log a header may carry.
+    package static let maximumLogSize = 16 << 20
 
     /// Reads a header from the start of `source`.
     ///
@@ -101,10 +126,10 @@ package struct BundleHeader: Equatable, Sendable {
         }
         var reader = BinaryReader(Array(fixed.dropFirst(8)), what: "the bundle header")
         let version = try reader.readUInt16()
-        guard version == Self.version else {
+        guard version == 1 || version == Self.version else {
             throw CofferError(
                 .unsupportedFormat,
-                "the bundle has format version \(version); this Coffer reads version \(Self.version)"
+                "the bundle has format version \(version); this Coffer reads versions 1 and \(Self.version): upgrade Coffer"
             )
         }
         let group = try UUID(storedBytes: try reader.readBytes(16), what: "the bundle's sync group id")
@@ -121,7 +146,7 @@ package struct BundleHeader: Equatable, Sendable {
         }
         let join = try readExactly(joinLength, from: &source)
         fixed += join
-        let header = BundleHeader(
+        var header = BundleHeader(
             syncGroupID: group,
             deviceID: device,
             firstSequence: first,
@@ -131,6 +156,18 @@ package struct BundleHeader: Equatable, Sendable {
             segmentSize: segmentSize,
             joinBlock: join
         )
+        header.version = version
+        if version >= 2 {
+            let epochAndLength = try readExactly(12, from: &source)
+            fixed += epochAndLength
+            header.epoch = KeyEpoch(id: epochAndLength[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            let logLength = Int(epochAndLength[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            guard logLength <= maximumLogSize else {
+                throw CofferError(.decode, "the bundle header claims a membership log of \(logLength) bytes")
+            }
+            header.log = try readExactly(logLength, from: &source)
+            fixed += header.log
+        }
         return (header, fixed)
     }
 
@@ -142,7 +179,8 @@ package struct BundleHeader: Equatable, Sendable {
         return bytes
     }
 
-    /// The key that seals this bundle's stream: HKDF-SHA256(sync root, salt, "coffer/v1/bundle" ‖ group id).
+    /// The key that seals this bundle's stream: HKDF-SHA256(group key of the header's epoch, salt,
+    /// "coffer/v1/bundle" ‖ group id).
     package func streamKey(syncRoot: SecureBytes) throws(CofferError) -> SecureBytes {
         do {
             return try HKDF.deriveKey(

@@ -17,11 +17,23 @@ package struct BundleImporter {
     package let keys: KeyRing
     /// The exporting device's change sequences the bundle covers (its header's).
     package let sequences: (first: UInt64, last: UInt64)
+    /// Revoked devices by id, with the last stamp accepted from each (``ImportApplier``).
+    package let revokedCutoffs: [[UInt8]: UInt64]
+    /// The membership-log merge that commits with the records (``ImportPlan``).
+    package let group: ImportPlan?
 
-    package init(vault: Vault, keys: KeyRing, sequences: (first: UInt64, last: UInt64)) {
+    package init(
+        vault: Vault,
+        keys: KeyRing,
+        sequences: (first: UInt64, last: UInt64),
+        revokedCutoffs: [[UInt8]: UInt64] = [:],
+        group: ImportPlan? = nil
+    ) {
         self.vault = vault
         self.keys = keys
         self.sequences = sequences
+        self.revokedCutoffs = revokedCutoffs
+        self.group = group
     }
 
     /// Batches of at most this many chunks or bytes are committed together while staging: large
@@ -102,7 +114,7 @@ package struct BundleImporter {
                 wanted = chunkIDs
             case .resend(let requests):
                 resend = requests.first { $0.device == vault.deviceID.bytes }?.after
-            case .end:
+            case .end, .signature:
                 break  // never returned: the reader checks the end frame and then returns nil
             }
             if chunks.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
@@ -120,8 +132,10 @@ package struct BundleImporter {
         let vault = vault
         let keys = keys
         let keychain = Keychain(vault: vault, accessGroups: nil, authenticationHandler: nil)
+        let (revokedCutoffs, group) = (revokedCutoffs, group)
         return try storage("applying the bundle") {
             try vault.environment.write { txn in
+                try group?.commit(in: txn)
                 var applier = try ImportApplier(
                     txn: txn,
                     vault: vault,
@@ -129,6 +143,7 @@ package struct BundleImporter {
                     keychain: keychain,
                     summary: summary
                 )
+                applier.revokedCutoffs = revokedCutoffs
                 let pending = PendingWrites(schema: vault.schema)
                 try pending.forEachStagedRecord(of: write, in: txn) { body in
                     guard

@@ -21,6 +21,8 @@ package struct BundleStreamWriter<Sink: ByteSink> {
     private let segmentSize: Int
     private var buffer: [UInt8] = []
     private var counter: UInt32 = 0
+    /// SHA-256 of the header and the plaintext so far, for the exporter's signature.
+    private var digest: SHA256?
 
     /// Writes `header` to `sink` and starts the stream under `key`.
     package init(header: BundleHeader, key: SecureBytes, sink: Sink) throws(CofferError) {
@@ -36,10 +38,38 @@ package struct BundleStreamWriter<Sink: ByteSink> {
         }
         let encoded = self.header
         try encoded.withBytes { (raw) throws(CofferError) in try self.sink.write(raw) }
+        if header.version >= 2 {
+            do {
+                let digest = try SHA256()
+                try digest.update(encoded)
+                self.digest = digest
+            } catch {
+                throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
+            }
+        }
+    }
+
+    /// The SHA-256 of the header and every byte written so far; later writes are not hashed (they
+    /// are the signature and end frames).
+    package mutating func finishDigest() throws(CofferError) -> [UInt8] {
+        guard let digest else { throw CofferError(.internalError, "a version-1 bundle has no digest to sign") }
+        self.digest = nil
+        do {
+            return try digest.finalize()
+        } catch {
+            throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
+        }
     }
 
     /// Adds plaintext; full segments are sealed and written as soon as it is known they are not last.
     package mutating func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError) {
+        if let digest {
+            do {
+                try digest.update(bytes)
+            } catch {
+                throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
+            }
+        }
         buffer.append(contentsOf: bytes)
         var start = 0
         // A segment is sealed only when more bytes follow it, so the last one is always known.

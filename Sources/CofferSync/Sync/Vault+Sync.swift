@@ -68,27 +68,31 @@ extension Vault {
         progress: SyncProgress?,
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
-        let roots = try unlockedRoots()
+        // The membership log goes in the header (a vault without one starts it now), the stream is
+        // sealed under the current epoch's key, and this device signs it.
+        let group = try exportingGroup()
         let keys = try keyRing()
         try refuseOwnFile(url, reading: false)
         var output = try OutputFile(path: url.path)
         let descriptor = output.descriptor
-        let (schema, environment, identity) = (schema, environment, identity)
+        let (schema, environment, identity, groupID) = (schema, environment, identity, syncGroupID)
         let result = try storage("exporting a bundle") {
             try environment.read { txn in
                 let last = try ChangeLog.lastSequence(in: txn, schema: schema)
                 let cursor = try cursor(txn)
                 let resend = try SyncRequests(schema: schema).resendFrom(in: txn)
                 let header = BundleHeader.fresh(
-                    syncGroupID: identity.syncGroupID,
+                    syncGroupID: groupID,
                     deviceID: identity.deviceID,
                     firstSequence: (cursor ?? 0) + 1,
                     lastSequence: last,
-                    joinBlock: try txn.get(schema.meta, key: Array(JoinBlock.metaKey.utf8)) ?? []
+                    joinBlock: try Self.joinBlock(for: group, in: txn, schema: schema),
+                    epoch: group.epoch,
+                    log: group.log
                 )
                 let writer = try BundleStreamWriter(
                     header: header,
-                    key: try header.streamKey(syncRoot: roots.sync),
+                    key: try header.streamKey(syncRoot: group.root),
                     sink: CountingSink(FileDescriptorSink(descriptor: descriptor), progress: progress)
                 )
                 var exporter = try BundleExporter(
@@ -100,7 +104,7 @@ extension Vault {
                 )
                 if let cursor { try exporter.writeChanges(after: cursor) } else { try exporter.writeEverything() }
                 try exporter.writeRequests()
-                let sink = try exporter.finish()
+                let sink = try exporter.finish(signer: group.signer)
                 var summary = exporter.summary
                 summary.isIncremental = cursor != nil
                 summary.resent = resend.map { cursor == $0 } ?? false
@@ -115,6 +119,42 @@ extension Vault {
         }
         try output.commit()
         return (result.0, result.1)
+    }
+
+    /// What an export needs of the group: its log, the current epoch and key, the join policy and
+    /// this device's signing key.
+    package struct ExportingGroup {
+        package let log: [UInt8]
+        package let epoch: KeyEpoch
+        package let root: SecureBytes
+        package let policy: GroupJoinPolicy
+        package let signer: Ed25519PrivateKey
+    }
+
+    package func exportingGroup() throws(CofferError) -> ExportingGroup {
+        let signer = try deviceKeys().signing
+        return try changeGroup("preparing the membership log") { (context, _, _) throws in
+            let (epoch, root) = try context.currentRoot()
+            return ExportingGroup(
+                log: context.log.encoded,
+                epoch: epoch,
+                root: root,
+                policy: try context.state().policy,
+                signer: signer
+            )
+        }
+    }
+
+    /// The join block a bundle carries: this vault's, while the group accepts passphrase joins and
+    /// the block wraps the current epoch's key; none otherwise.
+    private static func joinBlock(for group: ExportingGroup, in txn: Transaction, schema: Schema) throws -> [UInt8] {
+        guard group.policy == .passphrase,
+            let stored = try txn.get(schema.meta, key: Array(JoinBlock.metaKey.utf8)),
+            let block = try? JoinBlock(decoding: stored), block.epoch == group.epoch
+        else {
+            return []
+        }
+        return stored
     }
 
     /// Imports a bundle made by a vault of this sync group.
@@ -135,11 +175,15 @@ extension Vault {
     @discardableResult
     public func `import`(from url: URL, progress: SyncProgress? = nil) throws(CofferError) -> ImportSummary {
         try checkOpen()
-        let roots = try unlockedRoots()
-        let keys = try keyRing()
+        _ = try unlockedRoots()
         let file = try InputFile(path: url.path)
         var source = CountingSource(FileDescriptorSource(descriptor: file.descriptor), progress: progress)
         let (header, headerBytes) = try BundleHeader.read(from: &source)
+        var joined = false
+        if try keyRing().isAwaitingJoin {
+            try completeJoin(from: header)
+            joined = true
+        }
         guard header.syncGroupID == syncGroupID else {
             throw CofferError(
                 .param,
@@ -148,22 +192,31 @@ extension Vault {
                     + "or join that group with coffer init --join"
             )
         }
-        var frames = BundleFrameReader(
+        let plan = try planImport(header)
+        var frames = try BundleFrameReader(
             source: try BundleStreamReader(
                 source: source,
                 header: header,
                 headerBytes: headerBytes,
-                key: try header.streamKey(syncRoot: roots.sync)
-            )
+                key: try header.streamKey(syncRoot: plan.root)
+            ),
+            signer: plan.signer,
+            headerBytes: headerBytes
         )
+        let keys = try keyRing()
         var summary = try BundleImporter(
             vault: self,
             keys: keys,
-            sequences: (header.firstSequence, header.lastSequence)
+            sequences: (header.firstSequence, header.lastSequence),
+            revokedCutoffs: plan.revokedCutoffs,
+            group: plan
         ).run(
             &frames,
             summary: ImportSummary(sourceDevice: header.deviceID)
         )
+        try installGroupKeys(try plan.epochsAfter(), group: syncGroupID)
+        summary.membershipChanged = plan.changesLog
+        summary.joinedGroup = joined
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? NSNumber
         summary.bytes = size?.int64Value ?? 0
         return summary
@@ -193,16 +246,11 @@ extension Vault {
             var source = FileDescriptorSource(descriptor: file.descriptor)
             header = try BundleHeader.read(from: &source).0
         }
-        guard !header.joinBlock.isEmpty else {
-            throw CofferError(.param, "the bundle carries no join block, so a new vault cannot join from it")
-        }
-        let join = try JoinBlock(decoding: header.joinBlock)
-        let syncRoot = try join.syncRoot(passphrase: passphrase, syncGroupID: header.syncGroupID)
         return try createJoined(
             at: directory,
             passphrase: passphrase,
             configuration: configuration,
-            group: JoinedGroup(id: header.syncGroupID, syncRoot: syncRoot)
+            group: try JoinedGroup(joining: header, passphrase: passphrase)
         ) { vault throws(CofferError) in try vault.import(from: bundle, progress: progress) }
     }
 

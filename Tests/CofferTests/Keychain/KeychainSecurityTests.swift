@@ -71,7 +71,7 @@ struct KeychainSecurityTests {
         #expect(vault.keychainContexts.idleCount > 0, "operations return their contexts to the pool")
         // A context in use while the vault locks is freed when its operation ends, not pooled.
         let session = try KeychainSession(vault.keychain)
-        _ = try session.itemKey(.deviceBound, .whenUnlocked)
+        _ = try session.sealingKey(.deviceBound, .whenUnlocked)
         vault.lock()
         #expect(vault.keychainContexts.idleCount == 0)
         withExtendedLifetime(session) {}

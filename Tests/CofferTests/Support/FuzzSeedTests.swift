@@ -10,7 +10,7 @@ struct FuzzSeedTests {
         let seeds = try FuzzEntryPoints.seeds()
         var source = DataSource(try #require(seeds["bundle"]?.first))
         let (header, headerBytes) = try BundleHeader.read(from: &source)
-        var frames = BundleFrameReader(
+        var frames = try BundleFrameReader(
             source: try BundleStreamReader(
                 source: source,
                 header: header,
@@ -27,7 +27,8 @@ struct FuzzSeedTests {
             itemClass: .genericPassword,
             scope: .syncable,
             accessibility: .whenUnlocked,
-            requiresUserPresence: false
+            requiresUserPresence: false,
+            epoch: .original
         )
         #expect(try ItemRecord.parse(Array(records[0].dropFirst()), header: itemHeader).value == Data("secret".utf8))
         #expect(

@@ -71,7 +71,7 @@ struct SyncFormatTests {
                 + "0000000000000002"
         )
         let chunk = BundleFrame.chunk(id: ChunkID([UInt8](repeating: 7, count: 32)), record: [1, 2, 3])
-        var reader = BundleFrameReader(
+        var reader = try BundleFrameReader(
             source: DataSource(chunk.encoded + record.encoded + BundleFrame.end(chunks: 1, records: 1).encoded)
         )
         #expect(try reader.next() == chunk)
@@ -81,7 +81,7 @@ struct SyncFormatTests {
     }
 
     @Test("malformed streams of frames are refused with decode")
-    func malformed() {
+    func malformed() throws {
         let end = BundleFrame.end(chunks: 0, records: 0).encoded
         let deletedWithRecord = BundleFrame.record(
             .item,
@@ -100,7 +100,7 @@ struct SyncFormatTests {
             ("a snapshot id of the wrong length", [2, 0, 0, 0, 3, 3, 1, 2]),
         ]
         for (what, bytes) in cases {
-            var reader = BundleFrameReader(source: DataSource(bytes))
+            var reader = try BundleFrameReader(source: DataSource(bytes))
             let error = #expect(throws: CofferError.self, "\(what)") {
                 while try reader.next() != nil {}
             }

@@ -14,7 +14,7 @@ struct VaultLifecycleTests {
     func createAndOpen() throws {
         let created = try fixture.create()
         #expect(!created.isLocked)
-        #expect(created.formatVersion == 1)
+        #expect(created.formatVersion == 2)
         let identity = (created.id, created.deviceID, created.syncGroupID, created.createdAt)
         created.close()
 
@@ -219,7 +219,7 @@ struct VaultLifecycleTests {
         let vault = try fixture.create()
         let info = try vault.info()
         #expect(info.vaultID == vault.id)
-        #expect(info.formatVersion == 1)
+        #expect(info.formatVersion == 2)
         #expect(info.kdf == "scrypt N=2^10 r=8 p=1")
         #expect(!info.isLocked)
         #expect(info.itemCount == 0 && info.blobCount == 0 && info.chunkCount == 0 && info.snapshotCount == 0)

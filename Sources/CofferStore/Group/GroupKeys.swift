@@ -1,0 +1,221 @@
+package import Foundation
+
+/// The cryptography of a sync group's key epochs (docs/FORMAT.md, "Key epochs"): how a group key
+/// reaches a device (sealed to its X25519 key), how a new epoch carries the earlier ones (sealed under
+/// the new key, so any holder of the current key can read every older record), how a joining device
+/// proves it holds the key, and how a vault keeps the epochs it holds (meta `group-keys`, sealed
+/// under the device root).
+package enum GroupKeys {
+    /// The meta entry that holds this vault's later epoch roots.
+    package static let metaKey = "group-keys"
+
+    /// The purpose a group key's box to a device is sealed for: it names the group and the epoch,
+    /// so a box is never replayed as another.
+    package static func boxPurpose(group: UUID, epoch: KeyEpoch) -> [UInt8] {
+        Array("coffer/v2/epoch-key".utf8) + [0] + group.bytes + withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }
+    }
+
+    /// Seals `root` (the group key of `epoch`) to a device's X25519 public key.
+    package static func box(
+        _ root: SecureBytes,
+        epoch: KeyEpoch,
+        to device: DevicePublicKeys,
+        group: UUID
+    ) throws(CofferError) -> [UInt8] {
+        do {
+            return try SealedToKey.seal(root, to: device.agreement, purpose: boxPurpose(group: group, epoch: epoch))
+        } catch {
+            throw CofferError(.param, "a group key cannot be sealed to that device's key: \(error)", underlying: error)
+        }
+    }
+
+    /// Opens a box sealed to this device; `nil` when it does not open.
+    package static func open(
+        _ box: [UInt8],
+        epoch: KeyEpoch,
+        with key: X25519PrivateKey,
+        group: UUID
+    ) -> SecureBytes? {
+        try? SealedToKey.open(box, with: key, purpose: boxPurpose(group: group, epoch: epoch))
+    }
+
+    private static func historyAssociatedData(group: UUID, epoch: KeyEpoch) -> [UInt8] {
+        Array("coffer/v2/epoch-history".utf8) + [0] + group.bytes
+            + withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }
+    }
+
+    /// The earlier group keys `roots`, sealed under the group key of `epoch`:
+    /// AES-256-GCM(HKDF(root, "coffer/v2/epoch-history"), [epoch id (8) ‖ root (32)] × n).
+    package static func sealHistory(
+        _ roots: [KeyEpoch: SecureBytes],
+        under root: SecureBytes,
+        epoch: KeyEpoch,
+        group: UUID
+    ) throws(CofferError) -> [UInt8] {
+        var plaintext: [UInt8] = []
+        defer { plaintext.wipe() }
+        for (earlier, key) in roots.sorted(by: { $0.key < $1.key }) {
+            plaintext += withUnsafeBytes(of: earlier.id.bigEndian) { Array($0) }
+            plaintext += key.withUnsafeBytes { Array($0) }
+        }
+        do {
+            let key = try HKDF.deriveKey(from: root, label: "coffer/v2/epoch-history")
+            return try AESGCM().seal(
+                plaintext,
+                key: key,
+                authenticating: historyAssociatedData(group: group, epoch: epoch)
+            )
+        } catch {
+            throw CofferError(.internalError, "sealing the group key history failed: \(error)", underlying: error)
+        }
+    }
+
+    /// Opens an epoch's history with its group key; `nil` when it does not open.
+    package static func openHistory(
+        _ sealed: [UInt8],
+        under root: SecureBytes,
+        epoch: KeyEpoch,
+        group: UUID
+    ) -> [KeyEpoch: SecureBytes]? {
+        guard let key = try? HKDF.deriveKey(from: root, label: "coffer/v2/epoch-history"),
+            var plaintext = try? AESGCM().open(
+                sealed,
+                key: key,
+                authenticating: historyAssociatedData(group: group, epoch: epoch)
+            )
+        else {
+            return nil
+        }
+        defer { plaintext.wipe() }
+        return decodeRoots(plaintext)
+    }
+
+    /// Reads `[epoch id (8) ‖ root (32)] × n`; `nil` when malformed.
+    private static func decodeRoots(_ plaintext: [UInt8]) -> [KeyEpoch: SecureBytes]? {
+        guard plaintext.count % 40 == 0 else { return nil }
+        var roots: [KeyEpoch: SecureBytes] = [:]
+        for start in stride(from: 0, to: plaintext.count, by: 40) {
+            let id = plaintext[start..<(start + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            roots[KeyEpoch(id: id)] = SecureBytes(copying: Array(plaintext[(start + 8)..<(start + 40)]))
+        }
+        return roots
+    }
+
+    /// A joining device's proof that it holds the group key `root`: HMAC-SHA256 under
+    /// HKDF(root, "coffer/v2/join-proof") of ``GroupEntry/proofMessage(previous:author:keys:name:epoch:)``.
+    package static func proof(of message: [UInt8], root: SecureBytes) throws(CofferError) -> [UInt8] {
+        do {
+            let key = try HKDF.deriveKey(from: root, label: "coffer/v2/join-proof")
+            return try HMACSHA256.authenticationCode(for: message, key: key)
+        } catch {
+            throw CofferError(.internalError, "computing a join proof failed: \(error)", underlying: error)
+        }
+    }
+
+    /// Whether `proof` proves `root` for `message`, compared in constant time.
+    package static func proofIsValid(
+        _ proof: [UInt8],
+        of message: [UInt8],
+        root: SecureBytes
+    ) throws(CofferError)
+        -> Bool
+    {
+        let expected = try self.proof(of: message, root: root)
+        return expected.count == proof.count
+            && expected.withUnsafeBytes { mine in proof.withUnsafeBytes { ConstantTime.equals(mine, $0) } }
+    }
+
+    /// Every group key this device can open in `log`: boxes sealed to it, then each opened key's
+    /// history, until nothing new opens. `known` are the keys it holds already.
+    package static func collect(
+        from log: GroupLog,
+        device: UUID,
+        key: X25519PrivateKey,
+        known: [KeyEpoch: SecureBytes]
+    ) -> [KeyEpoch: SecureBytes] {
+        var roots = known
+        var histories: [(KeyEpoch, [UInt8])] = []
+        for entry in log.entries {
+            switch entry.change {
+            case .added(let added, _, _, let epoch, let box) where added == device && roots[epoch] == nil:
+                if let root = open(box, epoch: epoch, with: key, group: log.group) { roots[epoch] = root }
+            case .epochStarted(let epoch, let boxes, let history):
+                if roots[epoch] == nil, let box = boxes[device],
+                    let root = open(box, epoch: epoch, with: key, group: log.group)
+                {
+                    roots[epoch] = root
+                }
+                histories.append((epoch, history))
+            default:
+                break
+            }
+        }
+        var opened = Set<KeyEpoch>()
+        var progress = true
+        while progress {
+            progress = false
+            for (epoch, history) in histories where !opened.contains(epoch) {
+                guard let root = roots[epoch] else { continue }
+                opened.insert(epoch)
+                progress = true
+                for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: log.group) ?? [:]
+                where roots[earlier] == nil {
+                    roots[earlier] = earlierRoot
+                }
+            }
+        }
+        return roots
+    }
+
+    /// The stored form of later epoch roots (meta `group-keys`): `[epoch id ‖ root] × n`, sealed as a
+    /// wrapped key is, under HKDF(device root, "coffer/v2/group-keys").
+    package static func sealStore(
+        _ roots: [KeyEpoch: SecureBytes],
+        deviceRoot: SecureBytes,
+        vaultID: UUID
+    ) throws(CofferError) -> [UInt8] {
+        var plaintext: [UInt8] = []
+        defer { plaintext.wipe() }
+        for (epoch, key) in roots.sorted(by: { $0.key < $1.key }) {
+            plaintext += withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }
+            plaintext += key.withUnsafeBytes { Array($0) }
+        }
+        do {
+            let kek = try HKDF.deriveKey(from: deviceRoot, label: "coffer/v2/group-keys")
+            return try AESGCM().seal(
+                plaintext,
+                key: kek,
+                authenticating: KeyWrap.associatedData(vaultID: vaultID, name: metaKey)
+            )
+        } catch {
+            throw CofferError(.internalError, "sealing the group keys failed: \(error)", underlying: error)
+        }
+    }
+
+    /// Opens meta `group-keys`.
+    ///
+    /// - Throws: ``CofferError`` `.decode` when it is damaged.
+    package static func openStore(
+        _ sealed: [UInt8],
+        deviceRoot: SecureBytes,
+        vaultID: UUID
+    ) throws(CofferError) -> [KeyEpoch: SecureBytes] {
+        guard let kek = try? HKDF.deriveKey(from: deviceRoot, label: "coffer/v2/group-keys"),
+            var plaintext = try? AESGCM().open(
+                sealed,
+                key: kek,
+                authenticating: KeyWrap.associatedData(vaultID: vaultID, name: metaKey)
+            )
+        else {
+            throw CofferError(.decode, "the vault's group keys (meta \"\(metaKey)\") do not open; the vault is damaged")
+        }
+        defer { plaintext.wipe() }
+        guard let roots = decodeRoots(plaintext) else {
+            throw CofferError(
+                .decode,
+                "the vault's group keys (meta \"\(metaKey)\") are malformed; the vault is damaged"
+            )
+        }
+        return roots
+    }
+}

@@ -1,0 +1,257 @@
+package import Foundation
+
+/// A sync group's membership log: the chain of ``GroupEntry`` values every device keeps, checks from
+/// its first entry, and merges with the logs other devices' bundles carry.
+///
+/// Replaying the log gives the group's state (``GroupState``): who is a member, who was revoked, the
+/// current key epoch and the join policy. An entry is refused (and with it the whole log) when its
+/// signature does not verify, when it does not name the entry before it, when its author is not a
+/// member at that point (or was revoked before it), or when it breaks a rule of its kind.
+package struct GroupLog: Equatable, Sendable {
+    package let group: UUID
+    package private(set) var entries: [GroupEntry]
+
+    package init(group: UUID, entries: [GroupEntry] = []) {
+        self.group = group
+        self.entries = entries
+    }
+
+    /// The hash the next entry must name.
+    package var head: [UInt8] { entries.last?.hash ?? GroupEntry.anchor(group: group) }
+
+    /// The stored form: `count (UInt32) ‖ [length (UInt32) ‖ entry] × count`.
+    package var encoded: [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(UInt32(entries.count))
+        for entry in entries {
+            writer.write(UInt32(entry.encoded.count))
+            writer.write(raw: entry.encoded)
+        }
+        return writer.bytes
+    }
+
+    /// Reads a stored or carried log (not yet checked: ``state(roots:)`` checks it).
+    package init(group: UUID, decoding bytes: [UInt8]) throws(CofferError) {
+        var reader = BinaryReader(bytes, what: "a membership log")
+        let count = Int(try reader.readUInt32())
+        guard count <= 1 << 20 else { throw CofferError(.decode, "a membership log claims \(count) entries") }
+        var entries: [GroupEntry] = []
+        for _ in 0..<count {
+            entries.append(try GroupEntry(decoding: try reader.readBytes(Int(try reader.readUInt32()))))
+        }
+        try reader.finish()
+        self.init(group: group, entries: entries)
+    }
+
+    /// Appends an entry that extends the log; checks it against the state first.
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
+    package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) {
+        var state = try state(roots: roots)
+        try state.apply(entry, index: entries.count, group: group, roots: roots)
+        entries.append(entry)
+    }
+
+    /// Replays the log from its first entry, checking every entry.
+    ///
+    /// - Parameter roots: The group keys this device holds, by epoch, to check joining devices'
+    ///   proofs; a proof under an epoch it does not hold is left unchecked (``GroupState/uncheckedProofs``).
+    /// - Throws: ``CofferError`` `.notTrusted` naming the first entry that breaks a rule.
+    package func state(roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) -> GroupState {
+        var state = GroupState()
+        for (index, entry) in entries.enumerated() {
+            try state.apply(entry, index: index, group: group, roots: roots)
+        }
+        return state
+    }
+
+    /// How two logs of one group relate.
+    package enum Relation: Equatable {
+        /// They are the same log.
+        case same
+        /// The other log extends this one (it holds everything this one does, and more).
+        case behind
+        /// This log extends the other.
+        case ahead
+        /// They share the first `commonCount` entries and then differ; `otherWins` tells which side
+        /// every device keeps (``forkWinner(_:_:)``).
+        case forked(commonCount: Int, otherWins: Bool)
+    }
+
+    /// How `other` relates to this log.
+    package func relation(to other: GroupLog) -> Relation {
+        var common = 0
+        while common < entries.count, common < other.entries.count, entries[common].hash == other.entries[common].hash {
+            common += 1
+        }
+        if common == entries.count && common == other.entries.count { return .same }
+        if common == entries.count { return .behind }
+        if common == other.entries.count { return .ahead }
+        let mine = Array(entries[common...])
+        let theirs = Array(other.entries[common...])
+        return .forked(commonCount: common, otherWins: Self.forkWinner(mine, theirs) == .second)
+    }
+
+    /// Which side of a fork stands, chosen the same way on every device whatever order logs arrive
+    /// in: a branch that revokes a device which wrote in the other branch wins (so a revoked device
+    /// cannot undo its revocation by writing beside it); otherwise the branch whose first entry has
+    /// the smaller hash.
+    package static func forkWinner(_ first: [GroupEntry], _ second: [GroupEntry]) -> Side {
+        let firstRevokesSecond = revokes(first, anAuthorOf: second)
+        let secondRevokesFirst = revokes(second, anAuthorOf: first)
+        if firstRevokesSecond != secondRevokesFirst { return firstRevokesSecond ? .first : .second }
+        return first[0].hash.lexicographicallyPrecedes(second[0].hash) ? .first : .second
+    }
+
+    /// One side of a fork.
+    package enum Side: Equatable {
+        case first
+        case second
+    }
+
+    private static func revokes(_ branch: [GroupEntry], anAuthorOf other: [GroupEntry]) -> Bool {
+        let authors = Set(other.map(\.author))
+        return branch.contains { entry in
+            if case .revoked(let device, _) = entry.change { return authors.contains(device) }
+            return false
+        }
+    }
+}
+
+/// A member of a sync group as its membership log records it.
+package struct GroupMemberRecord: Equatable, Sendable {
+    package let device: UUID
+    package let keys: DevicePublicKeys
+    package let name: String
+    package let added: Date
+    /// Who added it: itself, for a device that joined with the group key.
+    package let addedBy: UUID
+    package var revoked: Date?
+    package var revokedBy: UUID?
+    /// Records the device made with a stamp after this are refused (set when it is revoked).
+    package var cutoff: UInt64?
+
+    package var isActive: Bool { revoked == nil }
+}
+
+/// What a membership log says, replayed from its first entry.
+package struct GroupState: Equatable, Sendable {
+    /// Every device the log ever added, revoked ones included, in the order they were added.
+    package private(set) var members: [GroupMemberRecord] = []
+    package private(set) var policy: GroupJoinPolicy = .passphrase
+    /// The epoch new records are sealed in.
+    package private(set) var currentEpoch: KeyEpoch = .original
+    /// Every epoch the log started, in order, after the original.
+    package private(set) var epochs: [KeyEpoch] = []
+    /// Whether a joining device's proof was left unchecked for want of its epoch's key.
+    package private(set) var uncheckedProofs = false
+
+    package init() {}
+
+    /// The member record of `device`, active or revoked.
+    package func member(_ device: UUID) -> GroupMemberRecord? { members.first { $0.device == device } }
+
+    /// The devices that are members now.
+    package var activeMembers: [GroupMemberRecord] { members.filter(\.isActive) }
+
+    mutating func apply(
+        _ entry: GroupEntry,
+        index: Int,
+        group: UUID,
+        roots: (KeyEpoch) -> SecureBytes?
+    ) throws(CofferError) {
+        func refuse(_ why: String) -> CofferError {
+            CofferError(
+                .notTrusted,
+                "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): \(why); it was refused and nothing changed"
+            )
+        }
+        let expected = index == 0 ? GroupEntry.anchor(group: group) : nil
+        if let expected, entry.previous != expected {
+            throw refuse("it does not start this group's log")
+        }
+        let signer: DevicePublicKeys
+        if case .joined(let keys, let name, let epoch, let proof) = entry.change {
+            guard member(entry.author) == nil else {
+                throw refuse(
+                    member(entry.author)!.isActive
+                        ? "the device is already a member" : "the device was revoked and cannot join again"
+                )
+            }
+            guard index == 0 || policy == .passphrase else {
+                throw refuse("the group accepts new devices by approval only, not by passphrase")
+            }
+            guard epoch == currentEpoch else {
+                throw refuse("it proves a group key of epoch \(epoch), not the current epoch \(currentEpoch)")
+            }
+            if let root = roots(epoch) {
+                let message = GroupEntry.proofMessage(
+                    previous: entry.previous,
+                    author: entry.author,
+                    keys: keys,
+                    name: name,
+                    epoch: epoch
+                )
+                guard try GroupKeys.proofIsValid(proof, of: message, root: root) else {
+                    throw refuse("its proof of the group key does not verify")
+                }
+            } else {
+                uncheckedProofs = true
+            }
+            signer = keys
+        } else {
+            guard let author = member(entry.author) else { throw refuse("the author is not a member of the group") }
+            guard author.isActive else { throw refuse("the author had been revoked before it") }
+            signer = author.keys
+        }
+        let valid: Bool
+        do {
+            valid = try Ed25519PrivateKey.isValidSignature(
+                entry.signature,
+                of: GroupEntry.signedMessage(entry.unsignedBytes, group: group),
+                by: signer.signing
+            )
+        } catch {
+            throw refuse("its signing key is malformed")
+        }
+        guard valid else { throw refuse("its signature does not verify") }
+
+        switch entry.change {
+        case .joined(let keys, let name, _, _):
+            members.append(
+                GroupMemberRecord(
+                    device: entry.author,
+                    keys: keys,
+                    name: name,
+                    added: entry.date,
+                    addedBy: entry.author
+                )
+            )
+        case .added(let device, let keys, let name, let epoch, _):
+            guard member(device) == nil else { throw refuse("device \(device.uuidString) was already added") }
+            guard epoch == currentEpoch else {
+                throw refuse("it gives the new device epoch \(epoch), not the current epoch \(currentEpoch)")
+            }
+            members.append(
+                GroupMemberRecord(device: device, keys: keys, name: name, added: entry.date, addedBy: entry.author)
+            )
+        case .revoked(let device, let cutoff):
+            guard device != entry.author else { throw refuse("a device cannot revoke itself") }
+            guard let position = members.firstIndex(where: { $0.device == device }), members[position].isActive else {
+                throw refuse("device \(device.uuidString) is not an active member")
+            }
+            members[position].revoked = entry.date
+            members[position].revokedBy = entry.author
+            members[position].cutoff = cutoff
+        case .epochStarted(let epoch, let boxes, _):
+            guard !epoch.isOriginal, !epochs.contains(epoch) else { throw refuse("epoch \(epoch) was started before") }
+            guard Set(boxes.keys) == Set(activeMembers.map(\.device)) else {
+                throw refuse("the new group key is not sealed to exactly the group's members")
+            }
+            epochs.append(epoch)
+            currentEpoch = epoch
+        case .policy(let policy):
+            self.policy = policy
+        }
+    }
+}

@@ -1,0 +1,360 @@
+public import Foundation
+
+/// A device of the sync group, as the group's membership log records it (``Vault/members()``).
+public struct GroupMember: Sendable, Hashable, Codable {
+    /// The device's id.
+    public let deviceID: UUID
+    /// The name it joined with (its host name, unless another was given).
+    public let name: String
+    /// Its public keys and fingerprint.
+    public let identity: DeviceIdentity
+    /// When it was added, by the clock of the device that added it.
+    public let added: Date
+    /// The device that added it: itself, for a device that joined with the group key (the first
+    /// device, a passphrase join, a vault made before membership logs).
+    public let addedBy: UUID
+    /// When it was revoked, if it was.
+    public let revoked: Date?
+    /// The device that revoked it.
+    public let revokedBy: UUID?
+    /// When this vault last imported a bundle the device made.
+    public let lastSeen: Date?
+    /// Whether this is this vault's own device.
+    public let isThisDevice: Bool
+
+    /// Whether the device is a member now.
+    public var isActive: Bool { revoked == nil }
+}
+
+/// The sync group's membership: who is in it, how devices join, and the key epochs that shut
+/// revoked devices out (docs/ARCHITECTURE.md, "Device trust"; docs/FORMAT.md, "Membership log").
+///
+/// Every change is an entry in the group's membership log, signed by a member and chained by hash,
+/// carried in every bundle and merged by every device. Revoking a device, or rotating the group key,
+/// starts a key epoch: a fresh group key sealed to each remaining member. Records written from then
+/// on are sealed under it; a revoked device keeps only what it already had.
+extension Vault {
+    /// The members of the sync group, revoked ones included, in the order they were added.
+    ///
+    /// - Throws: ``CofferError`` `.closed`, `.decode` for a damaged log.
+    public func members() throws(CofferError) -> [GroupMember] {
+        try checkOpen()
+        let stored = try readMetaIfPresent(GroupContext.Meta.log)
+        let me = try deviceIdentity()
+        guard let stored else {
+            // No log yet (a vault made before them, never exported since): this device alone.
+            return [
+                GroupMember(
+                    deviceID: deviceID,
+                    name: Self.defaultDeviceName,
+                    identity: me,
+                    added: createdAt,
+                    addedBy: deviceID,
+                    revoked: nil,
+                    revokedBy: nil,
+                    lastSeen: nil,
+                    isThisDevice: true
+                )
+            ]
+        }
+        let log = try GroupLog(group: syncGroupID, decoding: stored)
+        let keys = try? keyRing()
+        let state = try log.state(roots: { epoch in try? keys?.root(.sync, epoch: epoch) })
+        let seen = try lastSeenTimes()
+        return try state.members.map { (record) throws(CofferError) in
+            GroupMember(
+                deviceID: record.device,
+                name: record.name,
+                identity: try DeviceIdentity(
+                    deviceID: record.device,
+                    encryptionKey: record.keys.agreement,
+                    signingKey: record.keys.signing
+                ),
+                added: record.added,
+                addedBy: record.addedBy,
+                revoked: record.revoked,
+                revokedBy: record.revokedBy,
+                lastSeen: seen[record.device],
+                isThisDevice: record.device == deviceID
+            )
+        }
+    }
+
+    /// How devices may join the group now.
+    public func joinPolicy() throws(CofferError) -> GroupJoinPolicy {
+        try checkOpen()
+        guard let stored = try readMetaIfPresent(GroupContext.Meta.log) else { return .passphrase }
+        let log = try GroupLog(group: syncGroupID, decoding: stored)
+        let keys = try? keyRing()
+        return try log.state(roots: { epoch in try? keys?.root(.sync, epoch: epoch) }).policy
+    }
+
+    /// Sets how devices may join: `.approval` stops passphrase joins (bundles then carry no
+    /// passphrase-wrapped group key); `.passphrase` allows them again, with a join block wrapped
+    /// under `passphrase`, which must be this vault's.
+    ///
+    /// - Throws: ``CofferError`` `.param` when `.passphrase` is asked without a passphrase,
+    ///   `.authFailed` for a wrong one, `.interactionNotAllowed` while locked, `.notTrusted` when this
+    ///   device is not an active member.
+    public func setJoinPolicy(_ policy: GroupJoinPolicy, passphrase: Passphrase? = nil) throws(CofferError) {
+        var kek: (KDFRecord, SecureBytes)?
+        if policy == .passphrase {
+            guard let passphrase else {
+                throw CofferError(
+                    .param,
+                    "allowing passphrase joins needs this vault's passphrase, to wrap the group key for joining devices"
+                )
+            }
+            let kdf = try KDFRecord(decoding: try readMeta(MetaKey.kdf))
+            let key = try kdf.keyEncryptionKey(for: passphrase)
+            guard try unwrapRoots(under: key, by: .passphrase) != nil else {
+                throw CofferError(.authFailed, "the passphrase is wrong; the join policy was not changed")
+            }
+            kek = (kdf, key)
+        }
+        let group = syncGroupID
+        try changeGroup("setting the join policy") { (context, txn, schema) throws in
+            try Self.requireActiveMember(context)
+            if try context.state().policy != policy { try context.append(.policy(policy)) }
+            if let (kdf, key) = kek {
+                let (epoch, root) = try context.currentRoot()
+                let block = try JoinBlock(syncRoot: root, kdf: kdf, kek: key, syncGroupID: group, epoch: epoch)
+                try txn.put(schema.meta, key: Array(JoinBlock.metaKey.utf8), value: block.encoded)
+            } else {
+                try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
+            }
+        }
+    }
+
+    /// Adds the device that made `request` to the group: appends it to the membership log and seals
+    /// the current group key to its X25519 key. Compare ``JoinRequest/identity``'s fingerprint with
+    /// the one the other device shows before approving. The device joins when it imports any bundle
+    /// of the group made after this (or pulls from the group's remote).
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` when this device is not an active member, `.param`
+    ///   when the device is already in the group (or was revoked from it), `.interactionNotAllowed`
+    ///   while locked.
+    @discardableResult
+    public func approve(_ request: JoinRequest) throws(CofferError) -> GroupMember {
+        try changeGroup("approving a device") { (context, _, _) throws in
+            try Self.requireActiveMember(context)
+            let state = try context.state()
+            if let existing = state.member(request.identity.deviceID) {
+                throw CofferError(
+                    .param,
+                    existing.isActive
+                        ? "device \(request.identity.deviceID.uuidString) (\(existing.name)) is already a member of the group"
+                        : "device \(request.identity.deviceID.uuidString) (\(existing.name)) was revoked from the group; a revoked device cannot join again: make a new vault on it and approve that"
+                )
+            }
+            let (epoch, root) = try context.currentRoot()
+            let keys = request.publicKeys
+            try context.append(
+                .added(
+                    device: request.identity.deviceID,
+                    keys: keys,
+                    name: request.name,
+                    epoch: epoch,
+                    box: try GroupKeys.box(root, epoch: epoch, to: keys, group: context.log.group)
+                )
+            )
+        }
+        return try members().first { $0.deviceID == request.identity.deviceID }!
+    }
+
+    /// Revokes `device`: appends the revocation, stops passphrase joins (the revoked device may know
+    /// a member's passphrase; allow them again with ``setJoinPolicy(_:passphrase:)`` once passphrases
+    /// are changed), and starts a new key epoch sealed to the remaining members only. Records written
+    /// from then on are sealed under the new epoch; bundles the revoked device makes afterwards are
+    /// refused, and records it made after this vault's clock now are refused even when another device
+    /// passes them on.
+    ///
+    /// - Throws: ``CofferError`` `.param` for this device itself or a device that is not an active
+    ///   member, `.notTrusted` when this device is not one, `.interactionNotAllowed` while locked.
+    public func revoke(device: UUID) throws(CofferError) {
+        guard device != deviceID else {
+            throw CofferError(.param, "a device cannot revoke itself; revoke it from another member of the group")
+        }
+        try changeGroup("revoking a device") { (context, txn, schema) throws in
+            try Self.requireActiveMember(context)
+            guard let member = try context.state().member(device), member.isActive else {
+                throw CofferError(
+                    .param,
+                    "device \(device.uuidString) is not an active member of the group; see coffer devices"
+                )
+            }
+            let clock = try txn.get(schema.meta, key: Array("clock".utf8)).map { bytes in
+                bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            }
+            let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16
+            try context.append(.revoked(device: device, cutoff: max(clock ?? 0, now)))
+            if try context.state().policy == .passphrase { try context.append(.policy(.approval)) }
+            try context.startEpoch()
+            try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
+        }
+    }
+
+    /// Starts a new key epoch without revoking anyone (hygiene, or after a suspected leak): a fresh
+    /// group key sealed to every member. Older records stay readable under their epoch's key.
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` when this device is not an active member,
+    ///   `.interactionNotAllowed` while locked.
+    public func rotateGroupKey() throws(CofferError) {
+        try changeGroup("rotating the group key") { (context, txn, schema) throws in
+            try Self.requireActiveMember(context)
+            try context.startEpoch()
+            // The join block wraps the previous epoch's key; the next unlock with the passphrase
+            // writes a new one (until then this vault's bundles carry none).
+            try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
+        }
+    }
+
+    // MARK: Internals
+
+    /// This machine's name in the group unless another is given: its host name.
+    package static var defaultDeviceName: String { ProcessInfo.processInfo.hostName }
+
+    private static func requireActiveMember(_ context: GroupContext) throws(CofferError) {
+        guard let me = try context.state().member(context.device) else {
+            throw CofferError(
+                .notTrusted,
+                "this device is not a member of its sync group's log; it cannot change the group"
+            )
+        }
+        guard me.isActive else {
+            throw CofferError(
+                .notTrusted,
+                "this device was revoked from the sync group by device \(me.revokedBy?.uuidString ?? "?"); it cannot change the group"
+            )
+        }
+    }
+
+    /// Runs `body` on the group in one write transaction, starting the membership log first for a
+    /// vault without one (a vault made before logs existed: it joins its own log with the sync root,
+    /// and its format becomes 2), stores what changed, and installs the new epochs in the key ring.
+    @discardableResult
+    package func changeGroup<R>(
+        _ action: String,
+        _ body: (inout GroupContext, Transaction, Schema) throws -> R
+    ) throws(CofferError) -> R {
+        let roots = try unlockedRoots()
+        let deviceKeys = try self.deviceKeys()
+        let (schema, vaultID, group) = (schema, id, syncGroupID)
+        let (result, context) = try storage(action) {
+            try environment.write { txn -> (R, GroupContext) in
+                var context = try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys)
+                let result = try body(&context, txn, schema)
+                if context.changed {
+                    try context.store(in: txn, schema: schema, deviceRoot: roots.device, vaultID: vaultID)
+                    try Self.markFormat(in: txn, schema: schema)
+                }
+                return (result, context)
+            }
+        }
+        try installGroupKeys(try context.epochRoots(), group: group)
+        return result
+    }
+
+    /// ``loadGroup(in:schema:roots:deviceKeys:device:group:vaultID:)`` for this vault.
+    package func groupContext(in txn: Transaction, roots: RootKeys, deviceKeys: DeviceKeys) throws -> GroupContext {
+        try Self.loadGroup(
+            in: txn,
+            schema: schema,
+            roots: roots,
+            deviceKeys: deviceKeys,
+            device: deviceID,
+            group: syncGroupID,
+            vaultID: id
+        )
+    }
+
+    /// The group as stored, or a new log this device founds (with the sync root as the original
+    /// epoch's key) when there is none.
+    package static func loadGroup(
+        in txn: Transaction,
+        schema: Schema,
+        roots: RootKeys,
+        deviceKeys: DeviceKeys,
+        device: UUID,
+        group: UUID,
+        vaultID: UUID
+    ) throws -> GroupContext {
+        if try txn.get(schema.meta, key: Array(GroupContext.Meta.joinRequest.utf8)) != nil {
+            throw CofferError(
+                .notTrusted,
+                "this vault is waiting for approval to join a sync group; import a bundle from the member who approved it first"
+            )
+        }
+        var keys: [KeyEpoch: SecureBytes] = [.original: roots.sync]
+        if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
+            keys.merge(try GroupKeys.openStore(sealed, deviceRoot: roots.device, vaultID: vaultID)) { mine, _ in mine }
+        }
+        guard let stored = try txn.get(schema.meta, key: Array(GroupContext.Meta.log.utf8)) else {
+            var context = try GroupContext(
+                log: GroupLog(group: group),
+                roots: keys,
+                device: device,
+                deviceKeys: deviceKeys
+            )
+            try context.appendJoined(name: defaultDeviceName)
+            return context
+        }
+        return try GroupContext(
+            log: try GroupLog(group: group, decoding: stored),
+            roots: keys,
+            device: device,
+            deviceKeys: deviceKeys
+        )
+    }
+
+    /// Raises meta `format` to the version that has membership logs and key epochs.
+    package static func markFormat(in txn: Transaction, schema: Schema) throws {
+        try txn.put(
+            schema.meta,
+            key: Array(MetaKey.format.utf8),
+            value: withUnsafeBytes(of: Schema.formatVersion.bigEndian) { Array($0) }
+        )
+    }
+
+    /// The later epochs this vault holds and the current one, for the key ring; `nil` for a vault
+    /// waiting for approval to join a group.
+    package func storedEpochs(deviceRoot: SecureBytes) throws(CofferError) -> EpochRoots? {
+        guard try readMetaIfPresent(GroupContext.Meta.joinRequest) == nil else { return nil }
+        let roots = try storedEpochRoots(deviceRoot: deviceRoot) ?? [:]
+        let current = try readMetaIfPresent(GroupContext.Meta.epoch).map { bytes in
+            KeyEpoch(id: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        }
+        return EpochRoots(roots: roots.filter { !$0.key.isOriginal }, current: current ?? .original)
+    }
+
+    /// Every group key in meta `group-keys`, or `nil` when there is none.
+    package func storedEpochRoots(deviceRoot: SecureBytes) throws(CofferError) -> [KeyEpoch: SecureBytes]? {
+        guard let sealed = try readMetaIfPresent(GroupKeys.metaKey) else { return nil }
+        return try GroupKeys.openStore(sealed, deviceRoot: deviceRoot, vaultID: id)
+    }
+
+    /// When each device's latest bundle was imported here (meta `seen <device id>`).
+    private func lastSeenTimes() throws(CofferError) -> [UUID: Date] {
+        let schema = schema
+        return try storage("reading when devices were last seen") {
+            try environment.read { txn in
+                var seen: [UUID: Date] = [:]
+                let prefix = Array(Self.seenPrefix.utf8)
+                try txn.forEach(in: schema.meta, prefix: prefix) { key, value in
+                    if key.count == prefix.count + 16, value.count == 8,
+                        let device = try? UUID(storedBytes: Array(key.dropFirst(prefix.count)), what: "a device id")
+                    {
+                        let milliseconds = Int64(bitPattern: value.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                        seen[device] = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+                    }
+                    return true
+                }
+                return seen
+            }
+        }
+    }
+
+    /// The prefix of meta `seen <device id (16)>` → `Int64` ms: when that device's latest bundle was
+    /// imported.
+    package static let seenPrefix = "seen "
+}

@@ -1,0 +1,294 @@
+import Foundation
+
+/// What an import decided from a bundle's header before reading its stream: the group key that
+/// opens it, whose signature it must carry, the revoked devices whose later records are refused, and
+/// how the bundle's membership log is merged into this vault's when the import commits.
+package final class ImportPlan {
+    /// The group key of the epoch the bundle is sealed in.
+    package let root: SecureBytes
+    /// The exporting device's Ed25519 key (version-2 bundles).
+    package let signer: [UInt8]?
+    /// Revoked devices by id, with the last stamp accepted from each.
+    package let revokedCutoffs: [[UInt8]: UInt64]
+    /// Whether the bundle's log changes this vault's.
+    package let changesLog: Bool
+    private let vault: Vault
+    private let remote: GroupLog?
+    private let source: UUID
+    private var merged: GroupContext
+
+    init(
+        vault: Vault,
+        root: SecureBytes,
+        signer: [UInt8]?,
+        revokedCutoffs: [[UInt8]: UInt64],
+        remote: GroupLog?,
+        source: UUID,
+        merged: GroupContext,
+        changesLog: Bool
+    ) {
+        self.vault = vault
+        self.root = root
+        self.signer = signer
+        self.revokedCutoffs = revokedCutoffs
+        self.remote = remote
+        self.source = source
+        self.merged = merged
+        self.changesLog = changesLog
+    }
+
+    /// Runs in the import's final transaction: merges the bundle's log into the one stored now
+    /// (another process may have changed it meanwhile), and notes when the source device was seen.
+    package func commit(in txn: Transaction) throws {
+        let roots = try vault.unlockedRoots()
+        var context = try vault.groupContext(in: txn, roots: roots, deviceKeys: try vault.deviceKeys())
+        if let remote { try context.merge(remote) }
+        if context.changed {
+            try context.store(in: txn, schema: vault.schema, deviceRoot: roots.device, vaultID: vault.id)
+            try Vault.markFormat(in: txn, schema: vault.schema)
+        }
+        merged = context
+        if source != vault.deviceID {
+            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+            try txn.put(
+                vault.schema.meta,
+                key: Array(Vault.seenPrefix.utf8) + source.bytes,
+                value: withUnsafeBytes(of: UInt64(bitPattern: now).bigEndian) { Array($0) }
+            )
+        }
+    }
+
+    /// The epochs to install once the import committed.
+    package func epochsAfter() throws(CofferError) -> EpochRoots { try merged.epochRoots() }
+}
+
+extension Vault {
+    /// Checks a bundle's header against the group before its stream is read: this device must not
+    /// have been revoked, the exporting device must be a member that was not, and the epoch that seals
+    /// the bundle must be one this device holds (perhaps only through the bundle's own log).
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` naming the revoked or unknown device, or the entry
+    ///   that makes the bundle's log invalid; `.keyUnavailable` for an epoch this device does not
+    ///   hold. Nothing is changed.
+    package func planImport(_ header: BundleHeader) throws(CofferError) -> ImportPlan {
+        let roots = try unlockedRoots()
+        let deviceKeys = try self.deviceKeys()
+        let device = deviceID
+        let local = try storage("reading the membership log") {
+            try environment.read { txn in try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys) }
+        }
+        let source = header.deviceID
+        guard header.version >= 2 else {
+            let state = try local.state()
+            if let member = state.member(source), !member.isActive { throw revokedSource(member, state) }
+            guard state.epochs.isEmpty else {
+                throw CofferError(
+                    .notTrusted,
+                    "the bundle from device \(source.uuidString) is of format version 1, unsigned and sealed with the group's original key; the group has started a new key epoch since, so such bundles are refused. Update Coffer on that device and export again"
+                )
+            }
+            return ImportPlan(
+                vault: self,
+                root: roots.sync,
+                signer: nil,
+                revokedCutoffs: cutoffs(state),
+                remote: nil,
+                source: source,
+                merged: local,
+                changesLog: false
+            )
+        }
+        let remote = try GroupLog(group: header.syncGroupID, decoding: header.log)
+        var merged = local
+        try merged.merge(remote)
+        let state = try merged.state()
+        if let me = state.member(device), !me.isActive {
+            throw CofferError(
+                .notTrusted,
+                "this device was revoked from its sync group by \(describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and nothing was changed. Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it"
+            )
+        }
+        let signer: [UInt8]
+        if source == device {
+            signer = merged.publicKeys.signing
+        } else {
+            guard
+                let member = state.member(source)
+                    ?? Self.admitted(source, in: remote, merged: state, roots: merged.roots)
+            else {
+                throw CofferError(
+                    .notTrusted,
+                    "the bundle was made by device \(source.uuidString), which is not a member of this sync group: approve its join request first (coffer device approve), or the bundle is forged. Nothing was changed"
+                )
+            }
+            guard member.isActive else { throw revokedSource(member, state) }
+            signer = member.keys.signing
+        }
+        guard let root = merged.roots[header.epoch] else {
+            throw CofferError(
+                .keyUnavailable,
+                "the bundle is sealed in key epoch \(header.epoch) of the sync group, which this device does not hold and the bundle's membership log does not give it; nothing was changed"
+            )
+        }
+        return ImportPlan(
+            vault: self,
+            root: root,
+            signer: signer,
+            revokedCutoffs: cutoffs(state),
+            remote: remote,
+            source: source,
+            merged: merged,
+            changesLog: merged.log != local.log
+        )
+    }
+
+    /// Completes the join of a vault that asked to join by approval, from the first bundle whose
+    /// log shows the approval: takes the group's id, log and keys (the ones sealed to this device).
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` while no member has approved this device in that
+    ///   log, `.param` for a version-1 bundle.
+    package func completeJoin(from header: BundleHeader) throws(CofferError) {
+        guard header.version >= 2, !header.log.isEmpty else {
+            throw CofferError(
+                .param,
+                "this vault is waiting for approval to join a sync group, and the bundle (format version 1) carries no membership log to join from; import a bundle a member made after approving this device"
+            )
+        }
+        guard let request = try pendingJoinRequest() else { return }
+        let roots = try unlockedRoots()
+        let deviceKeys = try self.deviceKeys()
+        let remote = try GroupLog(group: header.syncGroupID, decoding: header.log)
+        let keys = GroupKeys.collect(from: remote, device: deviceID, key: deviceKeys.agreement, known: [:])
+        let state = try remote.state(roots: { keys[$0] })
+        guard let me = state.member(deviceID), me.keys == request.publicKeys else {
+            throw CofferError(
+                .notTrusted,
+                "this vault is waiting for approval to join a sync group, and the bundle's group (\(header.syncGroupID.uuidString.lowercased())) has not approved this device (fingerprint \(request.identity.fingerprint)) yet: ask a member to run coffer device approve with this vault's join request, then import a bundle that member makes afterwards. Nothing was changed"
+            )
+        }
+        guard me.isActive else {
+            throw CofferError(
+                .notTrusted,
+                "this device was approved and then revoked from the sync group; it cannot join"
+            )
+        }
+        guard let original = keys[.original], keys[state.currentEpoch] != nil else {
+            throw CofferError(
+                .keyUnavailable,
+                "the approval does not carry the group's keys for this device; ask the member to approve the request again"
+            )
+        }
+        let context = try GroupContext(
+            log: remote,
+            roots: keys,
+            device: deviceID,
+            deviceKeys: deviceKeys,
+            changed: true
+        )
+        let (schema, vaultID) = (schema, id)
+        let group = header.syncGroupID
+        try storage("joining the sync group") {
+            try environment.write { txn in
+                // Another process may have completed the join meanwhile.
+                guard try txn.get(schema.meta, key: Array(GroupContext.Meta.joinRequest.utf8)) != nil else { return }
+                try context.store(in: txn, schema: schema, deviceRoot: roots.device, vaultID: vaultID)
+                try txn.put(schema.meta, key: Array(MetaKey.syncGroupID.utf8), value: group.bytes)
+                try txn.delete(schema.meta, key: Array(GroupContext.Meta.joinRequest.utf8))
+                try Self.markFormat(in: txn, schema: schema)
+            }
+        }
+        try installRoots(RootKeys(device: roots.device, sync: original))
+        try installGroupKeys(try context.epochRoots(), group: group)
+    }
+
+    /// The exporting device as its own bundle's log admits it, when the merged log does not know it
+    /// yet: its admission lost a fork (two devices joined at once) and it has not re-joined on top
+    /// of the winning side yet. Accepted only if whoever admitted it (itself, for a passphrase join)
+    /// is still a member here, so a revoked device's branch admits no one.
+    private static func admitted(
+        _ source: UUID,
+        in remote: GroupLog,
+        merged: GroupState,
+        roots: [KeyEpoch: SecureBytes]
+    ) -> GroupMemberRecord? {
+        guard let member = try? remote.state(roots: { roots[$0] }).member(source), member.isActive else { return nil }
+        guard member.addedBy == source || merged.member(member.addedBy)?.isActive == true else { return nil }
+        return member
+    }
+
+    private func cutoffs(_ state: GroupState) -> [[UInt8]: UInt64] {
+        var cutoffs: [[UInt8]: UInt64] = [:]
+        for member in state.members where !member.isActive {
+            cutoffs[member.device.bytes] = member.cutoff ?? 0
+        }
+        return cutoffs
+    }
+
+    private func revokedSource(_ member: GroupMemberRecord, _ state: GroupState) -> CofferError {
+        CofferError(
+            .notTrusted,
+            "the bundle was made by device \(member.device.uuidString) (\(member.name)), which \(describe(member.revokedBy, in: state)) revoked from the sync group on \(Self.day(member.revoked)); its records are refused and nothing was changed"
+        )
+    }
+
+    private func describe(_ device: UUID?, in state: GroupState) -> String {
+        guard let device else { return "a member" }
+        let name = state.member(device)?.name
+        return "device \(device.uuidString)" + (name.map { " (\($0))" } ?? "")
+    }
+
+    private static func day(_ date: Date?) -> String {
+        guard let date else { return "an unknown date" }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+}
+
+extension Vault.JoinedGroup {
+    /// The group a bundle's join block lets a new vault join with `passphrase`: the group key of the
+    /// current epoch, the earlier ones its log gives, and the log to enter.
+    ///
+    /// - Throws: ``CofferError`` `.param` for a bundle without a join block (saying when the group
+    ///   accepts devices by approval only), `.authFailed` for a wrong passphrase, `.notTrusted` for
+    ///   an invalid log.
+    package init(joining header: BundleHeader, passphrase: Passphrase) throws(CofferError) {
+        let log = header.log.isEmpty ? nil : try GroupLog(group: header.syncGroupID, decoding: header.log)
+        guard !header.joinBlock.isEmpty else {
+            let approvalOnly = (try? log?.state(roots: { _ in nil }).policy) == .approval
+            throw CofferError(
+                .param,
+                approvalOnly
+                    ? "the sync group accepts new devices by approval only, so its bundles carry no passphrase join block: run coffer init --request-join and ask a member to approve the request"
+                    : "the bundle carries no join block, so a new vault cannot join from it (a member rotated the group key or revoked a device since its last unlock with the passphrase: unlock it there and export again)"
+            )
+        }
+        let join = try JoinBlock(decoding: header.joinBlock)
+        let current = try join.syncRoot(passphrase: passphrase, syncGroupID: header.syncGroupID)
+        var roots: [KeyEpoch: SecureBytes] = [join.epoch: current]
+        if let log {
+            // Each epoch carries the keys before it, sealed under its own key.
+            for entry in log.entries.reversed() {
+                guard case .epochStarted(let epoch, _, let history) = entry.change, let root = roots[epoch] else {
+                    continue
+                }
+                for (earlier, key) in GroupKeys.openHistory(
+                    history,
+                    under: root,
+                    epoch: epoch,
+                    group: header.syncGroupID
+                ) ?? [:]
+                where roots[earlier] == nil {
+                    roots[earlier] = key
+                }
+            }
+        }
+        guard roots[.original] != nil else {
+            throw CofferError(
+                .decode,
+                "the bundle's join block and membership log do not give the group's original key"
+            )
+        }
+        self.init(id: header.syncGroupID, roots: roots, log: log)
+    }
+}
