@@ -57,6 +57,9 @@ package struct SealedScope: Hashable, Sendable {
         return withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }
     }
 
+    /// The scope a scope byte names, whatever its epoch.
+    package static func scope(code: UInt8) -> SyncScope? { SyncScope(code: code & ~epochFlag) }
+
     /// How many bytes follow a fixed header whose scope byte is `code`.
     package static func trailerSize(code: UInt8) -> Int { code & epochFlag == 0 ? 0 : epochSize }
 

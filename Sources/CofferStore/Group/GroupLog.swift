@@ -48,7 +48,7 @@ package struct GroupLog: Equatable, Sendable {
     /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
     package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) {
         var state = try state(roots: roots)
-        try state.apply(entry, index: entries.count, group: group, roots: roots)
+        try state.apply(entry, index: entries.count, previous: head, group: group, roots: roots)
         entries.append(entry)
     }
 
@@ -59,8 +59,10 @@ package struct GroupLog: Equatable, Sendable {
     /// - Throws: ``CofferError`` `.notTrusted` naming the first entry that breaks a rule.
     package func state(roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) -> GroupState {
         var state = GroupState()
+        var previous = GroupEntry.anchor(group: group)
         for (index, entry) in entries.enumerated() {
-            try state.apply(entry, index: index, group: group, roots: roots)
+            try state.apply(entry, index: index, previous: previous, group: group, roots: roots)
+            previous = entry.hash
         }
         return state
     }
@@ -157,6 +159,7 @@ package struct GroupState: Equatable, Sendable {
     mutating func apply(
         _ entry: GroupEntry,
         index: Int,
+        previous: [UInt8],
         group: UUID,
         roots: (KeyEpoch) -> SecureBytes?
     ) throws(CofferError) {
@@ -166,9 +169,8 @@ package struct GroupState: Equatable, Sendable {
                 "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): \(why); it was refused and nothing changed"
             )
         }
-        let expected = index == 0 ? GroupEntry.anchor(group: group) : nil
-        if let expected, entry.previous != expected {
-            throw refuse("it does not start this group's log")
+        guard entry.previous == previous else {
+            throw refuse(index == 0 ? "it does not start this group's log" : "it does not follow the entry before it")
         }
         let signer: DevicePublicKeys
         if case .joined(let keys, let name, let epoch, let proof) = entry.change {

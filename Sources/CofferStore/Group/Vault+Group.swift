@@ -211,6 +211,37 @@ extension Vault {
 
     // MARK: Internals
 
+    /// Writes the join block (meta `sync-join`) for the current epoch under the passphrase key `kek`
+    /// while the group accepts passphrase joins, or removes it when it does not. Without `force`,
+    /// only a missing or stale block is written.
+    package func refreshJoinBlock(kdf: KDFRecord, kek: SecureBytes, force: Bool = false) throws(CofferError) {
+        let keys = try keyRing()
+        guard !keys.isAwaitingJoin else { return }
+        let policy = try joinPolicy()
+        let epoch = keys.currentEpoch(.sync)
+        let stored = try readMetaIfPresent(JoinBlock.metaKey).flatMap { try? JoinBlock(decoding: $0) }
+        let name = Array(JoinBlock.metaKey.utf8)
+        let schema = schema
+        if policy == .approval {
+            guard stored != nil else { return }
+            try storage("removing the join block") {
+                try environment.write { txn in _ = try txn.delete(schema.meta, key: name) }
+            }
+            return
+        }
+        guard force || stored?.epoch != epoch else { return }
+        let block = try JoinBlock(
+            syncRoot: try keys.root(.sync, epoch: epoch),
+            kdf: kdf,
+            kek: kek,
+            syncGroupID: syncGroupID,
+            epoch: epoch
+        )
+        try storage("writing the join block") {
+            try environment.write { txn in _ = try txn.put(schema.meta, key: name, value: block.encoded) }
+        }
+    }
+
     /// This machine's name in the group unless another is given: its host name.
     package static var defaultDeviceName: String { ProcessInfo.processInfo.hostName }
 

@@ -15,18 +15,13 @@ extension Vault {
         let roots = try unlockedRoots()
         let kdf = KDFRecord(parameters: configuration.kdf)
         let kek = try kdf.keyEncryptionKey(for: newPassphrase)
-        var entries: [(String, [UInt8])] = [
-            (MetaKey.kdf, kdf.encoded),
-            (
-                JoinBlock.metaKey,
-                try JoinBlock(syncRoot: roots.sync, kdf: kdf, kek: kek, syncGroupID: syncGroupID).encoded
-            ),
-        ]
+        var entries: [(String, [UInt8])] = [(MetaKey.kdf, kdf.encoded)]
         for scope in KeyScope.allCases {
             let name = MetaKey.wrappedRoot(scope, by: .passphrase)
             entries.append((name, try KeyWrap.wrap(roots.root(scope), under: kek, vaultID: id, name: name)))
         }
         try Self.writeMeta(entries, to: environment, schema: schema, while: "changing the passphrase")
+        try refreshJoinBlock(kdf: kdf, kek: kek, force: true)
     }
 
     /// The vault's recovery key, which unlocks it in place of the passphrase. Keep its

@@ -97,6 +97,8 @@ public final class Vault: Sendable {
             throw CofferError(.authFailed, "the passphrase is wrong; the vault stays locked")
         }
         try installRoots(roots)
+        // Best effort: a vault on read-only media still unlocks.
+        try? refreshJoinBlock(kdf: kdf, kek: kek)
     }
 
     /// Locks the vault: the roots and the keys of `whenUnlocked` data are dropped and wiped; keys of
@@ -154,6 +156,12 @@ public final class Vault: Sendable {
             }
         }
         startAutoLock()
+    }
+
+    /// Drops what the tiers derived from the keys (pooled contexts), after the keys they were made
+    /// from were replaced.
+    package func dropDerivedContexts() {
+        for attachment in attachments.all { attachment.vaultDidLock() }
     }
 
     /// Installs the sync group's epochs after a change to them (a revocation, a rotation, an import

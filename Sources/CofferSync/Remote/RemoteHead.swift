@@ -2,17 +2,22 @@ package import Foundation
 
 /// A device's head object: the last object it writes on each push, so a push killed before it never
 /// looks complete (docs/FORMAT.md, "Remote layout"). Text, authenticated with a key derived from the
-/// sync root, so only a vault of the group can write one and a pusher never trusts a forged cursor:
+/// group key of the epoch it names, so only a device holding that key can write one and a pusher
+/// never trusts a forged cursor (a revoked device holds no later epoch's key):
 ///
 /// ```
-/// coffer-remote-head 1
+/// coffer-remote-head 2
 /// device <device id>
+/// epoch <key epoch, 16 hex digits>
 /// sent-through <change sequence>
 /// latest <first>-<last>.bundle
 /// mac <HMAC-SHA256 of the lines above, hex>
 /// ```
+///
+/// Version 1 had no epoch line and was authenticated under the sync root (the original epoch).
 package struct RemoteHead: Equatable {
-    package static let magic = "coffer-remote-head 1"
+    package static let magic = "coffer-remote-head 2"
+    private static let firstVersionMagic = "coffer-remote-head 1"
 
     /// The device whose head this is.
     package var device: UUID
@@ -21,17 +26,30 @@ package struct RemoteHead: Equatable {
     /// The newest bundle the device has completed; pullers apply bundles up to this one.
     package var latest: RemoteLayout.BundleName
 
-    /// The head as stored.
-    package func encoded(syncRoot: SecureBytes) throws(CofferError) -> [UInt8] {
+    /// The head as stored, authenticated under `root`, the group key of `epoch`.
+    package func encoded(epoch: KeyEpoch, root: SecureBytes) throws(CofferError) -> [UInt8] {
         let body =
             Array(
-                "\(Self.magic)\ndevice \(device.uuidString.lowercased())\nsent-through \(sentThrough)\n"
+                "\(Self.magic)\ndevice \(device.uuidString.lowercased())\nepoch \(epoch)\nsent-through \(sentThrough)\n"
                     .utf8
             ) + Array("latest \(latest.fileName)\n".utf8)
-        return body + Array("mac \(try Self.mac(body, syncRoot: syncRoot).hexEncoded)\n".utf8)
+        return body + Array("mac \(try Self.mac(body, syncRoot: root).hexEncoded)\n".utf8)
     }
 
-    /// Reads and authenticates a head read from `key`.
+    /// The epoch a stored head names (the original one for a version-1 head), read before it is
+    /// authenticated, to pick the key that does.
+    package static func epoch(of bytes: [UInt8]) -> (epoch: KeyEpoch, isFirstVersion: Bool)? {
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        if lines.first == Substring(firstVersionMagic) { return (.original, true) }
+        guard lines.first == Substring(magic),
+            let line = lines.first(where: { $0.hasPrefix("epoch ") }),
+            let id = UInt64(line.dropFirst(6), radix: 16)
+        else { return nil }
+        return (KeyEpoch(id: id), false)
+    }
+
+    /// Reads and authenticates a head read from `key`, with `syncRoot`, the group key of the epoch
+    /// it names (``epoch(of:)``).
     ///
     /// - Throws: ``CofferError`` `.decode` naming `key` if the object is not a head, fails its check
     ///   (another sync group's, or altered), or names another device than its folder's.
@@ -58,7 +76,9 @@ package struct RemoteHead: Equatable {
         }
         var fields: [String: String] = [:]
         let lines = String(decoding: body, as: UTF8.self).split(separator: "\n")
-        guard lines.first == Substring(Self.magic) else { throw damaged("has an unknown format version") }
+        guard lines.first == Substring(Self.magic) || lines.first == Substring(Self.firstVersionMagic) else {
+            throw damaged("has an unknown format version")
+        }
         for line in lines.dropFirst() {
             let parts = line.split(separator: " ", maxSplits: 1)
             if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }

@@ -43,13 +43,13 @@ extension Vault {
         beforeHead: () throws(CofferError) -> Void
     ) throws(CofferError) -> PushSummary {
         try checkOpen()
-        let syncRoot = try unlockedRoots().sync
+        _ = try unlockedRoots()
         let client = S3Client(remote)
         let layout = RemoteLayout(location: remote.location)
         let device = deviceID
         let headKey = layout.headKey(device)
         let head = try client.get(headKey).map { (bytes) throws(CofferError) in
-            try RemoteHead(decoding: bytes, key: headKey, expectedDevice: device, syncRoot: syncRoot)
+            try verifiedHead(bytes, key: headKey, device: device)
         }
         // Bundles past the head belong to pushes that never finished: no pull can see them.
         let own = layout.devices(in: try client.list(prefix: layout.folder(device) + "/"))[device]?.bundles ?? []
@@ -76,7 +76,9 @@ extension Vault {
         try client.upload(file: file.path, to: key, progress: progress)
         try beforeHead()
         let newHead = RemoteHead(device: device, sentThrough: sentThrough, latest: name)
-        try client.put(headKey, body: try newHead.encoded(syncRoot: syncRoot))
+        let keys = try keyRing()
+        let epoch = keys.currentEpoch(.sync)
+        try client.put(headKey, body: try newHead.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch)))
         summary.object = key
         return summary
     }
@@ -97,7 +99,7 @@ extension Vault {
     @discardableResult
     public func pull(from remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> PullSummary {
         try checkOpen()
-        let syncRoot = try unlockedRoots().sync
+        _ = try unlockedRoots()
         let client = S3Client(remote)
         let layout = RemoteLayout(location: remote.location)
         let cursors = PulledCursors(schema: schema, remote: remote.identity)
@@ -111,7 +113,14 @@ extension Vault {
         where device != deviceID && objects.hasHead {
             let headKey = layout.headKey(device)
             guard let bytes = try client.get(headKey) else { continue }
-            let head = try RemoteHead(decoding: bytes, key: headKey, expectedDevice: device, syncRoot: syncRoot)
+            let head = try pulledHead(
+                bytes,
+                key: headKey,
+                device: device,
+                objects: objects,
+                client: client,
+                layout: layout
+            )
             summary.devices += 1
             var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
             // A push with no new change but chunks others asked for, or requests of its own, is named
@@ -146,6 +155,53 @@ extension Vault {
             }
         }
         return summary
+    }
+
+    /// A head authenticated under the key of the epoch it names. A version-1 head (under the
+    /// original epoch's key) is accepted only while the group has no later epoch: a revoked device
+    /// holds the original key.
+    ///
+    /// - Throws: ``CofferError`` `.keyUnavailable` for an epoch this vault does not hold, `.decode`
+    ///   for a head that does not verify.
+    private func verifiedHead(_ bytes: [UInt8], key: String, device: UUID) throws(CofferError) -> RemoteHead {
+        guard let (epoch, isFirstVersion) = RemoteHead.epoch(of: bytes) else {
+            throw CofferError(.decode, "the head object \(key) is not a Coffer head object")
+        }
+        let keys = try keyRing()
+        if isFirstVersion, !keys.epochs(.sync).isEmpty {
+            throw CofferError(
+                .notTrusted,
+                "the head object \(key) is of format version 1, authenticated with the group's original key; the group has started a new key epoch since, so it is refused. Update Coffer on device \(device.uuidString.lowercased()) and push again"
+            )
+        }
+        return try RemoteHead(
+            decoding: bytes,
+            key: key,
+            expectedDevice: device,
+            syncRoot: try keys.root(.sync, epoch: epoch)
+        )
+    }
+
+    /// The head a pull follows. One under an epoch this vault does not hold yet is checked again after
+    /// the device's newest bundle, whose membership log may seal that epoch's key to this device
+    /// (or tell it it was revoked), has been imported.
+    private func pulledHead(
+        _ bytes: [UInt8],
+        key: String,
+        device: UUID,
+        objects: RemoteLayout.DeviceObjects,
+        client: S3Client,
+        layout: RemoteLayout
+    ) throws(CofferError) -> RemoteHead {
+        switch Result(catching: { () throws(CofferError) in try verifiedHead(bytes, key: key, device: device) }) {
+        case .success(let head):
+            return head
+        case .failure(let error):
+            guard error.code == .keyUnavailable, let newest = objects.bundles.max() else { throw error }
+            let name = layout.bundleKey(device, newest)
+            _ = try pullBundle(name, from: client, expecting: (device, newest)) { _ in }
+            return try verifiedHead(bytes, key: key, device: device)
+        }
     }
 
     /// Downloads one bundle object to a temporary file, checks that its header matches its name, and

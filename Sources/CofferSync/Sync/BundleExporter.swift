@@ -223,12 +223,12 @@ package struct BundleExporter<Sink: ByteSink> {
     /// The scope in a stored record's clear header: byte 2 of an item record, byte 1 of a manifest.
     package static func scope(of kind: SyncRecordKind, stored: UnsafeRawBufferPointer) -> SyncScope? {
         let offset = kind == .item ? 2 : 1
-        return stored.count > offset ? SyncScope(code: stored[offset]) : nil
+        return stored.count > offset ? SealedScope.scope(code: stored[offset]) : nil
     }
 
     /// The scope in a chunk record's clear header (byte 1).
     package static func scope(ofChunk stored: UnsafeRawBufferPointer) -> SyncScope? {
-        stored.count > 1 ? SyncScope(code: stored[1]) : nil
+        stored.count > 1 ? SealedScope.scope(code: stored[1]) : nil
     }
 
     package static func decodeVersionKey(_ key: some Collection<UInt8>) throws(CofferError) -> (SyncRecordKind, [UInt8])

@@ -12,6 +12,10 @@ package final class ImportPlan {
     package let revokedCutoffs: [[UInt8]: UInt64]
     /// Whether the bundle's log changes this vault's.
     package let changesLog: Bool
+    /// The exporting device, when only its own log admits it (its admission lost a fork): this
+    /// vault adds it to the log it keeps, sealing the current group key to it, so it can read what
+    /// the group seals from now on.
+    package let adoptedSource: GroupMemberRecord?
     private let vault: Vault
     private let remote: GroupLog?
     private let source: UUID
@@ -25,8 +29,10 @@ package final class ImportPlan {
         remote: GroupLog?,
         source: UUID,
         merged: GroupContext,
-        changesLog: Bool
+        changesLog: Bool,
+        adoptedSource: GroupMemberRecord? = nil
     ) {
+        self.adoptedSource = adoptedSource
         self.vault = vault
         self.root = root
         self.signer = signer
@@ -43,6 +49,20 @@ package final class ImportPlan {
         let roots = try vault.unlockedRoots()
         var context = try vault.groupContext(in: txn, roots: roots, deviceKeys: try vault.deviceKeys())
         if let remote { try context.merge(remote) }
+        if let adopted = adoptedSource, try context.state().member(adopted.device) == nil,
+            try context.state().member(context.device)?.isActive == true
+        {
+            let (epoch, root) = try context.currentRoot()
+            try context.append(
+                .added(
+                    device: adopted.device,
+                    keys: adopted.keys,
+                    name: adopted.name,
+                    epoch: epoch,
+                    box: try GroupKeys.box(root, epoch: epoch, to: adopted.keys, group: context.log.group)
+                )
+            )
+        }
         if context.changed {
             try context.store(in: txn, schema: vault.schema, deviceRoot: roots.device, vaultID: vault.id)
             try Vault.markFormat(in: txn, schema: vault.schema)
@@ -60,6 +80,13 @@ package final class ImportPlan {
 
     /// The epochs to install once the import committed.
     package func epochsAfter() throws(CofferError) -> EpochRoots { try merged.epochRoots() }
+
+    /// Every group key the merge brought, with `current` still the current epoch: installed before
+    /// the bundle's records are opened (some may be sealed in an epoch this vault learns from the
+    /// bundle itself). Knowing a key seals nothing new under it.
+    package func importEpochs(current: KeyEpoch) -> EpochRoots {
+        EpochRoots(roots: merged.roots.filter { !$0.key.isOriginal }, current: current)
+    }
 }
 
 extension Vault {
@@ -109,13 +136,14 @@ extension Vault {
             )
         }
         let signer: [UInt8]
+        var adopted: GroupMemberRecord?
         if source == device {
             signer = merged.publicKeys.signing
         } else {
-            guard
-                let member = state.member(source)
-                    ?? Self.admitted(source, in: remote, merged: state, roots: merged.roots)
-            else {
+            if state.member(source) == nil {
+                adopted = Self.admitted(source, in: remote, merged: state, roots: merged.roots)
+            }
+            guard let member = state.member(source) ?? adopted else {
                 throw CofferError(
                     .notTrusted,
                     "the bundle was made by device \(source.uuidString), which is not a member of this sync group: approve its join request first (coffer device approve), or the bundle is forged. Nothing was changed"
@@ -127,7 +155,7 @@ extension Vault {
         guard let root = merged.roots[header.epoch] else {
             throw CofferError(
                 .keyUnavailable,
-                "the bundle is sealed in key epoch \(header.epoch) of the sync group, which this device does not hold and the bundle's membership log does not give it; nothing was changed"
+                "the bundle is sealed in key epoch \(header.epoch) of the sync group, which this device does not hold: device \(source.uuidString) started it before it knew this device, or left this device out. Import a bundle of this device there first (it then seals the key to this device), then export again. Nothing was changed"
             )
         }
         return ImportPlan(
@@ -138,7 +166,8 @@ extension Vault {
             remote: remote,
             source: source,
             merged: merged,
-            changesLog: merged.log != local.log
+            changesLog: merged.log != local.log || adopted != nil,
+            adoptedSource: adopted
         )
     }
 
@@ -199,6 +228,8 @@ extension Vault {
         }
         try installRoots(RootKeys(device: roots.device, sync: original))
         try installGroupKeys(try context.epochRoots(), group: group)
+        // Pooled contexts were keyed with the placeholder's naming keys.
+        dropDerivedContexts()
     }
 
     /// The exporting device as its own bundle's log admits it, when the merged log does not know it

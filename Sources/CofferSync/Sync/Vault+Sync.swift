@@ -203,6 +203,7 @@ extension Vault {
             signer: plan.signer,
             headerBytes: headerBytes
         )
+        try installGroupKeys(plan.importEpochs(current: try keyRing().currentEpoch(.sync)), group: syncGroupID)
         let keys = try keyRing()
         var summary = try BundleImporter(
             vault: self,
