@@ -46,7 +46,7 @@ public enum CofferCommand {
             RemoteCommands.pull,
             MaintenanceCommands.gc,
             MaintenanceCommands.verify, MaintenanceCommands.repair, MaintenanceCommands.stats, PasswdCommand.spec,
-            KeyCommand.spec, DeviceCommand.spec,
+            KeyCommand.spec, DeviceCommand.spec, GroupCommands.devices, GroupCommands.group,
         ]
     )
 

@@ -58,9 +58,20 @@ package struct GroupContext {
         return (epoch, root)
     }
 
+    /// The epoch this device seals with: the current one, or, while it does not hold that (it was
+    /// left out of a fork's epoch and waits for a member to seal it the key again), the latest one it
+    /// holds, which every member can still open.
+    package func sealingRoot() throws(CofferError) -> (epoch: KeyEpoch, root: SecureBytes) {
+        let state = try state()
+        for epoch in ([KeyEpoch.original] + state.epochs).reversed() {
+            if let root = roots[epoch] { return (epoch, root) }
+        }
+        return try currentRoot()
+    }
+
     /// The epochs to install in the key ring.
     package func epochRoots() throws(CofferError) -> EpochRoots {
-        EpochRoots(roots: roots.filter { !$0.key.isOriginal }, current: try currentRoot().epoch)
+        EpochRoots(roots: roots.filter { !$0.key.isOriginal }, current: try sealingRoot().epoch)
     }
 
     /// Appends an entry by this device.
@@ -120,9 +131,10 @@ package struct GroupContext {
 
     /// Merges `other`, another device's log of the group: learns the keys it seals to this device,
     /// checks it from its first entry, then keeps whichever log every device keeps
-    /// (``GroupLog/relation(to:)``). When the other side of a fork wins, this device appends again
-    /// what it had written in the losing branch, where it still means something (a device to add,
-    /// a device to revoke, a new epoch, a join policy), so no membership change is lost.
+    /// (``GroupLog/relation(to:)``). When the other side of a fork wins, the membership changes of
+    /// the losing branch this vault held are appended again on top of the winning one, where they
+    /// still mean something (a device that joined or was added, a device revoked; this device's own
+    /// new epochs and join policies too), so no membership change is lost whoever hears of it first.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when `other` is not a valid log of the group.
     package mutating func merge(_ other: GroupLog) throws(CofferError) {
@@ -138,48 +150,113 @@ package struct GroupContext {
             adopt(other)
         case .forked(let common, let otherWins):
             guard otherWins else { return }
-            let displaced = log.entries[common...].filter { $0.author == device }
+            let displaced = Array(log.entries[common...])
+            let winning = Array(other.entries[common...])
             adopt(other)
-            for entry in displaced { try reapply(entry) }
+            var revokedAgain = false
+            for entry in displaced {
+                guard try reapply(entry) else { continue }
+                revokedAgain = true
+                // What the device revoked again did on the winning side, beside its revocation,
+                // is not trusted: the devices it added there are revoked with it.
+                if case .revoked(let revoked, let clock) = entry.change {
+                    for case .added(let added, _, _, _, _) in winning.filter({ $0.author == revoked }).map(\.change)
+                    where added != device {
+                        guard try state().member(added)?.isActive == true else { continue }
+                        try append(.revoked(device: added, clock: clock))
+                    }
+                }
+            }
+            // A revocation this device repeated for another needs its own epoch; one of this
+            // device's was followed by an epoch entry, repeated above.
+            let ownEpoch = displaced.contains { entry in
+                if case .epochStarted = entry.change { return entry.author == device }
+                return false
+            }
+            if revokedAgain, !ownEpoch { try startEpoch() }
         }
     }
 
-    /// Appends anew, on top of the winning branch, what a displaced entry of this device did, if it
-    /// still applies.
-    private mutating func reapply(_ entry: GroupEntry) throws(CofferError) {
+    /// Appends anew, on top of the winning branch, what a displaced entry did, if it still applies;
+    /// returns whether it revoked a device again.
+    private mutating func reapply(_ entry: GroupEntry) throws(CofferError) -> Bool {
         let state = try state()
-        let me = state.member(device)
-        if case .joined(_, let name, _, _) = entry.change {
-            // A device that joined on the losing side joins again, if passphrase joins are open.
-            if me == nil, state.policy == .passphrase, roots[state.currentEpoch] != nil { try appendJoined(name: name) }
-            return
+        let own = entry.author == device
+        if own, case .joined(_, let name, _, _) = entry.change {
+            // This device joined on the losing side: it joins again, if passphrase joins are open.
+            if state.member(device) == nil, state.policy == .passphrase, roots[state.currentEpoch] != nil {
+                try appendJoined(name: name)
+            }
+            return false
         }
-        guard me?.isActive == true else { return }
+        guard state.member(device)?.isActive == true else { return false }
+        // What a device revoked on the winning side wrote stays undone (two members revoking each
+        // other at once: one revocation stands, the same on every device).
+        if !own, !entry.change.isJoin, state.member(entry.author)?.isActive != true { return false }
         switch entry.change {
-        case .joined:
-            break
+        case .joined(let keys, let name, _, _):
+            // Another device joined on the losing side: this member vouches for it.
+            try readd(entry.author, keys: keys, name: name, state: state)
         case .added(let added, let keys, let name, _, _):
-            guard state.member(added) == nil else { return }
-            let (epoch, root) = try currentRoot()
-            try append(
-                .added(
-                    device: added,
-                    keys: keys,
-                    name: name,
-                    epoch: epoch,
-                    box: try GroupKeys.box(root, epoch: epoch, to: keys, group: log.group)
-                )
-            )
-        case .revoked(let revoked, let cutoff):
-            guard state.member(revoked)?.isActive == true else { return }
-            try append(.revoked(device: revoked, cutoff: cutoff))
+            try readd(added, keys: keys, name: name, state: state)
+        case .revoked(let revoked, let clock):
+            guard revoked != device, state.member(revoked)?.isActive == true else { return false }
+            try append(.revoked(device: revoked, clock: clock))
+            return true
         case .epochStarted:
             // A fresh key, not the displaced one: a device revoked on the winning side may hold that.
             // Records sealed under the displaced key stay readable: the new epoch carries it.
-            try startEpoch()
+            if own { try startEpoch() }
         case .policy(let policy):
-            if state.policy != policy { try append(.policy(policy)) }
+            if own, state.policy != policy { try append(.policy(policy)) }
+        case .keysShared:
+            break  // shareKeysTheLogLacks() shares again what is still missing
         }
+        return false
+    }
+
+    /// Appends the group keys this device holds that a holder of the current key could not read from
+    /// the log (epochs of a branch that lost a fork, records of which it holds), sealed under the
+    /// current key, so every member, and every device approved later, can open every record the group
+    /// passes around. Does nothing when there are none, or when this device is not an active member.
+    package mutating func shareKeysTheLogLacks() throws(CofferError) {
+        guard try state().member(device)?.isActive == true else { return }
+        let (epoch, root) = try currentRoot()
+        let reachable = GroupKeys.reachable(from: log, epoch: epoch, root: root)
+        let missing = roots.filter { !reachable.contains($0.key) }
+        guard !missing.isEmpty else { return }
+        try append(
+            .keysShared(
+                epoch: epoch,
+                history: try GroupKeys.sealHistory(missing, under: root, epoch: epoch, group: log.group)
+            )
+        )
+    }
+
+    /// Adds a device another log admitted (its own join lost a fork) with the current group key
+    /// sealed to it, unless the log knows it already.
+    package mutating func vouch(for member: GroupMemberRecord) throws(CofferError) {
+        try readd(member.device, keys: member.keys, name: member.name, state: try state())
+    }
+
+    /// Adds `device` with the current group key sealed to it, unless the log knows it already.
+    private mutating func readd(
+        _ added: UUID,
+        keys: DevicePublicKeys,
+        name: String,
+        state: GroupState
+    ) throws(CofferError) {
+        guard state.member(added) == nil else { return }
+        let (epoch, root) = try currentRoot()
+        try append(
+            .added(
+                device: added,
+                keys: keys,
+                name: name,
+                epoch: epoch,
+                box: try GroupKeys.box(root, epoch: epoch, to: keys, group: log.group)
+            )
+        )
     }
 
     /// Replaces the log with `other` (checked by the caller), keeping every key.

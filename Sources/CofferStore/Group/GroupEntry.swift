@@ -21,13 +21,24 @@ package struct GroupEntry: Equatable, Sendable {
         case joined(keys: DevicePublicKeys, name: String, epoch: KeyEpoch, proof: [UInt8])
         /// A member adds an approved device and seals the current group key to it.
         case added(device: UUID, keys: DevicePublicKeys, name: String, epoch: KeyEpoch, box: [UInt8])
-        /// A member revokes a device. Records the device made with a stamp after `cutoff` are refused.
-        case revoked(device: UUID, cutoff: UInt64)
+        /// A member revokes a device. `clock` is the revoker's hybrid clock then: every change it had
+        /// seen, the revoked device's included, is stamped no later (kept for the record).
+        case revoked(device: UUID, clock: UInt64)
         /// A member starts a key epoch: a fresh group key sealed to every member, and the earlier
         /// group keys it holds, sealed under the new one.
         case epochStarted(epoch: KeyEpoch, boxes: [UUID: [UInt8]], history: [UInt8])
         /// A member sets how devices may join.
         case policy(GroupJoinPolicy)
+        /// A member shares group keys it holds that the log does not otherwise give a holder of the
+        /// current key (epochs of a branch that lost a fork, whose records it holds), sealed under the
+        /// group key of `epoch`, the current one.
+        case keysShared(epoch: KeyEpoch, history: [UInt8])
+
+        /// Whether this is a device joining by itself.
+        package var isJoin: Bool {
+            if case .joined = self { return true }
+            return false
+        }
 
         var kind: UInt8 {
             switch self {
@@ -36,6 +47,7 @@ package struct GroupEntry: Equatable, Sendable {
             case .revoked: return 3
             case .epochStarted: return 4
             case .policy: return 5
+            case .keysShared: return 6
             }
         }
     }
@@ -156,9 +168,9 @@ package struct GroupEntry: Equatable, Sendable {
             writer.write(lengthPrefixed: Array(name.utf8))
             writer.write(epoch.id)
             writer.write(lengthPrefixed: box)
-        case .revoked(let device, let cutoff):
+        case .revoked(let device, let clock):
             writer.write(raw: device.bytes)
-            writer.write(cutoff)
+            writer.write(clock)
         case .epochStarted(let epoch, let boxes, let history):
             writer.write(epoch.id)
             writer.write(UInt16(boxes.count))
@@ -170,6 +182,10 @@ package struct GroupEntry: Equatable, Sendable {
             writer.write(raw: history)
         case .policy(let policy):
             writer.write(policy.code)
+        case .keysShared(let epoch, let history):
+            writer.write(epoch.id)
+            writer.write(UInt32(history.count))
+            writer.write(raw: history)
         }
         return writer.bytes
     }
@@ -204,7 +220,7 @@ package struct GroupEntry: Equatable, Sendable {
                 box: try reader.readLengthPrefixed()
             )
         case 3:
-            change = .revoked(device: try device(), cutoff: try reader.readUInt64())
+            change = .revoked(device: try device(), clock: try reader.readUInt64())
         case 4:
             let epoch = try epoch()
             var boxes: [UUID: [UInt8]] = [:]
@@ -225,6 +241,8 @@ package struct GroupEntry: Equatable, Sendable {
                 throw CofferError(.decode, "a membership log entry sets an unknown join policy; upgrade Coffer")
             }
             change = .policy(policy)
+        case 6:
+            change = .keysShared(epoch: try epoch(), history: try reader.readBytes(Int(try reader.readUInt32())))
         default:
             throw CofferError(.unsupportedFormat, "a membership log entry is of unknown kind \(kind); upgrade Coffer")
         }

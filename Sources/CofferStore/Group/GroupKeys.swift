@@ -146,19 +146,51 @@ package enum GroupKeys {
                     roots[epoch] = root
                 }
                 histories.append((epoch, history))
+            case .keysShared(let epoch, let history):
+                histories.append((epoch, history))
             default:
                 break
             }
         }
-        var opened = Set<KeyEpoch>()
+        return openHistories(histories, roots: roots, group: log.group)
+    }
+
+    /// The group keys a holder of `root`, the key of the current epoch, reads from `log` alone
+    /// (through the histories epochs and shared keys carry): what a device approved now would hold.
+    package static func reachable(from log: GroupLog, epoch: KeyEpoch, root: SecureBytes) -> Set<KeyEpoch> {
+        Set(expand([epoch: root], through: log).keys)
+    }
+
+    /// `roots` and every key the histories in `log` open from them.
+    package static func expand(_ roots: [KeyEpoch: SecureBytes], through log: GroupLog) -> [KeyEpoch: SecureBytes] {
+        var histories: [(KeyEpoch, [UInt8])] = []
+        for entry in log.entries {
+            switch entry.change {
+            case .epochStarted(let epoch, _, let history), .keysShared(let epoch, let history):
+                histories.append((epoch, history))
+            default:
+                break
+            }
+        }
+        return openHistories(histories, roots: roots, group: log.group)
+    }
+
+    /// `roots` and every key the `histories` open from them, until nothing new opens.
+    private static func openHistories(
+        _ histories: [(KeyEpoch, [UInt8])],
+        roots known: [KeyEpoch: SecureBytes],
+        group: UUID
+    ) -> [KeyEpoch: SecureBytes] {
+        var roots = known
+        var opened = Set<Int>()
         var progress = true
         while progress {
             progress = false
-            for (epoch, history) in histories where !opened.contains(epoch) {
+            for (index, (epoch, history)) in histories.enumerated() where !opened.contains(index) {
                 guard let root = roots[epoch] else { continue }
-                opened.insert(epoch)
+                opened.insert(index)
                 progress = true
-                for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: log.group) ?? [:]
+                for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: group) ?? [:]
                 where roots[earlier] == nil {
                     roots[earlier] = earlierRoot
                 }

@@ -94,29 +94,20 @@ package struct GroupLog: Equatable, Sendable {
         return .forked(commonCount: common, otherWins: Self.forkWinner(mine, theirs) == .second)
     }
 
-    /// Which side of a fork stands, chosen the same way on every device whatever order logs arrive
-    /// in: a branch that revokes a device which wrote in the other branch wins (so a revoked device
-    /// cannot undo its revocation by writing beside it); otherwise the branch whose first entry has
-    /// the smaller hash.
+    /// Which side of a fork stands: the branch whose first entry has the smaller hash. This is a
+    /// total order on logs (lexicographic on entry hashes, a log before its extensions), so every
+    /// device keeps the same log whatever order logs arrive in, however many branches meet. What the
+    /// losing side did is appended again on top by the devices that hold it
+    /// (``GroupContext/merge(_:)``), revocations included: a revoked device that wins a fork from
+    /// before its revocation is revoked again, with the devices it added there.
     package static func forkWinner(_ first: [GroupEntry], _ second: [GroupEntry]) -> Side {
-        let firstRevokesSecond = revokes(first, anAuthorOf: second)
-        let secondRevokesFirst = revokes(second, anAuthorOf: first)
-        if firstRevokesSecond != secondRevokesFirst { return firstRevokesSecond ? .first : .second }
-        return first[0].hash.lexicographicallyPrecedes(second[0].hash) ? .first : .second
+        first[0].hash.lexicographicallyPrecedes(second[0].hash) ? .first : .second
     }
 
     /// One side of a fork.
     package enum Side: Equatable {
         case first
         case second
-    }
-
-    private static func revokes(_ branch: [GroupEntry], anAuthorOf other: [GroupEntry]) -> Bool {
-        let authors = Set(other.map(\.author))
-        return branch.contains { entry in
-            if case .revoked(let device, _) = entry.change { return authors.contains(device) }
-            return false
-        }
     }
 }
 
@@ -130,8 +121,8 @@ package struct GroupMemberRecord: Equatable, Sendable {
     package let addedBy: UUID
     package var revoked: Date?
     package var revokedBy: UUID?
-    /// Records the device made with a stamp after this are refused (set when it is revoked).
-    package var cutoff: UInt64?
+    /// The revoker's hybrid clock when it revoked the device (``GroupEntry/Change/revoked(device:clock:)``).
+    package var revokerClock: UInt64?
 
     package var isActive: Bool { revoked == nil }
 }
@@ -237,14 +228,14 @@ package struct GroupState: Equatable, Sendable {
             members.append(
                 GroupMemberRecord(device: device, keys: keys, name: name, added: entry.date, addedBy: entry.author)
             )
-        case .revoked(let device, let cutoff):
+        case .revoked(let device, let clock):
             guard device != entry.author else { throw refuse("a device cannot revoke itself") }
             guard let position = members.firstIndex(where: { $0.device == device }), members[position].isActive else {
                 throw refuse("device \(device.uuidString) is not an active member")
             }
             members[position].revoked = entry.date
             members[position].revokedBy = entry.author
-            members[position].cutoff = cutoff
+            members[position].revokerClock = clock
         case .epochStarted(let epoch, let boxes, _):
             guard !epoch.isOriginal, !epochs.contains(epoch) else { throw refuse("epoch \(epoch) was started before") }
             guard Set(boxes.keys) == Set(activeMembers.map(\.device)) else {
@@ -254,6 +245,10 @@ package struct GroupState: Equatable, Sendable {
             currentEpoch = epoch
         case .policy(let policy):
             self.policy = policy
+        case .keysShared(let epoch, _):
+            guard epoch == currentEpoch else {
+                throw refuse("it shares keys under epoch \(epoch), not the current epoch \(currentEpoch)")
+            }
         }
     }
 }

@@ -166,8 +166,8 @@ extension Vault {
     /// a member's passphrase; allow them again with ``setJoinPolicy(_:passphrase:)`` once passphrases
     /// are changed), and starts a new key epoch sealed to the remaining members only. Records written
     /// from then on are sealed under the new epoch; bundles the revoked device makes afterwards are
-    /// refused, and records it made after this vault's clock now are refused even when another device
-    /// passes them on.
+    /// refused by every member that has the revocation (what a member took from it before it heard
+    /// of the revocation stays, and travels on, so every member ends with the same records).
     ///
     /// - Throws: ``CofferError`` `.param` for this device itself or a device that is not an active
     ///   member, `.notTrusted` when this device is not one, `.interactionNotAllowed` while locked.
@@ -187,7 +187,7 @@ extension Vault {
                 bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             }
             let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16
-            try context.append(.revoked(device: device, cutoff: max(clock ?? 0, now)))
+            try context.append(.revoked(device: device, clock: max(clock ?? 0, now)))
             if try context.state().policy == .passphrase { try context.append(.policy(.approval)) }
             try context.startEpoch()
             try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
@@ -275,6 +275,7 @@ extension Vault {
             try environment.write { txn -> (R, GroupContext) in
                 var context = try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys)
                 let result = try body(&context, txn, schema)
+                try context.shareKeysTheLogLacks()
                 if context.changed {
                     try context.store(in: txn, schema: schema, deviceRoot: roots.device, vaultID: vaultID)
                     try Self.markFormat(in: txn, schema: schema)

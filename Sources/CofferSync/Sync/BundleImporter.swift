@@ -17,8 +17,6 @@ package struct BundleImporter {
     package let keys: KeyRing
     /// The exporting device's change sequences the bundle covers (its header's).
     package let sequences: (first: UInt64, last: UInt64)
-    /// Revoked devices by id, with the last stamp accepted from each (``ImportApplier``).
-    package let revokedCutoffs: [[UInt8]: UInt64]
     /// The membership-log merge that commits with the records (``ImportPlan``).
     package let group: ImportPlan?
 
@@ -26,13 +24,11 @@ package struct BundleImporter {
         vault: Vault,
         keys: KeyRing,
         sequences: (first: UInt64, last: UInt64),
-        revokedCutoffs: [[UInt8]: UInt64] = [:],
         group: ImportPlan? = nil
     ) {
         self.vault = vault
         self.keys = keys
         self.sequences = sequences
-        self.revokedCutoffs = revokedCutoffs
         self.group = group
     }
 
@@ -132,7 +128,7 @@ package struct BundleImporter {
         let vault = vault
         let keys = keys
         let keychain = Keychain(vault: vault, accessGroups: nil, authenticationHandler: nil)
-        let (revokedCutoffs, group) = (revokedCutoffs, group)
+        let group = group
         return try storage("applying the bundle") {
             try vault.environment.write { txn in
                 try group?.commit(in: txn)
@@ -143,7 +139,6 @@ package struct BundleImporter {
                     keychain: keychain,
                     summary: summary
                 )
-                applier.revokedCutoffs = revokedCutoffs
                 let pending = PendingWrites(schema: vault.schema)
                 try pending.forEachStagedRecord(of: write, in: txn) { body in
                     guard

@@ -1,15 +1,13 @@
 import Foundation
 
 /// What an import decided from a bundle's header before reading its stream: the group key that
-/// opens it, whose signature it must carry, the revoked devices whose later records are refused, and
-/// how the bundle's membership log is merged into this vault's when the import commits.
+/// opens it, whose signature it must carry, and how the bundle's membership log is merged into this
+/// vault's when the import commits.
 package final class ImportPlan {
     /// The group key of the epoch the bundle is sealed in.
     package let root: SecureBytes
     /// The exporting device's Ed25519 key (version-2 bundles).
     package let signer: [UInt8]?
-    /// Revoked devices by id, with the last stamp accepted from each.
-    package let revokedCutoffs: [[UInt8]: UInt64]
     /// Whether the bundle's log changes this vault's.
     package let changesLog: Bool
     /// The exporting device, when only its own log admits it (its admission lost a fork): this
@@ -25,7 +23,6 @@ package final class ImportPlan {
         vault: Vault,
         root: SecureBytes,
         signer: [UInt8]?,
-        revokedCutoffs: [[UInt8]: UInt64],
         remote: GroupLog?,
         source: UUID,
         merged: GroupContext,
@@ -36,7 +33,6 @@ package final class ImportPlan {
         self.vault = vault
         self.root = root
         self.signer = signer
-        self.revokedCutoffs = revokedCutoffs
         self.remote = remote
         self.source = source
         self.merged = merged
@@ -49,20 +45,10 @@ package final class ImportPlan {
         let roots = try vault.unlockedRoots()
         var context = try vault.groupContext(in: txn, roots: roots, deviceKeys: try vault.deviceKeys())
         if let remote { try context.merge(remote) }
-        if let adopted = adoptedSource, try context.state().member(adopted.device) == nil,
-            try context.state().member(context.device)?.isActive == true
-        {
-            let (epoch, root) = try context.currentRoot()
-            try context.append(
-                .added(
-                    device: adopted.device,
-                    keys: adopted.keys,
-                    name: adopted.name,
-                    epoch: epoch,
-                    box: try GroupKeys.box(root, epoch: epoch, to: adopted.keys, group: context.log.group)
-                )
-            )
+        if let adopted = adoptedSource, try context.state().member(context.device)?.isActive == true {
+            try context.vouch(for: adopted)
         }
+        try context.shareKeysTheLogLacks()
         if context.changed {
             try context.store(in: txn, schema: vault.schema, deviceRoot: roots.device, vaultID: vault.id)
             try Vault.markFormat(in: txn, schema: vault.schema)
@@ -118,7 +104,6 @@ extension Vault {
                 vault: self,
                 root: roots.sync,
                 signer: nil,
-                revokedCutoffs: cutoffs(state),
                 remote: nil,
                 source: source,
                 merged: local,
@@ -137,38 +122,74 @@ extension Vault {
         }
         let signer: [UInt8]
         var adopted: GroupMemberRecord?
-        if source == device {
-            signer = merged.publicKeys.signing
-        } else {
-            if state.member(source) == nil {
-                adopted = Self.admitted(source, in: remote, merged: state, roots: merged.roots)
+        let root: SecureBytes
+        do throws(CofferError) {
+            if source == device {
+                signer = merged.publicKeys.signing
+            } else {
+                if state.member(source) == nil {
+                    adopted = Self.admitted(source, in: remote, merged: state, roots: merged.roots)
+                }
+                guard let member = state.member(source) ?? adopted else {
+                    throw CofferError(
+                        .notTrusted,
+                        "the bundle was made by device \(source.uuidString), which is not a member of this sync group: approve its join request first (coffer device approve), or the bundle is forged. Its records were refused"
+                    )
+                }
+                guard member.isActive else { throw revokedSource(member, state) }
+                signer = member.keys.signing
             }
-            guard let member = state.member(source) ?? adopted else {
+            guard let found = merged.roots[header.epoch] else {
                 throw CofferError(
-                    .notTrusted,
-                    "the bundle was made by device \(source.uuidString), which is not a member of this sync group: approve its join request first (coffer device approve), or the bundle is forged. Nothing was changed"
+                    .keyUnavailable,
+                    "the bundle is sealed in key epoch \(header.epoch) of the sync group, which this device does not hold: device \(source.uuidString) started it before it knew this device, or left this device out. Import a bundle of this device there first (it then seals the key to this device), then export again. Its records were refused"
                 )
             }
-            guard member.isActive else { throw revokedSource(member, state) }
-            signer = member.keys.signing
-        }
-        guard let root = merged.roots[header.epoch] else {
+            root = found
+        } catch {
+            // The records are refused, but the log is signed and checked on its own: what it says
+            // about the group is kept, so members that disagree about a device still converge.
+            let learned = try learnMembership(from: remote)
             throw CofferError(
-                .keyUnavailable,
-                "the bundle is sealed in key epoch \(header.epoch) of the sync group, which this device does not hold: device \(source.uuidString) started it before it knew this device, or left this device out. Import a bundle of this device there first (it then seals the key to this device), then export again. Nothing was changed"
+                error.code,
+                error.message
+                    + (learned
+                        ? "; the group changes its membership log carried were kept (see coffer devices)"
+                        : "; nothing was changed"),
+                underlying: error
             )
         }
         return ImportPlan(
             vault: self,
             root: root,
             signer: signer,
-            revokedCutoffs: cutoffs(state),
             remote: remote,
             source: source,
             merged: merged,
             changesLog: merged.log != local.log || adopted != nil,
             adoptedSource: adopted
         )
+    }
+
+    /// Merges `remote` into the stored log on its own, in one transaction; whether anything changed.
+    private func learnMembership(from remote: GroupLog) throws(CofferError) -> Bool {
+        let roots = try unlockedRoots()
+        let deviceKeys = try self.deviceKeys()
+        let (schema, vaultID) = (schema, id)
+        let context = try storage("merging the membership log") {
+            try environment.write { txn -> GroupContext in
+                var context = try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys)
+                try context.merge(remote)
+                try context.shareKeysTheLogLacks()
+                if context.changed {
+                    try context.store(in: txn, schema: schema, deviceRoot: roots.device, vaultID: vaultID)
+                    try Self.markFormat(in: txn, schema: schema)
+                }
+                return context
+            }
+        }
+        if context.changed { try installGroupKeys(try context.epochRoots(), group: syncGroupID) }
+        return context.changed
     }
 
     /// Completes the join of a vault that asked to join by approval, from the first bundle whose
@@ -247,18 +268,10 @@ extension Vault {
         return member
     }
 
-    private func cutoffs(_ state: GroupState) -> [[UInt8]: UInt64] {
-        var cutoffs: [[UInt8]: UInt64] = [:]
-        for member in state.members where !member.isActive {
-            cutoffs[member.device.bytes] = member.cutoff ?? 0
-        }
-        return cutoffs
-    }
-
     private func revokedSource(_ member: GroupMemberRecord, _ state: GroupState) -> CofferError {
         CofferError(
             .notTrusted,
-            "the bundle was made by device \(member.device.uuidString) (\(member.name)), which \(describe(member.revokedBy, in: state)) revoked from the sync group on \(Self.day(member.revoked)); its records are refused and nothing was changed"
+            "the bundle was made by device \(member.device.uuidString) (\(member.name)), which \(describe(member.revokedBy, in: state)) revoked from the sync group on \(Self.day(member.revoked)); its records were refused"
         )
     }
 
@@ -296,24 +309,8 @@ extension Vault.JoinedGroup {
         }
         let join = try JoinBlock(decoding: header.joinBlock)
         let current = try join.syncRoot(passphrase: passphrase, syncGroupID: header.syncGroupID)
-        var roots: [KeyEpoch: SecureBytes] = [join.epoch: current]
-        if let log {
-            // Each epoch carries the keys before it, sealed under its own key.
-            for entry in log.entries.reversed() {
-                guard case .epochStarted(let epoch, _, let history) = entry.change, let root = roots[epoch] else {
-                    continue
-                }
-                for (earlier, key) in GroupKeys.openHistory(
-                    history,
-                    under: root,
-                    epoch: epoch,
-                    group: header.syncGroupID
-                ) ?? [:]
-                where roots[earlier] == nil {
-                    roots[earlier] = key
-                }
-            }
-        }
+        // Each epoch carries the keys before it, sealed under its own key.
+        let roots = log.map { GroupKeys.expand([join.epoch: current], through: $0) } ?? [join.epoch: current]
         guard roots[.original] != nil else {
             throw CofferError(
                 .decode,

@@ -14,9 +14,6 @@ package struct ImportApplier {
     package let coder: ChunkRecord.Coder
     private let tiers: SyncTiers
     private(set) var summary: ImportSummary
-    /// Devices revoked from the group, by id, with the last stamp accepted from each: a record one
-    /// of them made later is refused, whoever passes it on.
-    package var revokedCutoffs: [[UInt8]: UInt64] = [:]
 
     private var schema: Schema { vault.schema }
 
@@ -64,10 +61,6 @@ package struct ImportApplier {
                 let date = HybridClock.date(of: entry.version.stamp)
                 summary.devicesAhead[device] = max(summary.devicesAhead[device] ?? date, date)
             }
-            return
-        }
-        if let cutoff = revokedCutoffs[entry.version.device], entry.version.stamp > cutoff {
-            summary.refusedRevokedRecords += 1
             return
         }
         guard try wins(kind, id: id, entry: entry) else { return }

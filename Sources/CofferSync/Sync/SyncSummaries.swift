@@ -107,9 +107,6 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     public var refusedFutureRecords = 0
     /// The devices whose records were refused for their clock, with the furthest-ahead stamp's time.
     public var devicesAhead: [UUID: Date] = [:]
-    /// Records refused because a device revoked from the group made them after its revocation
-    /// (their stamp is past the revocation's cutoff), though another device passed them on.
-    public var refusedRevokedRecords = 0
     /// Whether the bundle changed the group's membership log here (a device added or revoked, a new
     /// key epoch, a join policy).
     public var membershipChanged = false

@@ -134,7 +134,7 @@ extension Vault {
     package func exportingGroup() throws(CofferError) -> ExportingGroup {
         let signer = try deviceKeys().signing
         return try changeGroup("preparing the membership log") { (context, _, _) throws in
-            let (epoch, root) = try context.currentRoot()
+            let (epoch, root) = try context.sealingRoot()
             return ExportingGroup(
                 log: context.log.encoded,
                 epoch: epoch,
@@ -209,7 +209,6 @@ extension Vault {
             vault: self,
             keys: keys,
             sequences: (header.firstSequence, header.lastSequence),
-            revokedCutoffs: plan.revokedCutoffs,
             group: plan
         ).run(
             &frames,

@@ -30,6 +30,10 @@ struct BadInputTests {
         #expect(try cli.run(["put", "blob", cli.directory.path("scratch/tree/file.txt").path]).status == 0)
         #expect(try cli.run(["item", "add", "--service", "mail", "--account", "ann", "--value", "v"]).status == 0)
         #expect(try cli.run(["backup", cli.directory.path("scratch/tree").path, "--name", "tree"]).status == 0)
+        // A join request from another machine, for `device approve`.
+        let requesting = ["COFFER_VAULT": cli.directory.path("requesting").path]
+        let request = cli.directory.path("scratch/request").path
+        #expect(try cli.run(["init", "--request-join", request], extra: requesting).status == 0)
     }
 
     /// For every command: arguments that would make it do its job on this vault.
@@ -50,6 +54,10 @@ struct BadInputTests {
             "import": ["import", bundle], "push": ["push", "s3://bucket/p"], "pull": ["pull", "s3://bucket/p"],
             "gc": ["gc"], "verify": ["verify"], "repair": ["repair"], "stats": ["stats"], "passwd": ["passwd"],
             "key export": ["key", "export"], "device show": ["device", "show"],
+            "devices": ["devices"],
+            "device approve": ["device", "approve", scratch.appendingPathComponent("request").path, "--yes"],
+            "device revoke": ["device", "revoke", "00000000"], "group rotate": ["group", "rotate"],
+            "group set": ["group", "set", "--join", "approval"],
         ]
     }
 

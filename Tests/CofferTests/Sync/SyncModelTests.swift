@@ -15,21 +15,7 @@ import Testing
 /// more; `Tools/sync-model` runs thousands. Every failure names its seed.
 @Suite("Sync model: random changes, random and lossy exchanges, then every replica identical")
 struct SyncModelTests {
-    static var seeds: [UInt64] {
-        let environment = ProcessInfo.processInfo.environment
-        if let list = environment["COFFER_SYNC_MODEL_SEEDS"] {
-            if list.contains(","), case let seeds = list.split(separator: ",").compactMap({ UInt64($0) }),
-                !seeds.isEmpty
-            {
-                return seeds
-            }
-            if let count = UInt64(list), count > 0 {
-                let base = UInt64.random(in: 1...1_000_000)
-                return (0..<count).map { base + $0 }
-            }
-        }
-        return [11, 12, 13, 14]
-    }
+    static var seeds: [UInt64] { ModelSeeds.seeds("COFFER_SYNC_MODEL_SEEDS", defaults: [11, 12, 13, 14]) }
 
     static var steps: Int { ProcessInfo.processInfo.environment["COFFER_SYNC_MODEL_STEPS"].flatMap { Int($0) } ?? 80 }
 

@@ -1,11 +1,11 @@
 import Coffer
 import Foundation
 
-/// `coffer device`: this vault's device identity in its sync group.
+/// `coffer device`: this vault's device identity in its sync group, and approving or revoking others.
 enum DeviceCommand {
     static let spec = CommandSpec(
         name: "device",
-        abstract: "Show this vault's device identity.",
+        abstract: "Show this vault's device identity; approve or revoke other devices.",
         subcommands: [
             CommandSpec(
                 name: "show",
@@ -18,7 +18,9 @@ enum DeviceCommand {
                     with the passphrase; after that it works without one.
                     """,
                 run: show
-            )
+            ),
+            GroupCommands.approve,
+            GroupCommands.revoke,
         ]
     )
 

@@ -16,6 +16,13 @@ enum InitCommand {
             vault has its own device key, device id and recovery key. With --join s3://BUCKET/PREFIX it
             joins the group whose vaults push there and pulls everything they pushed (give the passphrase
             of one of them; --endpoint, --region and --credentials-file as for 'coffer pull').
+
+            With --request-join FILE the new vault asks to join a group by approval instead: it writes a
+            join request (its device id, name and public keys; no secret) to FILE ('-' for standard
+            output) and shows its fingerprint. Give the file to a member, who runs 'coffer device approve
+            FILE'; then import any bundle that member exports afterwards (or pull from the group's remote)
+            and this vault joins. Until then it holds device-bound records only. --name sets the name the
+            device joins with (default: the host name).
             """,
         options: [
             .option(
@@ -28,6 +35,12 @@ enum InitCommand {
                 value: "BUNDLE|s3://BUCKET/PREFIX",
                 help: "Join the sync group of a bundle's vault, or of the vaults pushing to an S3 location."
             ),
+            .option(
+                "request-join",
+                value: "FILE",
+                help: "Ask to join a sync group by approval: write a join request to FILE (- for stdout)."
+            ),
+            .option("name", value: "NAME", help: "The device's name in its sync group (default: the host name)."),
         ] + RemoteCommands.remoteOptions,
         run: run
     )
@@ -44,6 +57,17 @@ enum InitCommand {
             )
         }
         let directory = try CofferCommand.vaultDirectory(invocation)
+        if let output = invocation.value("request-join") {
+            guard invocation.value("join") == nil else {
+                throw UsageError(
+                    message:
+                        "--join and --request-join exclude each other: join with the passphrase, or ask for approval",
+                    commandPath: invocation.commandPath
+                )
+            }
+            try requestJoin(output, at: directory, configuration: configuration, invocation: invocation)
+            return
+        }
         if let source = invocation.value("join") {
             if source.hasPrefix("s3://") {
                 try joinRemote(source, at: directory, configuration: configuration, invocation: invocation)
@@ -64,6 +88,51 @@ enum InitCommand {
                 invocation.console.message("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
             }
         }
+    }
+
+    /// `init --request-join FILE`: a new vault that asks to join a group by approval.
+    static func requestJoin(
+        _ output: String,
+        at directory: URL,
+        configuration: Vault.Configuration,
+        invocation: Invocation
+    ) throws {
+        if output != "-" {
+            let parent = URL(fileURLWithPath: output).deletingLastPathComponent().path
+            guard FileManager.default.isWritableFile(atPath: parent.isEmpty ? "." : parent) else {
+                throw CLIFailure("cannot write the join request to \(output): its directory is missing or not writable")
+            }
+        }
+        let passphrase = try SecretSource.passphrase.passphrase(invocation, confirm: true)
+        let (vault, request) = try Vault.requestJoin(
+            at: directory,
+            passphrase: passphrase,
+            name: invocation.value("name"),
+            configuration: configuration
+        )
+        defer { vault.close() }
+        if output == "-" {
+            invocation.console.print(request.text)
+        } else {
+            do {
+                try Data(request.text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+            } catch {
+                throw CLIFailure(
+                    "the vault was created at \(directory.path), but the join request could not be written to \(output): \(error.localizedDescription); 'coffer device show' gives its id and fingerprint"
+                )
+            }
+        }
+        if invocation.flag("json") {
+            try invocation.console.printJSON(Summary(vault, at: directory))
+            return
+        }
+        let target = output == "-" ? "the request above" : output
+        invocation.console.message(
+            "Created vault \(vault.id.uuidString) at \(directory.path), waiting to join a sync group.\n"
+                + "Fingerprint: \(request.identity.fingerprint)\n"
+                + "Next: give \(target) to a member, who runs 'coffer device approve' and compares this "
+                + "fingerprint; then import a bundle that member exports (or pull from the group's remote)."
+        )
     }
 
     /// `init --join BUNDLE`: a new vault in the bundle's sync group, with the bundle imported.

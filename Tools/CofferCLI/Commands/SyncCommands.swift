@@ -113,6 +113,11 @@ enum SyncCommands {
     /// clock is ahead); notes device-bound blobs moved aside to make room for synced ones.
     static func reportIncomplete(_ summary: ImportSummary, _ invocation: Invocation, quietly: Bool = false) throws {
         if !quietly {
+            if summary.joinedGroup {
+                invocation.console.message("Joined sync group: a member approved this device.")
+            } else if summary.membershipChanged {
+                invocation.console.message("note: the sync group's membership changed; see coffer devices")
+            }
             for name in summary.renamedDeviceBoundBlobs {
                 invocation.console.message(
                     "note: a synced blob took this vault's device-bound blob's name; the device-bound one is kept as '\(PrintableText.escaping(name))'"

@@ -88,6 +88,18 @@ public final class Console: @unchecked Sendable {
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
+    /// Asks a question on the terminal and returns the answer line; `nil` if there is no terminal.
+    func ask(_ prompt: String) -> String? {
+        let tty = open("/dev/tty", O_RDWR | O_NOCTTY)
+        guard tty >= 0 else { return nil }
+        defer { close(tty) }
+        _ = prompt.withCString { write(tty, $0, strlen($0)) }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(tty, &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        return String(decoding: line, as: UTF8.self)
+    }
+
     /// Asks for a secret on the terminal with echo off; `nil` if there is no terminal.
     func readSecret(prompt: String) -> [UInt8]? {
         let tty = open("/dev/tty", O_RDWR | O_NOCTTY)
