@@ -10,8 +10,15 @@ struct FormatFixtureTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures")
     static let passphrase: Passphrase = "fixture passphrase"
-    /// Every fixture: vault format 1 as first released, and with snapshot records of versions 2 and 3.
-    static let versions = ["format-v1", "format-v1-snapshots-v2", "format-v1-snapshots-v3"]
+    /// The fixtures of vault format 1: as first released, and with snapshot records of versions 2
+    /// and 3.
+    static let firstVersions = ["format-v1", "format-v1-snapshots-v2", "format-v1-snapshots-v3"]
+    /// Every fixture: format 2 has a membership log, device keys, and records sealed in a key epoch
+    /// after the original one.
+    static let versions = firstVersions + ["format-v2"]
+
+    /// The vault format of a fixture.
+    static func format(_ version: String) -> Int { version.hasPrefix("format-v2") ? 2 : 1 }
     /// The device-only blob's content: byte i = (i * 31 + 7) mod 251.
     static let pattern = Data((0..<100_000).map { UInt8(($0 * 31 + 7) % 251) })
 
@@ -47,7 +54,7 @@ struct FormatFixtureTests {
         let scratch = try Scratch(copying: version)
         let vault = try scratch.unlockedVault()
         defer { vault.close() }
-        #expect(vault.formatVersion == 1)
+        #expect(vault.formatVersion == Self.format(version))
 
         #expect(try vault.keychain.password(service: "mail", account: "ann") == "mail password")
         var git = ItemQuery(.internetPassword)
@@ -101,7 +108,7 @@ struct FormatFixtureTests {
 
     @Test(
         "A vault made before device keys gets them on first use while unlocked, once, and keeps them",
-        arguments: FormatFixtureTests.versions
+        arguments: FormatFixtureTests.firstVersions
     )
     func deviceKeysUpgrade(version: String) throws {
         let scratch = try Scratch(copying: version)
@@ -136,5 +143,55 @@ struct FormatFixtureTests {
         #expect(try vault.keychain.password(service: "mail", account: "ann") == "mail password")
         #expect(try vault.blobs.list().map(\.name) == ["notes.txt"])
         #expect(try vault.snapshots.list().map(\.name) == ["tree"])
+    }
+
+    @Test(
+        "A version-1 vault becomes version 2 at its first export, and version-1 bundles import until the key rotates",
+        arguments: FormatFixtureTests.firstVersions
+    )
+    func upgradeInPlace(version: String) throws {
+        let scratch = try Scratch(copying: version)
+        var configuration = Vault.Configuration()
+        configuration.kdf = .insecureFastForTesting
+        let oldBundle = scratch.url.appendingPathComponent("export.bundle")
+        let (joined, _) = try Vault.join(
+            bundle: oldBundle,
+            at: scratch.url.appendingPathComponent("joined"),
+            passphrase: Self.passphrase,
+            configuration: configuration
+        )
+        defer { joined.close() }
+        #expect(joined.formatVersion == 2)
+
+        let vault = try scratch.unlockedVault()
+        #expect(vault.formatVersion == 1, "opening and unlocking write nothing")
+        #expect(try vault.members().count == 1, "\(version): before its log, a vault lists itself")
+        let upgraded = scratch.url.appendingPathComponent("upgraded.bundle")
+        try vault.export(to: upgraded)
+        vault.close()
+        let reopened = try scratch.unlockedVault()
+        defer { reopened.close() }
+        #expect(reopened.formatVersion == 2, "\(version): the first export starts the membership log")
+        #expect(try reopened.keychain.password(service: "mail", account: "ann") == "mail password")
+        #expect(try reopened.blobs.list().map(\.name).contains("notes.txt"))
+
+        // Both vaults founded a log; their first exchange settles on one, holding both devices.
+        try joined.import(from: upgraded)
+        let back = scratch.url.appendingPathComponent("back.bundle")
+        try joined.export(to: back)
+        try reopened.import(from: back)
+        #expect(Set(try reopened.members().map(\.deviceID)) == [reopened.deviceID, joined.deviceID])
+        #expect(try reopened.members().map(\.deviceID) == joined.members().map(\.deviceID))
+        // The version-1 bundle still imports (nothing new in it) while the group has its first key…
+        #expect(try joined.import(from: oldBundle).applied.total == 0)
+        // …and is refused once a member has rotated it: it is unsigned, under a key a revoked device
+        // would hold.
+        try reopened.rotateGroupKey()
+        let rotated = scratch.url.appendingPathComponent("rotated.bundle")
+        try reopened.export(to: rotated)
+        try joined.import(from: rotated)
+        let refused = #expect(throws: CofferError.self) { try joined.import(from: oldBundle) }
+        #expect(refused?.code == .notTrusted)
+        #expect(refused?.message.contains("format version 1") == true)
     }
 }

@@ -1,0 +1,56 @@
+public import Foundation
+
+/// The asynchronous forms of the sync group's operations. Each runs its synchronous twin on a global
+/// dispatch queue, so LMDB I/O and the signatures never occupy a thread of Swift's cooperative pool.
+extension Vault {
+    /// The members of the sync group; see ``members()``.
+    public func members() async throws(CofferError) -> [GroupMember] {
+        try await offload { () throws(CofferError) in try self.members() }
+    }
+
+    /// Approves a device's join request; see ``approve(_:)``.
+    @discardableResult
+    public func approve(_ request: JoinRequest) async throws(CofferError) -> GroupMember {
+        try await offload { () throws(CofferError) in try self.approve(request) }
+    }
+
+    /// Revokes a device; see ``revoke(device:)``.
+    public func revoke(device: UUID) async throws(CofferError) {
+        try await offload { () throws(CofferError) in try self.revoke(device: device) }
+    }
+
+    /// Starts a new key epoch; see ``rotateGroupKey()``.
+    public func rotateGroupKey() async throws(CofferError) {
+        try await offload { () throws(CofferError) in try self.rotateGroupKey() }
+    }
+
+    /// Sets how devices may join; see ``setJoinPolicy(_:passphrase:)``.
+    public func setJoinPolicy(_ policy: GroupJoinPolicy, passphrase: Passphrase? = nil) async throws(CofferError) {
+        try await offload { () throws(CofferError) in try self.setJoinPolicy(policy, passphrase: passphrase) }
+    }
+
+    /// Creates a vault that asks to join a sync group by approval; see
+    /// ``requestJoin(at:passphrase:name:configuration:)``.
+    public static func requestJoin(
+        at directory: URL,
+        passphrase: Passphrase,
+        name: String? = nil,
+        configuration: Configuration = Configuration()
+    ) async throws(CofferError) -> (vault: Vault, request: JoinRequest) {
+        let made = try await offload { () throws(CofferError) in
+            let (vault, request) = try Vault.requestJoin(
+                at: directory,
+                passphrase: passphrase,
+                name: name,
+                configuration: configuration
+            )
+            return Requested(vault: vault, request: request)
+        }
+        return (made.vault, made.request)
+    }
+
+    private struct Requested: Sendable {
+        let vault: Vault
+        let request: JoinRequest
+    }
+}
