@@ -1,7 +1,7 @@
 public import Foundation
 
 /// What a device that wants to join a sync group by approval hands to a member: its id, name and
-/// public keys (``Vault/requestJoin(at:passphrase:name:configuration:)``, ``Vault/approve(_:)``).
+/// public keys (``Vault/requestJoin(at:passphrase:name:configuration:)-7cdl6``, ``Vault/approve(_:)-3q91o``).
 ///
 /// Its text form is a few lines anyone can read, send and compare:
 ///
@@ -91,11 +91,14 @@ public struct JoinRequest: Sendable, Hashable {
 extension Vault {
     /// Creates a vault in `directory` that asks to join a sync group by approval, and returns it
     /// (unlocked) with the request to hand to a member. The vault holds device-bound records at once;
-    /// syncable ones once it has joined: after a member runs ``approve(_:)``, import any bundle of the
+    /// syncable ones once it has joined: after a member runs ``approve(_:)-3q91o``, import any bundle of the
     /// group made since (or pull from its remote) and the vault joins.
     ///
     /// - Parameters:
+    ///   - directory: Where the vault lives; absent or empty.
+    ///   - passphrase: The passphrase that protects the new vault.
     ///   - name: The name to join with; the host name by default.
+    ///   - configuration: KDF cost and storage options.
     /// - Throws: the errors of ``create(at:passphrase:configuration:)``, `.param` for a name that is
     ///   empty, over 200 bytes or holds a line break.
     public static func requestJoin(

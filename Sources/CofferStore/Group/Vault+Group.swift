@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A device of the sync group, as the group's membership log records it (``Vault/members()``).
+/// A device of the sync group, as the group's membership log records it (``Vault/members()-3bf8v``).
 public struct GroupMember: Sendable, Hashable, Codable {
     /// The device's id.
     public let deviceID: UUID
@@ -163,7 +163,7 @@ extension Vault {
     }
 
     /// Revokes `device`: appends the revocation, stops passphrase joins (the revoked device may know
-    /// a member's passphrase; allow them again with ``setJoinPolicy(_:passphrase:)`` once passphrases
+    /// a member's passphrase; allow them again with ``setJoinPolicy(_:passphrase:)-6bana`` once passphrases
     /// are changed), and starts a new key epoch sealed to the remaining members only. Records written
     /// from then on are sealed under the new epoch; bundles the revoked device makes afterwards are
     /// refused by every member that has the revocation (what a member took from it before it heard

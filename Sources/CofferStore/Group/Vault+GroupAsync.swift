@@ -3,34 +3,34 @@ public import Foundation
 /// The asynchronous forms of the sync group's operations. Each runs its synchronous twin on a global
 /// dispatch queue, so LMDB I/O and the signatures never occupy a thread of Swift's cooperative pool.
 extension Vault {
-    /// The members of the sync group; see ``members()``.
+    /// The members of the sync group; see ``members()-3bf8v``.
     public func members() async throws(CofferError) -> [GroupMember] {
         try await offload { () throws(CofferError) in try self.members() }
     }
 
-    /// Approves a device's join request; see ``approve(_:)``.
+    /// Approves a device's join request; see ``approve(_:)-3q91o``.
     @discardableResult
     public func approve(_ request: JoinRequest) async throws(CofferError) -> GroupMember {
         try await offload { () throws(CofferError) in try self.approve(request) }
     }
 
-    /// Revokes a device; see ``revoke(device:)``.
+    /// Revokes a device; see ``revoke(device:)-7c9hp``.
     public func revoke(device: UUID) async throws(CofferError) {
         try await offload { () throws(CofferError) in try self.revoke(device: device) }
     }
 
-    /// Starts a new key epoch; see ``rotateGroupKey()``.
+    /// Starts a new key epoch; see ``rotateGroupKey()-2v8mz``.
     public func rotateGroupKey() async throws(CofferError) {
         try await offload { () throws(CofferError) in try self.rotateGroupKey() }
     }
 
-    /// Sets how devices may join; see ``setJoinPolicy(_:passphrase:)``.
+    /// Sets how devices may join; see ``setJoinPolicy(_:passphrase:)-6bana``.
     public func setJoinPolicy(_ policy: GroupJoinPolicy, passphrase: Passphrase? = nil) async throws(CofferError) {
         try await offload { () throws(CofferError) in try self.setJoinPolicy(policy, passphrase: passphrase) }
     }
 
     /// Creates a vault that asks to join a sync group by approval; see
-    /// ``requestJoin(at:passphrase:name:configuration:)``.
+    /// ``requestJoin(at:passphrase:name:configuration:)-7cdl6``.
     public static func requestJoin(
         at directory: URL,
         passphrase: Passphrase,
