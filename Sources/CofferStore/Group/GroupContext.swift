@@ -150,6 +150,19 @@ package struct GroupContext {
             adopt(other)
         case .forked(let common, let otherWins):
             guard otherWins else { return }
+            let kept = log
+            let keptChanged = changed
+            defer {
+                // A device whose own admission lost the fork, and that cannot join again on the
+                // winning side (it lacks the key of an epoch started without it), keeps its branch:
+                // its bundles then show a member the device's admission, and that member adds it.
+                let wasMember = (try? kept.state(roots: { roots[$0] }).member(device)?.isActive) == true
+                let isKnown = (try? state().member(device)) != nil
+                if wasMember, !isKnown {
+                    log = kept
+                    changed = keptChanged
+                }
+            }
             let displaced = Array(log.entries[common...])
             let winning = Array(other.entries[common...])
             adopt(other)

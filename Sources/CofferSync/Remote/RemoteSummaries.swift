@@ -1,3 +1,5 @@
+public import Foundation
+
 /// What a push to an object store did.
 public struct PushSummary: Sendable, Equatable, Codable {
     /// The remote, `s3://BUCKET/PREFIX`.
@@ -36,6 +38,8 @@ public struct PullSummary: Sendable, Equatable, Codable {
     public var applied = SyncRecordCounts()
     /// Bytes downloaded.
     public var bytes: Int64 = 0
+    /// Devices whose objects were left alone because this vault's membership log revokes them.
+    public var revokedDevices: [UUID] = []
 
     package init(remote: String) { self.remote = remote }
 }

@@ -64,9 +64,19 @@ extension Vault {
         let (export, sentThrough) = try writeBundle(to: file, progress: nil) { _ in head?.sentThrough }
         var summary = PushSummary(remote: remote.location.description, export: export)
         summary.removedIncomplete = removed
-        // Nothing to say: no change, no chunk another device asked for, nothing this vault asks for.
+        // The membership log this bundle carries, and the one the last push carried.
+        let logKey = Array("remote-log \(remote.identity)".utf8)
+        let schema = schema
+        let (logDigest, pushedDigest) = try storage("reading the membership log") {
+            try environment.read { txn -> ([UInt8], [UInt8]?) in
+                let log = try txn.get(schema.meta, key: Array(GroupContext.Meta.log.utf8)) ?? []
+                return (try SHA256.hash(log), try txn.get(schema.meta, key: logKey))
+            }
+        }
+        // Nothing to say: no change, no chunk another device asked for, nothing this vault asks for,
+        // no membership change.
         if head != nil, export.records.total == 0, export.chunks == 0, export.wantedChunks == 0,
-            export.resendRequests == 0
+            export.resendRequests == 0, pushedDigest == logDigest
         {
             return summary
         }
@@ -79,6 +89,9 @@ extension Vault {
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
         try client.put(headKey, body: try newHead.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch)))
+        try storage("recording the push") {
+            try environment.write { txn in _ = try txn.put(schema.meta, key: logKey, value: logDigest) }
+        }
         summary.object = key
         return summary
     }
@@ -109,8 +122,15 @@ extension Vault {
         }
         var summary = PullSummary(remote: remote.location.description)
         let devices = layout.devices(in: try client.list(prefix: layout.listingPrefix))
+        if try keyRing().isAwaitingJoin { try joinApproved(devices: devices, client: client, layout: layout) }
+        // A revoked device may go on pushing; its objects are refused, so they are not even fetched.
+        let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
         for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
         where device != deviceID && objects.hasHead {
+            if revoked.contains(device) {
+                summary.revokedDevices.append(device)
+                continue
+            }
             let headKey = layout.headKey(device)
             guard let bytes = try client.get(headKey) else { continue }
             let head = try pulledHead(
@@ -155,6 +175,33 @@ extension Vault {
             }
         }
         return summary
+    }
+
+    /// Completes the join of a vault waiting for approval from the first device whose newest bundle
+    /// carries the approval (the heads cannot be checked before: this vault holds no group key yet).
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` when no pushed bundle approves this device yet.
+    private func joinApproved(
+        devices: [UUID: RemoteLayout.DeviceObjects],
+        client: S3Client,
+        layout: RemoteLayout
+    ) throws(CofferError) {
+        var refusal: CofferError?
+        for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where device != deviceID
+        {
+            guard let newest = objects.bundles.max() else { continue }
+            switch Result(catching: { () throws(CofferError) in
+                try pullBundle(layout.bundleKey(device, newest), from: client, expecting: (device, newest)) { _ in }
+            }) {
+            case .success: return
+            case .failure(let error): refusal = error
+            }
+        }
+        throw refusal
+            ?? CofferError(
+                .notTrusted,
+                "this vault is waiting for approval to join a sync group, and no device has pushed to this remote yet; ask a member to approve it (coffer device approve) and push"
+            )
     }
 
     /// A head authenticated under the key of the epoch it names. A version-1 head (under the

@@ -54,6 +54,56 @@ struct RemoteFixture {
 
 @Suite("S3 client and remote sync against a real SeaweedFS", .serialized)
 struct RemoteSyncTests {
+    @Test("The revoked copy through the object store: told it was revoked, its pushes left alone, the rest converge")
+    func revokedCopyThroughRemote() throws {
+        let fixture = try RemoteFixture()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let remote = try fixture.remote()
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        let (c, request) = try Vault.requestJoin(
+            at: group.directory.path("c"),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        try a.approve(request)
+        try a.push(to: remote)
+        try c.pull(from: remote)
+        #expect(c.syncGroupID == a.syncGroupID)
+        try c.push(to: remote)
+        try b.pull(from: remote)
+        c.close()
+        let copyDirectory = group.directory.path("c-copy")
+        try FileManager.default.copyItem(at: group.directory.path("c"), to: copyDirectory)
+
+        try a.revoke(device: c.deviceID)
+        try a.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        #expect(try b.keychain.password(service: "after", account: "ann") == "after")
+        try b.keychain.setPassword("after-b", service: "after-b", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.syncableState() == b.syncableState())
+
+        let copy = try Vault.open(at: copyDirectory, configuration: group.fixture.configuration)
+        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        let before = try copy.dumpTables()
+        let told = #expect(throws: CofferError.self) { try copy.pull(from: remote) }
+        #expect(told?.message.contains("this device was revoked") == true, "\(told?.message ?? "")")
+        #expect(try copy.dumpTables() == before)
+        #expect(try copy.keychain.password(service: "after", account: "ann") == nil)
+        // The copy pushes anyway: members leave its objects alone and keep converging.
+        try copy.keychain.setPassword("forged", service: "after", account: "ann", scope: .syncable)
+        try copy.push(to: remote)
+        let pulled = try a.pull(from: remote)
+        #expect(pulled.revokedDevices == [c.deviceID])
+        #expect(try a.keychain.password(service: "after", account: "ann") == "after")
+        try b.pull(from: remote)
+        #expect(try a.syncableState() == b.syncableState())
+    }
+
     @Test("Objects go up and come back: single and multipart uploads, ranges, listings, deletes")
     func clientRoundTrips() throws {
         let fixture = try RemoteFixture()

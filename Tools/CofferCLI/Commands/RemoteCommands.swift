@@ -107,6 +107,13 @@ enum RemoteCommands {
             return
         }
         let devices = "\(summary.devices) other device\(summary.devices == 1 ? "" : "s")"
+        if !invocation.flag("quiet") {
+            for device in summary.revokedDevices {
+                invocation.console.message(
+                    "note: left device \(device.uuidString.lowercased())'s objects alone: it was revoked from the group"
+                )
+            }
+        }
         if summary.bundles.isEmpty {
             invocation.console.print("Nothing new at \(summary.remote) (\(devices)).")
             return
