@@ -1,5 +1,24 @@
 package import Foundation
 
+/// The last state a ``GroupContext`` replayed, and what it was replayed from.
+private final class StateMemo {
+    struct Key: Equatable {
+        let head: [UInt8]
+        let count: Int
+        let keys: Set<KeyEpoch>
+    }
+
+    private var key: Key?
+    private var state: GroupState?
+
+    func state(for key: Key) -> GroupState? { key == self.key ? state : nil }
+
+    func store(_ state: GroupState, for key: Key) {
+        self.key = key
+        self.state = state
+    }
+}
+
 /// A vault's sync group inside one write transaction: the membership log, the group keys this
 /// device holds, and the device's own keys to sign with. Operations change it through its methods
 /// and ``store(in:)`` writes it back in the same transaction, so a membership change and the keys it
@@ -43,8 +62,17 @@ package struct GroupContext {
         }
     }
 
-    /// The state the log describes.
-    package func state() throws(CofferError) -> GroupState { try log.state(roots: { roots[$0] }) }
+    /// The state the log describes (replayed once per log and set of keys: the memo is shared by
+    /// copies, and keyed by the log's head and the keys held).
+    package func state() throws(CofferError) -> GroupState {
+        let key = StateMemo.Key(head: log.head, count: log.entries.count, keys: Set(roots.keys))
+        if let state = memo.state(for: key) { return state }
+        let state = try log.state(roots: { roots[$0] })
+        memo.store(state, for: key)
+        return state
+    }
+
+    private let memo = StateMemo()
 
     /// The group key new records are sealed with, and its epoch.
     package func currentRoot() throws(CofferError) -> (epoch: KeyEpoch, root: SecureBytes) {

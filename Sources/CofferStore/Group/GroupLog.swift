@@ -199,11 +199,7 @@ package struct GroupState: Equatable, Sendable {
         }
         let valid: Bool
         do {
-            valid = try Ed25519PrivateKey.isValidSignature(
-                entry.signature,
-                of: GroupEntry.signedMessage(entry.unsignedBytes, group: group),
-                by: signer.signing
-            )
+            valid = try VerifiedSignatures.check(entry, group: group, signer: signer.signing)
         } catch {
             throw refuse("its signing key is malformed")
         }
@@ -250,5 +246,31 @@ package struct GroupState: Equatable, Sendable {
                 throw refuse("it shares keys under epoch \(epoch), not the current epoch \(currentEpoch)")
             }
         }
+    }
+}
+
+/// The entries whose signatures this process has verified, by entry hash and signing key, so that
+/// replaying a log again (every export and import does, several times) verifies each entry once. An
+/// entry's hash covers the hash of the one before it, so the whole chain, and with it who had to sign
+/// the entry: a hit is the same check with the same answer.
+private enum VerifiedSignatures {
+    private static let verified = Locked<Set<[UInt8]>>([])
+    private static let limit = 16_384
+
+    static func check(_ entry: GroupEntry, group: UUID, signer: [UInt8]) throws(CryptoError) -> Bool {
+        let key = entry.hash + signer
+        if verified.withLock({ $0.contains(key) }) { return true }
+        let valid = try Ed25519PrivateKey.isValidSignature(
+            entry.signature,
+            of: GroupEntry.signedMessage(entry.unsignedBytes, group: group),
+            by: signer
+        )
+        if valid {
+            verified.withLock { set in
+                if set.count >= limit { set.removeAll(keepingCapacity: true) }
+                set.insert(key)
+            }
+        }
+        return valid
     }
 }

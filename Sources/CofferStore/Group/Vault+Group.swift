@@ -183,11 +183,10 @@ extension Vault {
                     "device \(device.uuidString) is not an active member of the group; see coffer devices"
                 )
             }
-            let clock = try txn.get(schema.meta, key: Array("clock".utf8)).map { bytes in
+            let clock = try txn.get(schema.meta, key: Array(HybridClock.metaKey.utf8)).map { bytes in
                 bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             }
-            let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16
-            try context.append(.revoked(device: device, clock: max(clock ?? 0, now)))
+            try context.append(.revoked(device: device, clock: max(clock ?? 0, HybridClock.wallStamp())))
             if try context.state().policy == .passphrase { try context.append(.policy(.approval)) }
             try context.startEpoch()
             try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))

@@ -157,7 +157,7 @@ package struct BundleFrameReader<Source: ByteSource> {
     private var records: UInt64 = 0
     private var ended = false
     private let signer: [UInt8]?
-    private var digest: SHA256?
+    private var digest: BackgroundDigest?
     private var signed = false
 
     /// Reads frames from `source`. With `signer` (a version-2 bundle: the exporting device's Ed25519
@@ -168,8 +168,8 @@ package struct BundleFrameReader<Source: ByteSource> {
         self.signer = signer
         if signer != nil {
             do {
-                let digest = try SHA256()
-                try digest.update(headerBytes)
+                let digest = try BackgroundDigest()
+                digest.update(headerBytes)
                 self.digest = digest
             } catch {
                 throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
@@ -203,12 +203,8 @@ package struct BundleFrameReader<Source: ByteSource> {
         }
         if case .signature = frame {
         } else {
-            do {
-                try digest?.update(header)
-                try digest?.update(body)
-            } catch {
-                throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
-            }
+            digest?.update(header)
+            digest?.update(body)
         }
         switch frame {
         case .chunk: chunks += 1

@@ -22,7 +22,7 @@ package struct BundleStreamWriter<Sink: ByteSink> {
     private var buffer: [UInt8] = []
     private var counter: UInt32 = 0
     /// SHA-256 of the header and the plaintext so far, for the exporter's signature.
-    private var digest: SHA256?
+    private var digest: BackgroundDigest?
 
     /// Writes `header` to `sink` and starts the stream under `key`.
     package init(header: BundleHeader, key: SecureBytes, sink: Sink) throws(CofferError) {
@@ -40,8 +40,8 @@ package struct BundleStreamWriter<Sink: ByteSink> {
         try encoded.withBytes { (raw) throws(CofferError) in try self.sink.write(raw) }
         if header.version >= 2 {
             do {
-                let digest = try SHA256()
-                try digest.update(encoded)
+                let digest = try BackgroundDigest()
+                digest.update(encoded)
                 self.digest = digest
             } catch {
                 throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
@@ -63,13 +63,7 @@ package struct BundleStreamWriter<Sink: ByteSink> {
 
     /// Adds plaintext; full segments are sealed and written as soon as it is known they are not last.
     package mutating func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError) {
-        if let digest {
-            do {
-                try digest.update(bytes)
-            } catch {
-                throw CofferError(.internalError, "hashing the bundle failed: \(error)", underlying: error)
-            }
-        }
+        digest?.update(bytes)
         buffer.append(contentsOf: bytes)
         var start = 0
         // A segment is sealed only when more bytes follow it, so the last one is always known.
