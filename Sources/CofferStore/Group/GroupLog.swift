@@ -165,9 +165,9 @@ package struct GroupState: Equatable, Sendable {
         }
         let signer: DevicePublicKeys
         if case .joined(let keys, let name, let epoch, let proof) = entry.change {
-            guard member(entry.author) == nil else {
+            if let existing = member(entry.author) {
                 throw refuse(
-                    member(entry.author)!.isActive
+                    existing.isActive
                         ? "the device is already a member" : "the device was revoked and cannot join again"
                 )
             }

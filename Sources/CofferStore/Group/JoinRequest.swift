@@ -84,7 +84,9 @@ public struct JoinRequest: Sendable, Hashable {
                 "the join request's fingerprint does not match its keys: it was altered; ask for the request again"
             )
         }
-        self.init(identity: identity, name: try field("name"))
+        let name = try field("name")
+        try Vault.validateDeviceName(name)
+        self.init(identity: identity, name: name)
     }
 }
 

@@ -159,7 +159,10 @@ extension Vault {
                 )
             )
         }
-        return try members().first { $0.deviceID == request.identity.deviceID }!
+        guard let member = try members().first(where: { $0.deviceID == request.identity.deviceID }) else {
+            throw CofferError(.internalError, "the approved device is missing from the membership log")
+        }
+        return member
     }
 
     /// Revokes `device`: appends the revocation, stops passphrase joins (the revoked device may know
