@@ -263,7 +263,10 @@ extension Vault {
         merged: GroupState,
         roots: [KeyEpoch: SecureBytes]
     ) -> GroupMemberRecord? {
-        guard let member = try? remote.state(roots: { roots[$0] }).member(source), member.isActive else { return nil }
+        // Every join proof in that log must have been checked: a self-admission is worth its proof.
+        guard let state = try? remote.state(roots: { roots[$0] }), !state.uncheckedProofs,
+            let member = state.member(source), member.isActive
+        else { return nil }
         guard member.addedBy == source || merged.member(member.addedBy)?.isActive == true else { return nil }
         return member
     }
