@@ -46,7 +46,11 @@ struct GroupEndToEndTests {
         let text = try String(contentsOfFile: request, encoding: .utf8)
         #expect(text.hasPrefix("coffer-join-request 1\n") && text.contains("name laptop\n"))
 
-        // Not approved yet: a bundle is refused with what to do; a syncable item too.
+        // Not approved yet: info and devices say so; a bundle is refused with what to do; a syncable
+        // item too.
+        #expect(try cli.run(["info"], extra: vault("b")).output.contains("waiting for approval"))
+        let waiting = try cli.run(["devices"], extra: vault("b"))
+        #expect(waiting.status == 0 && waiting.error.contains("waiting for approval"), "\(waiting.error)")
         let early = try exchange(from: nil, to: "b", "early")
         #expect(early.status == 1 && early.error.contains("coffer device approve"), "\(early.error)")
         let syncable = try cli.run(

@@ -34,11 +34,13 @@ public struct GroupMember: Sendable, Hashable, Codable {
 /// starts a key epoch: a fresh group key sealed to each remaining member. Records written from then
 /// on are sealed under it; a revoked device keeps only what it already had.
 extension Vault {
-    /// The members of the sync group, revoked ones included, in the order they were added.
+    /// The members of the sync group, revoked ones included, in the order they were added; none for
+    /// a vault waiting for approval to join a group (``pendingJoinRequest()``).
     ///
     /// - Throws: ``CofferError`` `.closed`, `.decode` for a damaged log.
     public func members() throws(CofferError) -> [GroupMember] {
         try checkOpen()
+        if try pendingJoinRequest() != nil { return [] }
         let stored = try readMetaIfPresent(GroupContext.Meta.log)
         let me = try deviceIdentity()
         guard let stored else {

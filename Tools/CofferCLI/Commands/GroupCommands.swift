@@ -87,6 +87,14 @@ enum GroupCommands {
             try invocation.console.printJSON(members.map(MemberJSON.init))
             return
         }
+        if let request = try vault.pendingJoinRequest() {
+            invocation.console.message(
+                "This vault is waiting for approval to join a sync group (fingerprint \(request.identity.fingerprint)): "
+                    + "a member runs 'coffer device approve' with its join request, then this vault imports a bundle "
+                    + "that member exports (or pulls from the group's remote)."
+            )
+            return
+        }
         let names = Dictionary(members.map { ($0.deviceID, $0.name) }) { first, _ in first }
         for member in members {
             let adder =

@@ -21,11 +21,18 @@ enum InfoCommand {
             try invocation.console.printJSON(info)
             return
         }
+        let members = try vault.members()
+        let group =
+            try vault.pendingJoinRequest() != nil
+            ? "none yet: waiting for approval to join one (see coffer devices)"
+            : "\(info.syncGroupID.uuidString), \(members.filter(\.isActive).count) device(s)"
+                + "\(members.contains { !$0.isActive } ? ", \(members.filter { !$0.isActive }.count) revoked" : ""), "
+                + "new devices join by \(try vault.joinPolicy().rawValue)"
         let rows: [(String, String)] = [
             ("Vault", info.path),
             ("Vault ID", info.vaultID.uuidString),
             ("Device ID", info.deviceID.uuidString),
-            ("Sync group", info.syncGroupID.uuidString),
+            ("Sync group", group),
             ("Format", "version \(info.formatVersion)"),
             ("Created", ISO8601DateFormatter().string(from: info.createdAt)),
             ("Key derivation", info.kdf),
