@@ -103,8 +103,10 @@ struct RemoteEndToEndTests {
         arguments: [0.05, 0.3, 0.8]
     )
     func killedPush(after seconds: Double) throws {
-        #expect(try run(["push", remote, "--create-bucket"]).status == 0)
-        #expect(try run(["init", "--join", remote], vault: "b").status == 0)
+        let first = try run(["push", remote, "--create-bucket"])
+        #expect(first.status == 0, "\(first.error)")
+        let joined = try run(["init", "--join", remote], vault: "b")
+        #expect(joined.status == 0, "\(joined.error)")
         let file = directory.path("big.bin")
         let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
         try random.readData(ofLength: 40 << 20).write(to: file)

@@ -200,7 +200,11 @@ package final class S3Client: Sendable {
                 ("<CreateBucketConfiguration><LocationConstraint>\(S3XML.escape(remote.region))"
                     + "</LocationConstraint></CreateBucketConfiguration>").utf8
             )
-        _ = try perform("PUT", key: nil, body: body, operation: "create bucket \(remote.location.bucket)")
+        do {
+            _ = try perform("PUT", key: nil, body: body, operation: "create bucket \(remote.location.bucket)")
+        } catch  where error.code == .duplicateItem {
+            // Another process made it between the look-up and the creation: it is there, and ours.
+        }
     }
 
     // MARK: Requests
@@ -281,6 +285,8 @@ package final class S3Client: Sendable {
             )
         case (404, _):
             return CofferError(.itemNotFound, "could not \(operation): no such object (\(detail))")
+        case (409, "BucketAlreadyOwnedByYou"):
+            return CofferError(.duplicateItem, "bucket '\(bucket)' already exists and is yours (\(detail))")
         default:
             return CofferError(.io, "the object store answered \(response.status) to \(operation) (\(detail))")
         }
