@@ -121,8 +121,6 @@ package struct GroupMemberRecord: Equatable, Sendable {
     package let addedBy: UUID
     package var revoked: Date?
     package var revokedBy: UUID?
-    /// The revoker's hybrid clock when it revoked the device (``GroupEntry/Change/revoked(device:clock:)``).
-    package var revokerClock: UInt64?
 
     package var isActive: Bool { revoked == nil }
 }
@@ -224,14 +222,13 @@ package struct GroupState: Equatable, Sendable {
             members.append(
                 GroupMemberRecord(device: device, keys: keys, name: name, added: entry.date, addedBy: entry.author)
             )
-        case .revoked(let device, let clock):
+        case .revoked(let device, _):
             guard device != entry.author else { throw refuse("a device cannot revoke itself") }
             guard let position = members.firstIndex(where: { $0.device == device }), members[position].isActive else {
                 throw refuse("device \(device.uuidString) is not an active member")
             }
             members[position].revoked = entry.date
             members[position].revokedBy = entry.author
-            members[position].revokerClock = clock
         case .epochStarted(let epoch, let boxes, _):
             guard !epoch.isOriginal, !epochs.contains(epoch) else { throw refuse("epoch \(epoch) was started before") }
             guard Set(boxes.keys) == Set(activeMembers.map(\.device)) else {

@@ -41,15 +41,13 @@ extension Vault {
     public func members() throws(CofferError) -> [GroupMember] {
         try checkOpen()
         if try pendingJoinRequest() != nil { return [] }
-        let stored = try readMetaIfPresent(GroupContext.Meta.log)
-        let me = try deviceIdentity()
-        guard let stored else {
+        guard let stored = try readMetaIfPresent(GroupContext.Meta.log) else {
             // No log yet (a vault made before them, never exported since): this device alone.
             return [
                 GroupMember(
                     deviceID: deviceID,
                     name: Self.defaultDeviceName,
-                    identity: me,
+                    identity: try deviceIdentity(),
                     added: createdAt,
                     addedBy: deviceID,
                     revoked: nil,
@@ -188,10 +186,8 @@ extension Vault {
                     "device \(device.uuidString) is not an active member of the group; see coffer devices"
                 )
             }
-            let clock = try txn.get(schema.meta, key: Array(HybridClock.metaKey.utf8)).map { bytes in
-                bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            }
-            try context.append(.revoked(device: device, clock: max(clock ?? 0, HybridClock.wallStamp())))
+            let clock = max(try HybridClock.reading(in: txn, schema: schema), HybridClock.wallStamp())
+            try context.append(.revoked(device: device, clock: clock))
             if try context.state().policy == .passphrase { try context.append(.policy(.approval)) }
             try context.startEpoch()
             try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
@@ -357,8 +353,11 @@ extension Vault {
     package func storedEpochs(deviceRoot: SecureBytes) throws(CofferError) -> EpochRoots? {
         guard try readMetaIfPresent(GroupContext.Meta.joinRequest) == nil else { return nil }
         let roots = try storedEpochRoots(deviceRoot: deviceRoot) ?? [:]
-        let current = try readMetaIfPresent(GroupContext.Meta.epoch).map { bytes in
-            KeyEpoch(id: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        let current = try readMetaIfPresent(GroupContext.Meta.epoch).map { (bytes) throws(CofferError) in
+            var reader = BinaryReader(bytes, what: "meta \"\(GroupContext.Meta.epoch)\"")
+            let id = try reader.readUInt64()
+            try reader.finish()
+            return KeyEpoch(id: id)
         }
         return EpochRoots(roots: roots.filter { !$0.key.isOriginal }, current: current ?? .original)
     }
@@ -380,7 +379,8 @@ extension Vault {
                     if key.count == prefix.count + 16, value.count == 8,
                         let device = try? UUID(storedBytes: Array(key.dropFirst(prefix.count)), what: "a device id")
                     {
-                        let milliseconds = Int64(bitPattern: value.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                        var reader = BinaryReader(Array(value), what: "a last-seen time")
+                        let milliseconds = (try? reader.readInt64()) ?? 0
                         seen[device] = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
                     }
                     return true

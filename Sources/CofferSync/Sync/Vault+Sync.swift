@@ -133,7 +133,7 @@ extension Vault {
 
     package func exportingGroup() throws(CofferError) -> ExportingGroup {
         let signer = try deviceKeys().signing
-        return try changeGroup("preparing the membership log") { (context, _, _) throws in
+        func exporting(_ context: GroupContext) throws(CofferError) -> ExportingGroup {
             let (epoch, root) = try context.sealingRoot()
             return ExportingGroup(
                 log: context.log.encoded,
@@ -143,6 +143,21 @@ extension Vault {
                 signer: signer
             )
         }
+        // Usually the stored log is what goes out: read it without taking the writer's lock. Only a
+        // vault without a log yet, or with keys to share, writes first.
+        let roots = try unlockedRoots()
+        let deviceKeys = try self.deviceKeys()
+        let stored = try storage("reading the membership log") {
+            try environment.read { txn in try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys) }
+        }
+        var probe = stored
+        try probe.shareKeysTheLogLacks()
+        if !stored.changed, !probe.changed {
+            // Another process may have changed the group since this one last looked.
+            try installGroupKeys(try stored.epochRoots(), group: syncGroupID)
+            return try exporting(stored)
+        }
+        return try changeGroup("preparing the membership log") { (context, _, _) throws in try exporting(context) }
     }
 
     /// The join block a bundle carries: this vault's, while the group accepts passphrase joins and

@@ -349,4 +349,45 @@ struct GroupTrustTests {
         )
         #expect(throws: CofferError.self) { try log.append(misplaced, roots: { try? roots.root(.sync, epoch: $0) }) }
     }
+
+    @Test("A bundle whose membership log is damaged or cut short is refused, and the vault is as it was")
+    func damagedLog() throws {
+        let a = try group.createFirst()
+        try a.keychain.add(password("mail"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        let (b, _) = try group.join("b", from: start)
+        _ = try exchange(b, a, "b-to-a")
+        try a.rotateGroupKey()
+        try a.keychain.add(password("later"))
+        let bundle = group.bundle("later")
+        try a.export(to: bundle)
+        let bytes = [UInt8](try Data(contentsOf: bundle))
+        var source = DataSource(bytes)
+        let (header, headerBytes) = try BundleHeader.read(from: &source)
+        let logStart = headerBytes.count - header.log.count
+        #expect(header.log.count > 100)
+        let before = try b.dumpTables()
+        var cases: [(String, [UInt8])] = []
+        for offset in stride(from: logStart, to: headerBytes.count, by: max(1, header.log.count / 12)) {
+            var flipped = bytes
+            flipped[offset] ^= 0x40
+            cases.append(("a flipped byte at \(offset - logStart) of the log", flipped))
+        }
+        cases.append(("cut inside the log", Array(bytes.prefix(logStart + header.log.count / 2))))
+        cases.append(("cut after the log", Array(bytes.prefix(headerBytes.count + 10))))
+        for (what, damaged) in cases {
+            let url = group.bundle("damaged")
+            try Data(damaged).write(to: url)
+            let error = #expect(throws: CofferError.self, "\(what)") { try b.import(from: url) }
+            #expect(
+                error.map { [.decode, .notTrusted, .unsupportedFormat].contains($0.code) } == true,
+                "\(what): \(error?.code.name ?? "")"
+            )
+            #expect(try b.dumpTables() == before, "\(what) changed the vault")
+        }
+        // The undamaged bundle still imports.
+        _ = try b.import(from: bundle)
+        #expect(try b.keychain.password(service: "later", account: "ann") == "secret")
+    }
 }
