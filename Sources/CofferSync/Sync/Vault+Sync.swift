@@ -132,7 +132,8 @@ extension Vault {
     }
 
     package func exportingGroup() throws(CofferError) -> ExportingGroup {
-        let signer = try deviceKeys().signing
+        let deviceKeys = try self.deviceKeys()
+        let signer = deviceKeys.signing
         func exporting(_ context: GroupContext) throws(CofferError) -> ExportingGroup {
             let (epoch, root) = try context.sealingRoot()
             return ExportingGroup(
@@ -146,7 +147,6 @@ extension Vault {
         // Usually the stored log is what goes out: read it without taking the writer's lock. Only a
         // vault without a log yet, or with keys to share, writes first.
         let roots = try unlockedRoots()
-        let deviceKeys = try self.deviceKeys()
         let stored = try storage("reading the membership log") {
             try environment.read { txn in try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys) }
         }
