@@ -18,6 +18,9 @@ extension Vault {
         var entries: [(String, [UInt8])] = [(MetaKey.kdf, kdf.encoded)]
         for scope in KeyScope.allCases {
             let name = MetaKey.wrappedRoot(scope, by: .passphrase)
+            // A vault that joined by approval, or waits to, keeps no sync root under its passphrase:
+            // wrapping the one in memory (a placeholder, while waiting) would shadow the group's.
+            if scope == .sync, try readMetaIfPresent(name) == nil { continue }
             entries.append((name, try KeyWrap.wrap(roots.root(scope), under: kek, vaultID: id, name: name)))
         }
         try Self.writeMeta(entries, to: environment, schema: schema, while: "changing the passphrase")

@@ -87,6 +87,33 @@ struct GroupTrustTests {
         #expect(try reopened.keychain.password(service: "from-b", account: "ann") == "secret")
     }
 
+    @Test("A vault waiting for approval that changes its passphrase still joins with the group's keys")
+    func passphraseChangeWhileWaiting() throws {
+        let a = try group.createFirst()
+        try a.keychain.add(password("mail"))
+        let (b, request) = try Vault.requestJoin(
+            at: group.directory.path("b"),
+            passphrase: SyncGroupFixture.passphrase,
+            name: "laptop",
+            configuration: group.fixture.configuration
+        )
+        let changed = Passphrase("a new passphrase for b")
+        try b.changePassphrase(to: changed)
+        try a.approve(request)
+        let bundle = group.bundle("approved")
+        try a.export(to: bundle)
+        #expect(try b.import(from: bundle).joinedGroup)
+        try b.keychain.add(password("from-b"))
+        b.close()
+        // Reopened with the new passphrase, it still holds the group's sync root, not a placeholder.
+        let reopened = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
+        try reopened.unlock(passphrase: changed)
+        #expect(try reopened.keychain.password(service: "mail", account: "ann") == "secret")
+        #expect(try reopened.keychain.password(service: "from-b", account: "ann") == "secret")
+        _ = try exchange(reopened, a, "b-to-a")
+        #expect(try a.keychain.password(service: "from-b", account: "ann") == "secret")
+    }
+
     @Test("The revoked copy: a full copy of a revoked device's vault cannot decrypt anything written after")
     func revokedCopy() throws {
         let a = try group.createFirst()
