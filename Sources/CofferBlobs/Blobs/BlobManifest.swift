@@ -16,6 +16,8 @@ import Foundation
 /// there. Names appear only inside the sealed body; the key is a keyed hash of the name.
 package struct BlobManifest: Sendable {
     package static let version: UInt8 = 1
+    /// The versions this Coffer reads.
+    package static let readableVersions: ClosedRange<UInt8> = version...version
     /// Names longer than this (in UTF-8 bytes) are refused.
     package static let maximumNameLength = 1024
 
@@ -112,7 +114,7 @@ package struct BlobManifest: Sendable {
     ) throws(CofferError) -> BlobManifest {
         let (_, scope, level, body) = try SealedRecord.open(
             stored,
-            versions: version...version,
+            versions: readableVersions,
             label: label,
             id: id,
             keys: keys,

@@ -123,6 +123,53 @@ package enum ChunkRecord {
         }
     }
 
+    /// A stored chunk sealed again in the epoch of `keys` (``ChunkKeys/epoch``): opened with its own
+    /// epoch's key for its id and sealed with the new one, its stored bytes (compressed or not) and
+    /// the rest of its header unchanged. The opened bytes are wiped.
+    ///
+    /// - Throws: ``CofferError`` `.decode` if the record is of another namespace than `keys`, or does
+    ///   not authenticate; `.keyUnavailable` if its epoch is not held.
+    package static func reseal(
+        _ stored: UnsafeRawBufferPointer,
+        id: ChunkID,
+        keys: ChunkKeys,
+        cipher: AESGCM
+    ) throws(CofferError) -> [UInt8] {
+        guard stored.count >= headerSize + AESGCM.overhead, stored[0] == version,
+            let (sealed, fullHeaderSize) = sealedScope(of: stored), stored.count >= fullHeaderSize + AESGCM.overhead,
+            sealed.scope == keys.scope, stored[2] == keys.level.code
+        else {
+            throw CofferError(.decode, "a chunk record's header is invalid; the record was altered or damaged")
+        }
+        let oldHeader = Array(stored[0..<fullHeaderSize])
+        let target = SealedScope(keys.scope, epoch: keys.epoch)
+        var header = Array(stored[0..<headerSize])
+        header[1] = target.code
+        header += target.trailer
+        do {
+            var inner = try cipher.open(
+                UnsafeRawBufferPointer(rebasing: stored[fullHeaderSize...]),
+                key: try keys.sealingKey(for: id, epoch: sealed.epoch),
+                authenticating: associatedData(id: id, header: oldHeader)
+            )
+            defer { inner.wipe() }
+            return header
+                + (try cipher.seal(
+                    inner,
+                    key: try keys.sealingKey(for: id),
+                    authenticating: associatedData(id: id, header: header)
+                ))
+        } catch let error as CofferError {
+            throw error
+        } catch {
+            throw CofferError(
+                .decode,
+                "a chunk failed authentication: it was altered, damaged, or moved from another id",
+                underlying: error
+            )
+        }
+    }
+
     /// Opens a stored chunk and checks that its plaintext has the id it is stored under.
     ///
     /// - Throws: ``CofferError`` `.decode` if the record is altered, moved from another id, sealed in

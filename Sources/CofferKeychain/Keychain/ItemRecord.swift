@@ -239,6 +239,37 @@ package struct ItemRecord {
         }
     }
 
+    /// A stored record sealed again in `epoch` with `key` (the item key of that epoch), after
+    /// opening it with `oldKey` (its own epoch's): the same item, byte for byte inside, in another key
+    /// generation. The plaintext is wiped.
+    ///
+    /// - Throws: ``KeychainError`` `.decode` if it does not authenticate.
+    package static func reseal(
+        _ stored: UnsafeRawBufferPointer,
+        id: [UInt8],
+        header: Header,
+        opening oldKey: SecureBytes,
+        sealing key: SecureBytes,
+        in epoch: KeyEpoch,
+        cipher: AESGCM
+    ) throws(KeychainError) -> [UInt8] {
+        var plaintext = try decrypt(stored, id: id, header: header, key: oldKey, cipher: cipher)
+        defer { plaintext.wipe() }
+        let resealed = Header(
+            itemClass: header.itemClass,
+            scope: header.scope,
+            accessibility: header.accessibility,
+            requiresUserPresence: header.requiresUserPresence,
+            epoch: epoch
+        )
+        do {
+            return resealed.bytes
+                + (try cipher.seal(plaintext, key: key, authenticating: associatedData(id: id, header: resealed)))
+        } catch {
+            throw KeychainError(.internalError, "sealing a keychain record failed: \(error)", underlying: error)
+        }
+    }
+
     /// Opens a stored record.
     ///
     /// - Throws: ``KeychainError`` `.decode` if it does not authenticate or parse.

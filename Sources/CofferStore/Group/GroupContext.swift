@@ -313,13 +313,15 @@ package struct GroupContext {
         return [
             (Meta.log, log.encoded),
             (Meta.epoch, withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }),
-            (GroupKeys.metaKey, try GroupKeys.sealStore(roots, deviceRoot: deviceRoot, vaultID: vaultID)),
+            (GroupKeys.metaKey, try GroupKeys.store.seal(roots, under: deviceRoot, vaultID: vaultID)),
         ]
     }
 
-    /// Writes ``metaEntries(deviceRoot:vaultID:)`` in `txn`.
-    package func store(in txn: Transaction, schema: Schema, deviceRoot: SecureBytes, vaultID: UUID) throws {
-        for (name, value) in try metaEntries(deviceRoot: deviceRoot, vaultID: vaultID) {
+    /// Writes ``metaEntries(deviceRoot:vaultID:)`` in `txn`, sealed under the current device root of
+    /// `roots` (refused if another process rekeyed the vault since `roots` were read).
+    package func store(in txn: Transaction, schema: Schema, roots: RootKeys, vaultID: UUID) throws {
+        try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
+        for (name, value) in try metaEntries(deviceRoot: roots.device, vaultID: vaultID) {
             try txn.put(schema.meta, key: Array(name.utf8), value: value)
         }
     }

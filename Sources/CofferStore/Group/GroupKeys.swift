@@ -52,12 +52,8 @@ package enum GroupKeys {
         epoch: KeyEpoch,
         group: UUID
     ) throws(CofferError) -> [UInt8] {
-        var plaintext: [UInt8] = []
+        var plaintext = SealedKeyTable.encode(roots)
         defer { plaintext.wipe() }
-        for (earlier, key) in roots.sorted(by: { $0.key < $1.key }) {
-            plaintext += withUnsafeBytes(of: earlier.id.bigEndian) { Array($0) }
-            plaintext += key.withUnsafeBytes { Array($0) }
-        }
         do {
             let key = try HKDF.deriveKey(from: root, label: "coffer/v2/epoch-history")
             return try AESGCM().seal(
@@ -87,18 +83,7 @@ package enum GroupKeys {
             return nil
         }
         defer { plaintext.wipe() }
-        return decodeRoots(plaintext)
-    }
-
-    /// Reads `[epoch id (8) ‖ root (32)] × n`; `nil` when malformed.
-    private static func decodeRoots(_ plaintext: [UInt8]) -> [KeyEpoch: SecureBytes]? {
-        guard plaintext.count % 40 == 0 else { return nil }
-        var roots: [KeyEpoch: SecureBytes] = [:]
-        for start in stride(from: 0, to: plaintext.count, by: 40) {
-            let id = plaintext[start..<(start + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            roots[KeyEpoch(id: id)] = SecureBytes(copying: Array(plaintext[(start + 8)..<(start + 40)]))
-        }
-        return roots
+        return SealedKeyTable.decode(plaintext)
     }
 
     /// A joining device's proof that it holds the group key `root`: HMAC-SHA256 under
@@ -199,55 +184,7 @@ package enum GroupKeys {
         return roots
     }
 
-    /// The stored form of later epoch roots (meta `group-keys`): `[epoch id ‖ root] × n`, sealed as a
-    /// wrapped key is, under HKDF(device root, "coffer/v2/group-keys").
-    package static func sealStore(
-        _ roots: [KeyEpoch: SecureBytes],
-        deviceRoot: SecureBytes,
-        vaultID: UUID
-    ) throws(CofferError) -> [UInt8] {
-        var plaintext: [UInt8] = []
-        defer { plaintext.wipe() }
-        for (epoch, key) in roots.sorted(by: { $0.key < $1.key }) {
-            plaintext += withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }
-            plaintext += key.withUnsafeBytes { Array($0) }
-        }
-        do {
-            let kek = try HKDF.deriveKey(from: deviceRoot, label: "coffer/v2/group-keys")
-            return try AESGCM().seal(
-                plaintext,
-                key: kek,
-                authenticating: KeyWrap.associatedData(vaultID: vaultID, name: metaKey)
-            )
-        } catch {
-            throw CofferError(.internalError, "sealing the group keys failed: \(error)", underlying: error)
-        }
-    }
-
-    /// Opens meta `group-keys`.
-    ///
-    /// - Throws: ``CofferError`` `.decode` when it is damaged.
-    package static func openStore(
-        _ sealed: [UInt8],
-        deviceRoot: SecureBytes,
-        vaultID: UUID
-    ) throws(CofferError) -> [KeyEpoch: SecureBytes] {
-        guard let kek = try? HKDF.deriveKey(from: deviceRoot, label: "coffer/v2/group-keys"),
-            var plaintext = try? AESGCM().open(
-                sealed,
-                key: kek,
-                authenticating: KeyWrap.associatedData(vaultID: vaultID, name: metaKey)
-            )
-        else {
-            throw CofferError(.decode, "the vault's group keys (meta \"\(metaKey)\") do not open; the vault is damaged")
-        }
-        defer { plaintext.wipe() }
-        guard let roots = decodeRoots(plaintext) else {
-            throw CofferError(
-                .decode,
-                "the vault's group keys (meta \"\(metaKey)\") are malformed; the vault is damaged"
-            )
-        }
-        return roots
-    }
+    /// How a vault keeps every group key it holds (meta `group-keys`): sealed under
+    /// HKDF(device root, "coffer/v2/group-keys").
+    package static let store = SealedKeyTable(name: metaKey, label: "coffer/v2/group-keys", what: "group keys")
 }

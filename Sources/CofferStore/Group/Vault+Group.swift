@@ -277,7 +277,7 @@ extension Vault {
                 let result = try body(&context, txn, schema)
                 try context.shareKeysTheLogLacks()
                 if context.changed {
-                    try context.store(in: txn, schema: schema, deviceRoot: roots.device, vaultID: vaultID)
+                    try context.store(in: txn, schema: schema, roots: roots, vaultID: vaultID)
                     try Self.markFormat(in: txn, schema: schema)
                 }
                 return (result, context)
@@ -319,7 +319,7 @@ extension Vault {
         }
         var keys: [KeyEpoch: SecureBytes] = [.original: roots.sync]
         if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
-            keys.merge(try GroupKeys.openStore(sealed, deviceRoot: roots.device, vaultID: vaultID)) { mine, _ in mine }
+            keys.merge(try GroupKeys.store.open(sealed, under: roots.device, vaultID: vaultID)) { mine, _ in mine }
         }
         guard let stored = try txn.get(schema.meta, key: Array(GroupContext.Meta.log.utf8)) else {
             var context = try GroupContext(
@@ -339,13 +339,14 @@ extension Vault {
         )
     }
 
-    /// Raises meta `format` to the version that has membership logs and key epochs.
-    package static func markFormat(in txn: Transaction, schema: Schema) throws {
-        try txn.put(
-            schema.meta,
-            key: Array(MetaKey.format.utf8),
-            value: withUnsafeBytes(of: Schema.formatVersion.bigEndian) { Array($0) }
-        )
+    /// Raises meta `format` to `version` (by default 2, the version that has membership logs and key
+    /// epochs) unless it is there already.
+    package static func markFormat(in txn: Transaction, schema: Schema, atLeast version: UInt32 = 2) throws {
+        let key = Array(MetaKey.format.utf8)
+        let stored = try txn.get(schema.meta, key: key)
+        let current = stored.map { $0.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } } ?? 0
+        guard current < version else { return }
+        try txn.put(schema.meta, key: key, value: withUnsafeBytes(of: version.bigEndian) { Array($0) })
     }
 
     /// The later epochs this vault holds and the current one, for the key ring; `nil` for a vault
@@ -365,7 +366,7 @@ extension Vault {
     /// Every group key in meta `group-keys`, or `nil` when there is none.
     package func storedEpochRoots(deviceRoot: SecureBytes) throws(CofferError) -> [KeyEpoch: SecureBytes]? {
         guard let sealed = try readMetaIfPresent(GroupKeys.metaKey) else { return nil }
-        return try GroupKeys.openStore(sealed, deviceRoot: deviceRoot, vaultID: id)
+        return try GroupKeys.store.open(sealed, under: deviceRoot, vaultID: id)
     }
 
     /// When each device's latest bundle was imported here (meta `seen <device id>`).

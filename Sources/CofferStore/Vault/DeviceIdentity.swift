@@ -153,6 +153,7 @@ extension Vault {
             try environment.write { txn -> [UInt8] in
                 // Another process may have made them meanwhile: theirs stand.
                 if let existing = try txn.get(schema.meta, key: Array(MetaKey.devicePublic.utf8)) { return existing }
+                try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
                 for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
                 return entries[0].1
             }

@@ -90,17 +90,53 @@ package enum KeyPurpose: CaseIterable, Sendable {
     }
 }
 
-/// The two root keys of a vault, present only while it is unlocked.
+/// The root keys of a vault, present only while it is unlocked.
+///
+/// The device scope may have several generations (``DeviceGenerations``): `coffer rekey` moves the
+/// device-bound records to a fresh root. Naming keys and the original generation's sealing keys
+/// always come from the original device root; the passphrase and the recovery key wrap the current
+/// one, which also seals the vault's own secrets (device keys, group keys, the recovery key).
 package struct RootKeys: Sendable {
+    /// The current device generation's root: what the passphrase and the recovery key wrap.
     package let device: SecureBytes
-    package let sync: SecureBytes
+    /// The device generation ``device`` is the root of (``KeyEpoch/original`` until a rekey).
+    package let deviceGeneration: KeyEpoch
+    /// The original device root.
+    package let originalDevice: SecureBytes
+    /// The device generations other than the original, and the one new device-bound records are
+    /// sealed in (a rekey in progress's, during one).
+    package let deviceEpochs: EpochRoots
+    /// The sync root (the sync group's original epoch key).
+    package private(set) var sync: SecureBytes
 
+    /// The roots of a vault whose device root was never rekeyed.
     package init(device: SecureBytes, sync: SecureBytes) {
+        self.init(device: device, generations: DeviceGenerations(), sync: sync)
+    }
+
+    /// The roots of a vault whose current device root is `device`, with the generations stored
+    /// beside it.
+    package init(device: SecureBytes, generations: DeviceGenerations, sync: SecureBytes) {
         self.device = device
+        self.deviceGeneration = generations.current
+        self.originalDevice = generations.original ?? device
+        self.deviceEpochs = generations.epochRoots(currentRoot: device)
         self.sync = sync
     }
 
-    package func root(_ scope: KeyScope) -> SecureBytes { scope == .device ? device : sync }
+    /// The same roots with another sync root (a vault that just joined a group by approval).
+    package func replacingSync(_ root: SecureBytes) -> RootKeys {
+        var copy = self
+        copy.sync = root
+        return copy
+    }
+
+    /// The original root of `scope`, which the class keys of its original epoch come from.
+    package func root(_ scope: KeyScope) -> SecureBytes { scope == .device ? originalDevice : sync }
+
+    /// The root of `scope` the passphrase and the recovery key wrap: the current device generation's,
+    /// or the sync root.
+    package func wrappedRoot(_ scope: KeyScope) -> SecureBytes { scope == .device ? device : sync }
 
     /// Makes two fresh random roots.
     package static func generate() -> RootKeys { RootKeys(device: .random(count: 32), sync: .random(count: 32)) }
@@ -235,6 +271,7 @@ package struct KeyRing: Sendable {
         self.roots = roots
         classKeys = derived
         purposeKeys = purposes
+        try install(roots.deviceEpochs, for: .device)
     }
 
     /// Installs the later epochs of `scope` (replacing those held) and derives their keys.
@@ -297,7 +334,7 @@ package struct KeyRing: Sendable {
     /// Every key held, with the level it belongs to (`nil` for the roots): what ``lock()`` and
     /// ``clear()`` are to destroy, listed so tests can watch them go.
     package var heldKeys: [(level: ProtectionLevel?, key: SecureBytes)] {
-        let rootKeys = roots.map { [$0.device, $0.sync] } ?? []
+        let rootKeys = roots.map { [$0.device, $0.originalDevice, $0.sync] } ?? []
         return rootKeys.map { (nil, $0) } + epochRoots.values.map { (nil, $0) }
             + Slot.all.compactMap { slot in classKeys[slot.index].map { (slot.level, $0) } }
             + PurposeSlot.all.compactMap { slot in purposeKeys[slot.index].map { (slot.slot.level, $0) } }

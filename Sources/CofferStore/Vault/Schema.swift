@@ -2,8 +2,13 @@
 /// created with the vault, so opening one never needs to write. A class: it is read on every operation,
 /// and passing one reference is cheaper than copying eleven tables.
 package final class Schema: Sendable {
-    /// The format version this build writes and the newest it reads.
-    package static let formatVersion: UInt32 = 2
+    /// The newest format version this build reads and writes: 3, for a vault whose device root was
+    /// rekeyed (docs/FORMAT.md, "Versioning").
+    package static let formatVersion: UInt32 = 3
+
+    /// The format version of a new vault: 2, since nothing of format 3 is used until a rekey, so an
+    /// older Coffer of format 2 still opens it.
+    package static let newVaultFormatVersion: UInt32 = 2
 
     /// Table names, in creation order.
     package static let tableNames = [

@@ -104,4 +104,39 @@ package enum SealedRecord {
             )
         }
     }
+
+    /// A stored record sealed again in its scope's current epoch (``KeyRing/currentEpoch(_:)``),
+    /// with its version, scope, level and body unchanged. The body is wiped.
+    ///
+    /// - Throws: ``CofferError`` as ``open(_:versions:label:id:keys:cipher:what:)`` does.
+    package static func reseal(
+        _ stored: UnsafeRawBufferPointer,
+        versions: ClosedRange<UInt8>,
+        label: String,
+        id: [UInt8],
+        keys: KeyRing,
+        cipher: AESGCM,
+        what: String
+    ) throws(CofferError) -> [UInt8] {
+        var (version, scope, level, body) = try open(
+            stored,
+            versions: versions,
+            label: label,
+            id: id,
+            keys: keys,
+            cipher: cipher,
+            what: what
+        )
+        defer { body.wipe() }
+        return try seal(
+            body,
+            version: version,
+            label: label,
+            id: id,
+            scope: scope,
+            level: level,
+            keys: keys,
+            cipher: cipher
+        )
+    }
 }

@@ -129,7 +129,7 @@ extension Vault {
                 try Schema(environment: environment, create: true)
             }
             let identity = VaultIdentity(
-                formatVersion: Schema.formatVersion,
+                formatVersion: Schema.newVaultFormatVersion,
                 vaultID: UUID(),
                 deviceID: UUID(),
                 syncGroupID: group?.id ?? UUID(),
@@ -180,7 +180,15 @@ extension Vault {
                 for (unlocker, kek) in [(MetaKey.Unlocker.passphrase, passphraseKEK), (.recovery, recoveryKEK)] {
                     let name = MetaKey.wrappedRoot(scope, by: unlocker)
                     entries.append(
-                        (name, try KeyWrap.wrap(roots.root(scope), under: kek, vaultID: identity.vaultID, name: name))
+                        (
+                            name,
+                            try KeyWrap.wrap(
+                                roots.wrappedRoot(scope),
+                                under: kek,
+                                vaultID: identity.vaultID,
+                                name: name
+                            )
+                        )
                     )
                 }
             }

@@ -21,9 +21,16 @@ extension Vault {
             // A vault that joined by approval, or waits to, keeps no sync root under its passphrase:
             // wrapping the one in memory (a placeholder, while waiting) would shadow the group's.
             if scope == .sync, try readMetaIfPresent(name) == nil { continue }
-            entries.append((name, try KeyWrap.wrap(roots.root(scope), under: kek, vaultID: id, name: name)))
+            entries.append((name, try KeyWrap.wrap(roots.wrappedRoot(scope), under: kek, vaultID: id, name: name)))
         }
-        try Self.writeMeta(entries, to: environment, schema: schema, while: "changing the passphrase")
+        let schema = schema
+        try storage("changing the passphrase") {
+            try environment.write { txn in
+                // A rekey that ended meanwhile wrapped another root: this one would shadow it.
+                try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
+                for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
+            }
+        }
         try refreshJoinBlock(kdf: kdf, kek: kek, force: true)
     }
 
@@ -75,10 +82,14 @@ extension Vault {
     }
 
     /// The key that keeps the recovery key itself (so it can be shown again while unlocked):
-    /// HKDF(device root, "coffer/v1/recovery-escrow").
+    /// HKDF(device root, "coffer/v1/recovery-escrow"), with the current device generation's root.
     package static func escrowKey(_ roots: RootKeys) throws(CofferError) -> SecureBytes {
+        try escrowKey(deviceRoot: roots.device)
+    }
+
+    private static func escrowKey(deviceRoot: SecureBytes) throws(CofferError) -> SecureBytes {
         do {
-            return try HKDF.deriveKey(from: roots.device, label: "coffer/v1/recovery-escrow")
+            return try HKDF.deriveKey(from: deviceRoot, label: "coffer/v1/recovery-escrow")
         } catch {
             throw CofferError(.internalError, "deriving the escrow key failed: \(error)", underlying: error)
         }
@@ -90,6 +101,20 @@ extension Vault {
         roots: RootKeys,
         vaultID: UUID
     ) throws(CofferError) -> [UInt8] {
-        try KeyWrap.wrap(recoveryKey.bytes, under: try escrowKey(roots), vaultID: vaultID, name: MetaKey.recoveryEscrow)
+        try escrow(recoveryKey, deviceRoot: roots.device, vaultID: vaultID)
+    }
+
+    /// The sealed recovery key for the `meta` table, under the device root `deviceRoot`.
+    package static func escrow(
+        _ recoveryKey: RecoveryKey,
+        deviceRoot: SecureBytes,
+        vaultID: UUID
+    ) throws(CofferError) -> [UInt8] {
+        try KeyWrap.wrap(
+            recoveryKey.bytes,
+            under: try escrowKey(deviceRoot: deviceRoot),
+            vaultID: vaultID,
+            name: MetaKey.recoveryEscrow
+        )
     }
 }

@@ -246,20 +246,40 @@ public final class Vault: Sendable {
         return value
     }
 
-    /// Opens both wrapped roots under `kek`; `nil` if the first does not authenticate (the wrong
-    /// passphrase or recovery key).
+    /// Copies of the `meta` entries named `names` that exist, read in one transaction (so that
+    /// entries written together are seen together).
+    package func readMetaEntries(_ names: [String]) throws(CofferError) -> [String: [UInt8]] {
+        let schema = schema
+        return try storage("reading the vault's keys") {
+            try environment.read { txn in
+                var entries: [String: [UInt8]] = [:]
+                for name in names { entries[name] = try txn.get(schema.meta, key: Array(name.utf8)) }
+                return entries
+            }
+        }
+    }
+
+    /// Opens the wrapped roots under `kek`, with the device root's generations; `nil` if the device
+    /// root does not authenticate (the wrong passphrase or recovery key). Everything is read in one
+    /// transaction, so a rekey ending meanwhile is seen whole or not at all.
     package func unwrapRoots(under kek: SecureBytes, by unlocker: MetaKey.Unlocker) throws(CofferError) -> RootKeys? {
         let deviceName = MetaKey.wrappedRoot(.device, by: unlocker)
         let syncName = MetaKey.wrappedRoot(.sync, by: unlocker)
-        guard let device = try KeyWrap.unwrap(try readMeta(deviceName), under: kek, vaultID: id, name: deviceName)
-        else {
+        let meta = try readMetaEntries([deviceName, syncName, GroupKeys.metaKey] + DeviceGenerations.Meta.all)
+        guard let wrappedDevice = meta[deviceName] else {
+            throw CofferError(.decode, "the vault is damaged: meta \"\(deviceName)\" is missing")
+        }
+        guard let device = try KeyWrap.unwrap(wrappedDevice, under: kek, vaultID: id, name: deviceName) else {
             return nil
         }
-        guard let wrappedSync = try readMetaIfPresent(syncName) else {
+        let generations = try DeviceGenerations(meta: meta, root: device, vaultID: id)
+        guard let wrappedSync = meta[syncName] else {
             // A vault that joined by approval keeps the group's keys under the device root only; one
             // still waiting for approval has none yet (a placeholder stands in, never used to seal).
-            let stored = try storedEpochRoots(deviceRoot: device)
-            return RootKeys(device: device, sync: stored?[.original] ?? .random(count: 32))
+            let stored = try meta[GroupKeys.metaKey].map { (sealed) throws(CofferError) in
+                try GroupKeys.store.open(sealed, under: device, vaultID: id)
+            }
+            return RootKeys(device: device, generations: generations, sync: stored?[.original] ?? .random(count: 32))
         }
         guard let sync = try KeyWrap.unwrap(wrappedSync, under: kek, vaultID: id, name: syncName) else {
             throw CofferError(
@@ -267,6 +287,6 @@ public final class Vault: Sendable {
                 "the vault is damaged: meta \"\(syncName)\" does not open with a key that opens \"\(deviceName)\""
             )
         }
-        return RootKeys(device: device, sync: sync)
+        return RootKeys(device: device, generations: generations, sync: sync)
     }
 }

@@ -50,7 +50,7 @@ package final class ImportPlan {
         }
         try context.shareKeysTheLogLacks()
         if context.changed {
-            try context.store(in: txn, schema: vault.schema, deviceRoot: roots.device, vaultID: vault.id)
+            try context.store(in: txn, schema: vault.schema, roots: roots, vaultID: vault.id)
             try Vault.markFormat(in: txn, schema: vault.schema)
         }
         merged = context
@@ -182,7 +182,7 @@ extension Vault {
                 try context.merge(remote)
                 try context.shareKeysTheLogLacks()
                 if context.changed {
-                    try context.store(in: txn, schema: schema, deviceRoot: roots.device, vaultID: vaultID)
+                    try context.store(in: txn, schema: schema, roots: roots, vaultID: vaultID)
                     try Self.markFormat(in: txn, schema: schema)
                 }
                 return context
@@ -241,13 +241,13 @@ extension Vault {
             try environment.write { txn in
                 // Another process may have completed the join meanwhile.
                 guard try txn.get(schema.meta, key: Array(GroupContext.Meta.joinRequest.utf8)) != nil else { return }
-                try context.store(in: txn, schema: schema, deviceRoot: roots.device, vaultID: vaultID)
+                try context.store(in: txn, schema: schema, roots: roots, vaultID: vaultID)
                 try txn.put(schema.meta, key: Array(MetaKey.syncGroupID.utf8), value: group.bytes)
                 try txn.delete(schema.meta, key: Array(GroupContext.Meta.joinRequest.utf8))
                 try Self.markFormat(in: txn, schema: schema)
             }
         }
-        try installRoots(RootKeys(device: roots.device, sync: original))
+        try installRoots(roots.replacingSync(original))
         try installGroupKeys(try context.epochRoots(), group: group)
         // Pooled contexts were keyed with the placeholder's naming keys.
         dropDerivedContexts()

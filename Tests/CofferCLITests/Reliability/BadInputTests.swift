@@ -130,7 +130,7 @@ struct BadInputTests {
 
         let environment = try Environment(directory: cli.directory.path("vault"), options: .init())
         let schema = try Schema(environment: environment, create: false)
-        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 3]) }
+        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 4]) }
         environment.close()
         // repair works below the vault format, on LMDB's meta pages, and finds them sound.
         for (name, arguments) in samples.sorted(by: { $0.key < $1.key }) where name != "init" && name != "repair" {

@@ -1,0 +1,130 @@
+import Foundation
+
+// The two transactions that bracket a rekey (``DeviceGenerations``): the one that begins a new
+// generation and the one that makes it current. The records in between move in batches of their own.
+extension Vault {
+    /// Begins a rekey, or finds the one in progress (begun by a run that was interrupted, or by another
+    /// process): a fresh device root in a new generation, sealed under the current root (meta `rekey`).
+    /// Device-bound records written from now on, here or by any process that unlocks from now on, are
+    /// sealed in it. The vault's format becomes 3.
+    ///
+    /// - Returns: The generation the rekey moves records to.
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when locked, or when another process ended a
+    ///   rekey since this one unlocked.
+    package func beginRekey() throws(CofferError) -> KeyEpoch {
+        let roots = try unlockedRoots()
+        let (schema, vaultID) = (schema, id)
+        let generations = try storage("beginning the rekey") {
+            try environment.write { txn -> DeviceGenerations in
+                try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
+                let stored = try DeviceGenerations.read(in: txn, schema: schema, root: roots.device, vaultID: vaultID)
+                if stored.pending != nil { return stored }
+                var epoch = KeyEpoch.random()
+                while epoch == stored.current || stored.earlier[epoch] != nil { epoch = .random() }
+                let pending = DeviceGenerations.Pending(epoch: epoch, root: .random(count: 32))
+                let entry = try DeviceGenerations.pendingEntry(pending, currentRoot: roots.device, vaultID: vaultID)
+                try txn.put(schema.meta, key: Array(DeviceGenerations.Meta.rekey.utf8), value: entry)
+                try Self.markFormat(in: txn, schema: schema, atLeast: 3)
+                return try DeviceGenerations.read(in: txn, schema: schema, root: roots.device, vaultID: vaultID)
+            }
+        }
+        guard let pending = generations.pending else {
+            throw CofferError(.internalError, "the rekey just begun is not in the vault")
+        }
+        try installRoots(RootKeys(device: roots.device, generations: generations, sync: roots.sync))
+        // Pooled contexts were keyed for the generation records were sealed in until now.
+        dropDerivedContexts()
+        return pending.epoch
+    }
+
+    /// Ends the rekey to `generation` in one transaction: the passphrase (or `newPassphrase`, with a
+    /// fresh salt) and a fresh recovery key wrap the new root; the earlier roots, the device keys, the
+    /// group keys and the recovery key are sealed under it; meta `rekey` goes.
+    ///
+    /// - Parameter passphrase: The key-encryption key of the passphrase that stays, with its KDF
+    ///   record, or of the new one (``KDFRecord/keyEncryptionKey(for:)``).
+    /// - Returns: The new recovery key.
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when another process ended the rekey, or
+    ///   another, since this one began or resumed it.
+    package func endRekey(
+        to generation: KeyEpoch,
+        passphrase: (kdf: KDFRecord, kek: SecureBytes, isNew: Bool)
+    ) throws(CofferError) -> RecoveryKey {
+        let roots = try unlockedRoots()
+        let (schema, vaultID) = (schema, id)
+        let recovery = RecoveryKey.generate()
+        let recoveryKEK = try Self.recoveryKeyEncryptionKey(recovery, vaultID: vaultID)
+        let (newRoot, generations) = try storage("ending the rekey") {
+            try environment.write { txn -> (SecureBytes, DeviceGenerations) in
+                try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
+                let stored = try DeviceGenerations.read(in: txn, schema: schema, root: roots.device, vaultID: vaultID)
+                guard let pending = stored.pending, pending.epoch == generation else {
+                    throw CofferError(
+                        .interactionNotAllowed,
+                        "another process ended this rekey, or began another, meanwhile; unlock the vault again and run coffer rekey once more to check. Nothing was changed"
+                    )
+                }
+                func has(_ name: String) throws -> Bool { try txn.contains(schema.meta, key: Array(name.utf8)) }
+                func wrap(_ key: SecureBytes, _ kek: SecureBytes, _ name: String) throws -> (String, [UInt8]) {
+                    (name, try KeyWrap.wrap(key, under: kek, vaultID: vaultID, name: name))
+                }
+                var entries = try stored.endingEntries(currentRoot: roots.device, vaultID: vaultID)
+                entries.append(try wrap(pending.root, passphrase.kek, MetaKey.wrappedRoot(.device, by: .passphrase)))
+                if passphrase.isNew {
+                    entries.append((MetaKey.kdf, passphrase.kdf.encoded))
+                    let syncName = MetaKey.wrappedRoot(.sync, by: .passphrase)
+                    if try has(syncName) { entries.append(try wrap(roots.sync, passphrase.kek, syncName)) }
+                }
+                entries.append(try wrap(pending.root, recoveryKEK, MetaKey.wrappedRoot(.device, by: .recovery)))
+                let syncRecovery = MetaKey.wrappedRoot(.sync, by: .recovery)
+                if try has(syncRecovery) { entries.append(try wrap(roots.sync, recoveryKEK, syncRecovery)) }
+                entries.append(
+                    (MetaKey.recoveryEscrow, try Self.escrow(recovery, deviceRoot: pending.root, vaultID: vaultID))
+                )
+                if let sealed = try txn.get(schema.meta, key: Array(MetaKey.deviceKeys.utf8)) {
+                    let deviceKeys = try DeviceKeys.open(sealed, deviceRoot: roots.device, vaultID: vaultID)
+                    entries += try deviceKeys.metaEntries(deviceRoot: pending.root, vaultID: vaultID)
+                }
+                if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
+                    let groupKeys = try GroupKeys.store.open(sealed, under: roots.device, vaultID: vaultID)
+                    entries.append(
+                        (GroupKeys.metaKey, try GroupKeys.store.seal(groupKeys, under: pending.root, vaultID: vaultID))
+                    )
+                }
+                for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
+                _ = try txn.delete(schema.meta, key: Array(DeviceGenerations.Meta.rekey.utf8))
+                let ended = try DeviceGenerations.read(in: txn, schema: schema, root: pending.root, vaultID: vaultID)
+                return (pending.root, ended)
+            }
+        }
+        try installRoots(RootKeys(device: newRoot, generations: generations, sync: roots.sync))
+        dropDerivedContexts()
+        if passphrase.isNew { try refreshJoinBlock(kdf: passphrase.kdf, kek: passphrase.kek, force: true) }
+        return recovery
+    }
+
+    /// The passphrase's key-encryption key and KDF record, once `passphrase` is shown to open this
+    /// vault's current device root.
+    ///
+    /// - Throws: ``CofferError`` `.authFailed` when it does not.
+    package func verifiedPassphrase(_ passphrase: Passphrase) throws(CofferError) -> (kdf: KDFRecord, kek: SecureBytes)
+    {
+        let roots = try unlockedRoots()
+        let kdf = try KDFRecord(decoding: try readMeta(MetaKey.kdf))
+        let kek = try kdf.keyEncryptionKey(for: passphrase)
+        let name = MetaKey.wrappedRoot(.device, by: .passphrase)
+        guard let device = try KeyWrap.unwrap(try readMeta(name), under: kek, vaultID: id, name: name),
+            device.withUnsafeBytes({ mine in roots.device.withUnsafeBytes { ConstantTime.equals(mine, $0) } })
+        else {
+            throw CofferError(.authFailed, "the passphrase is wrong; nothing was changed")
+        }
+        return (kdf, kek)
+    }
+
+    /// The rekey in progress in this vault, if any: the generation it moves records to.
+    package func pendingRekey() throws(CofferError) -> KeyEpoch? {
+        let roots = try unlockedRoots()
+        let meta = try readMetaEntries(DeviceGenerations.Meta.all)
+        return try DeviceGenerations(meta: meta, root: roots.device, vaultID: id).pending?.epoch
+    }
+}
