@@ -14,11 +14,14 @@ struct FormatFixtureTests {
     /// and 3.
     static let firstVersions = ["format-v1", "format-v1-snapshots-v2", "format-v1-snapshots-v3"]
     /// Every fixture: format 2 has a membership log, device keys, and records sealed in a key epoch
-    /// after the original one.
-    static let versions = firstVersions + ["format-v2"]
+    /// after the original one; format 3, device-bound records re-sealed under a later device
+    /// generation (`coffer rekey`).
+    static let versions = firstVersions + ["format-v2", "format-v3"]
 
     /// The vault format of a fixture.
-    static func format(_ version: String) -> Int { version.hasPrefix("format-v2") ? 2 : 1 }
+    static func format(_ version: String) -> Int {
+        version.hasPrefix("format-v3") ? 3 : version.hasPrefix("format-v2") ? 2 : 1
+    }
     /// The device-only blob's content: byte i = (i * 31 + 7) mod 251.
     static let pattern = Data((0..<100_000).map { UInt8(($0 * 31 + 7) % 251) })
 

@@ -46,6 +46,7 @@ public enum CofferCommand {
             RemoteCommands.pull,
             MaintenanceCommands.gc,
             MaintenanceCommands.verify, MaintenanceCommands.repair, MaintenanceCommands.stats, PasswdCommand.spec,
+            RekeyCommand.spec,
             KeyCommand.spec, DeviceCommand.spec, GroupCommands.devices, GroupCommands.group,
         ]
     )

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How far a rekey (``Vault/rekey(passphrase:newPassphrase:progress:)-4qh1w``) has come, reported
+/// How far a rekey (``Vault/rekey(passphrase:newPassphrase:progress:)-96w2n``) has come, reported
 /// after each batch.
 public struct RekeyProgress: Sendable, Hashable {
     /// Records examined so far, of every kind and scope.
@@ -67,7 +67,7 @@ extension Vault {
     }
 
     /// Moves the device-bound records to a fresh device root; see
-    /// ``rekey(passphrase:newPassphrase:progress:)-4qh1w``.
+    /// ``rekey(passphrase:newPassphrase:progress:)-96w2n``.
     @discardableResult
     public func rekey(
         passphrase: Passphrase,
@@ -80,7 +80,7 @@ extension Vault {
     }
 
     /// Whether a rekey was begun and not ended (a run was interrupted): run
-    /// ``rekey(passphrase:newPassphrase:progress:)-4qh1w`` again to end it.
+    /// ``rekey(passphrase:newPassphrase:progress:)-96w2n`` again to end it.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when locked.
     public var isRekeyInProgress: Bool {

@@ -53,6 +53,7 @@ struct BadInputTests {
             "forget": ["forget", "tree"], "diff": ["diff", "tree", "tree"], "export": ["export", "--out", bundle],
             "import": ["import", bundle], "push": ["push", "s3://bucket/p"], "pull": ["pull", "s3://bucket/p"],
             "gc": ["gc"], "verify": ["verify"], "repair": ["repair"], "stats": ["stats"], "passwd": ["passwd"],
+            "rekey": ["rekey"],
             "key export": ["key", "export"], "device show": ["device", "show"],
             "devices": ["devices"],
             "device approve": ["device", "approve", scratch.appendingPathComponent("request").path, "--yes"],

@@ -251,4 +251,24 @@ struct RekeyTests {
         #expect(try last.keychain.password(service: "during", account: "ann") == "written during the rekey")
         last.close()
     }
+
+    @Test("Secrets sealed under the device root are not written with a root another process rekeyed away")
+    func staleRootsRefused() throws {
+        let vault = try fixture.create(passphrase: Self.passphrase)
+        defer { vault.close() }
+        let stale = try vault.unlockedRoots()
+        try vault.rekey(passphrase: Self.passphrase)
+        let schema = vault.schema
+        let refused = #expect(throws: CofferError.self) {
+            try vault.environment.write { txn in
+                try DeviceGenerations.checkCurrent(stale.deviceGeneration, in: txn, schema: schema)
+            }
+        }
+        #expect(refused?.code == .interactionNotAllowed)
+        #expect(refused?.message.contains("another process rekeyed this vault") == true)
+        let current = try vault.unlockedRoots()
+        try vault.environment.write { txn in
+            try DeviceGenerations.checkCurrent(current.deviceGeneration, in: txn, schema: schema)
+        }
+    }
 }

@@ -28,7 +28,7 @@ enum InfoCommand {
             : "\(info.syncGroupID.uuidString), \(members.filter(\.isActive).count) device(s)"
                 + "\(members.contains { !$0.isActive } ? ", \(members.filter { !$0.isActive }.count) revoked" : ""), "
                 + "new devices join by \(try vault.joinPolicy().rawValue)"
-        let rows: [(String, String)] = [
+        var rows: [(String, String)] = [
             ("Vault", info.path),
             ("Vault ID", info.vaultID.uuidString),
             ("Device ID", info.deviceID.uuidString),
@@ -46,6 +46,9 @@ enum InfoCommand {
                 "\(ByteCount.format(Int64(info.fileBytes))) (\(ByteCount.format(Int64(info.usedBytes))) in use)"
             ),
         ]
+        if !info.isLocked, try vault.isRekeyInProgress {
+            rows.insert(("Rekey", "in progress (an earlier run stopped): run coffer rekey to finish it"), at: 8)
+        }
         let width = rows.map(\.0.count).max() ?? 0
         invocation.console.print(
             rows.map { "\(($0.0 + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.1)" }.joined(

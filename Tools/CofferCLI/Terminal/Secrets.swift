@@ -68,26 +68,31 @@ struct SecretSource {
 
     /// Unlocks `vault` with the invocation's passphrase. Bytes that are not UTF-8 are the passphrase
     /// exactly; a vault whose passphrase an earlier Coffer set from such a file (decoding it lossily)
-    /// still opens with that file, with a warning to set the passphrase again.
-    func unlock(_ vault: Vault, _ invocation: Invocation) throws {
+    /// still opens with that file, with a warning to set the passphrase again. Returns the passphrase
+    /// that opened it.
+    @discardableResult
+    func unlock(_ vault: Vault, _ invocation: Invocation) throws -> Passphrase {
         var bytes = try read(invocation)
         defer { bytes.wipe() }
         let passphrase = Passphrase(utf8: bytes)
+        let legacy: Passphrase
         do {
             try vault.unlock(passphrase: passphrase)
-            return
+            return passphrase
         } catch {
             let wrong = error
-            guard wrong.code == .authFailed, let legacy = Passphrase.legacyLossy(bytes) else { throw wrong }
+            guard wrong.code == .authFailed, let lossy = Passphrase.legacyLossy(bytes) else { throw wrong }
             do {
-                try vault.unlock(passphrase: legacy)
+                try vault.unlock(passphrase: lossy)
             } catch {
                 throw wrong
             }
+            legacy = lossy
         }
         invocation.console.message(
             "warning: this \(what) is not UTF-8 text, and an earlier Coffer read it lossily when the passphrase was set (other such files open the vault too); run coffer passwd to set it again"
         )
+        return legacy
     }
 
     /// Reads a passphrase.
