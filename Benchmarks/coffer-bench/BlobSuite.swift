@@ -18,6 +18,7 @@ enum BlobSuite {
             Write(corpus: corpus, mode: .new),
             Write(corpus: corpus, mode: .unchanged),
             Read(corpus: corpus),
+            Rekey(corpus: corpus),
         ]
     }
 
@@ -208,6 +209,32 @@ enum BlobSuite {
                 try scratch!.vault.blobs.read(file, toFileDescriptor: sink!.fileDescriptor)
             }
         }
+    }
+}
+
+extension BlobSuite {
+    /// `rekey` of a vault holding the corpus as device-bound blobs: every chunk and manifest opened and
+    /// sealed again under a fresh device root, in batches (each run starts another generation).
+    struct Rekey: Benchmark {
+        let corpus: Corpus
+        var scratch: Scratch?
+        var name: String { "blobs/rekey (device-bound corpus sealed again under a fresh root)" }
+        var bytesPerRun: Int { corpus.totalBytes }
+        var reference: String? { "blobs/read (whole blobs, digest checked)" }
+
+        mutating func setUp() throws {
+            try corpus.prepare()
+            scratch = try Scratch()
+            var options = BlobWriteOptions()
+            options.scope = .deviceBound
+            for file in corpus.files {
+                try scratch!.vault.blobs.write(file, contentsOf: URL(fileURLWithPath: file), options: options)
+            }
+        }
+
+        mutating func tearDown() throws { scratch?.remove() }
+
+        mutating func run() throws { try scratch!.vault.rekey(passphrase: "bench") }
     }
 }
 
