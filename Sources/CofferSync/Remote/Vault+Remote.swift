@@ -47,6 +47,7 @@ extension Vault {
         let client = S3Client(remote)
         let layout = RemoteLayout(location: remote.location)
         let device = deviceID
+        let schema = schema
         let headKey = layout.headKey(device)
         let head = try client.get(headKey).map { (bytes) throws(CofferError) in
             try verifiedHead(bytes, key: headKey, device: device)
@@ -61,12 +62,26 @@ extension Vault {
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-push-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        let (export, sentThrough) = try writeBundle(to: file, progress: nil) { _ in head?.sentThrough }
+        // What pulls from this store brought is there already and is left out. What came from
+        // devices revoked since is logged again first: the others refuse those devices' bundles.
+        let origins = RemoteOrigins(schema: schema, remote: remote.identity)
+        let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
+        let relogged = try storage("sending again what revoked devices pushed") { () throws -> Int in
+            let sources = try environment.read { txn in Set(try origins.load(in: txn).keys) }
+            guard !sources.isDisjoint(with: revoked) else { return 0 }
+            return try environment.write { txn in try origins.relog(revoked, in: txn) }
+        }
+        var (export, sentThrough) = try writeBundle(
+            to: file,
+            progress: nil,
+            excluding: { txn in try origins.excluded(in: txn) },
+            cursor: { _ in head?.sentThrough }
+        )
+        export.resentFromRevoked = relogged
         var summary = PushSummary(remote: remote.location.description, export: export)
         summary.removedIncomplete = removed
         // The membership log this bundle carries, and the one the last push carried.
         let logKey = Array("remote-log \(remote.identity)".utf8)
-        let schema = schema
         let (logDigest, pushedDigest) = try storage("reading the membership log") {
             try environment.read { txn -> ([UInt8], [UInt8]?) in
                 let log = try txn.get(schema.meta, key: Array(GroupContext.Meta.log.utf8)) ?? []
@@ -90,7 +105,9 @@ extension Vault {
         let epoch = keys.currentEpoch(.sync)
         try client.put(headKey, body: try newHead.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch)))
         try storage("recording the push") {
-            try environment.write { txn in _ = try txn.put(schema.meta, key: logKey, value: logDigest) }
+            try environment.write { txn in
+                _ = try txn.put(schema.meta, key: logKey, value: logDigest)
+            }
         }
         summary.object = key
         return summary
@@ -122,7 +139,9 @@ extension Vault {
         }
         var summary = PullSummary(remote: remote.location.description)
         let devices = layout.devices(in: try client.list(prefix: layout.listingPrefix))
-        if try keyRing().isAwaitingJoin { try joinApproved(devices: devices, client: client, layout: layout) }
+        if try keyRing().isAwaitingJoin {
+            try joinApproved(devices: devices, client: client, layout: layout, origin: remote.identity)
+        }
         // A revoked device may go on pushing; its objects are refused, so they are not even fetched.
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
         for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
@@ -139,7 +158,8 @@ extension Vault {
                 device: device,
                 objects: objects,
                 client: client,
-                layout: layout
+                layout: layout,
+                origin: remote.identity
             )
             summary.devices += 1
             var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
@@ -158,7 +178,8 @@ extension Vault {
             for name in due.sorted() {
                 let key = layout.bundleKey(device, name)
                 let before = summary.bytes
-                let imported = try pullBundle(key, from: client, expecting: (device, name)) { bytes in
+                let imported = try pullBundle(key, from: client, origin: remote.identity, expecting: (device, name)) {
+                    bytes in
                     progress?(before + bytes)
                 }
                 summary.bundles.append(PulledBundle(object: key, imported: imported))
@@ -184,14 +205,20 @@ extension Vault {
     private func joinApproved(
         devices: [UUID: RemoteLayout.DeviceObjects],
         client: S3Client,
-        layout: RemoteLayout
+        layout: RemoteLayout,
+        origin: String
     ) throws(CofferError) {
         var refusal: CofferError?
         for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where device != deviceID
         {
             guard let newest = objects.bundles.max() else { continue }
             switch Result(catching: { () throws(CofferError) in
-                try pullBundle(layout.bundleKey(device, newest), from: client, expecting: (device, newest)) { _ in }
+                try pullBundle(
+                    layout.bundleKey(device, newest),
+                    from: client,
+                    origin: origin,
+                    expecting: (device, newest)
+                ) { _ in }
             }) {
             case .success: return
             case .failure(let error): refusal = error
@@ -238,7 +265,8 @@ extension Vault {
         device: UUID,
         objects: RemoteLayout.DeviceObjects,
         client: S3Client,
-        layout: RemoteLayout
+        layout: RemoteLayout,
+        origin: String
     ) throws(CofferError) -> RemoteHead {
         switch Result(catching: { () throws(CofferError) in try verifiedHead(bytes, key: key, device: device) }) {
         case .success(let head):
@@ -246,7 +274,7 @@ extension Vault {
         case .failure(let error):
             guard error.code == .keyUnavailable, let newest = objects.bundles.max() else { throw error }
             let name = layout.bundleKey(device, newest)
-            _ = try pullBundle(name, from: client, expecting: (device, newest)) { _ in }
+            _ = try pullBundle(name, from: client, origin: origin, expecting: (device, newest)) { _ in }
             return try verifiedHead(bytes, key: key, device: device)
         }
     }
@@ -256,6 +284,7 @@ extension Vault {
     private func pullBundle(
         _ key: String,
         from client: S3Client,
+        origin: String,
         expecting: (device: UUID, name: RemoteLayout.BundleName),
         progress: @escaping SyncProgress
     ) throws(CofferError) -> ImportSummary {
@@ -275,7 +304,7 @@ extension Vault {
                         + "\(header.firstSequence)-\(header.lastSequence), which its name does not"
                 )
             }
-            return try self.import(from: file, progress: progress)
+            return try self.import(from: file, progress: progress, origin: origin)
         } catch {
             throw CofferError(error.code, "bundle object \(key) was refused: \(error.message)", underlying: error)
         }

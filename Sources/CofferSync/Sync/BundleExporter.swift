@@ -52,39 +52,55 @@ package struct BundleExporter<Sink: ByteSink> {
 
     /// Writes the records changed after `cursor` (once each, in their latest version) and the
     /// chunks their manifests need that the peer cannot hold yet: those stored at or after `cursor`
-    /// (see ``ChunkStore/References``).
-    package mutating func writeChanges(after cursor: UInt64) throws {
+    /// (see ``ChunkStore/References``). A record whose latest change `excluded` holds (the object
+    /// store pushed to has it already, ``RemoteOrigins``) is left out.
+    package mutating func writeChanges(
+        after cursor: UInt64,
+        excluding excluded: SequenceRanges = SequenceRanges()
+    ) throws {
         var changed: [[UInt8]] = []
-        var seen: Set<[UInt8]> = []
-        try ChangeLog.forEach(after: cursor, in: txn, schema: schema) { _, kind, id in
+        var latest: [[UInt8]: UInt64] = [:]
+        try ChangeLog.forEach(after: cursor, in: txn, schema: schema) { sequence, kind, id in
             let key = VersionEntry.key(kind.record, id: id)
-            if seen.insert(key).inserted { changed.append(key) }
+            if latest.updateValue(sequence, forKey: key) == nil { changed.append(key) }
             return true
         }
         var considered: Set<ChunkID> = []
         for key in changed {
-            let (kind, id) = try Self.decodeVersionKey(key)
-            guard let entry = try VersionEntry.load(kind, id: id, in: txn, schema: schema) else {
-                throw CofferError(.decode, "a changed \(kind.noun) has no version entry; the vault is damaged")
+            if !excluded.isEmpty, let sequence = latest[key], excluded.contains(sequence) {
+                summary.alreadyInStore += 1
+                continue
             }
-            if !entry.isDeleted {
-                try forEachReference(kind, id: id) { (chunkID) throws(CofferError) in
-                    guard considered.insert(chunkID).inserted else { return }
-                    try storage("exporting") {
-                        guard let references = try ChunkStore(schema: schema).references(of: chunkID, in: txn) else {
-                            throw CofferError(
-                                .decode,
-                                "a chunk of a changed \(kind.noun) is missing; run coffer verify"
-                            )
-                        }
-                        if references.born >= cursor {
-                            try txn.withValue(schema.chunks, key: chunkID) { try writeChunk(id: chunkID, record: $0) }
-                        }
+            try writeChange(key, chunksBornFrom: cursor, considered: &considered)
+        }
+    }
+
+    /// Writes one changed record in its latest version, after the chunks it references that were
+    /// stored at or after `born` and are not written yet.
+    private mutating func writeChange(
+        _ key: [UInt8],
+        chunksBornFrom born: UInt64,
+        considered: inout Set<ChunkID>
+    ) throws {
+        let (kind, id) = try Self.decodeVersionKey(key)
+        guard let entry = try VersionEntry.load(kind, id: id, in: txn, schema: schema) else {
+            throw CofferError(.decode, "a changed \(kind.noun) has no version entry; the vault is damaged")
+        }
+        if !entry.isDeleted {
+            let schema = schema
+            try forEachReference(kind, id: id) { (chunkID) throws(CofferError) in
+                guard considered.insert(chunkID).inserted else { return }
+                try storage("exporting") {
+                    guard let references = try ChunkStore(schema: schema).references(of: chunkID, in: txn) else {
+                        throw CofferError(.decode, "a chunk of a changed \(kind.noun) is missing; run coffer verify")
+                    }
+                    if references.born >= born {
+                        try txn.withValue(schema.chunks, key: chunkID) { try writeChunk(id: chunkID, record: $0) }
                     }
                 }
             }
-            try writeRecord(kind, id: id, entry: entry)
         }
+        try writeRecord(kind, id: id, entry: entry)
     }
 
     /// Ends the stream with the end frame and returns the sink.

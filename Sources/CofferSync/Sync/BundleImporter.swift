@@ -19,17 +19,22 @@ package struct BundleImporter {
     package let sequences: (first: UInt64, last: UInt64)
     /// The membership-log merge that commits with the records (``ImportPlan``).
     package let group: ImportPlan?
+    /// The object store the bundle was pulled from (its identity), if any: the changes its records
+    /// make here are noted as held there already (``RemoteOrigins``).
+    package let origin: String?
 
     package init(
         vault: Vault,
         keys: KeyRing,
         sequences: (first: UInt64, last: UInt64),
-        group: ImportPlan? = nil
+        group: ImportPlan? = nil,
+        origin: String? = nil
     ) {
         self.vault = vault
         self.keys = keys
         self.sequences = sequences
         self.group = group
+        self.origin = origin
     }
 
     /// Batches of at most this many chunks or bytes are committed together while staging: large
@@ -129,9 +134,11 @@ package struct BundleImporter {
         let keys = keys
         let keychain = Keychain(vault: vault, accessGroups: nil, authenticationHandler: nil)
         let group = group
+        let origin = origin
         return try storage("applying the bundle") {
             try vault.environment.write { txn in
                 try group?.commit(in: txn)
+                let before = try ChangeLog.lastSequence(in: txn, schema: vault.schema)
                 var applier = try ImportApplier(
                     txn: txn,
                     vault: vault,
@@ -148,6 +155,13 @@ package struct BundleImporter {
                         )
                     else { throw CofferError(.internalError, "a staged import record is not a record") }
                     try applier.apply(kind, id: id, entry: entry, stored: stored, body: body)
+                }
+                // The changes this bundle's own records made are in the store it came from. (Held
+                // records applied below may have come from anywhere: they are not noted.)
+                let applied = try ChangeLog.lastSequence(in: txn, schema: vault.schema)
+                if let origin, applied > before {
+                    try RemoteOrigins(schema: vault.schema, remote: origin)
+                        .record((before + 1)...applied, from: summary.sourceDevice, in: txn)
                 }
                 // Records held back before may be complete now, with this bundle's chunks.
                 try applier.applyHeld()

@@ -70,6 +70,12 @@ public struct ExportSummary: Sendable, Equatable, Codable {
     /// written; counted by full exports only (`nil` for an incremental one, whose cost follows the
     /// changes and so does not scan the vault).
     public var deviceBoundLeftBehind: Int?
+    /// Records left out of a push because the object store holds them already: a pull from it
+    /// brought them, and nothing changed them since.
+    public var alreadyInStore = 0
+    /// Records a push sent again although the store holds them: a pull brought them from the
+    /// bundles of a device revoked since, which the other devices refuse.
+    public var resentFromRevoked = 0
 
     /// An empty summary.
     public init() {}

@@ -66,6 +66,7 @@ extension Vault {
     package func writeBundle(
         to url: URL,
         progress: SyncProgress?,
+        excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
         // The membership log goes in the header (a vault without one starts it now), the stream is
@@ -102,7 +103,16 @@ extension Vault {
                     keys: keys,
                     writer: writer
                 )
-                if let cursor { try exporter.writeChanges(after: cursor) } else { try exporter.writeEverything() }
+                let excluded = try excluded(txn)
+                if let cursor {
+                    try exporter.writeChanges(after: cursor, excluding: excluded)
+                } else if !excluded.isEmpty {
+                    // Everything the change log holds (every syncable record ever written), less what
+                    // the store has already.
+                    try exporter.writeChanges(after: 0, excluding: excluded)
+                } else {
+                    try exporter.writeEverything()
+                }
                 try exporter.writeRequests()
                 let sink = try exporter.finish(signer: group.signer)
                 var summary = exporter.summary
@@ -189,6 +199,13 @@ extension Vault {
     ///   newer format, `.interactionNotAllowed` if the vault is locked.
     @discardableResult
     public func `import`(from url: URL, progress: SyncProgress? = nil) throws(CofferError) -> ImportSummary {
+        try self.import(from: url, progress: progress, origin: nil)
+    }
+
+    /// ``import(from:progress:)-6f60g`` of a bundle pulled from the object store `origin` (its
+    /// identity), whose changes are noted as held there already.
+    package func `import`(from url: URL, progress: SyncProgress?, origin: String?) throws(CofferError) -> ImportSummary
+    {
         try checkOpen()
         _ = try unlockedRoots()
         let file = try InputFile(path: url.path)
@@ -224,7 +241,8 @@ extension Vault {
             vault: self,
             keys: keys,
             sequences: (header.firstSequence, header.lastSequence),
-            group: plan
+            group: plan,
+            origin: origin
         ).run(
             &frames,
             summary: ImportSummary(sourceDevice: header.deviceID)

@@ -155,8 +155,12 @@ struct RemoteSyncTests {
         #expect(down?.message.contains("after 5 tries") == true)
     }
 
-    @Test("Three vaults push and pull in a random order and converge; device-bound records stay home")
-    func threeVaultsConverge() throws {
+    @Test(
+        "Three vaults push and pull in a random order and converge; a newcomer gets it all; device-bound records stay home",
+        arguments: ModelSeeds.seeds("COFFER_REMOTE_MODEL_SEEDS", defaults: [42, 7, 2026])
+    )
+    func threeVaultsConverge(seed: UInt64) throws {
+        let replay: Comment = "replay with COFFER_REMOTE_MODEL_SEEDS=\(seed),\(seed)"
         let fixture = try RemoteFixture()
         let remote = try fixture.remote()
         let group = try SyncGroupFixture()
@@ -166,10 +170,10 @@ struct RemoteSyncTests {
         var vaults = [first]
         for name in ["v1", "v2"] {
             let (vault, summary) = try fixture.join(group, name: name)
-            #expect(summary.devices == 1)
+            #expect(summary.devices == 1, replay)
             vaults.append(vault)
         }
-        var generator = SplitMix64(seed: 42)
+        var generator = SplitMix64(seed: seed)
         for step in 0..<40 {
             let vault = vaults[Int(generator.next() % 3)]
             switch generator.next() % 6 {
@@ -193,24 +197,113 @@ struct RemoteSyncTests {
             default: try vault.pull(from: remote)
             }
         }
-        // Pulled changes are pushed on (relayed), so each device's bundles alone bring a newcomer
-        // everything: a second round moves only those relays, and applies nothing.
+        // What a device pulled it does not push back: a second round applies nothing.
         for vault in vaults { try vault.push(to: remote) }
         for vault in vaults { try vault.pull(from: remote) }
         for vault in vaults { try vault.push(to: remote) }
-        for vault in vaults { #expect(try vault.pull(from: remote).applied.total == 0) }
+        for vault in vaults { #expect(try vault.pull(from: remote).applied.total == 0, replay) }
+        for vault in vaults { try vault.push(to: remote) }
+        for vault in vaults { #expect(try vault.pull(from: remote).applied.total == 0, replay) }
         let state = try vaults[0].syncableState()
-        #expect(!state.isEmpty)
+        #expect(!state.isEmpty, replay)
         for vault in vaults.dropFirst() {
-            #expect(try vault.syncableState() == state)
-            #expect(try vault.keychain.password(service: "local", account: "a") == nil)
+            #expect(try vault.syncableState() == state, replay)
+            #expect(try vault.keychain.password(service: "local", account: "a") == nil, replay)
         }
-        #expect(try first.keychain.password(service: "local", account: "a") == "never leaves")
+        #expect(try first.keychain.password(service: "local", account: "a") == "never leaves", replay)
         // Now nothing is left to move.
         for vault in vaults {
-            #expect(try vault.push(to: remote).object == nil)
-            #expect(try vault.pull(from: remote).bundles.isEmpty)
+            let quiet = try vault.push(to: remote)
+            #expect(quiet.object == nil, "\(replay): \(quiet.export)")
+            #expect(try vault.pull(from: remote).bundles.isEmpty, replay)
         }
+        // Every device's own changes are in the store once, so a newcomer converges from it alone.
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.syncableState() == state, replay)
+    }
+
+    /// The bytes of every object under the fixture's prefix, by device folder.
+    static func storedBytes(_ fixture: RemoteFixture) throws -> [String: Int64] {
+        var bytes: [String: Int64] = [:]
+        for object in try fixture.client().list(prefix: fixture.prefix + "/") {
+            let folder = object.key.split(separator: "/").dropLast().last.map(String.init) ?? ""
+            bytes[folder, default: 0] += object.size
+        }
+        return bytes
+    }
+
+    @Test("Each record reaches the store once: what a device pulled from a store it does not push back")
+    func onceInTheStore() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let a = try group.createFirst()
+        var generator = SplitMix64(seed: 11)
+        let content = Data((0..<(3 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        try a.blobs.write("photos.bin", data: content)
+        for index in 0..<50 { try a.keychain.add(Items.password("service-\(index)", "ann", scope: .syncable)) }
+        try a.push(to: remote)
+        let (b, _) = try fixture.join(group, name: "b")
+        let (c, _) = try fixture.join(group, name: "c")
+        let bPush = try b.push(to: remote)
+        let cPush = try c.push(to: remote)
+        #expect(bPush.export.alreadyInStore == 51 && bPush.export.records.total == 0, "\(bPush.export)")
+        #expect(cPush.export.alreadyInStore == 51 && cPush.export.chunks == 0, "\(cPush.export)")
+        let stored = try Self.storedBytes(fixture)
+        let total = stored.values.reduce(0, +)
+        let first = stored[a.deviceID.uuidString.lowercased()] ?? 0
+        #expect(Double(total) <= 1.05 * Double(first), "one copy: \(stored)")
+
+        // Changes still travel: each device's own edits go up once and reach everyone.
+        try b.keychain.setPassword("from b", service: "service-1", account: "ann", scope: .syncable)
+        try c.blobs.write("notes.txt", data: Data("from c".utf8))
+        try b.push(to: remote)
+        try c.push(to: remote)
+        for vault in [a, b, c] { try vault.pull(from: remote) }
+        for vault in [a, b, c] {
+            let again = try vault.push(to: remote)
+            #expect(again.export.records.total == 0, "nothing pulled goes back: \(again.export)")
+        }
+        let state = try a.syncableState()
+        #expect(try b.syncableState() == state && c.syncableState() == state)
+        // A newcomer gets everything from the store, though no device relayed another's records.
+        let (d, _) = try fixture.join(group, name: "d")
+        #expect(try d.syncableState() == state)
+        #expect(try d.keychain.password(service: "service-1", account: "ann") == "from b")
+        #expect(try d.blobs.data("photos.bin") == content)
+    }
+
+    @Test("Records pulled from a device revoked since are pushed again, so a newcomer still gets them")
+    func revokedSourceResent() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let a = try group.createFirst()
+        try a.push(to: remote)
+        let (b, _) = try fixture.join(group, name: "b")
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        // b's record reaches a through the store; a does not push it back.
+        try b.keychain.add(Items.password("written-by-b", "ann", value: "kept", scope: .syncable))
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.push(to: remote).export.alreadyInStore >= 1)
+        // b is revoked: its bundles are refused from now on, so a sends its records again.
+        try a.revoke(device: b.deviceID)
+        let resent = try a.push(to: remote)
+        #expect(resent.export.resentFromRevoked == 1, "\(resent.export)")
+        #expect(try a.push(to: remote).object == nil, "sent once")
+        let (c, request) = try Vault.requestJoin(
+            at: group.directory.path("c"),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        try a.approve(request)
+        try a.push(to: remote)
+        let pulled = try c.pull(from: remote)
+        #expect(pulled.revokedDevices == [b.deviceID])
+        #expect(try c.keychain.password(service: "written-by-b", account: "ann") == "kept")
+        #expect(try c.syncableState() == a.syncableState())
     }
 
     @Test("A push stopped before its head is invisible to pulls; the next push cleans up and completes it")

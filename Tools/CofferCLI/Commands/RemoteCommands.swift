@@ -63,8 +63,13 @@ enum RemoteCommands {
             try invocation.console.printJSON(summary)
             return
         }
+        let alreadyThere =
+            summary.export.alreadyInStore > 0
+            ? " (\(summary.export.alreadyInStore) records pulled from there were left out: the store has them)" : ""
         guard let object = summary.object else {
-            invocation.console.print("Nothing to push to \(summary.remote): no changes since the last push.")
+            invocation.console.print(
+                "Nothing to push to \(summary.remote): no changes since the last push\(alreadyThere)."
+            )
             return
         }
         let export = summary.export
@@ -72,8 +77,13 @@ enum RemoteCommands {
             export.isIncremental ? "changes \(export.firstSequence)-\(export.lastSequence)" : "everything syncable"
         invocation.console.print(
             "Pushed \(SyncCommands.describe(export.records)) and \(export.chunks) chunks to \(summary.remote) "
-                + "as \(object) (\(ByteCount.format(export.bytes)), \(scope))."
+                + "as \(object) (\(ByteCount.format(export.bytes)), \(scope))\(alreadyThere)."
         )
+        if export.resentFromRevoked > 0, !invocation.flag("quiet") {
+            invocation.console.message(
+                "Sent \(export.resentFromRevoked) record(s) again that came from revoked devices, whose own bundles the group refuses."
+            )
+        }
         if summary.removedIncomplete > 0, !invocation.flag("quiet") {
             invocation.console.message("Removed \(summary.removedIncomplete) object(s) left by an unfinished push.")
         }
