@@ -138,6 +138,43 @@ struct RemoteEndToEndTests {
         #expect(try Data(contentsOf: restored) == Data(contentsOf: file))
     }
 
+    @Test("remote compact: the store shrinks to one copy and a new vault joins from the checkpoint")
+    func compact() throws {
+        let file = directory.path("photo.bin")
+        var generator = SplitMix64(seed: 3)
+        try Data((0..<600_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }).write(to: file)
+        #expect(try run(["put", "photo", file.path]).status == 0)
+        #expect(try run(["push", remote, "--create-bucket"]).status == 0)
+        #expect(try run(["init", "--join", remote], vault: "b").status == 0)
+        for round in 0..<3 {
+            let item = ["item", "add", "--service", "s\(round)", "--account", "ann", "--sync", "--value", "v\(round)"]
+            #expect(try run(item, vault: "b").status == 0)
+            #expect(try run(["put", "photo", file.path]).status == 0)
+            #expect(try run(["push", remote], vault: "b").status == 0)
+            #expect(try run(["push", remote]).status == 0)
+            #expect(try run(["pull", remote]).status == 0)
+        }
+        let compacted = try run(["remote", "compact", remote, "--json"])
+        #expect(compacted.status == 0, "\(compacted.error)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(compacted.output.utf8)) as? [String: Any]
+        )
+        let after = try #require(summary["storedBytesAfter"] as? Int)
+        let checkpoint = try #require(summary["checkpointBytes"] as? Int)
+        #expect(Double(after) <= 1.2 * Double(checkpoint), "\(summary)")
+        let joined = try run(["init", "--join", remote], vault: "c")
+        #expect(joined.status == 0, "\(joined.error)")
+        #expect(joined.output.contains("1 checkpoint"), "\(joined.output)")
+        for round in 0..<3 {
+            let value = try run(["item", "get", "--service", "s\(round)", "--account", "ann"], vault: "c")
+            #expect(value.output == "v\(round)")
+        }
+        let out = directory.path("photo.out")
+        #expect(try run(["get", "photo", out.path], vault: "c").status == 0)
+        #expect(try Data(contentsOf: out) == Data(contentsOf: file))
+        #expect(try run(["pull", remote], vault: "b").status == 0)
+    }
+
     @Test("Bad credentials, locations and endpoints fail with a message and the right exit status")
     func refusals() throws {
         let wrongSecret = try run(["push", remote, "--create-bucket"], extra: ["AWS_SECRET_ACCESS_KEY": "wrong"])

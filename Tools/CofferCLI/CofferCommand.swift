@@ -43,7 +43,7 @@ public enum CofferCommand {
             BlobCommands.list, BlobCommands.remove, BlobCommands.move, BlobCommands.stat, SnapshotCommands.backup,
             SnapshotCommands.list, SnapshotCommands.show, SnapshotCommands.restore, SnapshotCommands.forget,
             SnapshotCommands.diff, SyncCommands.export, SyncCommands.importBundle, RemoteCommands.push,
-            RemoteCommands.pull,
+            RemoteCommands.pull, RemoteCommands.remoteGroup,
             MaintenanceCommands.gc,
             MaintenanceCommands.verify, MaintenanceCommands.repair, MaintenanceCommands.stats, PasswdCommand.spec,
             RekeyCommand.spec,

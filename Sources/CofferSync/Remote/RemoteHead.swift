@@ -33,7 +33,7 @@ package struct RemoteHead: Equatable {
                 "\(Self.magic)\ndevice \(device.uuidString.lowercased())\nepoch \(epoch)\nsent-through \(sentThrough)\n"
                     .utf8
             ) + Array("latest \(latest.fileName)\n".utf8)
-        return body + Array("mac \(try Self.mac(body, syncRoot: root).hexEncoded)\n".utf8)
+        return try AuthenticatedText.seal(body, label: Self.label, root: root)
     }
 
     /// The epoch a stored head names (the original one for a version-1 head), read before it is
@@ -58,31 +58,12 @@ package struct RemoteHead: Equatable {
         func damaged(_ why: String) -> CofferError {
             CofferError(.decode, "the head object \(key) \(why)")
         }
-        guard let macLine = bytes.dropLast().lastIndex(of: UInt8(ascii: "\n")).map({ $0 + 1 }),
-            bytes.last == UInt8(ascii: "\n")
-        else { throw damaged("is not a Coffer head object") }
-        let body = Array(bytes[..<macLine])
-        let stated = String(decoding: bytes[macLine...].dropLast(), as: UTF8.self)
-        guard stated.hasPrefix("mac ") else { throw damaged("is not a Coffer head object") }
-        let expected = Array(try Self.mac(body, syncRoot: syncRoot).hexEncoded.utf8)
-        let matches = Array(stated.dropFirst(4).utf8).withUnsafeBytes { stated in
-            expected.withUnsafeBytes { ConstantTime.equals(stated, $0) }
-        }
-        guard matches else {
-            throw damaged(
-                "does not verify under this vault's sync group key: it belongs to another sync group or was "
-                    + "altered; give each sync group its own prefix"
-            )
-        }
-        var fields: [String: String] = [:]
-        let lines = String(decoding: body, as: UTF8.self).split(separator: "\n")
-        guard lines.first == Substring(Self.magic) || lines.first == Substring(Self.firstVersionMagic) else {
+        let body = try AuthenticatedText.open(bytes, label: Self.label, root: syncRoot, what: "the head object \(key)")
+        let (first, lists) = AuthenticatedText.fields(of: body)
+        guard first == Substring(Self.magic) || first == Substring(Self.firstVersionMagic) else {
             throw damaged("has an unknown format version")
         }
-        for line in lines.dropFirst() {
-            let parts = line.split(separator: " ", maxSplits: 1)
-            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
-        }
+        let fields = lists.compactMapValues(\.last)
         guard let device = fields["device"].flatMap({ UUID(uuidString: $0) }),
             let sentThrough = fields["sent-through"].flatMap({ UInt64($0) }),
             let latest = fields["latest"].flatMap({ RemoteLayout.BundleName(fileName: Substring($0)) })
@@ -99,12 +80,6 @@ package struct RemoteHead: Equatable {
         self.latest = latest
     }
 
-    private static func mac(_ body: [UInt8], syncRoot: SecureBytes) throws(CofferError) -> [UInt8] {
-        do {
-            let key = try HKDF.deriveKey(from: syncRoot, label: "coffer/v1/remote-head")
-            return try HMACSHA256.authenticationCode(for: body, key: key)
-        } catch {
-            throw CofferError(.internalError, "authenticating a head object failed: \(error)", underlying: error)
-        }
-    }
+    /// The HKDF label of the key heads are authenticated with.
+    private static let label = "coffer/v1/remote-head"
 }

@@ -66,6 +66,33 @@ package struct RemoteLayout {
 
     package func bundleKey(_ device: UUID, _ name: BundleName) -> String { folder(device) + "/" + name.fileName }
 
+    /// The folder of checkpoints (docs/FORMAT.md, "Compaction").
+    package var checkpointFolder: String { location.key("checkpoints") }
+
+    /// The bundle of checkpoint `id`.
+    package func checkpointBundleKey(_ id: String) -> String { checkpointFolder + "/\(id).bundle" }
+
+    /// The cut of checkpoint `id`, written after its bundle.
+    package func checkpointCutKey(_ id: String) -> String { checkpointFolder + "/\(id).cut" }
+
+    /// The checkpoints in a listing, by id: whether each has its cut (is complete) and its bundle.
+    package func checkpoints(in objects: [S3Object]) -> [String: (hasCut: Bool, hasBundle: Bool)] {
+        var checkpoints: [String: (hasCut: Bool, hasBundle: Bool)] = [:]
+        for object in objects {
+            let relative = object.key.dropFirst(listingPrefix.count).split(separator: "/")
+            guard relative.count == 2, relative[0] == "checkpoints" else { continue }
+            let name = relative[1]
+            for (suffix, isCut) in [(".cut", true), (".bundle", false)] where name.hasSuffix(suffix) {
+                let id = String(name.dropLast(suffix.count))
+                guard id.count == 32, id.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { continue }
+                var entry = checkpoints[id] ?? (false, false)
+                if isCut { entry.hasCut = true } else { entry.hasBundle = true }
+                checkpoints[id] = entry
+            }
+        }
+        return checkpoints
+    }
+
     /// Sorts a listing into devices; objects that are not part of the layout are ignored.
     package func devices(in objects: [S3Object]) -> [UUID: DeviceObjects] {
         var devices: [UUID: DeviceObjects] = [:]

@@ -8,9 +8,6 @@ public struct PushSummary: Sendable, Equatable, Codable {
     public var object: String?
     /// The export behind the bundle (incremental after the first push).
     public var export: ExportSummary
-    /// Bundle objects of earlier pushes that stopped before writing their head (never visible to
-    /// pulls), removed.
-    public var removedIncomplete = 0
 
     package init(remote: String, export: ExportSummary) {
         self.remote = remote
@@ -40,6 +37,32 @@ public struct PullSummary: Sendable, Equatable, Codable {
     public var bytes: Int64 = 0
     /// Devices whose objects were left alone because this vault's membership log revokes them.
     public var revokedDevices: [UUID] = []
+    /// The checkpoints applied (their bundles' keys): this vault lacked changes that compaction had
+    /// removed the bundles of.
+    public var checkpoints: [String] = []
 
     package init(remote: String) { self.remote = remote }
+}
+
+/// What ``Vault/compact(remote:progress:)-1cnf4`` did.
+public struct CompactSummary: Sendable, Equatable, Codable {
+    /// The remote, `s3://BUCKET/PREFIX`.
+    public var remote: String
+    /// The checkpoint bundle written.
+    public var checkpoint: String
+    /// Its size.
+    public var checkpointBytes: Int64 = 0
+    /// Objects deleted: bundles the checkpoint holds everything of, and checkpoints it supersedes.
+    public var deletedObjects = 0
+    /// Their bytes.
+    public var deletedBytes: Int64 = 0
+    /// The bytes under the prefix before the compaction, and after.
+    public var storedBytesBefore: Int64 = 0
+    /// The bytes under the prefix after the compaction.
+    public var storedBytesAfter: Int64 = 0
+
+    package init(remote: String, checkpoint: String) {
+        self.remote = remote
+        self.checkpoint = checkpoint
+    }
 }

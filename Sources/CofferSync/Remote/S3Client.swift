@@ -207,6 +207,18 @@ package final class S3Client: Sendable {
         }
     }
 
+    /// Sets the bucket's policy (a JSON document, as for `s3api put-bucket-policy`): tests use it to
+    /// make a store that refuses deletes.
+    package func putBucketPolicy(_ json: String) throws(CofferError) {
+        _ = try perform(
+            "PUT",
+            key: nil,
+            query: [("policy", "")],
+            body: Array(json.utf8),
+            operation: "set the policy of bucket \(remote.location.bucket)"
+        )
+    }
+
     // MARK: Requests
 
     /// Sends one signed request, retrying transient failures; returns a 2xx response or throws.

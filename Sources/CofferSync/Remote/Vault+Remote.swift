@@ -52,13 +52,11 @@ extension Vault {
         let head = try client.get(headKey).map { (bytes) throws(CofferError) in
             try verifiedHead(bytes, key: headKey, device: device)
         }
-        // Bundles past the head belong to pushes that never finished: no pull can see them.
-        let own = layout.devices(in: try client.list(prefix: layout.folder(device) + "/"))[device]?.bundles ?? []
-        var removed = 0
-        for name in own where head.map({ name.last > $0.latest.last }) ?? true {
-            try client.delete(layout.bundleKey(device, name))
-            removed += 1
-        }
+        // A bundle past the head, left by a push that never finished, is not deleted (pushes never
+        // delete, so their credentials need not allow it): no pull applies it before a head covers
+        // it, and then it holds only this device's changes, in versions no newer than those
+        // that follow. The push that retries the same changes writes the same name over it;
+        // compaction removes the rest.
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-push-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -79,7 +77,6 @@ extension Vault {
         )
         export.resentFromRevoked = relogged
         var summary = PushSummary(remote: remote.location.description, export: export)
-        summary.removedIncomplete = removed
         // The membership log this bundle carries, and the one the last push carried.
         let logKey = Array("remote-log \(remote.identity)".utf8)
         let (logDigest, pushedDigest) = try storage("reading the membership log") {
@@ -128,22 +125,66 @@ extension Vault {
     ///   ``push(to:progress:)-4qpe7``.
     @discardableResult
     public func pull(from remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> PullSummary {
+        try pull(from: remote, progress: progress, afterListing: {})
+    }
+
+    /// ``pull(from:progress:)-1vcpy`` with a hook after each listing, where tests run a compaction
+    /// that deletes what the pull has just listed.
+    package func pull(
+        from remote: S3Remote,
+        progress: SyncProgress?,
+        afterListing: () throws(CofferError) -> Void
+    ) throws(CofferError) -> PullSummary {
         try checkOpen()
         _ = try unlockedRoots()
+        // A compaction running meanwhile may delete a bundle this pull listed: the next attempt
+        // finds the checkpoint that holds it.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try pullOnce(from: remote, progress: progress, afterListing: afterListing)
+            } catch  where error.code == .itemNotFound && attempt < 4 {
+                continue
+            }
+        }
+    }
+
+    private func pullOnce(
+        from remote: S3Remote,
+        progress: SyncProgress?,
+        afterListing: () throws(CofferError) -> Void
+    ) throws(CofferError) -> PullSummary {
         let client = S3Client(remote)
         let layout = RemoteLayout(location: remote.location)
         let cursors = PulledCursors(schema: schema, remote: remote.identity)
         let environment = environment
-        let applied = try storage("reading how far this vault has pulled") {
-            try environment.read { txn in try cursors.load(in: txn) }
-        }
         var summary = PullSummary(remote: remote.location.description)
-        let devices = layout.devices(in: try client.list(prefix: layout.listingPrefix))
+        let listing = try client.list(prefix: layout.listingPrefix)
+        try afterListing()
+        let devices = layout.devices(in: listing)
         if try keyRing().isAwaitingJoin {
-            try joinApproved(devices: devices, client: client, layout: layout, origin: remote.identity)
+            try joinApproved(
+                devices: devices,
+                listing: listing,
+                client: client,
+                layout: layout,
+                origin: remote.identity
+            )
         }
         // A revoked device may go on pushing; its objects are refused, so they are not even fetched.
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
+        try applyCheckpoints(
+            listing,
+            client: client,
+            layout: layout,
+            remote: remote,
+            revoked: revoked,
+            summary: &summary
+        )
+        let applied = try storage("reading how far this vault has pulled") {
+            try environment.read { txn in try cursors.load(in: txn) }
+        }
         for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
         where device != deviceID && objects.hasHead {
             if revoked.contains(device) {
@@ -204,11 +245,22 @@ extension Vault {
     /// - Throws: ``CofferError`` `.notTrusted` when no pushed bundle approves this device yet.
     private func joinApproved(
         devices: [UUID: RemoteLayout.DeviceObjects],
+        listing: [S3Object],
         client: S3Client,
         layout: RemoteLayout,
         origin: String
     ) throws(CofferError) {
         var refusal: CofferError?
+        // A checkpoint carries the membership log of the device that wrote it.
+        for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key > $1.key })
+        where state.hasCut && state.hasBundle {
+            switch Result(catching: { () throws(CofferError) in
+                try pullCheckpoint(layout.checkpointBundleKey(id), client: client, origin: origin)
+            }) {
+            case .success: return
+            case .failure(let error): refusal = error
+            }
+        }
         for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where device != deviceID
         {
             guard let newest = objects.bundles.max() else { continue }
@@ -329,13 +381,22 @@ extension Vault {
     ) throws(CofferError) -> (vault: Vault, summary: PullSummary) {
         let client = S3Client(remote)
         let layout = RemoteLayout(location: remote.location)
-        let devices = layout.devices(in: try client.list(prefix: layout.listingPrefix))
+        let listing = try client.list(prefix: layout.listingPrefix)
+        let devices = layout.devices(in: listing)
         var group: JoinedGroup?
         var refusal: CofferError?
+        // The newest bundle of each device carries the join block under its current passphrase, and
+        // so does each checkpoint.
+        var candidates: [String] = []
         for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where objects.hasHead {
-            // The newest bundle carries the join block under the device's current passphrase.
-            guard let newest = objects.bundles.max() else { continue }
-            var source = DataSource(try client.getPrefix(layout.bundleKey(device, newest), count: 1 << 20))
+            if let newest = objects.bundles.max() { candidates.append(layout.bundleKey(device, newest)) }
+        }
+        for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key < $1.key })
+        where state.hasCut && state.hasBundle {
+            candidates.append(layout.checkpointBundleKey(id))
+        }
+        for key in candidates {
+            var source = DataSource(try client.getPrefix(key, count: 1 << 20))
             let header = try BundleHeader.read(from: &source).0
             do {
                 group = try JoinedGroup(joining: header, passphrase: passphrase)

@@ -16,6 +16,12 @@ extension Vault {
         try await offload { () throws(CofferError) in try self.pull(from: remote, progress: progress) }
     }
 
+    /// Replaces `remote`'s history with a checkpoint; see ``compact(remote:progress:)-1cnf4``.
+    @discardableResult
+    public func compact(remote: S3Remote, progress: SyncProgress? = nil) async throws(CofferError) -> CompactSummary {
+        try await offload { () throws(CofferError) in try self.compact(remote: remote, progress: progress) }
+    }
+
     /// Creates a vault that joins the sync group pushing to `remote`; see
     /// ``join(remote:at:passphrase:configuration:progress:)``.
     public static func join(

@@ -60,6 +60,16 @@ package struct SyncRequests {
         return nil
     }
 
+    /// Notes that every change of `device` up to `through` has arrived (a checkpoint held them),
+    /// clearing a gap that ends there.
+    package func noteCovered(_ device: [UInt8], through: UInt64, in txn: Transaction) throws {
+        let key = Self.appliedPrefix + device
+        if try sequence(at: key, in: txn) ?? 0 < through { try setSequence(through, at: key, in: txn) }
+        if let gap = try sequence(at: Self.gapPrefix + device, in: txn), gap < through {
+            try setSequence(nil, at: Self.gapPrefix + device, in: txn)
+        }
+    }
+
     /// The devices whose changes this vault has a gap in, with where the gap starts.
     package func gaps(in txn: Transaction) throws -> [ResendRequest] {
         try sequences(withPrefix: Self.gapPrefix, in: txn).map { ResendRequest(device: $0.device, after: $0.value) }

@@ -52,6 +52,7 @@ struct BadInputTests {
             "snapshots": ["snapshots"], "show": ["show", "tree"], "restore": ["restore", "tree", out],
             "forget": ["forget", "tree"], "diff": ["diff", "tree", "tree"], "export": ["export", "--out", bundle],
             "import": ["import", bundle], "push": ["push", "s3://bucket/p"], "pull": ["pull", "s3://bucket/p"],
+            "remote compact": ["remote", "compact", "s3://bucket/p"],
             "gc": ["gc"], "verify": ["verify"], "repair": ["repair"], "stats": ["stats"], "passwd": ["passwd"],
             "rekey": ["rekey"],
             "key export": ["key", "export"], "device show": ["device", "show"],

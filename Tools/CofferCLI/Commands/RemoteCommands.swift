@@ -26,8 +26,9 @@ enum RemoteCommands {
         discussion: """
             Uploads, as one encrypted bundle object, what changed since this vault's last push to the
             remote (everything syncable the first time), then this device's small head object. Device-bound
-            records never leave this machine. A push that stops early leaves nothing a pull would see; the
-            next push cleans it up. Other machines run 'coffer pull' to receive it, or 'coffer init --join'
+            records never leave this machine, and records this vault pulled from the same remote are not sent
+            back. A push that stops early leaves nothing a pull would see; the next push completes it. A push
+            never deletes, so its credentials need not allow s3:DeleteObject. Other machines run 'coffer pull' to receive it, or 'coffer init --join'
             with the same s3:// location to start a new vault from it.
             """,
         options: remoteOptions + [.flag("create-bucket", help: "Create the bucket if it does not exist.")],
@@ -49,7 +50,48 @@ enum RemoteCommands {
         run: runPull
     )
 
+    static let remoteGroup = CommandSpec(
+        name: "remote",
+        abstract: "Look after an object store the sync group pushes to.",
+        subcommands: [
+            CommandSpec(
+                name: "compact",
+                abstract: "Replace the store's history with a checkpoint of the group's state.",
+                discussion: """
+                    Pulls and pushes, then uploads a checkpoint (every syncable record, in the current key
+                    epoch) and deletes the bundles it holds everything of, and older checkpoints it
+                    supersedes: the store then holds about one copy of the live data, and a new device
+                    joining downloads the checkpoint and what came after it. Safe while other devices push,
+                    pull or compact. The only command that deletes objects: its credentials need
+                    s3:DeleteObject, which push and pull do not (see the README for an AWS policy).
+                    """,
+                options: remoteOptions,
+                arguments: [ArgumentSpec("REMOTE", help: "s3://BUCKET/PREFIX")],
+                run: runCompact
+            )
+        ]
+    )
+
     // MARK: Commands
+
+    static func runCompact(_ invocation: Invocation) throws {
+        let remote = try remote(invocation.arguments[0], invocation: invocation)
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let bar = ProgressBar(label: "compact", total: nil, for: invocation)
+        let summary = try vault.compact(remote: remote, progress: { bar.update(completed: $0) })
+        bar.finish()
+        if invocation.flag("json") {
+            try invocation.console.printJSON(summary)
+            return
+        }
+        invocation.console.print(
+            "Compacted \(summary.remote): checkpoint \(summary.checkpoint) (\(ByteCount.format(summary.checkpointBytes))) "
+                + "replaces \(summary.deletedObjects) object\(summary.deletedObjects == 1 ? "" : "s") "
+                + "(\(ByteCount.format(summary.deletedBytes))); the store went from "
+                + "\(ByteCount.format(summary.storedBytesBefore)) to \(ByteCount.format(summary.storedBytesAfter))."
+        )
+    }
 
     static func runPush(_ invocation: Invocation) throws {
         let remote = try remote(invocation.arguments[0], invocation: invocation)
@@ -65,7 +107,8 @@ enum RemoteCommands {
         }
         let alreadyThere =
             summary.export.alreadyInStore > 0
-            ? " (\(summary.export.alreadyInStore) records pulled from there were left out: the store has them)" : ""
+            ? " (\(summary.export.alreadyInStore) record\(summary.export.alreadyInStore == 1 ? "" : "s") pulled from there left out: the store has them)"
+            : ""
         guard let object = summary.object else {
             invocation.console.print(
                 "Nothing to push to \(summary.remote): no changes since the last push\(alreadyThere)."
@@ -83,9 +126,6 @@ enum RemoteCommands {
             invocation.console.message(
                 "Sent \(export.resentFromRevoked) record(s) again that came from revoked devices, whose own bundles the group refuses."
             )
-        }
-        if summary.removedIncomplete > 0, !invocation.flag("quiet") {
-            invocation.console.message("Removed \(summary.removedIncomplete) object(s) left by an unfinished push.")
         }
     }
 
@@ -124,12 +164,15 @@ enum RemoteCommands {
                 )
             }
         }
-        if summary.bundles.isEmpty {
+        if summary.bundles.isEmpty && summary.checkpoints.isEmpty {
             invocation.console.print("Nothing new at \(summary.remote) (\(devices)).")
             return
         }
+        let checkpoints =
+            summary.checkpoints.isEmpty
+            ? "" : "\(summary.checkpoints.count) checkpoint\(summary.checkpoints.count == 1 ? "" : "s") and "
         invocation.console.print(
-            "Pulled \(summary.bundles.count) bundle\(summary.bundles.count == 1 ? "" : "s") "
+            "Pulled \(checkpoints)\(summary.bundles.count) bundle\(summary.bundles.count == 1 ? "" : "s") "
                 + "(\(ByteCount.format(summary.bytes))) from \(devices) at \(summary.remote): applied "
                 + "\(SyncCommands.describe(summary.applied))."
         )

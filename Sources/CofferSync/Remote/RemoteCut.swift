@@ -1,0 +1,81 @@
+package import Foundation
+
+/// The cut of a checkpoint (docs/FORMAT.md, "Compaction"): which bundles of each device the
+/// checkpoint's bundle holds everything of, so that they may go. Written after the checkpoint's
+/// bundle, as its commit point, and authenticated like a head, under a label of its own:
+///
+/// ```
+/// coffer-remote-cut 1
+/// checkpoint <checkpoint id, 32 lower-case hex digits>
+/// device <the compacting device's id>
+/// epoch <key epoch, 16 hex digits>
+/// through <device id> <change sequence>          (one line per device, by id)
+/// mac <HMAC-SHA256 of the lines above, hex>
+/// ```
+package struct RemoteCut: Equatable {
+    package static let magic = "coffer-remote-cut 1"
+    private static let label = "coffer/v3/remote-cut"
+
+    /// The checkpoint's id, which names its objects.
+    package var id: String
+    /// The device that wrote the checkpoint.
+    package var device: UUID
+    /// For each device, the last change of it the checkpoint holds (with all before it).
+    package var through: [UUID: UInt64]
+
+    package init(id: String, device: UUID, through: [UUID: UInt64]) {
+        self.id = id
+        self.device = device
+        self.through = through
+    }
+
+    /// A fresh checkpoint id: 128 random bits.
+    package static func freshID() -> String { SecureRandom.bytes(count: 16).hexEncoded }
+
+    /// Whether this cut holds at least everything `other` does.
+    package func covers(_ other: RemoteCut) -> Bool {
+        other.through.allSatisfy { device, sequence in (through[device] ?? 0) >= sequence }
+    }
+
+    /// The cut as stored, under `root`, the group key of `epoch`.
+    package func encoded(epoch: KeyEpoch, root: SecureBytes) throws(CofferError) -> [UInt8] {
+        var text = "\(Self.magic)\ncheckpoint \(id)\ndevice \(device.uuidString.lowercased())\nepoch \(epoch)\n"
+        for (device, sequence) in through.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            text += "through \(device.uuidString.lowercased()) \(sequence)\n"
+        }
+        return try AuthenticatedText.seal(Array(text.utf8), label: Self.label, root: root)
+    }
+
+    /// The epoch a stored cut names, read before it is authenticated, to pick the key that does.
+    package static func epoch(of bytes: [UInt8]) -> KeyEpoch? {
+        let (first, fields) = AuthenticatedText.fields(of: bytes)
+        guard first == Substring(magic), let text = fields["epoch"]?.first, let id = UInt64(text, radix: 16) else {
+            return nil
+        }
+        return KeyEpoch(id: id)
+    }
+
+    /// Reads and authenticates the cut stored under `key`.
+    ///
+    /// - Throws: ``CofferError`` `.decode` naming `key` if it is not a cut, does not verify, or
+    ///   names another checkpoint than its object's name.
+    package init(decoding bytes: [UInt8], key: String, expectedID: String, root: SecureBytes) throws(CofferError) {
+        let what = "the checkpoint cut \(key)"
+        let body = try AuthenticatedText.open(bytes, label: Self.label, root: root, what: what)
+        let (first, fields) = AuthenticatedText.fields(of: body)
+        guard first == Substring(Self.magic) else {
+            throw CofferError(.decode, "\(what) has an unknown format version; upgrade Coffer")
+        }
+        guard let id = fields["checkpoint"]?.first, let device = fields["device"]?.first.flatMap(UUID.init(uuidString:))
+        else { throw CofferError(.decode, "\(what) lacks a field") }
+        guard id == expectedID else { throw CofferError(.decode, "\(what) names checkpoint \(id), not its own") }
+        var through: [UUID: UInt64] = [:]
+        for line in fields["through"] ?? [] {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let device = UUID(uuidString: String(parts[0])), let sequence = UInt64(parts[1])
+            else { throw CofferError(.decode, "\(what) has a malformed through line") }
+            through[device] = sequence
+        }
+        self.init(id: id, device: device, through: through)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+
+// Compaction of an object store (docs/FORMAT.md, "Compaction"): a checkpoint of the group's state
+// replaces the bundles it holds everything of.
+extension Vault {
+    /// Writes a checkpoint of the sync group's state to `remote` and deletes what it supersedes, so
+    /// the store stops growing with history and a joining device downloads the checkpoint and what
+    /// came after it instead of every device's history.
+    ///
+    /// The vault pulls and pushes first, then uploads a full bundle of its syncable state (the
+    /// checkpoint, sealed in the current key epoch) and, as its commit point, the checkpoint's *cut*:
+    /// for each active device, the last change this vault had applied of it. Only then are deleted
+    /// the bundles the cut covers and the older checkpoints it covers. Safe against everything else
+    /// at the same time: a push racing it is newer than the cut and stays; a pull racing it that
+    /// finds a bundle gone starts again from the checkpoints; two compactions at once each keep a
+    /// complete checkpoint until one covers the other. Objects of revoked devices are left alone.
+    ///
+    /// Needs `s3:DeleteObject`; ``push(to:progress:)-4qpe7`` and ``pull(from:progress:)-1vcpy``
+    /// never delete, so their credentials need not allow it.
+    ///
+    /// - Throws: ``CofferError`` `.authFailed` when the store refuses a delete (nothing the
+    ///   checkpoint does not hold was deleted; run it again with credentials that may delete), and
+    ///   the errors of a push and a pull.
+    @discardableResult
+    public func compact(remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> CompactSummary {
+        try compact(remote: remote, progress: progress, beforeDeleting: {})
+    }
+
+    /// ``compact(remote:progress:)-1cnf4`` with a hook between the checkpoint's cut and the deletions,
+    /// where tests interleave other devices' pushes and compactions.
+    package func compact(
+        remote: S3Remote,
+        progress: SyncProgress?,
+        beforeDeleting: () throws(CofferError) -> Void
+    ) throws(CofferError) -> CompactSummary {
+        try pull(from: remote)
+        try push(to: remote)
+        let client = S3Client(remote)
+        let layout = RemoteLayout(location: remote.location)
+        let before = try client.list(prefix: layout.listingPrefix)
+        let devices = layout.devices(in: before)
+        let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
+        // The cut: what this vault holds of each active device that pushed here.
+        let applied = try storage("reading how far this vault has pulled") {
+            try environment.read { txn in try PulledCursors(schema: schema, remote: remote.identity).load(in: txn) }
+        }
+        let ownHead = try client.get(layout.headKey(deviceID)).map { (bytes) throws(CofferError) in
+            try RemoteHead(
+                decoding: bytes,
+                key: layout.headKey(deviceID),
+                expectedDevice: deviceID,
+                syncRoot: try keyRing().root(.sync, epoch: RemoteHead.epoch(of: bytes)?.epoch ?? .original)
+            )
+        }
+        var through: [UUID: UInt64] = [:]
+        for (device, objects) in devices where objects.hasHead && !revoked.contains(device) {
+            if device == deviceID {
+                if let ownHead { through[device] = ownHead.latest.last }
+            } else if let cursor = applied[device] {
+                through[device] = cursor
+            }
+        }
+        let cut = RemoteCut(id: RemoteCut.freshID(), device: deviceID, through: through)
+        var summary = CompactSummary(
+            remote: remote.location.description,
+            checkpoint: layout.checkpointBundleKey(cut.id)
+        )
+        summary.storedBytesBefore = before.reduce(0) { $0 + $1.size }
+
+        // The checkpoint's bundle (everything syncable, as a full export), then its cut.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compact-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (export, _) = try writeBundle(to: file, progress: nil) { _ in nil }
+        summary.checkpointBytes = export.bytes
+        try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
+        let keys = try keyRing()
+        let epoch = keys.currentEpoch(.sync)
+        try client.put(
+            layout.checkpointCutKey(cut.id),
+            body: try cut.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch))
+        )
+        try beforeDeleting()
+
+        // What the cut covers goes: bundles, then checkpoints (their cut first, so no pull starts
+        // on one being deleted).
+        let listing = try client.list(prefix: layout.listingPrefix)
+        let sizes = Dictionary(listing.map { ($0.key, $0.size) }) { first, _ in first }
+        var doomed: [String] = []
+        for (device, objects) in layout.devices(in: listing) {
+            guard let covered = cut.through[device] else { continue }
+            doomed += objects.bundles.filter { $0.last <= covered }.map { layout.bundleKey(device, $0) }
+        }
+        for (id, state) in layout.checkpoints(in: listing) where id != cut.id && state.hasCut {
+            let key = layout.checkpointCutKey(id)
+            guard let bytes = try client.get(key), let other = try? verifiedCut(bytes, key: key, id: id),
+                cut.covers(other), !other.covers(cut) || other.id < cut.id
+            else { continue }
+            doomed += [key, layout.checkpointBundleKey(id)]
+        }
+        for key in doomed {
+            do {
+                try client.delete(key)
+            } catch {
+                guard error.code == .authFailed else { throw error }
+                throw CofferError(
+                    .authFailed,
+                    "the store refused to delete \(key): \(error.message). The checkpoint \(summary.checkpoint) is complete and nothing it does not hold was deleted; run coffer remote compact again with credentials that allow s3:DeleteObject",
+                    underlying: error
+                )
+            }
+            summary.deletedObjects += 1
+            summary.deletedBytes += sizes[key] ?? 0
+        }
+        summary.storedBytesAfter = try client.list(prefix: layout.listingPrefix).reduce(0) { $0 + $1.size }
+        return summary
+    }
+
+    /// A checkpoint's cut, authenticated under the key of the epoch it names.
+    ///
+    /// - Throws: ``CofferError`` `.keyUnavailable` for an epoch this vault does not hold, `.decode`
+    ///   for a cut that does not verify.
+    package func verifiedCut(_ bytes: [UInt8], key: String, id: String) throws(CofferError) -> RemoteCut {
+        guard let epoch = RemoteCut.epoch(of: bytes) else {
+            throw CofferError(.decode, "the checkpoint cut \(key) is not a Coffer cut")
+        }
+        return try RemoteCut(decoding: bytes, key: key, expectedID: id, root: try keyRing().root(.sync, epoch: epoch))
+    }
+
+    /// Applies the checkpoints this vault needs before the bundles left after compactions: one
+    /// whose cut names a device whose next bundle this vault has not applied and the store no longer
+    /// holds. After each, the pull cursors (and the gap bookkeeping) move up to its cut.
+    func applyCheckpoints(
+        _ listing: [S3Object],
+        client: S3Client,
+        layout: RemoteLayout,
+        remote: S3Remote,
+        revoked: Set<UUID>,
+        summary: inout PullSummary
+    ) throws(CofferError) {
+        let devices = layout.devices(in: listing)
+        let cursors = PulledCursors(schema: schema, remote: remote.identity)
+        for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key < $1.key })
+        where state.hasCut && state.hasBundle {
+            let cutKey = layout.checkpointCutKey(id)
+            guard let bytes = try client.get(cutKey) else { continue }
+            let bundleKey = layout.checkpointBundleKey(id)
+            var cut: RemoteCut
+            do {
+                cut = try verifiedCut(bytes, key: cutKey, id: id)
+            } catch  where error.code == .keyUnavailable {
+                // A newer epoch: the checkpoint's log may seal its key to this device.
+                summary.bytes += try pullCheckpoint(bundleKey, client: client, origin: remote.identity).bytes
+                summary.checkpoints.append(bundleKey)
+                cut = try verifiedCut(bytes, key: cutKey, id: id)
+            }
+            let applied = try storage("reading how far this vault has pulled") {
+                try environment.read { txn in try cursors.load(in: txn) }
+            }
+            let needed = cut.through.contains { device, covered in
+                guard device != deviceID, !revoked.contains(device), (applied[device] ?? 0) < covered else {
+                    return false
+                }
+                let after = applied[device] ?? 0
+                return !(devices[device]?.bundles.contains { $0.first <= after + 1 && $0.last > after } ?? false)
+            }
+            if needed && !summary.checkpoints.contains(bundleKey) {
+                let imported = try pullCheckpoint(bundleKey, client: client, origin: remote.identity)
+                summary.bytes += imported.bytes
+                summary.applied.add(imported.applied)
+                summary.checkpoints.append(bundleKey)
+            }
+            guard summary.checkpoints.contains(bundleKey) else { continue }
+            let schema = schema
+            try storage("recording the checkpoint \(bundleKey)") {
+                try environment.write { txn in
+                    let requests = SyncRequests(schema: schema)
+                    for (device, covered) in cut.through where device != deviceID {
+                        try cursors.record(device, through: covered, in: txn)
+                        try requests.noteCovered(device.bytes, through: covered, in: txn)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Downloads and imports one checkpoint bundle.
+    func pullCheckpoint(_ key: String, client: S3Client, origin: String) throws(CofferError) -> ImportSummary {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-pull-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try client.download(key, to: file.path)
+        do throws(CofferError) {
+            return try self.import(from: file, progress: nil, origin: origin)
+        } catch {
+            throw CofferError(error.code, "checkpoint \(key) was refused: \(error.message)", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// Compaction of an object store: a checkpoint replaces the bundles it holds everything of, the
+/// store stays near one copy of the live data, and nothing is lost to anything running at the same
+/// time (docs/FORMAT.md, "Compaction").
+@Suite("Object store compaction against a real SeaweedFS", .serialized)
+struct RemoteCompactionTests {
+    let fixture: RemoteFixture
+    let group: SyncGroupFixture
+    let remote: S3Remote
+
+    init() throws {
+        fixture = try RemoteFixture()
+        group = try SyncGroupFixture()
+        remote = try fixture.remote()
+    }
+
+    /// The bytes stored under the fixture's prefix.
+    func storedBytes() throws -> Int64 {
+        try fixture.client().list(prefix: fixture.prefix + "/").reduce(0) { $0 + $1.size }
+    }
+
+    /// `count` vaults of one group, all pushed to and pulled from the store.
+    func devices(_ count: Int) throws -> [Vault] {
+        let first = try group.createFirst()
+        try first.push(to: remote)
+        var vaults = [first]
+        for index in 1..<count { vaults.append(try fixture.join(group, name: "device-\(index)").0) }
+        for vault in vaults { try vault.push(to: remote) }
+        return vaults
+    }
+
+    /// One round of edits on `vault`: items rewritten and a blob replaced.
+    func edit(_ vault: Vault, round: Int, generator: inout SplitMix64) throws {
+        for index in 0..<5 {
+            try vault.keychain.setPassword(
+                "round \(round) by \(vault.deviceID)",
+                service: "service-\(generator.next() % 20)",
+                account: "ann-\(index)",
+                scope: .syncable
+            )
+        }
+        let size = 64 << 10
+        let bytes = Data((0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        try vault.blobs.write("blob-\(generator.next() % 6)", data: bytes)
+    }
+
+    @Test(
+        "Five devices edit in rounds; after compaction the store holds at most 1.2x the live data, and newcomers and a device that stayed away converge"
+    )
+    func roundsThenCompact() throws {
+        let vaults = try devices(5)
+        var generator = SplitMix64(seed: 23)
+        // The last device pushes its first edits, then stays away (no pull) for the rest.
+        let away = vaults[4]
+        try edit(away, round: 0, generator: &generator)
+        try away.push(to: remote)
+        for round in 1...4 {
+            for vault in vaults.dropLast() {
+                try edit(vault, round: round, generator: &generator)
+                try vault.push(to: remote)
+            }
+            for vault in vaults.dropLast() { try vault.pull(from: remote) }
+        }
+        let beforeCompaction = try storedBytes()
+        let summary = try vaults[0].compact(remote: remote)
+        #expect(summary.deletedObjects > 0 && summary.storedBytesAfter < beforeCompaction, "\(summary)")
+        #expect(
+            Double(summary.storedBytesAfter) <= 1.2 * Double(summary.checkpointBytes),
+            "store \(summary.storedBytesAfter) B, live data \(summary.checkpointBytes) B"
+        )
+        for vault in vaults.dropLast() { try vault.pull(from: remote) }
+        let state = try vaults[0].syncableState()
+        for vault in vaults.dropLast() { #expect(try vault.syncableState() == state) }
+
+        // A newcomer downloads the checkpoint and what came after it.
+        let (newcomer, pulled) = try fixture.join(group, name: "newcomer")
+        #expect(pulled.checkpoints.count == 1)
+        #expect(Double(pulled.bytes) <= 1.2 * Double(summary.checkpointBytes), "downloaded \(pulled.bytes) B")
+        #expect(try newcomer.syncableState() == state)
+
+        // The device that stayed away converges from the checkpoint, and nothing it pushed is lost.
+        let back = try away.pull(from: remote)
+        #expect(back.checkpoints.count == 1)
+        #expect(try away.syncableState() == state)
+        try edit(away, round: 9, generator: &generator)
+        try away.push(to: remote)
+        for vault in vaults.dropLast() + [newcomer] { try vault.pull(from: remote) }
+        let final = try away.syncableState()
+        for vault in vaults.dropLast() + [newcomer] { #expect(try vault.syncableState() == final) }
+    }
+
+    @Test(
+        "A push racing a compaction is never lost; a second compaction in the middle of the first leaves a consistent store"
+    )
+    func racingCompactions() throws {
+        let vaults = try devices(3)
+        var generator = SplitMix64(seed: 5)
+        for vault in vaults {
+            try edit(vault, round: 1, generator: &generator)
+            try vault.push(to: remote)
+        }
+        for vault in vaults { try vault.pull(from: remote) }
+        // While the first device compacts (its checkpoint written, nothing deleted yet): the second
+        // pushes new changes, and the third runs a whole compaction of its own.
+        _ = try vaults[0].compact(remote: remote, progress: nil) { () throws(CofferError) in
+            do {
+                try edit(vaults[1], round: 2, generator: &generator)
+                try vaults[1].push(to: remote)
+                try vaults[2].compact(remote: remote)
+            } catch let error as CofferError {
+                throw error
+            } catch {
+                throw CofferError(.internalError, "\(error)")
+            }
+        }
+        let checkpoints = try fixture.client().list(prefix: fixture.prefix + "/").filter { $0.key.hasSuffix(".cut") }
+        #expect(!checkpoints.isEmpty && checkpoints.count <= 2, "\(checkpoints.map(\.key))")
+        for vault in vaults { try vault.pull(from: remote) }
+        let state = try vaults[1].syncableState()
+        for vault in vaults { #expect(try vault.syncableState() == state) }
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.syncableState() == state, "the racing push reached the newcomer")
+        // Compacting again leaves one checkpoint.
+        try vaults[0].compact(remote: remote)
+        #expect(try fixture.client().list(prefix: fixture.prefix + "/").filter { $0.key.hasSuffix(".cut") }.count == 1)
+        let (late, _) = try fixture.join(group, name: "late")
+        #expect(try late.syncableState() == state)
+    }
+
+    @Test("A pull racing a compaction that deletes what it just listed starts again from the checkpoint")
+    func pullRacingCompaction() throws {
+        let vaults = try devices(3)
+        var generator = SplitMix64(seed: 9)
+        for vault in vaults.dropLast() {
+            try edit(vault, round: 1, generator: &generator)
+            try vault.push(to: remote)
+        }
+        try vaults[0].pull(from: remote)
+        try vaults[1].pull(from: remote)
+        var compacted = false
+        let pulled = try vaults[2].pull(from: remote, progress: nil) { () throws(CofferError) in
+            guard !compacted else { return }
+            compacted = true
+            let summary = try vaults[0].compact(remote: remote)
+            #expect(summary.deletedObjects > 0)
+        }
+        #expect(compacted && pulled.checkpoints.count == 1, "\(pulled)")
+        let state = try vaults[0].syncableState()
+        #expect(try vaults[2].syncableState() == state)
+    }
+
+    @Test("Push and pull work with credentials that cannot delete; compaction then fails saying so, losing nothing")
+    func appendOnly() throws {
+        let bucket = "coffer-tests-append-only"
+        let server = try SeaweedFS.shared()
+        var remote = S3Remote(
+            try S3Location(bucket: bucket, prefix: fixture.prefix),
+            credentials: try S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey),
+            endpoint: server.endpoint,
+            region: "us-east-1"
+        )
+        remote.partSize = 5 << 20
+        let client = S3Client(remote)
+        try client.createBucketIfMissing()
+        try client.putBucketPolicy(
+            """
+            {"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":["s3:DeleteObject"],\
+            "Resource":["arn:aws:s3:::\(bucket)/*"]}]}
+            """
+        )
+        let probe = remote.location.key("probe")
+        try client.put(probe, body: Array("x".utf8))
+        let refused = #expect(throws: CofferError.self) { try client.delete(probe) }
+        #expect(refused?.code == .authFailed, "the store refuses deletes")
+
+        let a = try group.createFirst()
+        try a.keychain.setPassword("first", service: "mail", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let (b, _) = try Vault.join(
+            remote: remote,
+            at: group.directory.path("b"),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        try b.keychain.setPassword("second", service: "mail", account: "ann", scope: .syncable)
+        // A push stopped before its head, then retried: still nothing to delete.
+        _ = try? b.push(to: remote, progress: nil) { () throws(CofferError) in throw CofferError(.io, "killed") }
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "mail", account: "ann") == "second")
+        let failed = #expect(throws: CofferError.self) { try a.compact(remote: remote) }
+        #expect(failed?.code == .authFailed)
+        #expect(failed?.message.contains("s3:DeleteObject") == true, "\(failed?.message ?? "")")
+        let (c, _) = try Vault.join(
+            remote: remote,
+            at: group.directory.path("c"),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        #expect(try c.syncableState() == a.syncableState())
+    }
+}
