@@ -154,6 +154,38 @@ struct RemoteCompactionTests {
         #expect(try vaults[2].syncableState() == state)
     }
 
+    @Test("A vault holding records back for want of chunks refuses to compact until they arrive")
+    func heldRecordsRefuse() throws {
+        let vaults = try devices(2)
+        let (a, b) = (vaults[0], vaults[1])
+        var generator = SplitMix64(seed: 17)
+        try a.blobs.write("x", data: Data((0..<200_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }))
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        try b.keychain.setPassword("b", service: "b", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        // a deletes x while b renames it: b's bundle names chunks a no longer has.
+        try a.blobs.delete("x")
+        try b.blobs.rename("x", to: "y")
+        try b.push(to: remote)
+        #expect(try a.pull(from: remote).bundles.last?.imported.held == 1)
+        let before = try storedBytes()
+        let refused = #expect(throws: CofferError.self) { try a.compact(remote: remote) }
+        #expect(refused?.message.contains("holds 1 record back") == true, "\(refused?.message ?? "")")
+        // a's push asks for the chunks, b answers, a applies y: then it compacts.
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.blobs.contains("y"))
+        #expect(try storedBytes() >= before)
+        try a.compact(remote: remote)
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.blobs.contains("y"))
+        #expect(try newcomer.syncableState() == a.syncableState())
+    }
+
     @Test("Push and pull work with credentials that cannot delete; compaction then fails saying so, losing nothing")
     func appendOnly() throws {
         let bucket = "coffer-tests-append-only"
