@@ -19,7 +19,8 @@ package struct CountingSource<Base: ByteSource>: ByteSource {
 
 /// A byte sink that counts what passes through it and reports the running total.
 package struct CountingSink<Base: ByteSink>: ByteSink {
-    private var base: Base
+    /// The sink written to.
+    package private(set) var base: Base
     private let progress: (@Sendable (Int64) -> Void)?
     package private(set) var count: Int64 = 0
 

@@ -69,9 +69,18 @@ package final class S3Client: Sendable {
 
     /// The object's size, or `nil` if there is no such object.
     package func size(of key: String) throws(CofferError) -> Int64? {
-        do {
+        try attributes(of: key)?.size
+    }
+
+    /// The object's size and entity tag, or `nil` if there is no such object.
+    package func attributes(of key: String) throws(CofferError) -> (size: Int64, etag: String?)? {
+        do throws(CofferError) {
             let response = try perform("HEAD", key: key, operation: "look up \(key)")
-            return response.headers["content-length"].flatMap { Int64($0) }
+            guard let size = response.headers["content-length"].flatMap({ Int64($0) }) else {
+                throw CofferError(.decode, "the object store gave no size for \(key)")
+            }
+            let etag = response.headers["etag"].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"'")) }
+            return (size, etag)
         } catch  where error.code == .itemNotFound {
             return nil
         }
@@ -116,71 +125,82 @@ package final class S3Client: Sendable {
     package func upload(file path: String, to key: String, progress: SyncProgress? = nil) throws(CofferError) {
         let file = try InputFile(path: path)
         var source = FileDescriptorSource(descriptor: file.descriptor)
-        let partSize = remote.partSize
-        // A bundle smaller than a part (most incremental pushes) is read at its own size, not into a
-        // part-sized buffer. Reading one byte more shows whether it grew since; if so, read on.
-        let expected = min(partSize, (file.size ?? partSize) + 1)
-        var first = try source.read(upTo: expected)
-        if first.count == expected, expected < partSize { first += try source.read(upTo: partSize - expected) }
-        if first.count < partSize {
-            try put(key, body: first)
-            progress?(Int64(first.count))
-            return
+        var sink = S3UploadSink(client: self, key: key, progress: progress)
+        do throws(CofferError) {
+            var part = try source.read(upTo: min(remote.partSize, 1 << 20))
+            while !part.isEmpty {
+                try part.withBytes { (bytes) throws(CofferError) in try sink.write(bytes) }
+                part = try source.read(upTo: 1 << 20)
+            }
+            try sink.finish()
+        } catch {
+            sink.abort()
+            throw error
         }
+    }
+
+    // MARK: Multipart uploads
+
+    /// Starts a multipart upload to `key`; returns its id.
+    package func startUpload(_ key: String) throws(CofferError) -> String {
         let initiated = try perform("POST", key: key, query: [("uploads", "")], operation: "start uploading \(key)")
         guard let uploadID = S3XML.value("UploadId", in: Substring(decoding: initiated.body, as: UTF8.self)) else {
             throw CofferError(.decode, "the object store did not return an upload id for \(key)")
         }
-        do throws(CofferError) {
-            var parts: [String] = []
-            var part = first
-            var sent: Int64 = 0
-            while !part.isEmpty {
-                let number = parts.count + 1
-                let response = try perform(
-                    "PUT",
-                    key: key,
-                    query: [("partNumber", "\(number)"), ("uploadId", uploadID)],
-                    body: part,
-                    operation: "upload part \(number) of \(key)"
-                )
-                guard let etag = response.headers["etag"] else {
-                    throw CofferError(.decode, "the object store returned no ETag for part \(number) of \(key)")
-                }
-                parts.append(etag)
-                sent += Int64(part.count)
-                progress?(sent)
-                part = try source.read(upTo: partSize)
-            }
-            let manifest =
-                "<CompleteMultipartUpload>"
-                + parts.enumerated().map {
-                    "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\(S3XML.escape($0.element))</ETag></Part>"
-                }.joined() + "</CompleteMultipartUpload>"
-            let completed = try perform(
-                "POST",
-                key: key,
-                query: [("uploadId", uploadID)],
-                body: Array(manifest.utf8),
-                operation: "complete the upload of \(key)"
-            )
-            // S3 may answer 200 and still report an error in the body.
-            let answer = Substring(decoding: completed.body, as: UTF8.self)
-            if !S3XML.elements("Error", in: answer).isEmpty {
-                throw failure(
-                    HTTPResponse(status: 500, headers: [:], body: completed.body),
-                    "complete the upload of \(key)"
-                )
-            }
-        } catch {
-            _ = try? perform(
-                "DELETE",
-                key: key,
-                query: [("uploadId", uploadID)],
-                operation: "abort the upload of \(key)"
-            )
-            throw error
+        return uploadID
+    }
+
+    /// Uploads part `number` (from 1) of an upload; returns its entity tag.
+    package func uploadPart(_ key: String, uploadID: String, number: Int, body: [UInt8]) throws(CofferError) -> String {
+        let response = try perform(
+            "PUT",
+            key: key,
+            query: [("partNumber", "\(number)"), ("uploadId", uploadID)],
+            body: body,
+            operation: "upload part \(number) of \(key)"
+        )
+        guard let etag = response.headers["etag"] else {
+            throw CofferError(.decode, "the object store returned no ETag for part \(number) of \(key)")
         }
+        return etag
+    }
+
+    /// Completes an upload from its parts' entity tags, in order: the object appears whole.
+    package func completeUpload(_ key: String, uploadID: String, parts: [String]) throws(CofferError) {
+        let manifest =
+            "<CompleteMultipartUpload>"
+            + parts.enumerated().map {
+                "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\(S3XML.escape($0.element))</ETag></Part>"
+            }.joined() + "</CompleteMultipartUpload>"
+        let completed = try perform(
+            "POST",
+            key: key,
+            query: [("uploadId", uploadID)],
+            body: Array(manifest.utf8),
+            operation: "complete the upload of \(key)"
+        )
+        // S3 may answer 200 and still report an error in the body.
+        let answer = Substring(decoding: completed.body, as: UTF8.self)
+        if !S3XML.elements("Error", in: answer).isEmpty {
+            throw failure(
+                HTTPResponse(status: 500, headers: [:], body: completed.body),
+                "complete the upload of \(key)"
+            )
+        }
+    }
+
+    /// Abandons an upload, so its parts are not kept (best effort: the store expires them otherwise).
+    package func abortUpload(_ key: String, uploadID: String) {
+        _ = try? perform("DELETE", key: key, query: [("uploadId", uploadID)], operation: "abort the upload of \(key)")
+    }
+
+    /// A byte range of the object, if it still has entity tag `etag` (when given).
+    ///
+    /// - Throws: ``CofferError`` `.itemNotFound` when the object is gone or was replaced.
+    package func getRange(_ key: String, _ range: Range<Int64>, etag: String?) throws(CofferError) -> [UInt8] {
+        var headers = [("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")]
+        if let etag { headers.append(("If-Match", "\"\(etag)\"")) }
+        return try perform("GET", key: key, headers: headers, operation: "read \(key)").body
     }
 
     // MARK: Buckets
@@ -297,6 +317,8 @@ package final class S3Client: Sendable {
             )
         case (404, _):
             return CofferError(.itemNotFound, "could not \(operation): no such object (\(detail))")
+        case (412, _):
+            return CofferError(.itemNotFound, "could not \(operation): the object was replaced meanwhile (\(detail))")
         case (409, "BucketAlreadyOwnedByYou"):
             return CofferError(.duplicateItem, "bucket '\(bucket)' already exists and is yours (\(detail))")
         default:

@@ -195,15 +195,10 @@ extension Vault {
         }
     }
 
-    /// Downloads and imports one checkpoint bundle.
+    /// Imports one checkpoint bundle as it downloads.
     func pullCheckpoint(_ key: String, client: S3Client, origin: String) throws(CofferError) -> ImportSummary {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-pull-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try client.download(key, to: file.path)
-        do throws(CofferError) {
-            return try self.import(from: file, progress: nil, origin: origin)
-        } catch {
-            throw CofferError(error.code, "checkpoint \(key) was refused: \(error.message)", underlying: error)
+        try importObject(key, from: client, origin: origin, what: "checkpoint", progress: { _ in }) {
+            _ throws(CofferError) in
         }
     }
 }

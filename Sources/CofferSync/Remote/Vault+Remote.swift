@@ -58,8 +58,6 @@ extension Vault {
         // that follow. The push that retries the same changes writes the same name over it;
         // compaction removes the rest.
 
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-push-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
         // What pulls from this store brought is there already and is left out. What came from
         // devices revoked since is logged again first: the others refuse those devices' bundles.
         let origins = RemoteOrigins(schema: schema, remote: remote.identity)
@@ -69,12 +67,29 @@ extension Vault {
             guard !sources.isDisjoint(with: revoked) else { return 0 }
             return try environment.write { txn in try origins.relog(revoked, in: txn) }
         }
-        var (export, sentThrough) = try writeBundle(
-            to: file,
-            progress: nil,
-            excluding: { txn in try origins.excluded(in: txn) },
-            cursor: { _ in head?.sentThrough }
-        )
+        // The bundle goes up as it is produced, part by part (no temporary file); it appears only
+        // when the upload completes, and counts only once the head names it.
+        let started = S3UploadSink.Started()
+        var written: (summary: ExportSummary, sentThrough: UInt64, sink: S3UploadSink)
+        do throws(CofferError) {
+            written = try writeBundle(
+                into: { header in
+                    S3UploadSink(
+                        client: client,
+                        key: layout.bundleKey(device, .init(first: header.firstSequence, last: header.lastSequence)),
+                        progress: progress,
+                        started: started
+                    )
+                },
+                progress: nil,
+                excluding: { txn in try origins.excluded(in: txn) },
+                cursor: { _ in head?.sentThrough }
+            )
+        } catch {
+            started.abort(with: client)
+            throw error
+        }
+        var export = written.summary
         export.resentFromRevoked = relogged
         var summary = PushSummary(remote: remote.location.description, export: export)
         // The membership log this bundle carries, and the one the last push carried.
@@ -86,18 +101,24 @@ extension Vault {
             }
         }
         // Nothing to say: no change, no chunk another device asked for, nothing this vault asks for,
-        // no membership change.
+        // no membership change. (Such a bundle is smaller than a part: nothing was uploaded yet.)
         if head != nil, export.records.total == 0, export.chunks == 0, export.wantedChunks == 0,
             export.resendRequests == 0, pushedDigest == logDigest
         {
+            written.sink.abort()
             return summary
         }
 
         let name = RemoteLayout.BundleName(first: export.firstSequence, last: export.lastSequence)
         let key = layout.bundleKey(device, name)
-        try client.upload(file: file.path, to: key, progress: progress)
+        do throws(CofferError) {
+            try written.sink.finish()
+        } catch {
+            written.sink.abort()
+            throw error
+        }
         try beforeHead()
-        let newHead = RemoteHead(device: device, sentThrough: sentThrough, latest: name)
+        let newHead = RemoteHead(device: device, sentThrough: written.sentThrough, latest: name)
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
         try client.put(headKey, body: try newHead.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch)))
@@ -331,8 +352,8 @@ extension Vault {
         }
     }
 
-    /// Downloads one bundle object to a temporary file, checks that its header matches its name, and
-    /// imports it.
+    /// Imports one bundle object as it downloads, once its header matches its name (and the whole
+    /// stream verifies, as every import).
     private func pullBundle(
         _ key: String,
         from client: S3Client,
@@ -340,13 +361,8 @@ extension Vault {
         expecting: (device: UUID, name: RemoteLayout.BundleName),
         progress: @escaping SyncProgress
     ) throws(CofferError) -> ImportSummary {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-pull-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try client.download(key, to: file.path)
-        do throws(CofferError) {
-            let input = try InputFile(path: file.path)
-            var source = FileDescriptorSource(descriptor: input.descriptor)
-            let header = try BundleHeader.read(from: &source).0
+        try importObject(key, from: client, origin: origin, what: "bundle object", progress: progress) {
+            header throws(CofferError) in
             guard header.deviceID == expecting.device, header.firstSequence == expecting.name.first,
                 header.lastSequence == expecting.name.last
             else {
@@ -356,9 +372,29 @@ extension Vault {
                         + "\(header.firstSequence)-\(header.lastSequence), which its name does not"
                 )
             }
-            return try self.import(from: file, progress: progress, origin: origin)
+        }
+    }
+
+    /// Imports the bundle stored under `key` while it downloads, in ranges, after `expect` accepts its
+    /// header. An error names the object; one gone or replaced meanwhile is `.itemNotFound`.
+    func importObject(
+        _ key: String,
+        from client: S3Client,
+        origin: String,
+        what: String,
+        progress: @escaping SyncProgress,
+        expect: (BundleHeader) throws(CofferError) -> Void
+    ) throws(CofferError) -> ImportSummary {
+        guard let (size, etag) = try client.attributes(of: key) else {
+            throw CofferError(.itemNotFound, "\(what) \(key) is gone (a compaction removed it meanwhile)")
+        }
+        var source = S3RangeSource(client: client, key: key, size: size, etag: etag, progress: progress)
+        do throws(CofferError) {
+            var summary = try importBundle(from: &source, origin: origin, expect: expect)
+            summary.bytes = size
+            return summary
         } catch {
-            throw CofferError(error.code, "bundle object \(key) was refused: \(error.message)", underlying: error)
+            throw CofferError(error.code, "\(what) \(key) was refused: \(error.message)", underlying: error)
         }
     }
 

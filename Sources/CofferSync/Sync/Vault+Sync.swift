@@ -69,15 +69,34 @@ extension Vault {
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
+        try refuseOwnFile(url, reading: false)
+        var output = try OutputFile(path: url.path)
+        let descriptor = output.descriptor
+        let result = try writeBundle(
+            into: { _ in FileDescriptorSink(descriptor: descriptor) },
+            progress: progress,
+            excluding: excluded,
+            cursor: cursor
+        )
+        try output.commit()
+        return (result.summary, result.sentThrough)
+    }
+
+    /// ``writeBundle(to:progress:excluding:cursor:)`` into the sink `makeSink` makes from the
+    /// bundle's header (an upload, named by the header's sequences); returns the sink as the export
+    /// left it, for the caller to finish.
+    package func writeBundle<Sink: ByteSink>(
+        into makeSink: @escaping (BundleHeader) throws -> Sink,
+        progress: SyncProgress?,
+        excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
+        cursor: @escaping (Transaction) throws -> UInt64?
+    ) throws(CofferError) -> (summary: ExportSummary, sentThrough: UInt64, sink: Sink) {
         // The membership log goes in the header (a vault without one starts it now), the stream is
         // sealed under the current epoch's key, and this device signs it.
         let group = try exportingGroup()
         let keys = try keyRing()
-        try refuseOwnFile(url, reading: false)
-        var output = try OutputFile(path: url.path)
-        let descriptor = output.descriptor
         let (schema, environment, identity, groupID) = (schema, environment, identity, syncGroupID)
-        let result = try storage("exporting a bundle") {
+        return try storage("exporting a bundle") {
             try environment.read { txn in
                 let last = try ChangeLog.lastSequence(in: txn, schema: schema)
                 let cursor = try cursor(txn)
@@ -94,7 +113,7 @@ extension Vault {
                 let writer = try BundleStreamWriter(
                     header: header,
                     key: try header.streamKey(syncRoot: group.root),
-                    sink: CountingSink(FileDescriptorSink(descriptor: descriptor), progress: progress)
+                    sink: CountingSink(try makeSink(header), progress: progress)
                 )
                 var exporter = try BundleExporter(
                     txn: txn,
@@ -124,11 +143,9 @@ extension Vault {
                 // A write in progress may have stored chunks its manifest (committed later) will need:
                 // the receiver is credited only up to where that write began, so they go next time.
                 let oldestWrite = try PendingWrites(schema: schema).oldestBeginSequence(in: txn)
-                return (summary, min(last, oldestWrite ?? last))
+                return (summary, min(last, oldestWrite ?? last), sink.base)
             }
         }
-        try output.commit()
-        return (result.0, result.1)
     }
 
     /// What an export needs of the group: its log, the current epoch and key, the join policy and
@@ -210,7 +227,24 @@ extension Vault {
         _ = try unlockedRoots()
         let file = try InputFile(path: url.path)
         var source = CountingSource(FileDescriptorSource(descriptor: file.descriptor), progress: progress)
+        var summary = try importBundle(from: &source, origin: origin) { _ throws(CofferError) in }
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? NSNumber
+        summary.bytes = size?.int64Value ?? 0
+        return summary
+    }
+
+    /// Imports the bundle `source` reads (a file, an object as it downloads), after `expect` has
+    /// accepted its header; as ``import(from:progress:)-6f60g``, nothing is applied before the whole
+    /// stream verifies.
+    package func importBundle<Source: ByteSource>(
+        from source: inout Source,
+        origin: String?,
+        expect: (BundleHeader) throws(CofferError) -> Void
+    ) throws(CofferError) -> ImportSummary {
+        try checkOpen()
+        _ = try unlockedRoots()
         let (header, headerBytes) = try BundleHeader.read(from: &source)
+        try expect(header)
         var joined = false
         if try keyRing().isAwaitingJoin {
             try completeJoin(from: header)
@@ -250,8 +284,6 @@ extension Vault {
         try installGroupKeys(try plan.epochsAfter(), group: syncGroupID)
         summary.membershipChanged = plan.changesLog
         summary.joinedGroup = joined
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? NSNumber
-        summary.bytes = size?.int64Value ?? 0
         return summary
     }
 

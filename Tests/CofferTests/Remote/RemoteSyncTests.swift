@@ -273,6 +273,31 @@ struct RemoteSyncTests {
         #expect(try d.blobs.data("photos.bin") == content)
     }
 
+    @Test("A push larger than a part streams up in parts with no temporary file; a pull imports it as it downloads")
+    func streamingPushAndPull() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote(partSize: 5 << 20)
+        let group = try SyncGroupFixture()
+        let a = try group.createFirst()
+        var generator = SplitMix64(seed: 31)
+        let content = Data((0..<(13 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        try a.blobs.write("large.bin", data: content)
+        let temporary = FileManager.default.temporaryDirectory
+        let before = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [])
+        let progress = Mutex<[Int64]>([])
+        let pushed = try a.push(to: remote) { sent in progress.withLock { $0.append(sent) } }
+        let reported = progress.withLock { $0 }
+        #expect(pushed.export.bytes > 13 << 20)
+        #expect(reported.count >= 3 && reported.last == pushed.export.bytes, "parts reported as they went: \(reported)")
+        let after = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [])
+        #expect(after.subtracting(before).filter { $0.hasPrefix("coffer-push") }.isEmpty)
+        let object = try #require(pushed.object)
+        #expect(try fixture.client().size(of: object) == pushed.export.bytes)
+        let (b, pulled) = try fixture.join(group, name: "b")
+        #expect(pulled.bytes == pushed.export.bytes)
+        #expect(try b.blobs.data("large.bin") == content)
+    }
+
     @Test("Records pulled from a device revoked since are pushed again, so a newcomer still gets them")
     func revokedSourceResent() throws {
         let fixture = try RemoteFixture()
