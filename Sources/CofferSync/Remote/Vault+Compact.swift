@@ -197,8 +197,13 @@ extension Vault {
 
     /// Imports one checkpoint bundle as it downloads.
     func pullCheckpoint(_ key: String, client: S3Client, origin: String) throws(CofferError) -> ImportSummary {
-        try importObject(key, from: client, origin: origin, what: "checkpoint", progress: { _ in }) {
-            _ throws(CofferError) in
-        }
+        try importObject(
+            key,
+            from: client,
+            origin: origin,
+            what: "checkpoint",
+            progress: { _ in },
+            expect: { _ throws(CofferError) in }
+        )
     }
 }
