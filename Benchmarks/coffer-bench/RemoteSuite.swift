@@ -133,7 +133,7 @@ enum RemoteSuite {
 
     struct Push: Benchmark {
         let fixture: Fixture
-        var name: String { "remote/push (full: export, then upload in parts)" }
+        var name: String { "remote/push (full: export streamed up in parts)" }
         var bytesPerRun: Int { fixture.bundleSize }
         var reference: String? { RemoteSuite.plainUpload }
 
@@ -173,7 +173,7 @@ enum RemoteSuite {
     struct Join: JoiningBenchmark {
         let fixture: Fixture
         var joined = SyncSuite.JoinedVaultDirectory()
-        var name: String { "remote/pull (a new vault joins: download, then import)" }
+        var name: String { "remote/pull (a new vault joins: import while downloading)" }
         var bytesPerRun: Int { fixture.bundleSize }
         var reference: String? { RemoteSuite.plainDownload }
 
