@@ -11,6 +11,10 @@ protocol Benchmark {
     var operationsPerRun: Int { get }
     /// The name of the benchmark this one is compared with, if any.
     var reference: String? { get }
+    /// For a figure that is not a rate (a size ratio, say): its unit, and the value the last run
+    /// measured, which the harness takes instead of a rate.
+    var valueUnit: String? { get }
+    var lastValue: Double? { get }
 
     mutating func setUp() throws
     /// Untimed work before each run (restocking what the run consumes, say).
@@ -23,6 +27,8 @@ extension Benchmark {
     var bytesPerRun: Int { 0 }
     var operationsPerRun: Int { 1 }
     var reference: String? { nil }
+    var valueUnit: String? { nil }
+    var lastValue: Double? { nil }
     mutating func setUp() throws {}
     mutating func prepareRun() throws {}
     mutating func tearDown() throws {}
@@ -90,6 +96,10 @@ struct Harness {
                 try benchmarks[index].run()
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                 let benchmark = benchmarks[index]
+                if benchmark.valueUnit != nil, let value = benchmark.lastValue {
+                    rates[index].append(value)
+                    continue
+                }
                 rates[index].append(
                     benchmark.bytesPerRun > 0
                         ? Double(benchmark.bytesPerRun) / seconds / 1e6 : Double(benchmark.operationsPerRun) / seconds
@@ -101,7 +111,7 @@ struct Harness {
             return Measurement(
                 name: benchmark.name,
                 suite: String(benchmark.name.prefix { $0 != "/" }),
-                unit: benchmark.bytesPerRun > 0 ? "MB/s" : "ops/s",
+                unit: benchmark.valueUnit ?? (benchmark.bytesPerRun > 0 ? "MB/s" : "ops/s"),
                 median: sorted[sorted.count / 2],
                 min: sorted[0],
                 max: sorted[sorted.count - 1],

@@ -1,10 +1,11 @@
 import Coffer
 import Foundation
 
-/// Sync through an S3-compatible store: a full push (export, then upload in parts) and a new vault
-/// joining from the store (download, then import), against a real SeaweedFS on loopback started by
-/// `Tools/seaweedfs`, each beside the store's own speed for the same bytes in the same run: the
-/// bundle uploaded, and downloaded, as plain bytes by the same client with no Coffer crypto.
+/// Sync through an S3-compatible store: a full push (the export streamed up in parts) and a new vault
+/// joining from the store (importing while it downloads), against a real SeaweedFS on loopback
+/// started by `Tools/seaweedfs`, each beside the store's own speed for the same bytes in the same run:
+/// the bundle uploaded, and downloaded, as plain bytes by the same client with no Coffer crypto. And
+/// two size ratios after a compaction of five devices' edits (``CompactedGroup``).
 enum RemoteSuite {
     static let plainUpload = "remote/plain upload of the bundle's bytes (no crypto)"
     static let plainDownload = "remote/plain download of the bundle's bytes (no crypto)"
@@ -38,7 +39,8 @@ enum RemoteSuite {
         )
         return [
             PlainUpload(fixture: fixture), Push(fixture: fixture), PlainDownload(fixture: fixture),
-            Join(fixture: fixture),
+            Join(fixture: fixture), CompactedGroup(fixture: fixture, measuring: .history),
+            CompactedGroup(fixture: fixture, measuring: .store), CompactedGroup(fixture: fixture, measuring: .join),
         ]
     }
 
@@ -189,6 +191,94 @@ enum RemoteSuite {
             vault.close()
             guard summary.bundles.count == 1 else {
                 throw BenchmarkError("the join pulled \(summary.bundles.count) bundles")
+            }
+        }
+    }
+
+    /// Five devices of one group edit in rounds through one store (each round: five items and a
+    /// 256 KiB blob per device, pushed, then everyone pulls), then one compacts. The figure is a size
+    /// ratio, the lower the better: the bytes the store holds after the compaction, or the bytes a
+    /// new device downloads to join, over the live syncable data (the checkpoint's size).
+    struct CompactedGroup: Benchmark {
+        enum Measure { case history, store, join }
+        let fixture: Fixture
+        let measuring: Measure
+        var lastValue: Double?
+        var valueUnit: String? { "×" }
+        var name: String {
+            switch measuring {
+            case .history: return "remote/bytes stored before compaction, 5 devices, 4 rounds (× live data)"
+            case .store: return "remote/bytes stored after compaction, 5 devices, 4 rounds (× live data)"
+            case .join: return "remote/bytes a new device downloads to join after it (× live data)"
+            }
+        }
+        var operationsPerRun: Int { 1 }
+
+        init(fixture: Fixture, measuring: Measure) {
+            self.fixture = fixture
+            self.measuring = measuring
+        }
+
+        mutating func setUp() throws { try fixture.prepare() }
+        mutating func tearDown() throws { fixture.release() }
+
+        mutating func run() throws {
+            let remote = try fixture.remote(prefix: fixture.freshPrefix())
+            let directory = scratchDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let first = try Vault.create(
+                at: directory.appendingPathComponent("0"),
+                passphrase: "bench",
+                configuration: SyncSuite.joiningConfiguration
+            )
+            var devices = [first]
+            defer { for device in devices { device.close() } }
+            try first.push(to: remote)
+            for index in 1..<5 {
+                devices.append(
+                    try Vault.join(
+                        remote: remote,
+                        at: directory.appendingPathComponent("\(index)"),
+                        passphrase: "bench",
+                        configuration: SyncSuite.joiningConfiguration
+                    ).vault
+                )
+            }
+            var generator = SystemRandomNumberGenerator()
+            for round in 0..<4 {
+                for device in devices {
+                    for item in 0..<5 {
+                        try device.keychain.setPassword(
+                            "round \(round)",
+                            service: "service-\(Int.random(in: 0..<40, using: &generator))",
+                            account: "item-\(item)",
+                            scope: .syncable
+                        )
+                    }
+                    try device.blobs.write(
+                        "blob-\(Int.random(in: 0..<10, using: &generator))",
+                        data: BlobSuite.Corpus.random(256 << 10)
+                    )
+                    try device.push(to: remote)
+                }
+                for device in devices { try device.pull(from: remote) }
+            }
+            let summary = try first.compact(remote: remote)
+            let live = Double(summary.checkpointBytes)
+            switch measuring {
+            case .history:
+                lastValue = Double(summary.storedBytesBefore) / live
+            case .store:
+                lastValue = Double(summary.storedBytesAfter) / live
+            case .join:
+                let (newcomer, pulled) = try Vault.join(
+                    remote: remote,
+                    at: directory.appendingPathComponent("newcomer"),
+                    passphrase: "bench",
+                    configuration: SyncSuite.joiningConfiguration
+                )
+                newcomer.close()
+                lastValue = Double(pulled.bytes) / live
             }
         }
     }

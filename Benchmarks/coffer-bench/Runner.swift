@@ -37,7 +37,7 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, ou
     }
 
     let nameWidth = max(results.map(\.name.count).max() ?? 0, 6)
-    func cell(_ value: Double) -> String { String(format: "%12.1f", value) }
+    func cell(_ value: Double) -> String { String(format: value < 10 ? "%12.2f" : "%12.1f", value) }
     print(
         "figure".padding(toLength: nameWidth, withPad: " ", startingAt: 0)
             + "       median          min          max   vs reference"
