@@ -109,7 +109,7 @@ enum RemoteSuite {
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else {
-                throw BenchmarkError("Tools/seaweedfs start failed; see \(serverDirectory.path)/weed.log")
+                throw BenchmarkError("Tools/seaweedfs start failed; see \(serverDirectory.path)/seaweedfs.log")
             }
             var settings: [String: String] = [:]
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {

@@ -1,7 +1,8 @@
 public import Foundation
 
 /// A real SeaweedFS S3 server on loopback, started once per test process by `Tools/seaweedfs` (which
-/// installs it first if needed) and stopped by the script's watchdog when the test process ends.
+/// installs it first if needed) and stopped by the script's watchdog when the test process ends. The
+/// same for moto's server (``moto()``), `Tools/moto`: a second S3 implementation for the tests.
 public struct SeaweedFS: Sendable {
     /// The S3 endpoint, `http://127.0.0.1:PORT`.
     public let endpoint: URL
@@ -26,28 +27,38 @@ public struct SeaweedFS: Sendable {
     ///   no python3, a server that exits).
     public static func shared() throws -> SeaweedFS { try started.get() }
 
-    private static let started: Result<SeaweedFS, ProductError> = Result { () throws(ProductError) in try start() }
+    /// moto's S3 server, shared the same way: every test in this process that asks gets the one
+    /// started on first use.
+    public static func moto() throws -> SeaweedFS { try startedMoto.get() }
 
-    private static func start() throws(ProductError) -> SeaweedFS {
+    private static let started: Result<SeaweedFS, ProductError> = Result { () throws(ProductError) in
+        try start("seaweedfs")
+    }
+
+    private static let startedMoto: Result<SeaweedFS, ProductError> = Result { () throws(ProductError) in
+        try start("moto")
+    }
+
+    private static func start(_ server: String) throws(ProductError) -> SeaweedFS {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "coffer-seaweedfs-\(UUID().uuidString)"
+            "coffer-\(server)-\(UUID().uuidString)"
         )
         let result: Products.Result
         do {
             result = try Products.run(
-                root.appendingPathComponent("Tools/seaweedfs"),
+                root.appendingPathComponent("Tools/\(server)"),
                 ["start", directory.path, "\(getpid())"],
                 environment: [
                     "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
                 ]
             )
         } catch {
-            throw ProductError(description: "cannot run Tools/seaweedfs: \(error)")
+            throw ProductError(description: "cannot run Tools/\(server): \(error)")
         }
         guard result.status == 0 else {
-            throw ProductError(description: "Tools/seaweedfs start failed (\(result.status)): \(result.error)")
+            throw ProductError(description: "Tools/\(server) start failed (\(result.status)): \(result.error)")
         }
         var settings: [String: String] = [:]
         for line in result.output.split(separator: "\n") {
@@ -57,7 +68,7 @@ public struct SeaweedFS: Sendable {
         guard let endpoint = settings["AWS_ENDPOINT_URL"].flatMap({ URL(string: $0) }),
             let access = settings["AWS_ACCESS_KEY_ID"], let secret = settings["AWS_SECRET_ACCESS_KEY"]
         else {
-            throw ProductError(description: "Tools/seaweedfs start printed no settings: \(result.output)")
+            throw ProductError(description: "Tools/\(server) start printed no settings: \(result.output)")
         }
         return SeaweedFS(endpoint: endpoint, accessKeyID: access, secretAccessKey: secret, directory: directory)
     }

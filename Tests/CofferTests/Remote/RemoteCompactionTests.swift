@@ -9,28 +9,36 @@ import Testing
 /// time (docs/FORMAT.md, "Compaction").
 @Suite("Object store compaction against a real SeaweedFS", .serialized)
 struct RemoteCompactionTests {
-    let fixture: RemoteFixture
-    let group: SyncGroupFixture
-    let remote: S3Remote
+    /// One test's store and group.
+    struct Setting {
+        let fixture: RemoteFixture
+        let group: SyncGroupFixture
+        let remote: S3Remote
 
-    init() throws {
-        fixture = try RemoteFixture()
-        group = try SyncGroupFixture()
-        remote = try fixture.remote()
+        init(server: String) throws {
+            fixture = try RemoteFixture(server: server)
+            group = try SyncGroupFixture()
+            remote = try fixture.remote()
+        }
     }
 
+    /// The S3 implementations the compaction tests run on.
+    static let servers = ["seaweedfs", "moto"]
+
     /// The bytes stored under the fixture's prefix.
-    func storedBytes() throws -> Int64 {
-        try fixture.client().list(prefix: fixture.prefix + "/").reduce(0) { $0 + $1.size }
+    func storedBytes(_ setting: Setting) throws -> Int64 {
+        try setting.fixture.client().list(prefix: setting.fixture.prefix + "/").reduce(0) { $0 + $1.size }
     }
 
     /// `count` vaults of one group, all pushed to and pulled from the store.
-    func devices(_ count: Int) throws -> [Vault] {
-        let first = try group.createFirst()
-        try first.push(to: remote)
+    func devices(_ count: Int, _ setting: Setting) throws -> [Vault] {
+        let first = try setting.group.createFirst()
+        try first.push(to: setting.remote)
         var vaults = [first]
-        for index in 1..<count { vaults.append(try fixture.join(group, name: "device-\(index)").0) }
-        for vault in vaults { try vault.push(to: remote) }
+        for index in 1..<count {
+            vaults.append(try setting.fixture.join(setting.group, name: "device-\(index)").0)
+        }
+        for vault in vaults { try vault.push(to: setting.remote) }
         return vaults
     }
 
@@ -50,10 +58,13 @@ struct RemoteCompactionTests {
     }
 
     @Test(
-        "Five devices edit in rounds; after compaction the store holds at most 1.2x the live data, and newcomers and a device that stayed away converge"
+        "Five devices edit in rounds; after compaction the store holds at most 1.2x the live data, and newcomers and a device that stayed away converge",
+        arguments: RemoteCompactionTests.servers
     )
-    func roundsThenCompact() throws {
-        let vaults = try devices(5)
+    func roundsThenCompact(server: String) throws {
+        let setting = try Setting(server: server)
+        let (fixture, group, remote) = (setting.fixture, setting.group, setting.remote)
+        let vaults = try devices(5, setting)
         var generator = SplitMix64(seed: 23)
         // The last device pushes its first edits, then stays away (no pull) for the rest.
         let away = vaults[4]
@@ -66,7 +77,7 @@ struct RemoteCompactionTests {
             }
             for vault in vaults.dropLast() { try vault.pull(from: remote) }
         }
-        let beforeCompaction = try storedBytes()
+        let beforeCompaction = try storedBytes(setting)
         let summary = try vaults[0].compact(remote: remote)
         #expect(summary.deletedObjects > 0 && summary.storedBytesAfter < beforeCompaction, "\(summary)")
         #expect(
@@ -95,10 +106,13 @@ struct RemoteCompactionTests {
     }
 
     @Test(
-        "A push racing a compaction is never lost; a second compaction in the middle of the first leaves a consistent store"
+        "A push racing a compaction is never lost; a second compaction in the middle of the first leaves a consistent store",
+        arguments: RemoteCompactionTests.servers
     )
-    func racingCompactions() throws {
-        let vaults = try devices(3)
+    func racingCompactions(server: String) throws {
+        let setting = try Setting(server: server)
+        let (fixture, group, remote) = (setting.fixture, setting.group, setting.remote)
+        let vaults = try devices(3, setting)
         var generator = SplitMix64(seed: 5)
         for vault in vaults {
             try edit(vault, round: 1, generator: &generator)
@@ -132,9 +146,14 @@ struct RemoteCompactionTests {
         #expect(try late.syncableState() == state)
     }
 
-    @Test("A pull racing a compaction that deletes what it just listed starts again from the checkpoint")
-    func pullRacingCompaction() throws {
-        let vaults = try devices(3)
+    @Test(
+        "A pull racing a compaction that deletes what it just listed starts again from the checkpoint",
+        arguments: RemoteCompactionTests.servers
+    )
+    func pullRacingCompaction(server: String) throws {
+        let setting = try Setting(server: server)
+        let remote = setting.remote
+        let vaults = try devices(3, setting)
         var generator = SplitMix64(seed: 9)
         for vault in vaults.dropLast() {
             try edit(vault, round: 1, generator: &generator)
@@ -154,9 +173,14 @@ struct RemoteCompactionTests {
         #expect(try vaults[2].syncableState() == state)
     }
 
-    @Test("A vault holding records back for want of chunks refuses to compact until they arrive")
-    func heldRecordsRefuse() throws {
-        let vaults = try devices(2)
+    @Test(
+        "A vault holding records back for want of chunks refuses to compact until they arrive",
+        arguments: RemoteCompactionTests.servers
+    )
+    func heldRecordsRefuse(server: String) throws {
+        let setting = try Setting(server: server)
+        let (fixture, group, remote) = (setting.fixture, setting.group, setting.remote)
+        let vaults = try devices(2, setting)
         let (a, b) = (vaults[0], vaults[1])
         var generator = SplitMix64(seed: 17)
         try a.blobs.write("x", data: Data((0..<200_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }))
@@ -170,7 +194,7 @@ struct RemoteCompactionTests {
         try b.blobs.rename("x", to: "y")
         try b.push(to: remote)
         #expect(try a.pull(from: remote).bundles.last?.imported.held == 1)
-        let before = try storedBytes()
+        let before = try storedBytes(setting)
         let refused = #expect(throws: CofferError.self) { try a.compact(remote: remote) }
         #expect(refused?.message.contains("holds 1 record back") == true, "\(refused?.message ?? "")")
         // a's push asks for the chunks, b answers, a applies y: then it compacts.
@@ -179,7 +203,7 @@ struct RemoteCompactionTests {
         try b.push(to: remote)
         try a.pull(from: remote)
         #expect(try a.blobs.contains("y"))
-        #expect(try storedBytes() >= before)
+        #expect(try storedBytes(setting) >= before)
         try a.compact(remote: remote)
         let (newcomer, _) = try fixture.join(group, name: "newcomer")
         #expect(try newcomer.blobs.contains("y"))
@@ -188,6 +212,9 @@ struct RemoteCompactionTests {
 
     @Test("Push and pull work with credentials that cannot delete; compaction then fails saying so, losing nothing")
     func appendOnly() throws {
+        // moto does not enforce bucket policies: SeaweedFS only.
+        let setting = try Setting(server: "seaweedfs")
+        let (fixture, group) = (setting.fixture, setting.group)
         let bucket = "coffer-tests-append-only"
         let server = try SeaweedFS.shared()
         var remote = S3Remote(

@@ -12,8 +12,10 @@ struct RemoteFixture {
     let server: SeaweedFS
     let prefix: String
 
-    init() throws {
-        server = try SeaweedFS.shared()
+    /// A prefix on the shared SeaweedFS, or on moto's server when `server` is "moto" (the tests that
+    /// matter run on both S3 implementations).
+    init(server name: String = "seaweedfs") throws {
+        server = name == "moto" ? try SeaweedFS.moto() : try SeaweedFS.shared()
         prefix = "t-" + UUID().uuidString.lowercased()
         try remote().createBucketIfMissing()
     }
@@ -232,9 +234,12 @@ struct RemoteSyncTests {
         return bytes
     }
 
-    @Test("Each record reaches the store once: what a device pulled from a store it does not push back")
-    func onceInTheStore() throws {
-        let fixture = try RemoteFixture()
+    @Test(
+        "Each record reaches the store once: what a device pulled from a store it does not push back",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func onceInTheStore(server: String) throws {
+        let fixture = try RemoteFixture(server: server)
         let remote = try fixture.remote()
         let group = try SyncGroupFixture()
         let a = try group.createFirst()
@@ -273,9 +278,12 @@ struct RemoteSyncTests {
         #expect(try d.blobs.data("photos.bin") == content)
     }
 
-    @Test("A push larger than a part streams up in parts with no temporary file; a pull imports it as it downloads")
-    func streamingPushAndPull() throws {
-        let fixture = try RemoteFixture()
+    @Test(
+        "A push larger than a part streams up in parts with no temporary file; a pull imports it as it downloads",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func streamingPushAndPull(server: String) throws {
+        let fixture = try RemoteFixture(server: server)
         let remote = try fixture.remote(partSize: 5 << 20)
         let group = try SyncGroupFixture()
         let a = try group.createFirst()
