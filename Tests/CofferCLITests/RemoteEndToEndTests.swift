@@ -175,6 +175,25 @@ struct RemoteEndToEndTests {
         #expect(try run(["pull", remote], vault: "b").status == 0)
     }
 
+    @Test("--limit-upload and --limit-download: transfers go through under a limit; bad values are usage errors")
+    func limits() throws {
+        let file = directory.path("photo.bin")
+        var generator = SplitMix64(seed: 8)
+        try Data((0..<300_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }).write(to: file)
+        #expect(try run(["put", "photo", file.path]).status == 0)
+        let pushed = try run(["push", remote, "--create-bucket", "--limit-upload", "4096"])
+        #expect(pushed.status == 0, "\(pushed.error)")
+        let joined = try run(["init", "--join", remote, "--limit-download", "4096"], vault: "b")
+        #expect(joined.status == 0, "\(joined.error)")
+        let out = directory.path("photo.out")
+        #expect(try run(["get", "photo", out.path], vault: "b").status == 0)
+        #expect(try Data(contentsOf: out) == Data(contentsOf: file))
+        for bad in ["0", "-5", "fast", "1.5"] {
+            let refused = try run(["pull", remote, "--limit-download", bad], vault: "b")
+            #expect(refused.status == 64 && refused.error.contains("--limit-download"), "\(bad): \(refused.error)")
+        }
+    }
+
     @Test("Bad credentials, locations and endpoints fail with a message and the right exit status")
     func refusals() throws {
         let wrongSecret = try run(["push", remote, "--create-bucket"], extra: ["AWS_SECRET_ACCESS_KEY": "wrong"])

@@ -39,7 +39,13 @@ package final class S3Client: Sendable {
         self.remote = remote
         signer = SignatureV4(credentials: remote.credentials, region: remote.region)
         transport = HTTPTransport()
+        uploadPacer = remote.uploadLimit.map { TransferPacer(bytesPerSecond: $0) }
+        downloadPacer = remote.downloadLimit.map { TransferPacer(bytesPerSecond: $0) }
     }
+
+    /// What keeps this client's uploads and downloads under the remote's limits.
+    private let uploadPacer: TransferPacer?
+    private let downloadPacer: TransferPacer?
 
     // MARK: Objects
 
@@ -252,6 +258,7 @@ package final class S3Client: Sendable {
         operation: String
     ) throws(CofferError) -> HTTPResponse {
         let payloadHash = try body.map { bytes throws(CofferError) in try SignatureV4.hexHash(bytes) }
+        if let body, !body.isEmpty { uploadPacer?.pace(body.count) }
         var lastProblem = ""
         for attempt in 0..<Self.attempts {
             if attempt > 0 { backOff(attempt) }
@@ -274,7 +281,10 @@ package final class S3Client: Sendable {
                 lastProblem = error.message
                 continue
             }
-            if (200..<300).contains(response.status) { return response }
+            if (200..<300).contains(response.status) {
+                if !response.body.isEmpty { downloadPacer?.pace(response.body.count) }
+                return response
+            }
             if response.status >= 500 || response.status == 429 {
                 lastProblem =
                     "HTTP \(response.status)"

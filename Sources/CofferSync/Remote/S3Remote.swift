@@ -36,6 +36,12 @@ public struct S3Remote: Sendable {
     /// The size of each part of a multipart upload, and the largest object sent in one request
     /// (5 MiB to 5 GiB; the default is 16 MiB). Memory used by an upload is about one part.
     public var partSize = 16 << 20
+    /// The most bytes per second to send, averaged over each request (a part, at most
+    /// ``partSize``); `nil` sends as fast as the store takes them.
+    public var uploadLimit: Int?
+    /// The most bytes per second to receive, averaged over each request (a pull reads objects in
+    /// ranges of about one second's worth at this rate, 256 KiB to 8 MiB); `nil` for no limit.
+    public var downloadLimit: Int?
 
     /// A remote at `location`.
     ///

@@ -388,7 +388,16 @@ extension Vault {
         guard let (size, etag) = try client.attributes(of: key) else {
             throw CofferError(.itemNotFound, "\(what) \(key) is gone (a compaction removed it meanwhile)")
         }
-        var source = S3RangeSource(client: client, key: key, size: size, etag: etag, progress: progress)
+        // Under a download limit, ranges of about one second's worth, so the pace stays even.
+        let rangeSize = client.remote.downloadLimit.map { min(8 << 20, max(256 << 10, $0)) } ?? 8 << 20
+        var source = S3RangeSource(
+            client: client,
+            key: key,
+            size: size,
+            etag: etag,
+            rangeSize: rangeSize,
+            progress: progress
+        )
         do throws(CofferError) {
             var summary = try importBundle(from: &source, origin: origin, expect: expect)
             summary.bytes = size

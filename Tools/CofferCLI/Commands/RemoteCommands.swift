@@ -12,6 +12,8 @@ enum RemoteCommands {
             help: "The object store's URL, for MinIO, Ceph, SeaweedFS... (default: $AWS_ENDPOINT_URL, else AWS S3)."
         ),
         .option("region", value: "REGION", help: "The signing region (default: $AWS_REGION, else us-east-1)."),
+        .option("limit-upload", value: "KIB", help: "Send at most KIB KiB/s (averaged over each part)."),
+        .option("limit-download", value: "KIB", help: "Receive at most KIB KiB/s (averaged over each range read)."),
         .option(
             "credentials-file",
             value: "FILE",
@@ -198,6 +200,21 @@ enum RemoteCommands {
             endpoint = url
         }
         let region = invocation.value("region") ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"]
-        return S3Remote(location, credentials: credentials, endpoint: endpoint, region: region)
+        var remote = S3Remote(location, credentials: credentials, endpoint: endpoint, region: region)
+        remote.uploadLimit = try limit("limit-upload", invocation)
+        remote.downloadLimit = try limit("limit-download", invocation)
+        return remote
+    }
+
+    /// A `--limit-…` option in KiB/s, as bytes per second.
+    private static func limit(_ option: String, _ invocation: Invocation) throws -> Int? {
+        guard let text = invocation.value(option) else { return nil }
+        guard let kib = Int(text), kib > 0, kib <= Int.max / 1024 else {
+            throw UsageError(
+                message: "--\(option) takes a whole number of KiB per second, like 512; '\(text)' is not one",
+                commandPath: invocation.commandPath
+            )
+        }
+        return kib * 1024
     }
 }
