@@ -8,6 +8,9 @@ public struct PushSummary: Sendable, Equatable, Codable {
     public var object: String?
     /// The export behind the bundle (incremental after the first push).
     public var export: ExportSummary
+    /// Parts of the upload kept from an earlier push of the same bundle that was interrupted, and so
+    /// not sent again.
+    public var resumedParts = 0
 
     package init(remote: String, export: ExportSummary) {
         self.remote = remote
@@ -60,6 +63,9 @@ public struct CompactSummary: Sendable, Equatable, Codable {
     public var storedBytesBefore: Int64 = 0
     /// The bytes under the prefix after the compaction.
     public var storedBytesAfter: Int64 = 0
+    /// Whether a checkpoint already there held at least as much as this one, which was then deleted
+    /// in its favour (after the bundles both hold).
+    public var supersededByExisting = false
 
     package init(remote: String, checkpoint: String) {
         self.remote = remote

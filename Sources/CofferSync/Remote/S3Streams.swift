@@ -17,22 +17,54 @@ package struct S3UploadSink: ByteSink {
         }
     }
 
+    /// What the sink reports as it goes, for a caller that keeps the upload resumable: the upload
+    /// begun, and each part sent (its number from 1, entity tag and SHA-256).
+    package struct Journal {
+        package var started: (String) throws(CofferError) -> Void = { _ throws(CofferError) in }
+        package var sentPart: (Int, String, [UInt8]) throws(CofferError) -> Void = { _, _, _ throws(CofferError) in }
+
+        package init() {}
+    }
+
     private let client: S3Client
     private let key: String
     private let progress: SyncProgress?
     private let partSize: Int
     private let started: Started
+    private let journal: Journal
+    /// The parts an interrupted upload of the same bytes sent, kept when they match.
+    private let sentBefore: [(etag: String, digest: [UInt8])]
     private var buffer: [UInt8] = []
     private var uploadID: String?
     private var parts: [String] = []
     private var sent: Int64 = 0
+    /// Parts kept from the interrupted upload rather than sent again.
+    package private(set) var reusedParts = 0
 
-    package init(client: S3Client, key: String, progress: SyncProgress?, started: Started = Started()) {
+    /// A sink for a new upload, or, with `resuming`, one that goes on with an upload begun for the
+    /// same bytes: each part whose digest matches one sent then is kept, not sent again.
+    ///
+    /// - Parameter journal: Told of the upload begun and of each part sent.
+    package init(
+        client: S3Client,
+        key: String,
+        progress: SyncProgress?,
+        started: Started = Started(),
+        resuming: (uploadID: String, parts: [(etag: String, digest: [UInt8])])? = nil,
+        journal: Journal = Journal()
+    ) {
         self.client = client
         self.key = key
         self.progress = progress
         self.started = started
+        self.journal = journal
         partSize = client.remote.partSize
+        uploadID = resuming?.uploadID
+        sentBefore = resuming?.parts ?? []
+        if let resuming {
+            started.key = key
+            started.uploadID = resuming.uploadID
+        }
     }
 
     /// The bytes taken so far.
@@ -68,12 +100,35 @@ package struct S3UploadSink: ByteSink {
 
     private mutating func uploadPart() throws(CofferError) {
         if uploadID == nil {
-            uploadID = try client.startUpload(key)
+            let begun = try client.startUpload(key)
+            uploadID = begun
             started.key = key
-            started.uploadID = uploadID
+            started.uploadID = begun
+            try journal.started(begun)
         }
         guard let uploadID else { return }
-        parts.append(try client.uploadPart(key, uploadID: uploadID, number: parts.count + 1, body: buffer))
+        let number = parts.count + 1
+        let digest: [UInt8]
+        do {
+            digest = try SHA256.hash(buffer)
+        } catch {
+            throw CofferError(.internalError, "hashing part \(number) of \(key) failed: \(error)", underlying: error)
+        }
+        if number <= sentBefore.count {
+            // Made again from the same state with the same seeds: the same bytes, already there.
+            guard sentBefore[number - 1].digest == digest else {
+                throw CofferError(
+                    .internalError,
+                    "part \(number) of \(key) came out differently from the interrupted push's; push again"
+                )
+            }
+            parts.append(sentBefore[number - 1].etag)
+            reusedParts += 1
+        } else {
+            let etag = try client.uploadPart(key, uploadID: uploadID, number: number, body: buffer)
+            parts.append(etag)
+            try journal.sentPart(number, etag, digest)
+        }
         sent += Int64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
         progress?(sent)

@@ -102,13 +102,22 @@ extension Vault {
             guard let covered = cut.through[device] else { continue }
             doomed += objects.bundles.filter { $0.last <= covered }.map { layout.bundleKey(device, $0) }
         }
-        for (id, state) in layout.checkpoints(in: listing) where id != cut.id && state.hasCut {
+        // Of two checkpoints, one goes when the other covers it: the one covered alone, or of two with
+        // the same cut the smaller id. Every compaction decides the same, so two at once never delete
+        // both; and one that finds its own checkpoint superseded deletes that one, last.
+        var ownSuperseded = false
+        for (id, state) in layout.checkpoints(in: listing) where id != cut.id && state.hasCut && state.hasBundle {
             let key = layout.checkpointCutKey(id)
-            guard let bytes = try client.get(key), let other = try? verifiedCut(bytes, key: key, id: id),
-                cut.covers(other), !other.covers(cut) || other.id < cut.id
-            else { continue }
-            doomed += [key, layout.checkpointBundleKey(id)]
+            guard let bytes = try client.get(key), let other = try? verifiedCut(bytes, key: key, id: id) else {
+                continue
+            }
+            if cut.covers(other), !other.covers(cut) || other.id < cut.id {
+                doomed += [key, layout.checkpointBundleKey(id)]
+            } else if other.covers(cut), !cut.covers(other) || cut.id < other.id {
+                ownSuperseded = true
+            }
         }
+        if ownSuperseded { doomed += [layout.checkpointCutKey(cut.id), layout.checkpointBundleKey(cut.id)] }
         for key in doomed {
             do {
                 try client.delete(key)
@@ -124,6 +133,7 @@ extension Vault {
             summary.deletedBytes += sizes[key] ?? 0
         }
         summary.storedBytesAfter = try client.list(prefix: layout.listingPrefix).reduce(0) { $0 + $1.size }
+        summary.supersededByExisting = ownSuperseded
         return summary
     }
 

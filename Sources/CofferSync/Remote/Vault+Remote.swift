@@ -35,12 +35,13 @@ extension Vault {
         try push(to: remote, progress: progress, beforeHead: {})
     }
 
-    /// ``push(to:progress:)-4qpe7`` with a hook between the bundle's upload and the head's, where tests stop
-    /// a push the way a crash would.
+    /// ``push(to:progress:)-4qpe7`` with hooks between the bundle's upload and the head's, and after
+    /// each part sent, where tests stop a push the way a crash would.
     package func push(
         to remote: S3Remote,
         progress: SyncProgress?,
-        beforeHead: () throws(CofferError) -> Void
+        beforeHead: () throws(CofferError) -> Void,
+        afterPart: @escaping (Int) throws(CofferError) -> Void = { _ throws(CofferError) in }
     ) throws(CofferError) -> PushSummary {
         try checkOpen()
         _ = try unlockedRoots()
@@ -67,28 +68,88 @@ extension Vault {
             guard !sources.isDisjoint(with: revoked) else { return 0 }
             return try environment.write { txn in try origins.relog(revoked, in: txn) }
         }
+        // An upload an earlier push left unfinished goes on if the vault is exactly as that push
+        // left it (the same export, made again with the same seeds, gives the same parts); else it
+        // is abandoned and this push starts afresh.
+        let identity = remote.identity
+        let earlier = try storage("reading the upload in progress") {
+            try environment.read { txn in try PendingUpload.load(in: txn, schema: schema, remote: identity) }
+        }
+        let resumable = earlier.flatMap { $0.unchanged ? $0.upload : nil }
+        if let earlier, !earlier.unchanged { try abandon(earlier.upload, client: client) }
+        let resuming = Locked(false)
+
         // The bundle goes up as it is produced, part by part (no temporary file); it appears only
         // when the upload completes, and counts only once the head names it.
         let started = S3UploadSink.Started()
         var written: (summary: ExportSummary, sentThrough: UInt64, sink: S3UploadSink)
         do throws(CofferError) {
             written = try writeBundle(
-                into: { header in
-                    S3UploadSink(
+                into: { [environment] header in
+                    let key = layout.bundleKey(device, .init(first: header.firstSequence, last: header.lastSequence))
+                    var journal = S3UploadSink.Journal()
+                    journal.started = { uploadID throws(CofferError) in
+                        var upload = PendingUpload(
+                            key: key,
+                            uploadID: uploadID,
+                            salt: header.salt,
+                            noncePrefix: header.noncePrefix
+                        )
+                        try storage("recording the upload in progress") {
+                            try environment.write { txn in try upload.store(in: txn, schema: schema, remote: identity) }
+                        }
+                    }
+                    journal.sentPart = { number, etag, digest throws(CofferError) in
+                        try storage("recording the upload in progress") {
+                            try environment.write { txn in
+                                guard
+                                    var upload = try PendingUpload.load(in: txn, schema: schema, remote: identity)?
+                                        .upload
+                                else { return }
+                                upload.parts.append((etag, digest))
+                                try upload.store(in: txn, schema: schema, remote: identity)
+                            }
+                        }
+                        try afterPart(number)
+                    }
+                    let resumed = resuming.withLock { $0 } ? resumable : nil
+                    return S3UploadSink(
                         client: client,
-                        key: layout.bundleKey(device, .init(first: header.firstSequence, last: header.lastSequence)),
+                        key: key,
                         progress: progress,
-                        started: started
+                        started: started,
+                        resuming: resumed.map { ($0.uploadID, $0.parts) },
+                        journal: journal
                     )
                 },
                 progress: nil,
                 excluding: { txn in try origins.excluded(in: txn) },
+                seeds: { txn in
+                    // The same state, and the same bundle (its name from the same cursor and last change).
+                    guard let upload = resumable, txn.snapshotID == upload.state else { return nil }
+                    let last = try ChangeLog.lastSequence(in: txn, schema: schema)
+                    let name = RemoteLayout.BundleName(first: (head?.sentThrough ?? 0) + 1, last: last)
+                    guard layout.bundleKey(device, name) == upload.key else { return nil }
+                    resuming.withLock { $0 = true }
+                    return (upload.salt, upload.noncePrefix)
+                },
                 cursor: { _ in head?.sentThrough }
             )
         } catch {
-            started.abort(with: client)
+            // An upload the vault recorded is kept for the next push to resume (a network failure,
+            // a full disk); one it did not record, or one that came out differently, goes.
+            let recorded: PendingUpload? =
+                (try? storage("reading the upload in progress") {
+                    try environment.read { txn in try PendingUpload.load(in: txn, schema: schema, remote: identity) }
+                })??.upload
+            if let recorded, recorded.uploadID == started.uploadID {
+                if error.code == .internalError { try? abandon(recorded, client: client) }
+            } else {
+                started.abort(with: client)
+            }
             throw error
         }
+        if let resumable, !resuming.withLock({ $0 }) { try abandon(resumable, client: client) }
         var export = written.summary
         export.resentFromRevoked = relogged
         var summary = PushSummary(remote: remote.location.description, export: export)
@@ -125,10 +186,27 @@ extension Vault {
         try storage("recording the push") {
             try environment.write { txn in
                 _ = try txn.put(schema.meta, key: logKey, value: logDigest)
+                _ = try txn.delete(schema.meta, key: PendingUpload.metaKey(identity))
             }
         }
+        summary.resumedParts = written.sink.reusedParts
         summary.object = key
         return summary
+    }
+
+    /// Abandons an upload an earlier push left (best effort at the store, which expires it anyway)
+    /// and forgets it.
+    private func abandon(_ upload: PendingUpload, client: S3Client) throws(CofferError) {
+        client.abortUpload(upload.key, uploadID: upload.uploadID)
+        let (schema, identity) = (schema, client.remote.identity)
+        try storage("forgetting the upload") {
+            try environment.write { txn in
+                guard let stored = try PendingUpload.load(in: txn, schema: schema, remote: identity)?.upload,
+                    stored.uploadID == upload.uploadID
+                else { return }
+                _ = try txn.delete(schema.meta, key: PendingUpload.metaKey(identity))
+            }
+        }
     }
 
     /// Downloads and imports, device by device and in order, every bundle the other devices have

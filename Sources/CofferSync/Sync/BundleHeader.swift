@@ -62,7 +62,9 @@ package struct BundleHeader: Equatable, Sendable {
         self.joinBlock = joinBlock
     }
 
-    /// A header with fresh random salt and nonce prefix.
+    /// A header with fresh random salt and nonce prefix, or with `seeds` (those of an export of the
+    /// very same vault state that was interrupted, so the stream comes out byte for byte the same:
+    /// never for other contents, which would reuse nonces).
     package static func fresh(
         syncGroupID: UUID,
         deviceID: UUID,
@@ -71,15 +73,16 @@ package struct BundleHeader: Equatable, Sendable {
         segmentSize: Int = defaultSegmentSize,
         joinBlock: [UInt8] = [],
         epoch: KeyEpoch = .original,
-        log: [UInt8] = []
+        log: [UInt8] = [],
+        seeds: (salt: [UInt8], noncePrefix: [UInt8])? = nil
     ) -> BundleHeader {
         var header = BundleHeader(
             syncGroupID: syncGroupID,
             deviceID: deviceID,
             firstSequence: firstSequence,
             lastSequence: lastSequence,
-            salt: SecureRandom.bytes(count: saltSize),
-            noncePrefix: SecureRandom.bytes(count: noncePrefixSize),
+            salt: seeds?.salt ?? SecureRandom.bytes(count: saltSize),
+            noncePrefix: seeds?.noncePrefix ?? SecureRandom.bytes(count: noncePrefixSize),
             segmentSize: segmentSize,
             joinBlock: joinBlock
         )

@@ -85,10 +85,15 @@ extension Vault {
     /// ``writeBundle(to:progress:excluding:cursor:)`` into the sink `makeSink` makes from the
     /// bundle's header (an upload, named by the header's sequences); returns the sink as the export
     /// left it, for the caller to finish.
+    ///
+    /// - Parameter seeds: Called first in the export's read transaction: the salt and nonce prefix of
+    ///   an interrupted export of exactly this state, to make the same bytes again, or `nil` for
+    ///   fresh ones.
     package func writeBundle<Sink: ByteSink>(
         into makeSink: @escaping (BundleHeader) throws -> Sink,
         progress: SyncProgress?,
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
+        seeds: @escaping (Transaction) throws -> (salt: [UInt8], noncePrefix: [UInt8])? = { _ in nil },
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (summary: ExportSummary, sentThrough: UInt64, sink: Sink) {
         // The membership log goes in the header (a vault without one starts it now), the stream is
@@ -98,6 +103,7 @@ extension Vault {
         let (schema, environment, identity, groupID) = (schema, environment, identity, syncGroupID)
         return try storage("exporting a bundle") {
             try environment.read { txn in
+                let seeds = try seeds(txn)
                 let last = try ChangeLog.lastSequence(in: txn, schema: schema)
                 let cursor = try cursor(txn)
                 let resend = try SyncRequests(schema: schema).resendFrom(in: txn)
@@ -108,7 +114,8 @@ extension Vault {
                     lastSequence: last,
                     joinBlock: try Self.joinBlock(for: group, in: txn, schema: schema),
                     epoch: group.epoch,
-                    log: group.log
+                    log: group.log,
+                    seeds: seeds
                 )
                 let writer = try BundleStreamWriter(
                     header: header,

@@ -306,6 +306,46 @@ struct RemoteSyncTests {
         #expect(try b.blobs.data("large.bin") == content)
     }
 
+    @Test(
+        "A push stopped after some parts resumes with them when nothing changed, and starts afresh when something did",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func resumedPush(server: String) throws {
+        let fixture = try RemoteFixture(server: server)
+        let remote = try fixture.remote(partSize: 5 << 20)
+        let group = try SyncGroupFixture()
+        let a = try group.createFirst()
+        var generator = SplitMix64(seed: 41)
+        let content = Data((0..<(17 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        try a.blobs.write("large.bin", data: content)
+        func stopAfterTwoParts() -> (Int) throws(CofferError) -> Void {
+            { number throws(CofferError) in
+                if number == 2 { throw CofferError(.io, "the network went away") }
+            }
+        }
+        let stopped = #expect(throws: CofferError.self) {
+            try a.push(to: remote, progress: nil, beforeHead: {}, afterPart: stopAfterTwoParts())
+        }
+        #expect(stopped?.message == "the network went away")
+        // Nothing changed: the next push keeps the two parts sent.
+        let resumed = try a.push(to: remote)
+        #expect(resumed.resumedParts == 2, "\(resumed)")
+        let (b, _) = try fixture.join(group, name: "b")
+        #expect(try b.blobs.data("large.bin") == content)
+
+        // Stopped again, then the vault changes: the old upload is abandoned, the push starts afresh.
+        let more = Data((0..<(12 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        try a.blobs.write("more.bin", data: more)
+        _ = try? a.push(to: remote, progress: nil, beforeHead: {}, afterPart: stopAfterTwoParts())
+        try a.keychain.setPassword("changed", service: "mail", account: "ann", scope: .syncable)
+        let afresh = try a.push(to: remote)
+        #expect(afresh.resumedParts == 0)
+        try b.pull(from: remote)
+        #expect(try b.blobs.data("more.bin") == more)
+        #expect(try b.keychain.password(service: "mail", account: "ann") == "changed")
+        #expect(try b.syncableState() == a.syncableState())
+    }
+
     @Test("Records pulled from a device revoked since are pushed again, so a newcomer still gets them")
     func revokedSourceResent() throws {
         let fixture = try RemoteFixture()

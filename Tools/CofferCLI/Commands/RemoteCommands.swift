@@ -124,6 +124,11 @@ enum RemoteCommands {
             "Pushed \(SyncCommands.describe(export.records)) and \(export.chunks) chunks to \(summary.remote) "
                 + "as \(object) (\(ByteCount.format(export.bytes)), \(scope))\(alreadyThere)."
         )
+        if summary.resumedParts > 0, !invocation.flag("quiet") {
+            invocation.console.message(
+                "Resumed an interrupted push: \(summary.resumedParts) part\(summary.resumedParts == 1 ? "" : "s") already sent were kept."
+            )
+        }
         if export.resentFromRevoked > 0, !invocation.flag("quiet") {
             invocation.console.message(
                 "Sent \(export.resentFromRevoked) record(s) again that came from revoked devices, whose own bundles the group refuses."
