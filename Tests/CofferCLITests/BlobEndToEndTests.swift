@@ -133,6 +133,22 @@ struct BlobEndToEndTests {
         #expect(listed.map { $0["name"] as? String } == ["notes", "notes-again"])
     }
 
+    @Test("put NAME with no file refuses (exit 64) rather than store standard input; '-' reads it")
+    func putNeedsAFile() throws {
+        let refused = try cli.run(["put", "gpl.txt"])
+        #expect(refused.status == 64, "\(refused.error)")
+        #expect(refused.error.contains("coffer put gpl.txt gpl.txt"), "\(refused.error)")
+        #expect(try cli.run(["ls", "--json"]).output.contains("gpl.txt") == false)
+        let piped = try Products.run(
+            cli.coffer,
+            ["put", "notes", "-"],
+            environment: cli.environment,
+            input: "from a pipe"
+        )
+        #expect(piped.status == 0, "\(piped.error)")
+        #expect(try cli.run(["get", "notes"]).output == "from a pipe")
+    }
+
     @Test("a writer killed mid-blob leaves no visible blob, and gc reclaims its chunks")
     func killedWriter() throws {
         signal(SIGPIPE, SIG_IGN)  // should the child die early, a write to its pipe must fail, not kill us

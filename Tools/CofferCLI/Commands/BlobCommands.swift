@@ -25,7 +25,11 @@ enum BlobCommands {
         ],
         arguments: [
             ArgumentSpec("NAME", help: "The blob's name."),
-            ArgumentSpec("FILE", help: "The file to store; '-' or none for standard input.", optional: true),
+            ArgumentSpec(
+                "FILE",
+                help: "The file to store, or '-' for standard input (not needed with --from-rncryptor).",
+                optional: true
+            ),
         ],
         run: runPut
     )
@@ -90,7 +94,16 @@ enum BlobCommands {
         if let path = invocation.value("from-rncryptor") { return try putFromRNCryptor(invocation, path: path) }
         let name = invocation.arguments[0]
         let options = try writeOptions(invocation)
-        let path = invocation.arguments.count > 1 ? invocation.arguments[1] : "-"
+        // Standard input only when asked for: `put notes.txt` alone is a file name meant as the content,
+        // and reading a terminal or an empty pipe instead would store an empty blob and report success.
+        guard invocation.arguments.count > 1 else {
+            throw UsageError(
+                message:
+                    "put takes the blob's name, then the file to store ('-' for standard input); to store \(name) under its own name: coffer put \(name) \(name)",
+                commandPath: invocation.commandPath
+            )
+        }
+        let path = invocation.arguments[1]
         let input: InputFile? = path == "-" ? nil : try InputFile(path: path)
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
