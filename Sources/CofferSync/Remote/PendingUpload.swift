@@ -19,8 +19,19 @@ package struct PendingUpload: Equatable {
     package var uploadID: String
     package var salt: [UInt8]
     package var noncePrefix: [UInt8]
-    /// The parts sent so far, in order: entity tag and the SHA-256 of the bytes.
-    package var parts: [(etag: String, digest: [UInt8])]
+    /// One part sent: its entity tag and the SHA-256 of its bytes.
+    package struct Part: Equatable, Sendable {
+        package let etag: String
+        package let digest: [UInt8]
+
+        package init(etag: String, digest: [UInt8]) {
+            self.etag = etag
+            self.digest = digest
+        }
+    }
+
+    /// The parts sent so far, in order.
+    package var parts: [Part]
 
     package init(key: String, uploadID: String, salt: [UInt8], noncePrefix: [UInt8]) {
         state = 0
@@ -29,12 +40,6 @@ package struct PendingUpload: Equatable {
         self.salt = salt
         self.noncePrefix = noncePrefix
         parts = []
-    }
-
-    package static func == (lhs: PendingUpload, rhs: PendingUpload) -> Bool {
-        lhs.state == rhs.state && lhs.key == rhs.key && lhs.uploadID == rhs.uploadID && lhs.salt == rhs.salt
-            && lhs.noncePrefix == rhs.noncePrefix && lhs.parts.map(\.etag) == rhs.parts.map(\.etag)
-            && lhs.parts.map(\.digest) == rhs.parts.map(\.digest)
     }
 
     /// The `meta` entry of the upload to `remote`.
@@ -65,7 +70,7 @@ package struct PendingUpload: Equatable {
         parts = []
         for _ in 0..<(try reader.readUInt32()) {
             let etag = String(decoding: try reader.readLengthPrefixed(), as: UTF8.self)
-            parts.append((etag, try reader.readBytes(32)))
+            parts.append(Part(etag: etag, digest: try reader.readBytes(32)))
         }
         try reader.finish()
     }

@@ -33,7 +33,7 @@ package struct S3UploadSink: ByteSink {
     private let started: Started
     private let journal: Journal
     /// The parts an interrupted upload of the same bytes sent, kept when they match.
-    private let sentBefore: [(etag: String, digest: [UInt8])]
+    private let sentBefore: [PendingUpload.Part]
     private var buffer: [UInt8] = []
     private var uploadID: String?
     private var parts: [String] = []
@@ -50,7 +50,7 @@ package struct S3UploadSink: ByteSink {
         key: String,
         progress: SyncProgress?,
         started: Started = Started(),
-        resuming: (uploadID: String, parts: [(etag: String, digest: [UInt8])])? = nil,
+        resuming: (uploadID: String, parts: [PendingUpload.Part])? = nil,
         journal: Journal = Journal()
     ) {
         self.client = client

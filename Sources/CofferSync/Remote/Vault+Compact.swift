@@ -56,13 +56,9 @@ extension Vault {
         let applied = try storage("reading how far this vault has pulled") {
             try environment.read { txn in try PulledCursors(schema: schema, remote: remote.identity).load(in: txn) }
         }
-        let ownHead = try client.get(layout.headKey(deviceID)).map { (bytes) throws(CofferError) in
-            try RemoteHead(
-                decoding: bytes,
-                key: layout.headKey(deviceID),
-                expectedDevice: deviceID,
-                syncRoot: try keyRing().root(.sync, epoch: RemoteHead.epoch(of: bytes)?.epoch ?? .original)
-            )
+        let ownHeadKey = layout.headKey(deviceID)
+        let ownHead = try client.get(ownHeadKey).map { (bytes) throws(CofferError) in
+            try verifiedHead(bytes, key: ownHeadKey, device: deviceID)
         }
         var through: [UUID: UInt64] = [:]
         for (device, objects) in devices where objects.hasHead && !revoked.contains(device) {

@@ -106,7 +106,7 @@ extension Vault {
                                     var upload = try PendingUpload.load(in: txn, schema: schema, remote: identity)?
                                         .upload
                                 else { return }
-                                upload.parts.append((etag, digest))
+                                upload.parts.append(PendingUpload.Part(etag: etag, digest: digest))
                                 try upload.store(in: txn, schema: schema, remote: identity)
                             }
                         }
@@ -388,7 +388,7 @@ extension Vault {
     ///
     /// - Throws: ``CofferError`` `.keyUnavailable` for an epoch this vault does not hold, `.decode`
     ///   for a head that does not verify.
-    private func verifiedHead(_ bytes: [UInt8], key: String, device: UUID) throws(CofferError) -> RemoteHead {
+    func verifiedHead(_ bytes: [UInt8], key: String, device: UUID) throws(CofferError) -> RemoteHead {
         guard let (epoch, isFirstVersion) = RemoteHead.epoch(of: bytes) else {
             throw CofferError(.decode, "the head object \(key) is not a Coffer head object")
         }

@@ -114,6 +114,47 @@ struct GroupTrustTests {
         #expect(try a.keychain.password(service: "from-b", account: "ann") == "secret")
     }
 
+    @Test("A member that rekeys keeps its device keys and group keys: it signs, approves and reads after a reopen")
+    func rekeyedMember() throws {
+        let a = try group.createFirst()
+        try a.keychain.add(password("before"))
+        let first = group.bundle("first")
+        try a.export(to: first)
+        let (b, _) = try group.join("b", from: first)
+        _ = try exchange(b, a, "b-known-to-a")
+        try a.rotateGroupKey()  // meta group-keys now holds a later epoch, sealed under a's device root
+        _ = try exchange(a, b, "rotated")
+        let identity = try a.deviceIdentity()
+        try a.rekey(passphrase: SyncGroupFixture.passphrase)
+        a.close()
+        let reopened = try Vault.open(at: group.directory.path("vault"), configuration: group.fixture.configuration)
+        try reopened.unlock(passphrase: SyncGroupFixture.passphrase)
+        #expect(try reopened.deviceIdentity() == identity, "the same device, its keys re-sealed")
+        #expect(try reopened.keychain.password(service: "before", account: "ann") == "secret")
+        // It still signs what b accepts, under the epoch it holds.
+        try reopened.keychain.add(password("after", "after the rekey"))
+        _ = try exchange(reopened, b, "after-rekey")
+        #expect(try b.keychain.password(service: "after", account: "ann") == "after the rekey")
+        // It still approves: the new device gets the current group key from it.
+        let c = try approvedVault("c", by: reopened)
+        #expect(try c.keychain.password(service: "after", account: "ann") == "after the rekey")
+        // A vault waiting for approval rekeys too, then joins and reopens into the group.
+        let (d, request) = try Vault.requestJoin(
+            at: group.directory.path("d"),
+            passphrase: SyncGroupFixture.passphrase,
+            name: "d",
+            configuration: group.fixture.configuration
+        )
+        try d.rekey(passphrase: SyncGroupFixture.passphrase)
+        try reopened.approve(request)
+        #expect(try exchange(reopened, d, "approve-d").joinedGroup)
+        d.close()
+        let dAgain = try Vault.open(at: group.directory.path("d"), configuration: group.fixture.configuration)
+        try dAgain.unlock(passphrase: SyncGroupFixture.passphrase)
+        #expect(try dAgain.keychain.password(service: "after", account: "ann") == "after the rekey")
+        #expect(try dAgain.syncableState() == reopened.syncableState())
+    }
+
     @Test("The revoked copy: a full copy of a revoked device's vault cannot decrypt anything written after")
     func revokedCopy() throws {
         let a = try group.createFirst()
