@@ -1,3 +1,4 @@
+import Coffer
 import Testing
 
 @testable import CofferCLI

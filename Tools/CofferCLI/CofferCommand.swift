@@ -87,9 +87,18 @@ public enum CofferCommand {
                 console.print(text)
                 return success
             case .run(let command, let invocation):
-                try command.run?(invocation)
+                guard let run = command.run else { return success }
+                if command.isCancellable {
+                    try Interruption.whileCancellable { try run(invocation) }
+                } else {
+                    try run(invocation)
+                }
                 return success
             }
+        } catch let error as CofferError where error.code == .userCanceled && Interruption.requested != nil {
+            // Everything the command held is released by now; end as the signal would have.
+            console.message("coffer: \(error.message).")
+            Interruption.terminate()
         } catch let error as IncompleteResult {
             console.message("coffer: warning: \(error)")
             return incomplete

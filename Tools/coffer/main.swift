@@ -4,6 +4,8 @@ import Foundation
 
 // Secrets pass through this process's memory: no core dump or crash report may carry them out.
 do {
+    // First, while this is the only thread: every thread started later inherits the signal mask.
+    try Interruption.install()
     try ProcessHardening.disableCoreDumps()
     ProcessHardening.disableCrashBacktraces()
 } catch {

@@ -69,8 +69,7 @@ package struct BlobWriter {
         do {
             try session.add(&source, marker: ())
         } catch {
-            session.abandon(error)
-            throw error
+            throw session.abandoning(error)
         }
         let keys = keys
         let name = name

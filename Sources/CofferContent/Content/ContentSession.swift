@@ -231,11 +231,33 @@ package final class ContentSession<Marker>: @unchecked Sendable {
 
     /// Stops the session and releases every reference it took. Best effort: if this fails too, the
     /// entry stays and `gc` (or the next write, once this process has exited) releases it.
-    package func abandon(_ error: CofferError = CofferError(.userCanceled, "the write was abandoned")) {
+    ///
+    /// - Returns: What the release freed, or `nil` if it failed.
+    @discardableResult
+    package func abandon(
+        _ error: CofferError = CofferError(.userCanceled, "the write was abandoned")
+    ) -> PendingWrites.Released? {
         pipeline.cancel(error)
         _ = try? committer.wait()
         pipeline.shutDown()
-        _ = try? store.pending.release(write, store: store.chunks, environment: environment)
+        return try? store.pending.release(write, store: store.chunks, environment: environment)
+    }
+
+    /// Abandons the session for `error` and returns the error to throw: for a stop the user asked
+    /// for, it also says that nothing was kept and what was given back.
+    package func abandoning(_ error: CofferError) -> CofferError {
+        let released = abandon(error)
+        guard error.code == .userCanceled else { return error }
+        guard let released else {
+            return CofferError(
+                .userCanceled,
+                "\(error.message); nothing was stored, but releasing the chunks written so far failed: coffer gc frees them"
+            )
+        }
+        return CofferError(
+            .userCanceled,
+            "\(error.message); nothing was stored, and the \(ByteCount.format(released.freedBytes)) written so far (\(released.freedChunks) chunks) was released"
+        )
     }
 
     // MARK: Chunking

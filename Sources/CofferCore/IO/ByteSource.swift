@@ -59,6 +59,8 @@ package struct FileDescriptorSource: ByteSource {
     package init(descriptor: Int32) { self.descriptor = descriptor }
 
     package mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
+        // A stop request reaches a read waiting on an idle pipe too.
+        try Interruption.wait(for: descriptor)
         switch valueOrErrno({ Glibc.read(descriptor, buffer.baseAddress, buffer.count) }) {
         case .success(let count): return count
         case .failure(let error): throw error.cofferError("reading the input failed")
@@ -99,9 +101,17 @@ package struct FileDescriptorSink: ByteSink {
     package mutating func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError) {
         var offset = 0
         while offset < bytes.count {
-            switch valueOrErrno({ Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset) }) {
+            try Interruption.wait(for: descriptor, forWriting: true)
+            let written = Interruption.interruptibleWrite {
+                valueOrErrno(retryOnInterrupt: false) {
+                    Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                }
+            }
+            switch written {
             case .success(let count):
                 offset += count
+            case .failure(let error) where error.code == EINTR:
+                continue
             case .failure(let error) where error.isNoSpace:
                 throw CofferError(.diskFull, "the output's disk is full; free some space and try again")
             case .failure(let error):

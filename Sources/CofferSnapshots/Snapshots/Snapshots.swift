@@ -135,8 +135,7 @@ public struct Snapshots: Sendable {
                 bytesRead += Int64(opened.size)
             }
         } catch {
-            session.abandon(error)
-            throw error
+            throw session.abandoning(error)
         }
         let id = SecureRandom.bytes(count: 16)
         let record = try session.finish(

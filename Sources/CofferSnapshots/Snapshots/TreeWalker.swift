@@ -165,6 +165,7 @@ package struct TolerantFileSource: ByteSource {
 
     package mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(CofferError) -> Int {
         guard failure == nil, remaining > 0 else { return 0 }
+        try Interruption.check()
         let wanted = Int(min(UInt64(buffer.count), remaining))
         switch valueOrErrno({ Glibc.read(descriptor, buffer.baseAddress, wanted) }) {
         case .success(let count):

@@ -31,6 +31,7 @@ enum BlobCommands {
                 optional: true
             ),
         ],
+        isCancellable: true,
         run: runPut
     )
 
@@ -52,6 +53,7 @@ enum BlobCommands {
             ArgumentSpec("NAME", help: "The blob's name."),
             ArgumentSpec("FILE", help: "Where to write; '-' or none for standard output.", optional: true),
         ],
+        isCancellable: true,
         run: runGet
     )
 

@@ -25,6 +25,7 @@ enum SnapshotCommands {
             BlobCommands.compressionOption,
         ],
         arguments: [ArgumentSpec("DIR", help: "The directory to back up.")],
+        isCancellable: true,
         run: runBackup
     )
 
@@ -70,6 +71,7 @@ enum SnapshotCommands {
             ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot)."),
             ArgumentSpec("DIR", help: "Where to restore; must be empty or absent."),
         ],
+        isCancellable: true,
         run: runRestore
     )
 

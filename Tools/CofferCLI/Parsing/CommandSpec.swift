@@ -15,6 +15,9 @@ public struct CommandSpec: Sendable {
     public let subcommands: [CommandSpec]
     /// What runs the command; `nil` for a group that only holds subcommands.
     public let run: (@Sendable (Invocation) throws -> Void)?
+    /// Whether a first Ctrl-C asks the command to stop and release what it holds (its reads and
+    /// writes see the request), instead of ending the process at once.
+    public let isCancellable: Bool
 
     /// Creates a command description.
     public init(
@@ -24,6 +27,7 @@ public struct CommandSpec: Sendable {
         options: [OptionSpec] = [],
         arguments: [ArgumentSpec] = [],
         subcommands: [CommandSpec] = [],
+        isCancellable: Bool = false,
         run: (@Sendable (Invocation) throws -> Void)? = nil
     ) {
         self.name = name
@@ -32,6 +36,7 @@ public struct CommandSpec: Sendable {
         self.options = options
         self.arguments = arguments
         self.subcommands = subcommands
+        self.isCancellable = isCancellable
         self.run = run
     }
 }

@@ -1,3 +1,4 @@
+import Coffer
 import Foundation
 
 /// A one-line progress display on standard error, drawn only when it is a terminal and the user did
@@ -80,20 +81,6 @@ final class ProgressBar: @unchecked Sendable {
         let percent = String(Int((fraction * 100).rounded(.down))).leftPadded(to: 3)
         return
             "\(label) [\(bar)] \(percent)%  \(ByteCount.format(completed)) / \(ByteCount.format(total))  \(ByteCount.format(Int64(rate)))/s"
-    }
-}
-
-/// Byte counts for people: binary units with one decimal (`1.5 MiB`).
-enum ByteCount {
-    static func format(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while abs(value) >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
     }
 }
 

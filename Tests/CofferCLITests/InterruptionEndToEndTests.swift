@@ -1,0 +1,105 @@
+import CofferTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// Ctrl-C through the built `coffer`: an interrupted command releases what it held and says so before
+/// it ends, killed by the signal as a shell expects; `gc` is left with nothing to do.
+@Suite("Ctrl-C: an interrupted put, get or backup releases what it held and ends by the signal")
+struct InterruptionEndToEndTests {
+    let cli: CLIHarness
+
+    init() throws { cli = try CLIHarness() }
+
+    /// `coffer` with `arguments`, its standard streams pipes, started.
+    func start(_ arguments: [String]) throws -> (Process, input: Pipe, output: Pipe, error: Pipe) {
+        let process = Process()
+        process.executableURL = cli.coffer
+        process.arguments = arguments
+        process.environment = cli.environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        return (process, input, output, error)
+    }
+
+    /// The number of chunks `stats --json` reports.
+    func storedChunks() throws -> Int {
+        let stats = try #require(try cli.json(["stats"]) as? [String: Any])
+        return try #require(stats["chunks"] as? Int)
+    }
+
+    /// Sends SIGINT to `process` and waits for it to end; after 30 s it is killed and the test fails
+    /// (a stop that is never seen must not hang the suite).
+    func interrupt(_ process: Process) {
+        kill(process.processIdentifier, SIGINT)
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning {
+            Issue.record("coffer \(process.arguments ?? []) did not end within 30 s of SIGINT")
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    /// Waits (up to 30 s) until `condition` holds.
+    func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while try !condition() {
+            try #require(Date() < deadline, "timed out waiting until \(what)")
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    @Test("a put reading an idle pipe stops at Ctrl-C, releases every chunk it wrote, and ends by SIGINT")
+    func interruptedPut() throws {
+        let (put, input, _, error) = try start(["put", "big", "-"])
+        // 24 MiB of incompressible bytes, then the pipe stays open and idle: the put waits in read().
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<24 {
+            input.fileHandleForWriting.write(
+                Data((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            )
+        }
+        try waitUntil("the put has committed chunks") { try storedChunks() > 0 }
+        interrupt(put)
+        let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(put.terminationReason == .uncaughtSignal, "\(message)")
+        #expect(put.terminationStatus == SIGINT)
+        #expect(message.contains("interrupted (Ctrl-C); nothing was stored"), "\(message)")
+        #expect(message.contains("was released"), "\(message)")
+        #expect(try storedChunks() == 0)
+        let gc = try cli.run(["gc"])
+        #expect(gc.output.contains("Freed 0 chunks") && gc.output.contains("0 abandoned writes"), "\(gc.output)")
+        #expect(try cli.run(["get", "big", "-"]).status == 1)
+    }
+
+    @Test("a get whose reader stalls stops at Ctrl-C, naming the interruption, and ends by SIGINT")
+    func interruptedGet() throws {
+        let file = cli.directory.path("content")
+        try Data((0..<8_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }).write(to: file)
+        #expect(try cli.run(["put", "content", file.path]).status == 0)
+        // Nobody reads the output pipe: the get fills it and waits in write().
+        let (get, _, _, error) = try start(["get", "content", "-"])
+        Thread.sleep(forTimeInterval: 1.5)
+        interrupt(get)
+        let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(get.terminationReason == .uncaughtSignal, "\(message)")
+        #expect(message.contains("interrupted (Ctrl-C)"), "\(message)")
+    }
+
+    @Test("Ctrl-C while a command that cannot stop midway runs ends it at once, as the signal would")
+    func notCancellable() throws {
+        // `item add` reading its value from a pipe that stays open: not a cancellable command.
+        let (add, _, _, _) = try start(["item", "add", "--service", "s", "--account", "a", "--value-file", "-"])
+        Thread.sleep(forTimeInterval: 1)
+        interrupt(add)
+        #expect(add.terminationReason == .uncaughtSignal)
+        #expect(add.terminationStatus == SIGINT)
+        #expect(try cli.run(["item", "find"]).output.contains("s") == false)
+    }
+}
