@@ -11,22 +11,6 @@ struct InterruptionEndToEndTests {
 
     init() throws { cli = try CLIHarness() }
 
-    /// `coffer` with `arguments`, its standard streams pipes, started.
-    func start(_ arguments: [String]) throws -> (Process, input: Pipe, output: Pipe, error: Pipe) {
-        let process = Process()
-        process.executableURL = cli.coffer
-        process.arguments = arguments
-        process.environment = cli.environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
-        let input = Pipe()
-        let output = Pipe()
-        let error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        return (process, input, output, error)
-    }
-
     /// The number of chunks `stats --json` reports.
     func storedChunks() throws -> Int {
         let stats = try #require(try cli.json(["stats"]) as? [String: Any])
@@ -57,7 +41,8 @@ struct InterruptionEndToEndTests {
 
     @Test("a put reading an idle pipe stops at Ctrl-C, releases every chunk it wrote, and ends by SIGINT")
     func interruptedPut() throws {
-        let (put, input, _, error) = try start(["put", "big", "-"])
+        let running = try cli.start(["put", "big", "-"])
+        let (put, input, error) = (running.process, running.input, running.error)
         // 24 MiB of incompressible bytes, then the pipe stays open and idle: the put waits in read().
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<24 {
@@ -84,7 +69,8 @@ struct InterruptionEndToEndTests {
         try Data((0..<8_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }).write(to: file)
         #expect(try cli.run(["put", "content", file.path]).status == 0)
         // Nobody reads the output pipe: the get fills it and waits in write().
-        let (get, _, _, error) = try start(["get", "content", "-"])
+        let running = try cli.start(["get", "content", "-"])
+        let (get, error) = (running.process, running.error)
         Thread.sleep(forTimeInterval: 1.5)
         interrupt(get)
         let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -95,7 +81,7 @@ struct InterruptionEndToEndTests {
     @Test("Ctrl-C while a command that cannot stop midway runs ends it at once, as the signal would")
     func notCancellable() throws {
         // `item add` reading its value from a pipe that stays open: not a cancellable command.
-        let (add, _, _, _) = try start(["item", "add", "--service", "s", "--account", "a", "--value-file", "-"])
+        let add = try cli.start(["item", "add", "--service", "s", "--account", "a", "--value-file", "-"]).process
         Thread.sleep(forTimeInterval: 1)
         interrupt(add)
         #expect(add.terminationReason == .uncaughtSignal)

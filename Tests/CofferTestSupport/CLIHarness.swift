@@ -1,4 +1,5 @@
 public import Foundation
+import Glibc
 
 /// Runs the built `coffer` against one throwaway vault, as the end-to-end tests do.
 public struct CLIHarness: Sendable {
@@ -32,5 +33,48 @@ public struct CLIHarness: Sendable {
             throw ProductError(description: "coffer \(arguments.joined(separator: " ")) failed: \(result.error)")
         }
         return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+    }
+
+    /// `coffer arguments` started with the vault's environment, its standard streams pipes; the
+    /// caller waits for it (or kills it).
+    public func start(_ arguments: [String]) throws -> RunningCoffer {
+        let process = Process()
+        process.executableURL = coffer
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
+        let running = RunningCoffer(process: process)
+        process.standardInput = running.input
+        process.standardOutput = running.output
+        process.standardError = running.error
+        try process.run()
+        return running
+    }
+
+    /// A `coffer put` reading a pipe that stays open: it holds the vault open until it is killed.
+    /// Returns once it has had time to open the vault.
+    public func holdVaultOpen() throws -> RunningCoffer {
+        let holder = try start(["put", "held", "-"])
+        Thread.sleep(forTimeInterval: 1.5)
+        return holder
+    }
+}
+
+/// A `coffer` process started by ``CLIHarness/start(_:)``.
+public final class RunningCoffer: @unchecked Sendable {
+    /// The process.
+    public let process: Process
+    /// Its standard input.
+    public let input = Pipe()
+    /// Its standard output.
+    public let output = Pipe()
+    /// Its standard error.
+    public let error = Pipe()
+
+    init(process: Process) { self.process = process }
+
+    /// Kills it (`SIGKILL`) and waits for it to end.
+    public func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 }

@@ -44,7 +44,7 @@ public enum CofferCommand {
             SnapshotCommands.list, SnapshotCommands.show, SnapshotCommands.restore, SnapshotCommands.forget,
             SnapshotCommands.diff, SyncCommands.export, SyncCommands.importBundle, RemoteCommands.push,
             RemoteCommands.pull, RemoteCommands.remoteGroup,
-            MaintenanceCommands.gc,
+            MaintenanceCommands.gc, MaintenanceCommands.compact,
             MaintenanceCommands.verify, MaintenanceCommands.repair, MaintenanceCommands.stats, PasswdCommand.spec,
             RekeyCommand.spec,
             KeyCommand.spec, DeviceCommand.spec, GroupCommands.devices, GroupCommands.group,

@@ -81,9 +81,16 @@ package final class Environment: @unchecked Sendable {
         if !options.createIfMissing, access(dataFile, F_OK) != 0 {
             throw LMDBError(.noSuchFile, operation: "open \(dataFile)")
         }
+        // Before anything else: a compaction in progress is waited for here (DirectoryLock).
+        let directoryLock = try DirectoryLock(directory: directory.path)
         let lockExisted = access(lockFile, F_OK) == 0
         let dataExisted = access(dataFile, F_OK) == 0
-        try LockFile.prepare(path: lockFile, readers: options.maximumReaders)
+        do {
+            try LockFile.prepare(path: lockFile, readers: options.maximumReaders)
+        } catch {
+            directoryLock.release()
+            throw error
+        }
 
         var environment: OpaquePointer?
         try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
@@ -101,17 +108,49 @@ package final class Environment: @unchecked Sendable {
             staleReadersCleared = Int(dead)
         } catch {
             mdb_env_close(environment)
+            directoryLock.release()
             if !lockExisted { unlink(lockFile) }
             if !dataExisted { unlink(dataFile) }
             throw error
         }
         handle = environment
+        self.directoryLock = directoryLock
         createdLockFile = !lockExisted
         releaseMappedPages()
     }
 
     deinit {
         if let handle { mdb_env_close(handle) }
+        directoryLock.release()
+    }
+
+    /// The shared lock on the directory, held from before LMDB's open until after its close.
+    private let directoryLock: DirectoryLock
+
+    /// Makes this environment the directory's only user, in this process and every other Coffer
+    /// process (``DirectoryLock``), until it closes; openers meanwhile wait in their open.
+    ///
+    /// - Returns: Whether it now is; when not, close it.
+    package func takeSoleAccess() -> Bool { directoryLock.makeExclusive() }
+
+    /// Runs `body` with LMDB's handle, which stays valid meanwhile (no close, no resize).
+    ///
+    /// - Throws: ``LMDBError/Code/closed`` after ``close()``, or what `body` throws.
+    func withHandle<R>(_ body: (OpaquePointer) throws(LMDBError) -> R) throws(LMDBError) -> R {
+        let result: Result<R, LMDBError> = gate.shared {
+            guard let handle else { return .failure(LMDBError(.closed, operation: "using the environment")) }
+            do throws(LMDBError) { return .success(try body(handle)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Bytes free for this user on the file system holding the environment (`statvfs`), or `nil` when
+    /// it cannot be asked.
+    package var availableBytes: Int64? {
+        var status = statvfs()
+        guard statvfs(directory.path, &status) == 0 else { return nil }
+        let blocks = geteuid() == 0 ? status.f_bfree : status.f_bavail
+        return Int64(blocks) * Int64(status.f_frsize)
     }
 
     /// Closes the environment after any transactions in progress finish (`mdb_env_close`). Later
@@ -120,6 +159,7 @@ package final class Environment: @unchecked Sendable {
         gate.exclusive {
             if let handle { mdb_env_close(handle) }
             handle = nil
+            directoryLock.release()
         }
     }
 

@@ -30,8 +30,14 @@ public struct VaultInfo: Sendable, Codable, Equatable {
     public let snapshotCount: Int
     /// Size of `data.mdb` on disk, in bytes.
     public let fileBytes: Int
-    /// Bytes of the database in use.
+    /// Bytes of `data.mdb` up to the last page ever written: the file's high-water mark, which
+    /// deleting never lowers (see ``liveBytes`` and ``freeBytes``).
     public let usedBytes: Int
+    /// Bytes in pages that hold data now.
+    public let liveBytes: Int
+    /// Bytes in pages deletes have freed: reused by later writes, and given back to the file system
+    /// only by ``Vault/compactDataFile(at:)``.
+    public let freeBytes: Int
     /// Current memory-map size in bytes (it grows on demand).
     public let mapBytes: Int
 }
@@ -52,6 +58,7 @@ extension Vault {
             }
         }
         let usage = environment.usage()
+        let space = try storage("measuring the data file") { try environment.space() }
         let attributes = try? FileManager.default.attributesOfItem(
             atPath: directory.appendingPathComponent("data.mdb").path
         )
@@ -70,6 +77,8 @@ extension Vault {
             snapshotCount: counts.3,
             fileBytes: (attributes?[.size] as? NSNumber)?.intValue ?? 0,
             usedBytes: usage.usedBytes,
+            liveBytes: Int(space.liveBytes),
+            freeBytes: Int(space.freeBytes),
             mapBytes: usage.mapBytes
         )
     }

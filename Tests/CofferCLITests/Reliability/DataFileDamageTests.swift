@@ -127,21 +127,8 @@ struct DataFileDamageTests {
         #expect(sound.status == 1)
         #expect(sound.error.contains("nothing to repair"))
 
-        // A put reading a pipe that stays open holds the vault open meanwhile.
-        let holder = Process()
-        holder.executableURL = cli.coffer
-        holder.arguments = ["put", "held", "-"]
-        holder.environment = cli.environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
-        let input = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = Products.nullDevice()
-        holder.standardError = Products.nullDevice()
-        try holder.run()
-        defer {
-            kill(holder.processIdentifier, SIGKILL)
-            holder.waitUntilExit()
-        }
-        Thread.sleep(forTimeInterval: 1.5)
+        let holder = try cli.holdVaultOpen()
+        defer { holder.kill() }
         try edit { bytes in bytes[inactiveMeta(bytes) * 4096 + 144 + 5] ^= 0x10 }
         let busy = try cli.run(["repair"])
         #expect(busy.status == 1)

@@ -82,6 +82,19 @@ struct FullDiskTests {
         #expect(try run(["verify", "--read-data"]).status == 0)
         #expect(try run(["item", "get", "--service", "kept", "--account", "a"]).output == "v")
 
+        // The failed writes' pages are free inside data.mdb, which fills the disk, but compact has no
+        // room for its copy of the live data: it says so and changes nothing (no partial copy left).
+        let dataFile = URL(fileURLWithPath: vault + "/data.mdb")
+        let fileBefore = try Data(contentsOf: dataFile)
+        let compact = try run(["compact"])
+        #expect(compact.status == 1)
+        #expect(
+            compact.error.contains("needs room for a copy") && compact.error.contains("diskFull"),
+            "\(compact.error)"
+        )
+        #expect(try Data(contentsOf: dataFile) == fileBefore)
+        #expect(!FileManager.default.fileExists(atPath: vault + "/data.mdb.compacting"))
+
         // A bundle too large for what is left: import says so too.
         let other = scratch.path("other-vault").path
         let otherEnvironment = ["COFFER_VAULT": other, "COFFER_PASSPHRASE": "pw"]

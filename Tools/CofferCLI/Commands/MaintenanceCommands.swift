@@ -13,6 +13,18 @@ enum MaintenanceCommands {
         run: runGC
     )
 
+    static let compact = CommandSpec(
+        name: "compact",
+        abstract: "Give the space of deleted data back to the file system.",
+        discussion: """
+            LMDB reuses the pages deletes free but never shrinks data.mdb ('coffer info' shows how much
+            is free). compact writes a copy holding only the live pages, flushes and checks it, then
+            renames it over data.mdb: stopping it at any moment leaves a vault that opens. It needs no
+            passphrase, about the live data's size free on the disk, and no other process using the vault.
+            """,
+        run: runCompact
+    )
+
     static let verify = CommandSpec(
         name: "verify",
         abstract: "Check the vault's structure; with --read-data, read and check every blob too.",
@@ -61,6 +73,18 @@ enum MaintenanceCommands {
             invocation.console.print(
                 "Freed \(report.freedChunks) chunks (\(ByteCount.format(report.freedBytes))); "
                     + "\(report.abandonedWrites) abandoned writes released \(report.releasedReferences) references."
+            )
+        }
+    }
+
+    static func runCompact(_ invocation: Invocation) throws {
+        let done = try Vault.compactDataFile(at: try CofferCommand.vaultDirectory(invocation))
+        if invocation.flag("json") {
+            try invocation.console.printJSON(["bytesBefore": done.bytesBefore, "bytesAfter": done.bytesAfter])
+        } else if !invocation.flag("quiet") {
+            invocation.console.print(
+                "Compacted data.mdb: \(ByteCount.format(done.bytesBefore)) → \(ByteCount.format(done.bytesAfter)) "
+                    + "(\(ByteCount.format(done.bytesReturned)) given back)."
             )
         }
     }

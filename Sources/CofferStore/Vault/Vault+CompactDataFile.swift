@@ -1,0 +1,88 @@
+public import Foundation
+internal import Glibc
+
+/// What ``Vault/compactDataFile(at:)`` did: the data file's size before and after.
+public struct DataFileCompaction: Sendable, Equatable {
+    /// The size of `data.mdb` before.
+    public let bytesBefore: Int64
+    /// The size of `data.mdb` after: the live pages only.
+    public let bytesAfter: Int64
+
+    /// The space given back to the file system.
+    public var bytesReturned: Int64 { max(0, bytesBefore - bytesAfter) }
+}
+
+extension Vault {
+    /// The name, in the vault's directory, of the compacted copy while it is written.
+    package static let compactingFileName = "data.mdb.compacting"
+
+    /// Gives the space of deleted data back to the file system: writes a copy of the vault's data
+    /// file holding only its live pages, flushes it, checks it, and renames it over `data.mdb`.
+    ///
+    /// LMDB reuses the pages that deletes free, but never shrinks its file; this is how it gets
+    /// smaller (what `coffer compact` does). Every step is safe to interrupt: until the rename the old
+    /// file is untouched (a partial copy is removed by the next compaction), and the rename swaps one
+    /// complete, flushed file for another. The vault must not be open anywhere else, this process
+    /// included; a process that opens it meanwhile waits until the compaction ends. The directory
+    /// needs free space for the copy, about the size of the live data.
+    ///
+    /// - Returns: The file's size before and after.
+    /// - Throws: ``CofferError``: `.param` while the vault is open elsewhere, `.diskFull` when the
+    ///   copy does not fit (nothing is changed), and the errors of ``open(at:configuration:)``.
+    public static func compactDataFile(at directory: URL) throws(CofferError) -> DataFileCompaction {
+        let vault = try open(at: directory)
+        defer { vault.close() }
+        let environment = vault.environment
+        guard environment.takeSoleAccess() else {
+            throw CofferError(
+                .param,
+                "another process (or another open in this one) has the vault at \(directory.path) open; stop it (every coffer command and app using the vault), then compact"
+            )
+        }
+        let dataFile = directory.appendingPathComponent("data.mdb").path
+        let copy = directory.appendingPathComponent(compactingFileName).path
+        unlink(copy)
+        let space = try storage("measuring the data file") { try environment.space() }
+        let needed = space.liveBytes + (4 << 20)
+        if let available = environment.availableBytes, available < needed {
+            throw CofferError(
+                .diskFull,
+                "compacting needs room for a copy of the live data, \(ByteCount.format(needed)), beside the vault, and \(ByteCount.format(available)) is free; free some space and try again (nothing was changed)"
+            )
+        }
+        let copied = try storage("writing the compacted copy") { try environment.writeCompactedCopy(to: copy) }
+        do throws(CofferError) {
+            try checkCompactedCopy(at: copy, transactionID: copied)
+            guard rename(copy, dataFile) == 0 else {
+                throw CofferError(.io, "renaming the compacted copy over data.mdb failed (\(Errno.current))")
+            }
+        } catch {
+            unlink(copy)
+            throw error
+        }
+        // The rename is durable once the directory is flushed; either file is whole meanwhile.
+        let directoryDescriptor = Glibc.open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            Glibc.close(directoryDescriptor)
+        }
+        var status = stat()
+        let bytesAfter = stat(dataFile, &status) == 0 ? Int64(status.st_size) : 0
+        return DataFileCompaction(bytesBefore: space.fileBytes, bytesAfter: bytesAfter)
+    }
+
+    /// Checks the compacted copy as `coffer verify` checks a data file: its meta pages and length,
+    /// then every tree and the free list, each page reached once; and that it holds the state copied.
+    private static func checkCompactedCopy(at path: String, transactionID: UInt64) throws(CofferError) {
+        guard let check = DataFileCheck(path: path) else {
+            throw CofferError(.internalError, "the compacted copy cannot be read back; nothing was changed")
+        }
+        defer { check.close() }
+        let damage = check.damage + check.walk(snapshotID: transactionID)
+        guard damage.isEmpty, check.current?.transactionID == transactionID else {
+            let what =
+                damage.isEmpty ? "it does not hold the state copied" : damage.map(\.description).joined(separator: "; ")
+            throw CofferError(.internalError, "the compacted copy failed its check (\(what)); nothing was changed")
+        }
+    }
+}
