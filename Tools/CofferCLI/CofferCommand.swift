@@ -13,6 +13,11 @@ public enum CofferCommand {
     /// Exit status for a command line that could not be parsed (`EX_USAGE`).
     public static let usage: Int32 = 64
 
+    /// The version `coffer --version` prints: the release, and the newest formats it reads and
+    /// writes.
+    public static let version =
+        "coffer 0.11.0 (vault formats up to \(Schema.formatVersion), bundle format \(BundleHeader.version))"
+
     /// Options every command accepts, before or after its name.
     public static let globalOptions: [OptionSpec] = [
         .option(
@@ -48,7 +53,14 @@ public enum CofferCommand {
             MaintenanceCommands.verify, MaintenanceCommands.repair, MaintenanceCommands.stats, PasswdCommand.spec,
             RekeyCommand.spec,
             KeyCommand.spec, DeviceCommand.spec, GroupCommands.devices, GroupCommands.group,
-        ]
+        ],
+        examples: [
+            "coffer init                           # a new vault (asks for a passphrase twice)",
+            "coffer put photos/cat.jpg cat.jpg     # store a file as a blob",
+            "coffer backup ~/Documents             # a snapshot of a directory",
+            "coffer help backup                    # help for one command",
+        ],
+        version: version
     )
 
     /// Runs the program on the process's raw arguments (`argv` without the program name), refusing
@@ -81,12 +93,14 @@ public enum CofferCommand {
     ///   - console: Where to write.
     public static func main(arguments: [String], environment: [String: String], console: Console) -> Int32 {
         let parser = CommandLineParser(root: root, globalOptions: globalOptions)
+        var commandPath: [String] = []
         do {
             switch try parser.parse(arguments, environment: environment, console: console) {
             case .help(let text):
                 console.print(text)
                 return success
             case .run(let command, let invocation):
+                commandPath = invocation.commandPath
                 guard let run = command.run else { return success }
                 if command.isCancellable {
                     try Interruption.whileCancellable { try run(invocation) }
@@ -106,7 +120,10 @@ public enum CofferCommand {
             console.message("coffer: error: \(error)")
             return usage
         } catch let error as CofferError {
-            console.message("coffer: error: \(error.message) (\(error.code.name) \(error.code.osStatus))")
+            // Keychain Services' status numbers belong to the keychain tier's errors; elsewhere the
+            // message says it all.
+            let status = commandPath.dropFirst().first == "item" ? " (\(error.code.name) \(error.code.osStatus))" : ""
+            console.message("coffer: error: \(error.message)\(status)")
             return failure
         } catch {
             console.message("coffer: error: \(error)")

@@ -29,19 +29,27 @@ public struct VerificationReport: Sendable, Hashable {
     public var isHealthy: Bool { problems.isEmpty }
 }
 
-/// What the blob tier holds, from ``Blobs/statistics()``.
+/// What the vault's content holds, blobs and snapshots together, from ``Blobs/statistics()``: the
+/// chunks are shared by both, so only the whole compares with them.
 public struct BlobStatistics: Sendable, Hashable {
     /// Number of blobs.
     public let blobCount: Int
     /// Their total size: what reading them all would return.
-    public let logicalBytes: Int64
+    public let blobBytes: Int64
+    /// Number of snapshots.
+    public let snapshotCount: Int
+    /// The total size of the snapshots' regular files, each snapshot counted in full: what
+    /// restoring them all would write.
+    public let snapshotBytes: Int64
     /// Number of distinct chunks stored (content and list chunks).
     public let chunkCount: Int
-    /// The plaintext size of the distinct chunks: the logical bytes after deduplication.
+    /// The plaintext size of the distinct chunks: ``logicalBytes`` after deduplication.
     public let uniqueBytes: Int64
     /// What the chunk records take: after deduplication, compression and encryption.
     public let storedBytes: Int64
 
+    /// Blobs and snapshot files together: what the chunks stand for.
+    public var logicalBytes: Int64 { blobBytes + snapshotBytes }
     /// Logical bytes per unique byte (2.0: each byte is stored for two).
     public var deduplicationRatio: Double { uniqueBytes == 0 ? 1 : Double(logicalBytes) / Double(uniqueBytes) }
     /// Unique bytes per stored byte (2.0: compression halved them).
@@ -214,6 +222,7 @@ extension Blobs {
     /// Counts and sizes of what the blob tier holds.
     public func statistics() throws(CofferError) -> BlobStatistics {
         let blobs = try list()
+        let snapshots = try vault.snapshots.list()
         let schema = vault.schema
         return try storage("reading blob statistics") {
             try vault.environment.read { txn in
@@ -230,7 +239,9 @@ extension Blobs {
                 }
                 return BlobStatistics(
                     blobCount: blobs.count,
-                    logicalBytes: blobs.reduce(0) { $0 + $1.size },
+                    blobBytes: blobs.reduce(0) { $0 + $1.size },
+                    snapshotCount: snapshots.count,
+                    snapshotBytes: snapshots.reduce(0) { $0 + $1.statistics.bytes },
                     chunkCount: count,
                     uniqueBytes: unique,
                     storedBytes: stored

@@ -20,7 +20,7 @@ extension Keychain {
         var items = matches.map(\.item)
         if query.limit == .one { items = Array(items.prefix(1)) }
         guard !items.isEmpty else {
-            throw KeychainError(.itemNotFound, "no keychain item matches \(query.summary)")
+            throw KeychainError(.itemNotFound, "no keychain item matches the query (\(query.summary))")
         }
         if query.returnsValue {
             try confirmPresence(for: items)
@@ -131,9 +131,23 @@ extension KeychainItem {
 extension ItemQuery {
     /// `generic passwords with service 'mail'`, for messages.
     package var summary: String {
-        let kind = itemClass.map { "\($0.rawValue) items" } ?? "items"
+        let kind = itemClass.map { $0 == .identity ? "identities" : "\($0.spokenName)s" } ?? "items"
+        if itemClass == nil, attributes.setAttributes.isEmpty, scope == .any { return "any item" }
         let conditions = attributes.setAttributes.map { "\($0.name.rawValue) '\($0.value)'" }
         let scopeText = scope == .any ? "" : " (\(scope.rawValue) only)"
         return (conditions.isEmpty ? kind : "\(kind) with " + conditions.joined(separator: ", ")) + scopeText
+    }
+}
+
+extension ItemClass {
+    /// The class in words, for messages: `generic password`.
+    package var spokenName: String {
+        switch self {
+        case .genericPassword: "generic password"
+        case .internetPassword: "internet password"
+        case .key: "key"
+        case .certificate: "certificate"
+        case .identity: "identity"
+        }
     }
 }

@@ -17,7 +17,7 @@ extension Keychain {
             try vault.environment.write { txn in
                 let loaded = try matches(query, session: session, in: txn)
                 guard !loaded.isEmpty else {
-                    throw KeychainError(.itemNotFound, "no keychain item matches \(query.summary)")
+                    throw KeychainError(.itemNotFound, "no keychain item matches the query (\(query.summary))")
                 }
                 let oldIDs = Set(loaded.map(\.id))
                 var newIDs = Set<[UInt8]>()
@@ -53,7 +53,7 @@ extension Keychain {
             try vault.environment.write { txn in
                 let loaded = try matches(query, session: session, in: txn)
                 guard !loaded.isEmpty else {
-                    throw KeychainError(.itemNotFound, "no keychain item matches \(query.summary)")
+                    throw KeychainError(.itemNotFound, "no keychain item matches the query (\(query.summary))")
                 }
                 for item in loaded { try removeRecord(item, session: session, in: txn, logging: true) }
                 return loaded.count

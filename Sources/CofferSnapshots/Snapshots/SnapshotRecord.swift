@@ -27,7 +27,7 @@ public struct SnapshotStatistics: Sendable, Hashable, Codable {
 
 /// A snapshot as ``Snapshots/list()`` describes it.
 public struct SnapshotInfo: Sendable, Hashable {
-    /// The snapshot's id: 32 hexadecimal digits; any unique prefix of 8 or more names it.
+    /// The snapshot's id: 32 hexadecimal digits; any unique prefix of 6 or more names it (``shortID`` shows 8).
     public let id: String
     /// The name backups of the same tree share (the directory's absolute path unless given).
     public let name: String

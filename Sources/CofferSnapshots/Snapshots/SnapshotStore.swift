@@ -60,9 +60,15 @@ package struct SnapshotStore {
                 "there is no snapshot '\(reference)' from \(host == nil ? "this host, " : "")'\(wantedHost)'; snapshots of that name come from \(hosts): give --host NAME or an id"
             )
         }
+        if lowered.count < 6, !lowered.isEmpty, lowered.allSatisfy(\.isHexDigit) {
+            throw CofferError(
+                .itemNotFound,
+                "there is no snapshot named '\(reference)', and an id prefix needs at least 6 hex digits ('\(reference)' has \(lowered.count)); coffer snapshots lists the ids"
+            )
+        }
         throw CofferError(
             .itemNotFound,
-            "there is no snapshot '\(reference)' (by id prefix or name); coffer snapshots lists them"
+            "there is no snapshot '\(reference)' (by id prefix of 6 or more hex digits, or by name); coffer snapshots lists them"
         )
     }
 

@@ -101,6 +101,12 @@ package struct TreeWalker {
         let absolute = EntryPath.absolute(root, [])
         switch WalkedPath.status(of: absolute) {
         case .failure(let error):
+            if access(absolute, F_OK) != 0, errno == ENOENT {
+                throw CofferError(
+                    .param,
+                    "\(EntryPath.display(root)) does not exist; give the directory to back up (check the path)"
+                )
+            }
             throw CofferError(.param, "\(EntryPath.display(root)) cannot be read: \(error.message)")
         case .success(let status):
             let walked = WalkedPath(relativePath: [], absolutePath: absolute, status: status)

@@ -18,7 +18,7 @@ extension Vault {
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else {
             throw CofferError(
                 .vaultNotFound,
-                "there is no vault at \(directory.path); create one with `coffer init` (or Vault.create)"
+                "there is no vault at \(directory.path); create one with `coffer init`"
             )
         }
         guard isDirectory.boolValue else {

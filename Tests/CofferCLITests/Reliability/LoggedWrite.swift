@@ -101,7 +101,8 @@ struct LoggedWrite: CustomStringConvertible {
                 return try Self.sameTree(tree, copy) ? .intact : .damaged("\(self) restores a different tree")
             }
         }
-        return result.error.contains("itemNotFound") ? .absent : .damaged("\(self): \(result.error)")
+        let absent = result.error.contains("itemNotFound") || result.error.contains("there is no")
+        return absent ? .absent : .damaged("\(self): \(result.error)")
     }
 
     /// Whether two directories hold the same relative paths with the same contents.

@@ -325,8 +325,11 @@ enum BlobCommands {
     /// The level `--compression` gives, or `nil` for the vault's default.
     static func compressionLevel(_ invocation: Invocation) throws -> Int? {
         guard let text = invocation.value("compression") else { return nil }
-        guard let level = Int(text) else {
-            throw CLIFailure("--compression takes a number from 1 to 19, not '\(text)'")
+        guard let level = Int(text), (1...19).contains(level) else {
+            throw UsageError(
+                message: "--compression takes a zstd level from 1 to 19, not '\(text)'",
+                commandPath: invocation.commandPath
+            )
         }
         return level
     }

@@ -142,7 +142,7 @@ enum InitCommand {
         configuration: Vault.Configuration,
         invocation: Invocation
     ) throws {
-        let passphrase = try SecretSource.passphrase.passphrase(invocation)
+        let passphrase = try SecretSource.bundlePassphrase.passphrase(invocation)
         let (bar, progress) = SyncCommands.joinProgress(bundle, invocation: invocation)
         let (vault, summary) = try Vault.join(
             bundle: URL(fileURLWithPath: bundle),
@@ -180,7 +180,7 @@ enum InitCommand {
         invocation: Invocation
     ) throws {
         let remote = try RemoteCommands.remote(url, invocation: invocation)
-        let passphrase = try SecretSource.passphrase.passphrase(invocation)
+        let passphrase = try SecretSource.groupPassphrase.passphrase(invocation)
         let bar = ProgressBar(label: "pull", total: nil, for: invocation)
         let (vault, summary) = try Vault.join(
             remote: remote,

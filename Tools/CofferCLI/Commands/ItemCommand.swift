@@ -55,6 +55,17 @@ enum ItemCommand {
                 run: add
             ),
             CommandSpec(
+                name: "upsert",
+                abstract: "Add an item, or replace the one with the same primary key (keeping its creation date).",
+                discussion: """
+                    The primary key is the class, the key attributes (service and account for a generic password;
+                    server, account, protocol, port and path for an internet password; …), the access group and
+                    the scope: a syncable and a device-bound item of the same service and account are two items.
+                    """,
+                options: selection + valueOptions,
+                run: upsert
+            ),
+            CommandSpec(
                 name: "get",
                 abstract: "Write the value of exactly one matching item to standard output, as is.",
                 options: selection,
@@ -92,12 +103,16 @@ enum ItemCommand {
     static func add(_ invocation: Invocation) throws {
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        var item = KeychainItem(try itemClass(invocation) ?? .genericPassword, attributes: try attributes(invocation))
-        item.value = try value(invocation)
-        item.accessibility = try invocation.value("accessible").map { try Accessibility(name: $0) } ?? .whenUnlocked
-        item.scope = try scopeMatch(invocation) == .syncable ? .syncable : .deviceBound
-        item.requiresUserPresence = invocation.flag("requires-presence")
-        try vault.keychain.add(item)
+        let item = try newItem(invocation)
+        do throws(CofferError) {
+            try vault.keychain.add(item)
+        } catch {
+            guard error.code == .duplicateItem else { throw error }
+            throw CofferError(
+                .duplicateItem,
+                "a \(item.scope == .syncable ? "syncable" : "device-bound") \(item.itemClass.cliName) with these key attributes already exists; change it with 'coffer item update' (same selection), or replace it with 'coffer item upsert'"
+            )
+        }
         if !invocation.flag("quiet"), !invocation.flag("json") {
             invocation.console.message(
                 "Added \(item.itemClass.cliName) (\(item.scope.rawValue), \(item.accessibility.rawValue))."
@@ -105,15 +120,67 @@ enum ItemCommand {
         }
     }
 
+    static func upsert(_ invocation: Invocation) throws {
+        let vault = try CofferCommand.openUnlocked(invocation)
+        defer { vault.close() }
+        let item = try newItem(invocation)
+        try vault.keychain.upsert(item)
+        if !invocation.flag("quiet"), !invocation.flag("json") {
+            invocation.console.message(
+                "Stored \(item.itemClass.cliName) (\(item.scope.rawValue), \(item.accessibility.rawValue))."
+            )
+        }
+    }
+
+    /// The item `add` and `upsert` store, from the command line (device-bound unless --sync).
+    static func newItem(_ invocation: Invocation) throws -> KeychainItem {
+        var item = KeychainItem(try itemClass(invocation) ?? .genericPassword, attributes: try attributes(invocation))
+        item.value = try value(invocation)
+        item.accessibility = try invocation.value("accessible").map { try Accessibility(name: $0) } ?? .whenUnlocked
+        item.scope = try scopeMatch(invocation) == .syncable ? .syncable : .deviceBound
+        item.requiresUserPresence = invocation.flag("requires-presence")
+        return item
+    }
+
+    /// Why a selection matching several items is not one, and which options would tell them apart
+    /// (only the ways in which the matches really differ).
+    static func ambiguity(_ items: [KeychainItem], action: String) -> String {
+        var differences: [String] = []
+        if Set(items.map(\.scope)).count > 1 { differences.append("--sync or --device-only") }
+        if Set(items.map(\.itemClass)).count > 1 { differences.append("--class") }
+        let named: [(String, ItemAttributes.Name)] = [
+            ("--service", .service), ("--account", .account), ("--server", .server), ("--label", .label),
+            ("--access-group", .accessGroup),
+        ]
+        for (option, name) in named where Set(items.map { $0.attributes[name]?.description ?? "" }).count > 1 {
+            differences.append(option)
+        }
+        let others = Set(items.flatMap { $0.attributes.values.keys }).subtracting(named.map(\.1))
+        if others.contains(where: { name in Set(items.map { $0.attributes[name]?.description ?? "" }).count > 1 }) {
+            differences.append("--attribute NAME=VALUE")
+        }
+        guard !differences.isEmpty else {
+            return "\(items.count) items match, and nothing shown here tells them apart; \(action)"
+        }
+        let sameButScope = differences == ["--sync or --device-only"]
+        return "\(items.count) items match"
+            + (sameButScope ? " (one syncable, one device-bound, with the same attributes)" : "")
+            + "; add \(differences.joined(separator: ", ")) to pick one, or \(action)"
+    }
+
     static func get(_ invocation: Invocation) throws {
         let vault = try openWithPresence(invocation)
         defer { vault.close() }
         var query = try query(invocation, defaultClass: .genericPassword)
         let items = try vault.keychain.find(query)
-        guard items.count == 1 else {
-            throw CLIFailure(
-                "\(items.count) items match; narrow the selection (add --account, --service or --class) to get one value"
+        guard !items.isEmpty else {
+            throw CofferError(
+                .itemNotFound,
+                "no item matches this selection; 'coffer item find' lists the items there are"
             )
+        }
+        guard items.count == 1 else {
+            throw CLIFailure(ambiguity(items, action: "list them with 'coffer item find' (same selection)"))
         }
         query.returnsValue = true
         let value = try vault.keychain.find(query)[0].value ?? Data()
@@ -162,7 +229,7 @@ enum ItemCommand {
         let query = try query(invocation, defaultClass: nil)
         let matching = try vault.keychain.find(query)
         if matching.count > 1, !invocation.flag("all") {
-            throw CLIFailure("\(matching.count) items match; narrow the selection, or pass --all to delete them all")
+            throw CLIFailure(ambiguity(matching, action: "pass --all to delete them all"))
         }
         let count = try vault.keychain.delete(query)
         if invocation.flag("json") {

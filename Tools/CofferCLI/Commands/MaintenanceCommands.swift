@@ -141,6 +141,9 @@ enum MaintenanceCommands {
         if invocation.flag("json") {
             struct Listing: Encodable {
                 let blobs: Int
+                let blobBytes: Int64
+                let snapshots: Int
+                let snapshotBytes: Int64
                 let logicalBytes: Int64
                 let chunks: Int
                 let uniqueBytes: Int64
@@ -151,6 +154,9 @@ enum MaintenanceCommands {
             try invocation.console.printJSON(
                 Listing(
                     blobs: stats.blobCount,
+                    blobBytes: stats.blobBytes,
+                    snapshots: stats.snapshotCount,
+                    snapshotBytes: stats.snapshotBytes,
                     logicalBytes: stats.logicalBytes,
                     chunks: stats.chunkCount,
                     uniqueBytes: stats.uniqueBytes,
@@ -163,8 +169,9 @@ enum MaintenanceCommands {
         }
         invocation.console.print(
             """
-            blobs:          \(stats.blobCount)
-            logical size:   \(ByteCount.format(stats.logicalBytes))
+            blobs:          \(stats.blobCount) (\(ByteCount.format(stats.blobBytes)))
+            snapshots:      \(stats.snapshotCount) (\(ByteCount.format(stats.snapshotBytes)) of files, each snapshot in full)
+            logical size:   \(ByteCount.format(stats.logicalBytes)) (blobs and snapshot files)
             after dedup:    \(ByteCount.format(stats.uniqueBytes)) (\(String(format: "%.2f", stats.deduplicationRatio))×)
             stored:         \(ByteCount.format(stats.storedBytes)) (compression \(String(format: "%.2f", stats.compressionRatio))×)
             chunks:         \(stats.chunkCount) stored (content and list chunks of every blob and snapshot, each once)

@@ -28,6 +28,10 @@ public struct CommandLineParser: Sendable {
         environment: [String: String],
         console: Console
     ) throws(UsageError) -> Outcome {
+        // `help COMMAND…` is `COMMAND… --help`.
+        if arguments.first == "help", !root.subcommands.contains(where: { $0.name == "help" }) {
+            return try parse(Array(arguments.dropFirst()) + ["--help"], environment: environment, console: console)
+        }
         var path = [root]
         var options: [String: [String]] = [:]
         var positionals: [String] = []
@@ -57,8 +61,12 @@ public struct CommandLineParser: Sendable {
                 let body = token.dropFirst(2)
                 let name = String(body.prefix { $0 != "=" })
                 let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+                if name == "version", path.count == 1, let version = root.version { return .help(version) }
                 guard let option = known.first(where: { $0.name == name }) else {
-                    throw usage("unknown option '--\(name)'")
+                    let suggestion = Self.closest(to: name, among: known.map(\.name)).map {
+                        "; did you mean '--\($0)'?"
+                    }
+                    throw usage("unknown option '--\(name)'\(suggestion ?? "")")
                 }
                 options[name, default: []].append(try value(for: option, inline: inlineValue, arguments, &index, usage))
                 continue
@@ -82,8 +90,11 @@ public struct CommandLineParser: Sendable {
             if !command.subcommands.isEmpty, positionals.isEmpty {
                 guard let subcommand = command.subcommands.first(where: { $0.name == token }) else {
                     if wantsHelp { continue }
-                    let names = command.subcommands.map(\.name).joined(separator: ", ")
-                    throw usage("unknown command '\(token)'; the commands are: \(names)")
+                    let names = command.subcommands.map(\.name)
+                    if let suggestion = Self.closest(to: token, among: names) {
+                        throw usage("unknown command '\(token)'; did you mean '\(suggestion)'?")
+                    }
+                    throw usage("unknown command '\(token)'; the commands are: \(names.joined(separator: ", "))")
                 }
                 path.append(subcommand)
                 continue
@@ -113,6 +124,39 @@ public struct CommandLineParser: Sendable {
             console: console
         )
         return .run(command, invocation)
+    }
+
+    /// The candidate a mistyped `word` most likely meant: within two edits (insertions, deletions,
+    /// substitutions, swaps of neighbours), or one for words of four letters or fewer; `nil` when none
+    /// is that close or two are equally close.
+    static func closest(to word: String, among candidates: [String]) -> String? {
+        let limit = word.count <= 4 ? 1 : 2
+        let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= limit }
+        guard let best = scored.map(\.1).min() else { return nil }
+        let winners = scored.filter { $0.1 == best }
+        return winners.count == 1 ? winners[0].0 : nil
+    }
+
+    /// The optimal string alignment distance between `a` and `b` (Damerau–Levenshtein without
+    /// repeated edits of one substring).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.lowercased())
+        let b = Array(b.lowercased())
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[a.count][b.count]
     }
 
     private func value(

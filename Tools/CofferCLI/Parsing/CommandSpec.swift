@@ -15,6 +15,10 @@ public struct CommandSpec: Sendable {
     public let subcommands: [CommandSpec]
     /// What runs the command; `nil` for a group that only holds subcommands.
     public let run: (@Sendable (Invocation) throws -> Void)?
+    /// Example command lines shown in the help, each with a comment saying what it does.
+    public let examples: [String]
+    /// What `--version` prints (the root command only).
+    public let version: String?
     /// Whether a first Ctrl-C asks the command to stop and release what it holds (its reads and
     /// writes see the request), instead of ending the process at once.
     public let isCancellable: Bool
@@ -27,6 +31,8 @@ public struct CommandSpec: Sendable {
         options: [OptionSpec] = [],
         arguments: [ArgumentSpec] = [],
         subcommands: [CommandSpec] = [],
+        examples: [String] = [],
+        version: String? = nil,
         isCancellable: Bool = false,
         run: (@Sendable (Invocation) throws -> Void)? = nil
     ) {
@@ -36,6 +42,8 @@ public struct CommandSpec: Sendable {
         self.options = options
         self.arguments = arguments
         self.subcommands = subcommands
+        self.examples = examples
+        self.version = version
         self.isCancellable = isCancellable
         self.run = run
     }

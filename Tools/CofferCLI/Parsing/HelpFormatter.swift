@@ -21,10 +21,23 @@ struct HelpFormatter {
         lines += ["", "OPTIONS:"] + rows(options.map { (label($0), $0.help) })
         if !command.subcommands.isEmpty {
             lines += ["", "SUBCOMMANDS:"] + rows(command.subcommands.map { ($0.name, $0.abstract) })
-            lines += ["", "  See '\(name) <subcommand> --help' for details."]
+            lines += ["", "  See '\(name) <subcommand> --help' (or '\(path[0].name) help <subcommand>') for details."]
         }
+        if !command.examples.isEmpty {
+            lines += ["", "EXAMPLES:"] + command.examples.map { "  " + $0 }
+        }
+        lines += ["", "EXIT STATUS:"] + rows(Self.exitStatuses)
         return lines.joined(separator: "\n") + "\n"
     }
+
+    /// What every command's exit status means.
+    static let exitStatuses = [
+        ("0", "Success."),
+        ("1", "Failure; the message names the problem and what to do, and the vault is as it was."),
+        ("3", "A backup that skipped paths it could not read (they are listed)."),
+        ("64", "A usage error: the command line could not be understood."),
+        ("130", "Interrupted by Ctrl-C (killed by SIGINT), after releasing what the command held."),
+    ]
 
     private func label(_ option: OptionSpec) -> String {
         var label = option.shortName.map { "-\($0), " } ?? ""

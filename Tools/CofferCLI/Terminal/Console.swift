@@ -65,6 +65,20 @@ public final class Console: @unchecked Sendable {
         )
     }
 
+    /// The terminal's width in columns: standard error's window size (`TIOCGWINSZ`), else `$COLUMNS`,
+    /// else 80.
+    var columns: Int {
+        if errorIsTerminal, isProcessConsole {
+            var size = winsize()
+            if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        }
+        if let text = ProcessInfo.processInfo.environment["COLUMNS"], let value = Int(text), value > 0 { return value }
+        return 80
+    }
+
+    /// Whether this console is the process's own standard streams (not a test's capture).
+    private var isProcessConsole: Bool { outputDescriptor != nil }
+
     /// Writes a line (or lines) of results to standard output.
     public func print(_ text: String) { writeOutput(Data((text.hasSuffix("\n") ? text : text + "\n").utf8)) }
 

@@ -2,18 +2,31 @@ import Coffer
 import Foundation
 
 /// A one-line progress display on standard error, drawn only when it is a terminal and the user did
-/// not ask for quiet or JSON output. Redraws at most ten times a second. Safe to update from any thread
-/// (the blob pipeline reports from its committer thread).
+/// not ask for quiet or JSON output. Redraws at most ten times a second, in place: each drawing
+/// returns to the line's start and clears what is left of the one before, and fits the terminal's
+/// width (parts are dropped, then the label is shortened in the middle), so it never wraps. Shows the
+/// elapsed time, and the percentage and an ETA whenever the total is known (it may become known
+/// later: ``setTotal(_:)``). Safe to update from any thread (the blob pipeline reports from its
+/// committer thread).
 ///
 /// ```swift
-/// let progress = ProgressBar(label: "backup", total: totalBytes, console: console, enabled: !quiet)
+/// let progress = ProgressBar(label: "put big.iso", total: size, for: invocation)
 /// progress.update(completed: done)
 /// progress.finish()
 /// ```
 final class ProgressBar: @unchecked Sendable {
+    /// What the bar counts.
+    enum Unit: Sendable {
+        /// Bytes, shown as `1.5 MiB` with a rate.
+        case bytes
+        /// Things (`paths`), shown as counts.
+        case count(String)
+    }
+
     private let lock = NSLock()
     private let label: String
-    private let total: Int64?
+    private var total: Int64?
+    private let unit: Unit
     private let console: Console
     private let isEnabled: Bool
     private let started = Date()
@@ -21,21 +34,33 @@ final class ProgressBar: @unchecked Sendable {
     private var completed: Int64 = 0
     private var detail = ""
 
-    init(label: String, total: Int64?, console: Console, enabled: Bool) {
+    init(label: String, total: Int64?, unit: Unit = .bytes, console: Console, enabled: Bool) {
         self.label = label
         self.total = total
+        self.unit = unit
         self.console = console
         self.isEnabled = enabled && console.errorIsTerminal
     }
 
     /// A bar for a command: drawn unless the invocation asked for quiet or JSON output.
-    convenience init(label: String, total: Int64?, for invocation: Invocation) {
+    convenience init(label: String, total: Int64?, unit: Unit = .bytes, for invocation: Invocation) {
         self.init(
             label: label,
             total: total,
+            unit: unit,
             console: invocation.console,
             enabled: !invocation.flag("quiet") && !invocation.flag("json")
         )
+    }
+
+    /// Whether the bar draws at all (a terminal, and neither quiet nor JSON output).
+    var isDrawn: Bool { isEnabled }
+
+    /// Sets the total once it is known (a count that finished after the work began).
+    func setTotal(_ total: Int64?) {
+        lock.lock()
+        defer { lock.unlock() }
+        self.total = total
     }
 
     /// Records progress and redraws if enough time has passed.
@@ -47,11 +72,7 @@ final class ProgressBar: @unchecked Sendable {
         let now = Date()
         guard isEnabled, now.timeIntervalSince(lastDrawn) >= 0.1 else { return }
         lastDrawn = now
-        console.writeToError(
-            "\r"
-                + Self.render(label: label, completed: completed, total: total, elapsed: now.timeIntervalSince(started))
-                + (detail.isEmpty ? "" : "  " + detail)
-        )
+        draw(elapsed: now.timeIntervalSince(started), final: false)
     }
 
     /// Draws the final state and ends the line.
@@ -59,33 +80,108 @@ final class ProgressBar: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard isEnabled else { return }
+        if let total, completed < total { completed = total }
+        draw(elapsed: Date().timeIntervalSince(started), final: true)
+    }
+
+    /// Draws the line: back to its start, the text, the rest of the old line cleared (`ESC [ K`).
+    private func draw(elapsed: TimeInterval, final: Bool) {
         let line = Self.render(
             label: label,
             completed: completed,
             total: total,
-            elapsed: Date().timeIntervalSince(started)
+            unit: unit,
+            elapsed: elapsed,
+            detail: detail,
+            columns: console.columns,
+            final: final
         )
-        console.writeToError("\r" + line + (detail.isEmpty ? "" : "  " + detail) + "\n")
+        console.writeToError("\r" + line + "\u{1B}[K" + (final ? "\n" : ""))
     }
 
-    /// The text of one progress line: `label [#####-----]  50%  1.0 MiB / 2.0 MiB  512.0 KiB/s`.
-    static func render(label: String, completed: Int64, total: Int64?, elapsed: TimeInterval, width: Int = 24) -> String
-    {
+    /// The text of one progress line, at most `columns - 1` characters (the last column would wrap):
+    /// `put big.iso [#####-----]  50%  1.0 GiB / 2.0 GiB  92.7 MiB/s  0:12 ETA 0:12  detail`.
+    static func render(
+        label: String,
+        completed: Int64,
+        total: Int64?,
+        unit: Unit = .bytes,
+        elapsed: TimeInterval,
+        detail: String = "",
+        columns: Int = 120,
+        final: Bool = false
+    ) -> String {
         let rate = elapsed > 0 ? Double(completed) / elapsed : 0
-        guard let total, total > 0 else {
-            return "\(label)  \(ByteCount.format(completed))  \(ByteCount.format(Int64(rate)))/s"
+        let amount: String
+        var rateText = ""
+        switch unit {
+        case .bytes:
+            amount =
+                total.map { "\(ByteCount.format(completed)) / \(ByteCount.format($0))" } ?? ByteCount.format(completed)
+            rateText = "\(ByteCount.format(Int64(rate)))/s"
+        case .count(let noun):
+            amount = (total.map { "\(completed) / \($0)" } ?? "\(completed)") + " " + noun
         }
-        let fraction = min(max(Double(completed) / Double(total), 0), 1)
-        let filled = Int((fraction * Double(width)).rounded(.down))
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let percent = String(Int((fraction * 100).rounded(.down))).leftPadded(to: 3)
-        return
-            "\(label) [\(bar)] \(percent)%  \(ByteCount.format(completed)) / \(ByteCount.format(total))  \(ByteCount.format(Int64(rate)))/s"
+        var time = duration(elapsed)
+        var fraction: Double?
+        if let total, total > 0 {
+            fraction = min(max(Double(completed) / Double(total), 0), 1)
+            if !final, rate > 0, completed < total { time += " ETA " + duration(Double(total - completed) / rate) }
+        }
+        let percent = fraction.map { String(Int(($0 * 100).rounded(.down))).leftPadded(to: 3) + "%" }
+        func bar(_ width: Int) -> String? {
+            guard let fraction, width > 0 else { return nil }
+            let filled = Int((fraction * Double(width)).rounded(.down))
+            return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+        }
+        let limit = max(columns - 1, 20)
+        // From the fullest line to the barest; the first that fits is drawn.
+        let layouts: [[String?]] = [
+            [bar(24), percent, amount, rateText, time, detail],
+            [bar(24), percent, amount, rateText, time],
+            [bar(10), percent, amount, rateText, time],
+            [percent, amount, rateText, time],
+            [percent, amount, time],
+            [percent, amount],
+            [percent ?? amount],
+        ]
+        for parts in layouts {
+            let tail = parts.compactMap { $0 }.filter { !$0.isEmpty }
+            let body = tail.joined(separator: "  ")
+            let separator = tail.first?.hasPrefix("[") == true ? " " : "  "
+            if label.count + separator.count + body.count <= limit { return label + separator + body }
+            // The label may give way, down to 12 characters, before a part is dropped.
+            let room = limit - separator.count - body.count
+            if room >= min(12, label.count) {
+                return label.middleTruncated(to: room) + separator + body
+            }
+        }
+        return label.middleTruncated(to: limit)
+    }
+
+    /// `0:07`, `12:34`, `1:02:03`.
+    static func duration(_ seconds: TimeInterval) -> String {
+        let whole = Int(max(0, seconds.rounded()))
+        let (hours, minutes, rest) = (whole / 3600, whole / 60 % 60, whole % 60)
+        let tail = String(format: "%02d", rest)
+        return hours > 0 ? "\(hours):" + String(format: "%02d", minutes) + ":" + tail : "\(minutes):" + tail
     }
 }
 
 extension String {
     func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}
+
+extension String {
+    /// The string cut to `width` characters by replacing its middle with `…`, which keeps both the
+    /// start and the end of a path or a name (`photos/2024/…/IMG_0042.jpg`).
+    func middleTruncated(to width: Int) -> String {
+        guard count > width else { return self }
+        guard width > 1 else { return String(prefix(max(width, 0))) }
+        let kept = width - 1
+        let head = kept / 2
+        return String(prefix(head)) + "…" + String(suffix(kept - head))
     }
 }

@@ -21,11 +21,17 @@ struct SecretSource {
         return first.lowercased() + text.dropFirst()
     }
 
-    static let passphrase = SecretSource(
-        fileOption: "passphrase-file",
-        environmentVariable: "COFFER_PASSPHRASE",
-        prompt: "Passphrase: "
-    )
+    static let passphrase = passphrase(prompt: "Passphrase: ")
+    /// `init --join BUNDLE`: the bundle's vault's passphrase, which then protects the new vault too.
+    static let bundlePassphrase = passphrase(prompt: "Passphrase of the vault that exported the bundle: ")
+    /// `init --join s3://…`: the passphrase the group's vaults share.
+    static let groupPassphrase = passphrase(prompt: "Passphrase of the vaults that push there: ")
+
+    /// The vault passphrase (`--passphrase-file`, `$COFFER_PASSPHRASE`), asked for with `prompt`.
+    static func passphrase(prompt: String) -> SecretSource {
+        SecretSource(fileOption: "passphrase-file", environmentVariable: "COFFER_PASSPHRASE", prompt: prompt)
+    }
+
     static let rncryptorPassword = SecretSource(
         fileOption: "rncryptor-password-file",
         environmentVariable: "COFFER_RNCRYPTOR_PASSWORD",
@@ -96,10 +102,26 @@ struct SecretSource {
     }
 
     /// Reads a passphrase.
+    ///
+    /// - Parameter confirm: It is a new passphrase: on a terminal it is asked twice, and a weak one
+    ///   draws a warning (it is still accepted: the choice is the user's).
     func passphrase(_ invocation: Invocation, confirm: Bool = false) throws -> Passphrase {
         var bytes = try read(invocation, confirm: confirm)
         defer { bytes.wipe() }
+        if confirm, let warning = Self.weakness(of: bytes) { invocation.console.message("coffer: warning: \(warning)") }
         return Passphrase(utf8: bytes)
+    }
+
+    /// The shortest passphrase that draws no warning: about 60 bits even as lowercase letters.
+    static let recommendedLength = 12
+
+    /// Why a new passphrase is weak, or `nil`: anyone holding a copy of the vault can try guesses
+    /// offline, as fast as the key derivation allows.
+    static func weakness(of bytes: [UInt8]) -> String? {
+        let characters = String(decoding: bytes, as: UTF8.self).count
+        guard characters < recommendedLength || Set(bytes).count < 4 else { return nil }
+        return
+            "this passphrase is weak (\(characters) character\(characters == 1 ? "" : "s")\(Set(bytes).count < 4 && characters >= recommendedLength ? ", few distinct ones" : "")): anyone with a copy of the vault can try guesses offline; use \(recommendedLength) or more, e.g. four random words (coffer passwd changes it)"
     }
 }
 

@@ -1,0 +1,159 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// The defects a new user hit in everyday use of `coffer` (issue 21), each through the built binary.
+@Suite("Everyday CLI: stats with snapshots, item scope, prompts, messages, help, ids, usage errors")
+struct EverydayCLITests {
+    let cli: CLIHarness
+
+    init() throws { cli = try CLIHarness() }
+
+    /// A directory of `count` files of `size` random bytes each.
+    func tree(_ name: String, files count: Int, size: Int) throws -> URL {
+        let tree = cli.directory.path(name)
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<count {
+            let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            try Data(bytes).write(to: tree.appendingPathComponent("file-\(index)"))
+        }
+        return tree
+    }
+
+    @Test("stats counts snapshot files in the logical size, so the ratio compares like with like")
+    func statsWithSnapshots() throws {
+        let small = cli.directory.path("small")
+        try Data(repeating: 3, count: 10_000).write(to: small)
+        #expect(try cli.run(["put", "small", small.path]).status == 0)
+        let files = try tree("tree", files: 4, size: 500_000)
+        // Twice the same tree: the second snapshot stores nothing new.
+        #expect(try cli.run(["backup", files.path]).status == 0)
+        #expect(try cli.run(["backup", files.path]).status == 0)
+        let stats = try #require(try cli.json(["stats"]) as? [String: Any])
+        #expect(stats["snapshots"] as? Int == 2)
+        #expect(stats["blobBytes"] as? Int == 10_000)
+        #expect(stats["snapshotBytes"] as? Int == 4_000_000)
+        #expect(stats["logicalBytes"] as? Int == 4_010_000)
+        let unique = try #require(stats["uniqueBytes"] as? Int)
+        #expect(unique >= 2_000_000 && unique < 2_200_000, "\(unique)")
+        let ratio = try #require(stats["deduplicationRatio"] as? Double)
+        #expect(ratio > 1.8 && ratio < 2.1, "\(ratio)")
+        let text = try cli.run(["stats"]).output
+        #expect(text.contains("snapshots:      2 (3.8 MiB of files"), "\(text)")
+    }
+
+    @Test(
+        "items that differ only in scope: get names --sync/--device-only; add's duplicate points at upsert, which exists"
+    )
+    func itemScope() throws {
+        #expect(
+            try cli.run(["item", "add", "--service", "mail", "--account", "ann", "--sync", "--value", "s"]).status == 0
+        )
+        #expect(try cli.run(["item", "add", "--service", "mail", "--account", "ann", "--value", "d"]).status == 0)
+        let both = try cli.run(["item", "get", "--service", "mail", "--account", "ann"])
+        #expect(both.status == 1)
+        #expect(both.error.contains("2 items match (one syncable, one device-bound"), "\(both.error)")
+        #expect(both.error.contains("add --sync or --device-only to pick one"), "\(both.error)")
+        #expect(!both.error.contains("--account"), "\(both.error)")
+        #expect(try cli.run(["item", "get", "--service", "mail", "--account", "ann", "--sync"]).output == "s")
+
+        #expect(try cli.run(["item", "add", "--service", "mail", "--account", "bob", "--value", "b"]).status == 0)
+        let accounts = try cli.run(["item", "get", "--service", "mail", "--device-only"])
+        #expect(accounts.error.contains("add --account to pick one"), "\(accounts.error)")
+
+        let duplicate = try cli.run(["item", "add", "--service", "mail", "--account", "bob", "--value", "again"])
+        #expect(duplicate.status == 1)
+        #expect(duplicate.error.contains("coffer item upsert") && duplicate.error.contains("duplicateItem -25299"))
+        let upsert = try cli.run(["item", "upsert", "--service", "mail", "--account", "bob", "--value", "again"])
+        #expect(upsert.status == 0, "\(upsert.error)")
+        #expect(try cli.run(["item", "get", "--service", "mail", "--account", "bob"]).output == "again")
+        #expect(try cli.run(["item", "upsert", "--service", "new", "--account", "c", "--value", "n"]).status == 0)
+        #expect(try cli.run(["item", "get", "--service", "new", "--account", "c"]).output == "n")
+    }
+
+    @Test("messages speak the CLI's words: no status numbers outside item commands, no API names")
+    func messages() throws {
+        let missingVault = try cli.run(["info"], extra: ["COFFER_VAULT": cli.directory.path("nowhere").path])
+        #expect(missingVault.status == 1)
+        #expect(
+            !missingVault.error.contains("Vault.create") && !missingVault.error.contains("-25"),
+            "\(missingVault.error)"
+        )
+        let missingBlob = try cli.run(["get", "nothing", "-"])
+        #expect(missingBlob.error.contains("there is no blob named 'nothing'"), "\(missingBlob.error)")
+        #expect(!missingBlob.error.contains("itemNotFound") && !missingBlob.error.contains("("), "\(missingBlob.error)")
+        let none = try cli.run(["item", "delete", "--class", "key"])
+        #expect(none.error.contains("no keychain item matches the query (keys)"), "\(none.error)")
+        #expect(!none.error.contains("genericPassword") && !none.error.contains("matches items"))
+    }
+
+    @Test("--version, help COMMAND, and did-you-mean for commands and options")
+    func helpAndVersion() throws {
+        let version = try cli.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.output.hasPrefix("coffer "), "\(version.output)")
+        let help = try cli.run(["help", "backup"])
+        #expect(help.status == 0)
+        #expect(help.output == (try cli.run(["backup", "--help"])).output)
+        #expect(help.output.contains("EXIT STATUS:") && help.output.contains("130"))
+        #expect(try cli.run(["help"]).output.contains("EXAMPLES:"))
+        let typo = try cli.run(["bakup", "/tmp"])
+        #expect(typo.status == 64)
+        #expect(typo.error.contains("did you mean 'backup'?"), "\(typo.error)")
+        #expect(!typo.error.contains("the commands are"))
+        let option = try cli.run(["put", "x", "-", "--compresion", "3"])
+        #expect(option.status == 64)
+        #expect(option.error.contains("did you mean '--compression'?"), "\(option.error)")
+        // Nothing close: the whole list, as before.
+        #expect(try cli.run(["zzzzzz"]).error.contains("the commands are"))
+    }
+
+    @Test("a snapshot id too short to be one says how many digits an id needs")
+    func shortSnapshotIDs() throws {
+        let files = try tree("tree", files: 1, size: 100)
+        #expect(try cli.run(["backup", files.path]).status == 0)
+        let diff = try cli.run(["diff", "ab3f", "2c47"])
+        #expect(diff.status == 1)
+        #expect(diff.error.contains("at least 6 hex digits"), "\(diff.error)")
+        let id = try #require((try cli.json(["snapshots"]) as? [[String: Any]])?.first?["id"] as? String)
+        #expect(try cli.run(["show", String(id.prefix(6))]).status == 0)
+    }
+
+    @Test("usage mistakes exit 64, a missing backup path says it does not exist, a weak passphrase is warned about")
+    func usageAndWarnings() throws {
+        let file = cli.directory.path("file")
+        try Data("x".utf8).write(to: file)
+        let level = try cli.run(["put", "x", file.path, "--compression", "30"])
+        #expect(level.status == 64)
+        #expect(level.error.contains("from 1 to 19, not '30'"), "\(level.error)")
+        let missing = try cli.run(["backup", cli.directory.path("nonexistent").path])
+        #expect(missing.status == 1)
+        #expect(missing.error.contains("does not exist"), "\(missing.error)")
+        let weak = try cli.run(
+            ["init"],
+            extra: ["COFFER_VAULT": cli.directory.path("weak").path, "COFFER_PASSPHRASE": "a"]
+        )
+        #expect(weak.status == 0)
+        #expect(weak.error.contains("warning: this passphrase is weak (1 character)"), "\(weak.error)")
+        let strong = try cli.run(
+            ["init"],
+            extra: ["COFFER_VAULT": cli.directory.path("strong").path, "COFFER_PASSPHRASE": "correct horse battery"]
+        )
+        #expect(!strong.error.contains("weak"), "\(strong.error)")
+    }
+
+    @Test("init --join asks for the exporting vault's passphrase by that name", .enabled(if: Terminal.canRun))
+    func joinPrompt() throws {
+        let bundle = cli.directory.path("full.bundle").path
+        #expect(try cli.run(["export", "--out", bundle]).status == 0)
+        let joined = cli.directory.path("joined").path
+        let screen = try Terminal.run(
+            "\(cli.coffer.path) init --join \(bundle)",
+            input: "pw\n",
+            environment: ["COFFER_VAULT": joined]
+        )
+        #expect(screen.contains("Passphrase of the vault that exported the bundle:"), "\(screen)")
+        #expect(FileManager.default.fileExists(atPath: joined + "/data.mdb"), "\(screen)")
+    }
+}
