@@ -16,11 +16,10 @@ struct CompactEndToEndTests {
     init() throws {
         cli = try CLIHarness()
         kept = cli.directory.path("kept")
-        var generator = SystemRandomNumberGenerator()
         // 6 MB that does not compress: the compacted copy takes several of LMDB's 1 MiB writes.
-        try Data((0..<6_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: kept)
+        try RandomBytes.data(count: 6_000_000).write(to: kept)
         let large = cli.directory.path("large")
-        try Data((0..<24_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: large)
+        try RandomBytes.data(count: 24_000_000).write(to: large)
         let tree = cli.directory.path("tree")
         try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
         try Data("a file in a snapshot\n".utf8).write(to: tree.appendingPathComponent("note.txt"))

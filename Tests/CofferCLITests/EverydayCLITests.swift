@@ -13,9 +13,8 @@ struct EverydayCLITests {
     func tree(_ name: String, files count: Int, size: Int) throws -> URL {
         let tree = cli.directory.path(name)
         try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
-        var generator = SystemRandomNumberGenerator()
         for index in 0..<count {
-            let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let bytes = try RandomBytes.data(count: size)
             try Data(bytes).write(to: tree.appendingPathComponent("file-\(index)"))
         }
         return tree

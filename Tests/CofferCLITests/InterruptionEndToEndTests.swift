@@ -44,10 +44,9 @@ struct InterruptionEndToEndTests {
         let running = try cli.start(["put", "big", "-"])
         let (put, input, error) = (running.process, running.input, running.error)
         // 24 MiB of incompressible bytes, then the pipe stays open and idle: the put waits in read().
-        var generator = SystemRandomNumberGenerator()
         for _ in 0..<24 {
             input.fileHandleForWriting.write(
-                Data((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+                try RandomBytes.data(count: 1 << 20)
             )
         }
         try waitUntil("the put has committed chunks") { try storedChunks() > 0 }

@@ -123,15 +123,45 @@ struct ParserTests {
 
 @Suite("Progress bar")
 struct ProgressBarTests {
-    @Test("renders a bar, percentage, sizes and rate")
+    @Test("renders a bar, percentage, sizes, rate, elapsed time and ETA")
     func render() {
-        let line = ProgressBar.render(label: "backup", completed: 1 << 20, total: 2 << 20, elapsed: 2, width: 10)
-        #expect(line == "backup [#####-----]  50%  1.0 MiB / 2.0 MiB  512.0 KiB/s")
+        let line = ProgressBar.render(label: "backup", completed: 1 << 20, total: 2 << 20, elapsed: 2, columns: 80)
+        #expect(line == "backup [########---------]  50%  1.0 MiB / 2.0 MiB  512.0 KiB/s  0:02 ETA 0:02")
         #expect(
-            ProgressBar.render(label: "x", completed: 5, total: 5, elapsed: 1, width: 4)
-                == "x [####] 100%  5 B / 5 B  5 B/s"
+            ProgressBar.render(label: "x", completed: 5, total: 5, elapsed: 1, columns: 50, final: true)
+                == "x [###############] 100%  5 B / 5 B  5 B/s  0:01"
         )
-        #expect(ProgressBar.render(label: "scan", completed: 3 << 30, total: nil, elapsed: 0) == "scan  3.0 GiB  0 B/s")
+        #expect(
+            ProgressBar.render(label: "scan", completed: 3 << 30, total: nil, elapsed: 0)
+                == "scan  3.0 GiB  0 B/s  0:00"
+        )
+        #expect(
+            ProgressBar.render(label: "backup", completed: 3, total: 12, unit: .count("paths"), elapsed: 3)
+                .hasSuffix(" 25%  3 / 12 paths  0:03 ETA 0:09")
+        )
+        #expect(ProgressBar.duration(3725) == "1:02:05")
+    }
+
+    @Test("fits any width: never longer than the terminal's width less one, long names cut in the middle")
+    func fitsWidth() {
+        let name = "put photos/2024/holidays/" + String(repeating: "x", count: 80) + "/IMG_0042.jpg"
+        for columns in [20, 30, 40, 60, 80, 120, 160, 250] {
+            for total: Int64? in [nil, 5 << 30] {
+                let line = ProgressBar.render(
+                    label: name,
+                    completed: 3 << 30,
+                    total: total,
+                    elapsed: 7,
+                    detail: "1234 paths",
+                    columns: columns
+                )
+                #expect(line.count <= columns - 1 || columns - 1 < 20 && line.count <= 20, "\(columns): \(line)")
+                #expect(line.hasPrefix("put p") && line.contains("…"), "\(columns): \(line)")
+                if columns >= 40 { #expect(line.contains(total == nil ? "3.0 GiB" : "60%"), "\(columns): \(line)") }
+            }
+        }
+        #expect("abcdefghij".middleTruncated(to: 5) == "ab…ij")
+        #expect("short".middleTruncated(to: 10) == "short")
     }
 
     @Test("draws nothing when standard error is not a terminal")
@@ -156,7 +186,8 @@ struct ProgressBarTests {
         let shown = ProgressBar(label: "x", total: 10, console: terminal, enabled: true)
         shown.update(completed: 5)
         shown.finish()
-        #expect(drawn.text.contains("100%") == false && drawn.text.contains("50%"))
+        // The update draws the half, and finishing draws the whole and ends the line.
+        #expect(drawn.text.contains("50%") && drawn.text.hasSuffix("\u{1B}[K\n"))
     }
 
     @Test("byte counts use binary units")

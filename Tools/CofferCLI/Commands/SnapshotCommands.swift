@@ -98,13 +98,16 @@ enum SnapshotCommands {
         let level = try BlobCommands.compressionLevel(invocation)
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        let bar = ProgressBar(label: "backup", total: nil, for: invocation)
+        let bar = ProgressBar(label: "backup \(path)", total: nil, unit: .count("paths"), for: invocation)
+        // The total comes from a count of the tree that runs beside the backup (as restic's scanner
+        // does): the bar shows a percentage and an ETA once it is known.
+        if bar.isDrawn { TreeCount.start(URL(fileURLWithPath: path)) { bar.setTotal($0) } }
         let result = try vault.snapshots.backup(
             directory: URL(fileURLWithPath: path),
             name: invocation.value("name"),
             scope: invocation.flag("device-only") ? .deviceBound : .syncable,
             compressionLevel: level,
-            progress: { bar.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
+            progress: { bar.update(completed: Int64($0.files), detail: "\(ByteCount.format($0.bytesRead)) read") }
         )
         bar.finish()
         let stats = result.snapshot.statistics
@@ -184,7 +187,11 @@ enum SnapshotCommands {
     static func runRestore(_ invocation: Invocation) throws {
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
-        let bar = ProgressBar(label: "restore", total: nil, for: invocation)
+        // The snapshot's size is the total, unless --include restores a part of it.
+        let total =
+            invocation.value("include") == nil
+            ? try vault.snapshots.snapshot(invocation.arguments[0], host: invocation.value("host")).statistics.bytes : nil
+        let bar = ProgressBar(label: "restore \(invocation.arguments[0])", total: total, for: invocation)
         let result = try vault.snapshots.restore(
             invocation.arguments[0],
             host: invocation.value("host"),

@@ -129,34 +129,28 @@ final class ProgressBar: @unchecked Sendable {
             if !final, rate > 0, completed < total { time += " ETA " + duration(Double(total - completed) / rate) }
         }
         let percent = fraction.map { String(Int(($0 * 100).rounded(.down))).leftPadded(to: 3) + "%" }
-        func bar(_ width: Int) -> String? {
-            guard let fraction, width > 0 else { return nil }
-            let filled = Int((fraction * Double(width)).rounded(.down))
-            return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
-        }
         let limit = max(columns - 1, 20)
-        // From the fullest line to the barest; the first that fits is drawn.
-        let layouts: [[String?]] = [
-            [bar(24), percent, amount, rateText, time, detail],
-            [bar(24), percent, amount, rateText, time],
-            [bar(10), percent, amount, rateText, time],
-            [percent, amount, rateText, time],
-            [percent, amount, time],
-            [percent, amount],
-            [percent ?? amount],
-        ]
+        // A long label (a blob's name) takes at most two fifths of the line, cut in the middle.
+        let name = label.middleTruncated(to: max(limit * 2 / 5, 12))
+        // From the fullest line to the barest; the first that fits is drawn, and the bar takes what
+        // room is left (when the total is known and there are at least 10 columns for it).
+        let layouts: [[String]] = [
+            [percent, amount, rateText, time, detail], [percent, amount, rateText, time], [percent, amount, time],
+            [percent, amount], [percent ?? amount],
+        ].map { $0.compactMap { $0 }.filter { !$0.isEmpty } }
         for parts in layouts {
-            let tail = parts.compactMap { $0 }.filter { !$0.isEmpty }
-            let body = tail.joined(separator: "  ")
-            let separator = tail.first?.hasPrefix("[") == true ? " " : "  "
-            if label.count + separator.count + body.count <= limit { return label + separator + body }
-            // The label may give way, down to 12 characters, before a part is dropped.
-            let room = limit - separator.count - body.count
-            if room >= min(12, label.count) {
-                return label.middleTruncated(to: room) + separator + body
+            let body = parts.joined(separator: "  ")
+            let room = limit - name.count - 2 - body.count
+            guard room >= 0 else { continue }
+            if let fraction, room >= 13 {
+                let width = min(30, room - 3)
+                let filled = Int((fraction * Double(width)).rounded(.down))
+                let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+                return name + " " + bar + " " + body
             }
+            return name + "  " + body
         }
-        return label.middleTruncated(to: limit)
+        return (name + "  " + (percent ?? amount)).middleTruncated(to: limit)
     }
 
     /// `0:07`, `12:34`, `1:02:03`.
