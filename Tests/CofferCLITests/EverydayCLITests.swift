@@ -155,4 +155,62 @@ struct EverydayCLITests {
         #expect(screen.contains("Passphrase of the vault that exported the bundle:"), "\(screen)")
         #expect(FileManager.default.fileExists(atPath: joined + "/data.mdb"), "\(screen)")
     }
+
+    @Test("a vault joined from a bundle exports to that device only what changed since; an empty export says so")
+    func joinedPeerCursor() throws {
+        let large = cli.directory.path("large")
+        try RandomBytes.data(count: 4_000_000).write(to: large)
+        #expect(try cli.run(["put", "large", large.path]).status == 0)
+        let full = cli.directory.path("full.bundle").path
+        #expect(try cli.run(["export", "--out", full]).status == 0)
+        let joined = ["COFFER_VAULT": cli.directory.path("joined").path]
+        #expect(try cli.run(["init", "--join", full], extra: joined).status == 0)
+        let device = try #require((try cli.json(["device", "show"]) as? [String: Any])?["deviceID"] as? String)
+        let peer = String(device.prefix(8)).lowercased()
+
+        #expect(
+            try cli.run(["item", "add", "--service", "new", "--account", "a", "--sync", "--value", "v"], extra: joined)
+                .status == 0
+        )
+        let back = cli.directory.path("back.bundle")
+        let exported = try cli.run(["export", "--out", back.path, "--peer", peer], extra: joined)
+        #expect(exported.status == 0, "\(exported.error)")
+        #expect(
+            exported.output.contains("1 item, 0 blobs") && exported.output.contains("for peer"),
+            "\(exported.output)"
+        )
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: back.path)[.size] as? Int)
+        #expect(size < 100_000, "the first export to the device it joined from sent \(size) bytes")
+        #expect(try cli.run(["import", back.path]).status == 0)
+        #expect(try cli.run(["item", "get", "--service", "new", "--account", "a"]).output == "v")
+
+        let again = try cli.run(["export", "--out", back.path, "--peer", peer], extra: joined)
+        #expect(again.status == 0)
+        #expect(again.output.contains("Nothing new for peer '\(peer)' since change"), "\(again.output)")
+    }
+
+    @Test("listings have headers, human sizes (exact with --bytes), hosts and local times; empty ones say so")
+    func listings() throws {
+        let emptyBlobs = try cli.run(["ls"])
+        #expect(emptyBlobs.status == 0 && emptyBlobs.output.isEmpty)
+        #expect(emptyBlobs.error.contains("No blobs yet"), "\(emptyBlobs.error)")
+        #expect(try cli.run(["snapshots"]).error.contains("No snapshots yet"))
+        let file = cli.directory.path("file")
+        try RandomBytes.data(count: 1_500_000).write(to: file)
+        #expect(try cli.run(["put", "photos/cat.jpg", file.path]).status == 0)
+        let listed = try cli.run(["ls"]).output.split(separator: "\n").map(String.init)
+        #expect(listed.first?.hasSuffix("SIZE  SCOPE  READABLE            MODIFIED                    NAME") == true, "\(listed)")
+        #expect(
+            listed.last?.contains("1.4 MiB") == true && listed.last?.hasSuffix("photos/cat.jpg") == true,
+            "\(listed)"
+        )
+        #expect(try cli.run(["ls", "--bytes"]).output.contains("1500000"))
+
+        let files = try tree("tree", files: 2, size: 1000)
+        #expect(try cli.run(["backup", files.path]).status == 0)
+        let snapshots = try cli.run(["snapshots"], extra: ["TZ": "Asia/Kolkata"]).output.split(separator: "\n")
+        #expect(snapshots.first?.hasPrefix("ID") == true && snapshots.first?.contains("HOST") == true, "\(snapshots)")
+        let row = String(try #require(snapshots.last))
+        #expect(row.contains("+05:30") && row.contains(ProcessInfo.processInfo.hostName.prefix(8)), "\(row)")
+    }
 }

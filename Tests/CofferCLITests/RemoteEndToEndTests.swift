@@ -96,6 +96,16 @@ struct RemoteEndToEndTests {
         #expect(try run(["item", "get", "--service", "mail", "--account", "ann"]).output == "from b")
         #expect(try run(["push", remote]).output.contains("Nothing to push") == false)
         #expect(try run(["push", remote]).output.contains("Nothing to push"))
+
+        // A third vault: the pull after B's next push names the one device whose bundle it got.
+        #expect(try run(["init", "--join", remote], vault: "c").status == 0)
+        #expect(try run(["item", "update", "--service", "mail", "--value", "again"], vault: "b").status == 0)
+        #expect(try run(["push", remote], vault: "b").status == 0)
+        let third = try run(["pull", remote], vault: "c")
+        #expect(
+            third.output.contains("Pulled 1 bundle") && third.output.contains("from 1 of the 2 other devices"),
+            "\(third.output)"
+        )
     }
 
     @Test(

@@ -40,8 +40,14 @@ extension Vault {
         try checkOpen()
         if let peer { try PeerCursors.validate(peer) }
         let schema = schema
+        // A peer named for the group member this vault joined from starts where the join left off.
+        let joinedFrom = try peer.flatMap { (peer) throws(CofferError) in try joinCursorName(for: peer) }
         let (summary, sentThrough) = try writeBundle(to: url, progress: progress) { txn in
-            guard let peer, let sent = try PeerCursors(schema: schema).load(peer, in: txn)?.sentThrough else {
+            let cursors = PeerCursors(schema: schema)
+            guard let peer,
+                let sent = try cursors.load(peer, in: txn)?.sentThrough
+                    ?? joinedFrom.flatMap({ try cursors.load($0, in: txn) })?.sentThrough
+            else {
                 return nil
             }
             // A device that missed one of this vault's bundles asked for its changes again.
@@ -323,7 +329,40 @@ extension Vault {
             passphrase: passphrase,
             configuration: configuration,
             group: try JoinedGroup(joining: header, passphrase: passphrase)
-        ) { vault throws(CofferError) in try vault.import(from: bundle, progress: progress) }
+        ) { vault throws(CofferError) in
+            let summary = try vault.import(from: bundle, progress: progress)
+            try vault.recordJoinCursor(from: summary.sourceDevice)
+            return summary
+        }
+    }
+
+    /// The name of the peer cursor a join from `device`'s bundle leaves (``recordJoinCursor(from:)``).
+    package static func joinCursorName(_ device: UUID) -> String { "joined-from:" + device.uuidString.lowercased() }
+
+    /// Records that the device whose bundle this vault joined from holds everything the join brought
+    /// (it sent it): the first `export --peer` to that device sends only what changed since.
+    package func recordJoinCursor(from device: UUID) throws(CofferError) {
+        let schema = schema
+        try storage("recording where the join left off") {
+            try environment.write { txn in
+                let last = try ChangeLog.lastSequence(in: txn, schema: schema)
+                try PeerCursors(schema: schema).record(Self.joinCursorName(device), sentThrough: last, in: txn)
+            }
+        }
+    }
+
+    /// The join cursor `peer` stands for: when `peer` names (by device name, or 8 or more digits of
+    /// its id) the one group member this vault joined from, that member's join cursor.
+    private func joinCursorName(for peer: String) throws(CofferError) -> String? {
+        let cursors = try syncPeers().map(\.name).filter { $0.hasPrefix("joined-from:") }
+        guard !cursors.isEmpty else { return nil }
+        let lowered = peer.lowercased()
+        let matching = try members().filter { member in
+            member.name == peer || (lowered.count >= 8 && member.deviceID.uuidString.lowercased().hasPrefix(lowered))
+        }
+        guard matching.count == 1 else { return nil }
+        let name = Self.joinCursorName(matching[0].deviceID)
+        return cursors.contains(name) ? name : nil
     }
 
     /// Creates a vault in `directory` in `group`, then fills it with `fill`, atomically: the vault

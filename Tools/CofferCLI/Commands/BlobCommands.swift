@@ -59,7 +59,12 @@ enum BlobCommands {
 
     static let list = CommandSpec(
         name: "ls",
-        abstract: "List the blobs: size, scope, protection, modification time and name.",
+        abstract: "List the blobs: size, scope, protection, modification time (local) and name.",
+        options: [.flag("bytes", help: "Sizes in exact bytes instead of KiB, MiB, … (--json gives bytes too).")],
+        examples: [
+            "coffer ls                      # a table with a header and human sizes",
+            "coffer ls --bytes              # sizes in bytes, for scripts",
+        ],
         run: runList
     )
 
@@ -163,17 +168,27 @@ enum BlobCommands {
             try invocation.console.printJSON(blobs.map(BlobListing.init))
             return
         }
-        let dates = ISO8601DateFormatter()
-        let lines = blobs.map { blob in
-            [
-                String(blob.size).leftPadded(to: 12),
-                blob.scope == .syncable ? "sync  " : "device",
-                blob.protection == .whenUnlocked ? "when-unlocked" : "after-first  ",
-                dates.string(from: blob.modified),
-                PrintableText.escaping(blob.name),
-            ].joined(separator: "  ")
+        guard !blobs.isEmpty else {
+            if !invocation.flag("quiet") {
+                invocation.console.message("No blobs yet; coffer put NAME FILE stores one.")
+            }
+            return
         }
-        if !lines.isEmpty { invocation.console.print(lines.joined(separator: "\n")) }
+        let exact = invocation.flag("bytes")
+        var table = TextTable([
+            .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE"), .init(header: "READABLE"),
+            .init(header: "MODIFIED"), .init(header: "NAME"),
+        ])
+        for blob in blobs {
+            table.append([
+                exact ? String(blob.size) : ByteCount.format(blob.size),
+                blob.scope == .syncable ? "sync" : "device",
+                blob.protection == .whenUnlocked ? "when-unlocked" : "after-first-unlock",
+                TextTable.localTime(blob.modified),
+                PrintableText.escaping(blob.name),
+            ])
+        }
+        invocation.console.print(table.text)
     }
 
     static func runRemove(_ invocation: Invocation) throws {

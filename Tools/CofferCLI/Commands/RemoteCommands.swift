@@ -178,9 +178,16 @@ enum RemoteCommands {
         let checkpoints =
             summary.checkpoints.isEmpty
             ? "" : "\(summary.checkpoints.count) checkpoint\(summary.checkpoints.count == 1 ? "" : "s") and "
+        // Bundles sit in their sender's folder: PREFIX/DEVICE/NAME.
+        let senders = Set(
+            summary.bundles.map { $0.object.split(separator: "/").dropLast().last.map(String.init) ?? "" }
+        )
+        let from =
+            senders.isEmpty || senders.count == summary.devices
+            ? devices : "\(senders.count) of the \(devices)"
         invocation.console.print(
             "Pulled \(checkpoints)\(summary.bundles.count) bundle\(summary.bundles.count == 1 ? "" : "s") "
-                + "(\(ByteCount.format(summary.bytes))) from \(devices) at \(summary.remote): applied "
+                + "(\(ByteCount.format(summary.bytes))) from \(from) at \(summary.remote): applied "
                 + "\(SyncCommands.describe(summary.applied))."
         )
         try SyncCommands.reportIncomplete(combined, invocation)

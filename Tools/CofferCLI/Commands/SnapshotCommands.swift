@@ -153,17 +153,28 @@ enum SnapshotCommands {
             try invocation.console.printJSON(snapshots.map(SnapshotListing.init))
             return
         }
-        let dates = ISO8601DateFormatter()
-        let lines = snapshots.map { snapshot in
-            [
-                snapshot.shortID, dates.string(from: snapshot.created),
-                PrintableText.escaping(snapshot.hostname),
-                String(snapshot.statistics.files).leftPadded(to: 8) + " files",
-                ByteCount.format(snapshot.statistics.bytes).leftPadded(to: 10),
-                snapshot.scope == .syncable ? "sync  " : "device", PrintableText.escaping(snapshot.name),
-            ].joined(separator: "  ")
+        guard !snapshots.isEmpty else {
+            if !invocation.flag("quiet") {
+                invocation.console.message(
+                    host == nil
+                        ? "No snapshots yet; coffer backup DIR makes one." : "No snapshots from host '\(host ?? "")'."
+                )
+            }
+            return
         }
-        if !lines.isEmpty { invocation.console.print(lines.joined(separator: "\n")) }
+        var table = TextTable([
+            .init(header: "ID"), .init(header: "TIME"), .init(header: "HOST"),
+            .init(header: "FILES", alignsRight: true),
+            .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE"), .init(header: "NAME"),
+        ])
+        for snapshot in snapshots {
+            table.append([
+                snapshot.shortID, TextTable.localTime(snapshot.created), PrintableText.escaping(snapshot.hostname),
+                String(snapshot.statistics.files), ByteCount.format(snapshot.statistics.bytes),
+                snapshot.scope == .syncable ? "sync" : "device", PrintableText.escaping(snapshot.name),
+            ])
+        }
+        invocation.console.print(table.text)
     }
 
     static func runShow(_ invocation: Invocation) throws {
@@ -190,7 +201,8 @@ enum SnapshotCommands {
         // The snapshot's size is the total, unless --include restores a part of it.
         let total =
             invocation.value("include") == nil
-            ? try vault.snapshots.snapshot(invocation.arguments[0], host: invocation.value("host")).statistics.bytes : nil
+            ? try vault.snapshots.snapshot(invocation.arguments[0], host: invocation.value("host")).statistics.bytes
+            : nil
         let bar = ProgressBar(label: "restore \(invocation.arguments[0])", total: total, for: invocation)
         let result = try vault.snapshots.restore(
             invocation.arguments[0],

@@ -55,9 +55,17 @@ enum SyncCommands {
             try invocation.console.printJSON(Report(bundle: path, summary: summary))
             return
         }
+        if summary.isIncremental, summary.records.total == 0, summary.chunks == 0 {
+            invocation.console.print(
+                "Nothing new for peer '\(summary.peer ?? "")' since change \(summary.firstSequence - 1): wrote an empty bundle to \(path) (importing it changes nothing)."
+            )
+            return
+        }
         let scope =
             summary.isIncremental
-            ? "changes \(summary.firstSequence)-\(summary.lastSequence) for peer '\(summary.peer ?? "")'"
+            ? (summary.firstSequence == summary.lastSequence
+                ? "change \(summary.lastSequence)" : "changes \(summary.firstSequence) to \(summary.lastSequence)")
+                + " for peer '\(summary.peer ?? "")'"
             : "everything syncable"
         invocation.console.print(
             "Exported \(describe(summary.records)) and \(summary.chunks) chunks to \(path) "

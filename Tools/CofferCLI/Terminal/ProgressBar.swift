@@ -145,7 +145,8 @@ final class ProgressBar: @unchecked Sendable {
             if let fraction, room >= 13 {
                 let width = min(30, room - 3)
                 let filled = Int((fraction * Double(width)).rounded(.down))
-                let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+                let bar =
+                    "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
                 return name + " " + bar + " " + body
             }
             return name + "  " + body
