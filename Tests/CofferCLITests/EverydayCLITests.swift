@@ -199,7 +199,8 @@ struct EverydayCLITests {
         try RandomBytes.data(count: 1_500_000).write(to: file)
         #expect(try cli.run(["put", "photos/cat.jpg", file.path]).status == 0)
         let listed = try cli.run(["ls"]).output.split(separator: "\n").map(String.init)
-        #expect(listed.first?.hasSuffix("SIZE  SCOPE  READABLE            MODIFIED                    NAME") == true, "\(listed)")
+        let header = "SIZE  SCOPE  READABLE            MODIFIED                    NAME"
+        #expect(listed.first?.hasSuffix(header) == true, "\(listed)")
         #expect(
             listed.last?.contains("1.4 MiB") == true && listed.last?.hasSuffix("photos/cat.jpg") == true,
             "\(listed)"

@@ -129,7 +129,9 @@ enum SnapshotCommands {
                 "Snapshot \(result.snapshot.shortID) of \(result.snapshot.sourcePath): \(stats.files) files "
                     + "(\(stats.newFiles) new, \(stats.changedFiles) changed, \(stats.unchangedFiles) unchanged), "
                     + "\(stats.directories) directories, \(ByteCount.format(stats.bytes)); "
-                    + "\(ByteCount.format(stats.bytesAdded)) added to the vault."
+                    + "\(ByteCount.format(stats.bytesAdded)) added to the vault"
+                    + (stats.bytesAdded == 0 && stats.newFiles + stats.changedFiles > 0
+                        ? " (their content was already stored: chunks are shared by every blob and snapshot)." : ".")
             )
         }
         try incomplete(result)
