@@ -58,29 +58,32 @@ public enum Interruption {
     public static func install() throws(CofferError) {
         if state.withLock({ $0.installed }) { return }
         var descriptors: [Int32] = [-1, -1]
-        guard pipe(&descriptors) == 0 else {
-            throw CofferError(.internalError, "pipe for the interruption wake-up failed (\(Errno.current))")
+        if case .failure(let error) = valueOrErrno({ pipe(&descriptors) }) {
+            throw CofferError(.internalError, "pipe for the interruption wake-up failed (\(error))")
         }
         for descriptor in descriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         var signals = signalSet()
-        guard pthread_sigmask(SIG_BLOCK, &signals, nil) == 0 else {
-            throw CofferError(.internalError, "pthread_sigmask(SIG_BLOCK) failed (\(Errno.current))")
+        // pthread_sigmask returns its error rather than setting errno.
+        let blocked = pthread_sigmask(SIG_BLOCK, &signals, nil)
+        guard blocked == 0 else {
+            throw CofferError(.internalError, "pthread_sigmask(SIG_BLOCK) failed (\(Errno(code: blocked)))")
         }
         // A handler that does nothing, without SA_RESTART: a write it lands in returns early.
         var kick = sigaction()
         kick.__sigaction_handler.sa_handler = { _ in }
         sigemptyset(&kick.sa_mask)
         kick.sa_flags = 0
-        guard sigaction(SIGURG, &kick, nil) == 0 else {
-            throw CofferError(.internalError, "sigaction(SIGURG) failed (\(Errno.current))")
+        if case .failure(let error) = valueOrErrno({ sigaction(SIGURG, &kick, nil) }) {
+            throw CofferError(.internalError, "sigaction(SIGURG) failed (\(error))")
         }
         // The mask is inherited across exec: a parent's thread may have blocked SIGURG (a Dispatch
         // worker blocks nearly every signal, and a Foundation Process started from one passes it on).
         var kickOnly = sigset_t()
         sigemptyset(&kickOnly)
         sigaddset(&kickOnly, SIGURG)
-        guard pthread_sigmask(SIG_UNBLOCK, &kickOnly, nil) == 0 else {
-            throw CofferError(.internalError, "pthread_sigmask(SIG_UNBLOCK) failed (\(Errno.current))")
+        let unblocked = pthread_sigmask(SIG_UNBLOCK, &kickOnly, nil)
+        guard unblocked == 0 else {
+            throw CofferError(.internalError, "pthread_sigmask(SIG_UNBLOCK) failed (\(Errno(code: unblocked)))")
         }
         state.withLock { state in
             state.installed = true

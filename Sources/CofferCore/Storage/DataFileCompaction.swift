@@ -53,6 +53,27 @@ extension Environment {
         return DataFileSpace(fileBytes: fileBytes, pageSize: pageSize, pages: pages, freePages: freePages)
     }
 
+    /// Removes a compacted copy left at `path` (by a compaction that was stopped, or one that failed).
+    package static func removeCompactedCopy(at path: String) { unlink(path) }
+
+    /// Puts the compacted copy at `path` in the place of `data.mdb` (`rename`, atomic), then flushes
+    /// the directory so the swap survives a crash; until then either file is whole.
+    ///
+    /// - Returns: The size of the new `data.mdb`.
+    /// - Throws: ``LMDBError`` with the `errno` of the rename.
+    package func installCompactedCopy(from path: String) throws(LMDBError) -> Int64 {
+        let dataFile = directory.appendingPathComponent("data.mdb").path
+        if case .failure(let error) = valueOrErrno({ rename(path, dataFile) }) {
+            throw LMDBError(LMDBError.Code(rawValue: error.code), operation: "rename(\(path), data.mdb)")
+        }
+        if case .success(let descriptor) = valueOrErrno({ open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) {
+            _ = valueOrErrno { fsync(descriptor) }
+            Glibc.close(descriptor)
+        }
+        var status = stat()
+        return stat(dataFile, &status) == 0 ? Int64(status.st_size) : 0
+    }
+
     /// Writes a compacted copy of the current state to a new file at `path` (`mdb_env_copyfd2` with
     /// `MDB_CP_COMPACT`: live pages only, renumbered in order, no free list), numbers its transactions
     /// on from this file's, and flushes it. On failure the partial file is removed.
@@ -65,9 +86,10 @@ extension Environment {
     /// - Returns: The transaction id of the state copied.
     /// - Throws: ``LMDBError`` `noSpace` when the disk fills, or what LMDB reports.
     package func writeCompactedCopy(to path: String) throws(LMDBError) -> UInt64 {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw LMDBError(LMDBError.Code(rawValue: errno), operation: "create \(path)")
+        let descriptor: Int32
+        switch valueOrErrno({ open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }) {
+        case .success(let opened): descriptor = opened
+        case .failure(let error): throw LMDBError(LMDBError.Code(rawValue: error.code), operation: "create \(path)")
         }
         do throws(LMDBError) {
             let transactionID = try snapshotID()
@@ -75,8 +97,8 @@ extension Environment {
                 try LMDB.check(mdb_env_copyfd2(handle, descriptor, UInt32(MDB_CP_COMPACT)), "mdb_env_copyfd2(\(path))")
             }
             try Self.numberMetaPages(descriptor, path: path, transactionID: transactionID)
-            guard fdatasync(descriptor) == 0 else {
-                throw LMDBError(LMDBError.Code(rawValue: errno), operation: "fdatasync(\(path))")
+            if case .failure(let error) = valueOrErrno({ fdatasync(descriptor) }) {
+                throw LMDBError(LMDBError.Code(rawValue: error.code), operation: "fdatasync(\(path))")
             }
             Glibc.close(descriptor)
             return transactionID

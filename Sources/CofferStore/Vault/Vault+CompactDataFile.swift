@@ -1,5 +1,4 @@
 public import Foundation
-internal import Glibc
 
 /// What ``Vault/compactDataFile(at:)`` did: the data file's size before and after.
 public struct DataFileCompaction: Sendable, Equatable {
@@ -39,9 +38,8 @@ extension Vault {
                 "another process (or another open in this one) has the vault at \(directory.path) open; stop it (every coffer command and app using the vault), then compact"
             )
         }
-        let dataFile = directory.appendingPathComponent("data.mdb").path
         let copy = directory.appendingPathComponent(compactingFileName).path
-        unlink(copy)
+        Environment.removeCompactedCopy(at: copy)
         let space = try storage("measuring the data file") { try environment.space() }
         let needed = space.liveBytes + (4 << 20)
         if let available = environment.availableBytes, available < needed {
@@ -51,23 +49,16 @@ extension Vault {
             )
         }
         let copied = try storage("writing the compacted copy") { try environment.writeCompactedCopy(to: copy) }
+        let bytesAfter: Int64
         do throws(CofferError) {
             try checkCompactedCopy(at: copy, transactionID: copied)
-            guard rename(copy, dataFile) == 0 else {
-                throw CofferError(.io, "renaming the compacted copy over data.mdb failed (\(Errno.current))")
+            bytesAfter = try storage("putting the compacted copy in place") {
+                try environment.installCompactedCopy(from: copy)
             }
         } catch {
-            unlink(copy)
+            Environment.removeCompactedCopy(at: copy)
             throw error
         }
-        // The rename is durable once the directory is flushed; either file is whole meanwhile.
-        let directoryDescriptor = Glibc.open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            Glibc.close(directoryDescriptor)
-        }
-        var status = stat()
-        let bytesAfter = stat(dataFile, &status) == 0 ? Int64(status.st_size) : 0
         return DataFileCompaction(bytesBefore: space.fileBytes, bytesAfter: bytesAfter)
     }
 
