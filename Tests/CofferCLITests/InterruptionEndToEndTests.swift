@@ -62,6 +62,25 @@ struct InterruptionEndToEndTests {
         #expect(try cli.run(["get", "big", "-"]).status == 1)
     }
 
+    @Test("a backup stopped by Ctrl-C midway releases every chunk it stored and records no snapshot")
+    func interruptedBackup() throws {
+        let tree = cli.directory.path("tree")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        for index in 0..<4 {
+            try RandomBytes.data(count: 50_000_000).write(to: tree.appendingPathComponent("part\(index)"))
+        }
+        // zstd's level 19 on incompressible bytes runs at some 35 MB/s here: about six seconds to stop in.
+        let running = try cli.start(["backup", tree.path, "--compression", "19"])
+        try waitUntil("the backup has committed chunks") { try storedChunks() > 0 || !running.process.isRunning }
+        try #require(running.process.isRunning, "the backup ended before it could be interrupted")
+        interrupt(running.process)
+        let message = String(decoding: running.error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(running.process.terminationReason == .uncaughtSignal, "\(message)")
+        #expect(message.contains("interrupted (Ctrl-C); nothing was stored"), "\(message)")
+        #expect(try storedChunks() == 0)
+        #expect(try cli.run(["snapshots"]).error.contains("No snapshots yet"))
+    }
+
     @Test("a get whose reader stalls stops at Ctrl-C, naming the interruption, and ends by SIGINT")
     func interruptedGet() throws {
         let file = cli.directory.path("content")
