@@ -121,6 +121,68 @@ struct ParserTests {
     }
 }
 
+@Suite("Help examples")
+struct HelpExampleTests {
+    /// Every runnable command, with its path.
+    static func commands(_ spec: CommandSpec = CofferCommand.root, _ path: [String] = []) -> [([String], CommandSpec)] {
+        let here = path + [spec.name]
+        return (spec.run == nil ? [] : [(here, spec)]) + spec.subcommands.flatMap { commands($0, here) }
+    }
+
+    /// The spec at `path` below the root (`["item", "add"]`).
+    static func spec(at path: [String]) -> CommandSpec? {
+        var spec = CofferCommand.root
+        for name in path {
+            guard let next = spec.subcommands.first(where: { $0.name == name }) else { return nil }
+            spec = next
+        }
+        return spec
+    }
+
+    /// The `coffer …` command at the start of an example, as words: up to a pipe, `&&`, a
+    /// redirection or the comment, quotes removed.
+    static func words(_ example: String) -> [String]? {
+        guard let start = example.range(of: "coffer ") else { return nil }
+        var text = String(example[start.upperBound...])
+        for end in [" #", " |", " &&", " >"] {
+            if let range = text.range(of: end) { text = String(text[..<range.lowerBound]) }
+        }
+        return text.replacingOccurrences(of: "'", with: "").split(separator: " ").map(String.init)
+    }
+
+    @Test("every command shows at least two examples in its help, and the exit statuses")
+    func everyCommandHasExamples() {
+        for (path, spec) in Self.commands() where path.count > 1 {
+            #expect(spec.examples.count >= 2, "\(path.joined(separator: " ")) has \(spec.examples.count) examples")
+            let specs = path.indices.dropFirst().map { end in Self.spec(at: Array(path[1...end])) }
+            let help = HelpFormatter(globalOptions: CofferCommand.globalOptions).help(
+                for: [CofferCommand.root] + specs.compactMap { $0 }
+            )
+            #expect(help.contains("EXAMPLES:") && help.contains("EXIT STATUS:"), "\(path)")
+        }
+    }
+
+    @Test("every example is a command line the parser accepts")
+    func examplesParse() throws {
+        let parser = CommandLineParser(root: CofferCommand.root, globalOptions: CofferCommand.globalOptions)
+        var checked = 0
+        func visit(_ spec: CommandSpec) throws {
+            for example in spec.examples {
+                guard let words = Self.words(example) else { continue }
+                do {
+                    _ = try parser.parse(words, environment: [:], console: ParserTests.console)
+                    checked += 1
+                } catch {
+                    Issue.record("'\(example)': \(error)")
+                }
+            }
+            for sub in spec.subcommands { try visit(sub) }
+        }
+        try visit(CofferCommand.root)
+        #expect(checked >= 60)
+    }
+}
+
 @Suite("Progress bar")
 struct ProgressBarTests {
     @Test("renders a bar, percentage, sizes, rate, elapsed time and ETA")

@@ -31,6 +31,11 @@ enum BlobCommands {
                 optional: true
             ),
         ],
+        examples: [
+            "coffer put photos/cat.jpg cat.jpg            # store a file as the blob photos/cat.jpg",
+            "tar c ~/docs | coffer put docs.tar -        # standard input, streamed",
+            "coffer put --device-only keys.tar keys.tar  # never leaves this machine",
+        ],
         isCancellable: true,
         run: runPut
     )
@@ -53,6 +58,11 @@ enum BlobCommands {
             ArgumentSpec("NAME", help: "The blob's name."),
             ArgumentSpec("FILE", help: "Where to write; '-' or none for standard output.", optional: true),
         ],
+        examples: [
+            "coffer get photos/cat.jpg restored.jpg       # to a file",
+            "coffer get docs.tar | tar x                  # to standard output",
+            "coffer get docs.tar --offset 1048576 --length 4096 | xxd",
+        ],
         isCancellable: true,
         run: runGet
     )
@@ -72,6 +82,10 @@ enum BlobCommands {
         name: "rm",
         abstract: "Delete a blob; chunks no other blob uses are freed at once.",
         arguments: [ArgumentSpec("NAME", help: "The blob's name.")],
+        examples: [
+            "coffer rm photos/cat.jpg                     # chunks no other blob uses are freed",
+            "coffer rm old.tar && coffer compact          # and give the space back to the disk",
+        ],
         run: runRemove
     )
 
@@ -79,6 +93,10 @@ enum BlobCommands {
         name: "mv",
         abstract: "Rename a blob (its content is not rewritten).",
         arguments: [ArgumentSpec("NAME", help: "The blob's name."), ArgumentSpec("NEW", help: "Its new name.")],
+        examples: [
+            "coffer mv photos/cat.jpg photos/kitty.jpg",
+            "coffer mv draft.txt final.txt                # replaces an existing final.txt",
+        ],
         run: runMove
     )
 
@@ -86,6 +104,10 @@ enum BlobCommands {
         name: "stat",
         abstract: "Describe a blob: size, chunks, scope, protection, dates and SHA-256.",
         arguments: [ArgumentSpec("NAME", help: "The blob's name.")],
+        examples: [
+            "coffer stat photos/cat.jpg                 # size, chunks, dates, SHA-256",
+            "coffer stat photos/cat.jpg --json | jq .sha256",
+        ],
         run: runStat
     )
 

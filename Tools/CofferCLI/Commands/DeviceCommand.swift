@@ -17,10 +17,18 @@ enum DeviceCommand {
                     device. A vault made by an older Coffer gets its device keys the first time this runs
                     with the passphrase; after that it works without one.
                     """,
+                examples: [
+                    "coffer device show",
+                    "coffer device show --json | jq .fingerprint",
+                ],
                 run: show
             ),
             GroupCommands.approve,
             GroupCommands.revoke,
+        ],
+        examples: [
+            "coffer device show                      # id, fingerprint, public keys",
+            "coffer device approve request.txt         # let a new device in",
         ]
     )
 

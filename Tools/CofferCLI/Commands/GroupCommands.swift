@@ -12,6 +12,10 @@ enum GroupCommands {
             log, and every import merges it). Works locked; a vault made by an older Coffer that never
             exported since lists itself alone.
             """,
+        examples: [
+            "coffer devices                          # the group's devices, revoked ones marked",
+            "coffer devices --json",
+        ],
         run: listDevices
     )
 
@@ -28,6 +32,10 @@ enum GroupCommands {
                     after a suspected leak of a member's vault and passphrase: revoke that device instead
                     if you know which one. Other members take the new epoch from the next bundle or pull.
                     """,
+                examples: [
+                    "coffer group rotate",
+                    "coffer group rotate && coffer push s3://bucket/group",
+                ],
                 run: rotate
             ),
             CommandSpec(
@@ -44,8 +52,16 @@ enum GroupCommands {
                 options: [
                     .option("join", value: "POLICY", help: "approval or passphrase.")
                 ],
+                examples: [
+                    "coffer group set --join approval",
+                    "coffer group set --join passphrase",
+                ],
                 run: setPolicy
             ),
+        ],
+        examples: [
+            "coffer group rotate                        # a new key epoch",
+            "coffer group set --join approval          # new devices need an approval",
         ]
     )
 
@@ -61,6 +77,10 @@ enum GroupCommands {
             """,
         options: [.flag("yes", help: "Approve without asking (after comparing the fingerprint).")],
         arguments: [ArgumentSpec("REQUEST", help: "The join request file, or - for standard input.")],
+        examples: [
+            "coffer device approve request.txt        # shows the fingerprint and asks",
+            "coffer device approve request.txt --yes  # fingerprint compared already",
+        ],
         run: approveRequest
     )
 
@@ -76,6 +96,10 @@ enum GroupCommands {
             are refused by every member, and when it syncs again it is told it was revoked.
             """,
         arguments: [ArgumentSpec("DEVICE", help: "The device id, an id prefix, or its name.")],
+        examples: [
+            "coffer device revoke 3f9c2a71              # by id prefix (coffer devices)",
+            "coffer device revoke 3f9c2a71 && coffer push s3://bucket/group",
+        ],
         run: revokeDevice
     )
 

@@ -10,6 +10,10 @@ enum InfoCommand {
             Works without the passphrase. When one is given (--passphrase-file or $COFFER_PASSPHRASE), it
             is checked, and a wrong one is an error; info never prompts.
             """,
+        examples: [
+            "coffer info                                   # works without the passphrase",
+            "coffer info --json | jq .liveBytes",
+        ],
         run: run
     )
 

@@ -42,6 +42,11 @@ enum InitCommand {
             ),
             .option("name", value: "NAME", help: "The device's name in its sync group (default: the host name)."),
         ] + RemoteCommands.remoteOptions,
+        examples: [
+            "coffer init                                  # asks for a passphrase twice",
+            "coffer init --join laptop.bundle             # another vault's sync group, from a bundle",
+            "coffer init --join s3://bucket/group         # or from an object store",
+        ],
         run: run
     )
 

@@ -52,6 +52,10 @@ enum ItemCommand {
                 name: "add",
                 abstract: "Add an item; fails if one with the same primary key exists.",
                 options: selection + valueOptions,
+                examples: [
+                    "coffer item add --service mail --account ann  # asks for the value, no echo",
+                    "coffer item add --service ci --account bot --value-file token.txt --sync",
+                ],
                 run: add
             ),
             CommandSpec(
@@ -63,18 +67,30 @@ enum ItemCommand {
                     the scope: a syncable and a device-bound item of the same service and account are two items.
                     """,
                 options: selection + valueOptions,
+                examples: [
+                    "coffer item upsert --service ci --account bot --value-file new-token.txt",
+                    "pass show mail | coffer item upsert --service mail --account ann --value-file -",
+                ],
                 run: upsert
             ),
             CommandSpec(
                 name: "get",
                 abstract: "Write the value of exactly one matching item to standard output, as is.",
                 options: selection,
+                examples: [
+                    "coffer item get --service mail --account ann   # the value, as is",
+                    "coffer item get --service mail --account ann --sync",
+                ],
                 run: get
             ),
             CommandSpec(
                 name: "find",
                 abstract: "List matching items' attributes (values only with --show-value).",
                 options: selection + [.flag("show-value", help: "Include values in the listing.")],
+                examples: [
+                    "coffer item find --service mail               # attributes only",
+                    "coffer item find --json --show-value",
+                ],
                 run: find
             ),
             CommandSpec(
@@ -87,14 +103,26 @@ enum ItemCommand {
                 options: selection + valueOptions + [
                     .option("set", value: "NAME=VALUE", help: "Set an attribute on the matching items (repeatable).")
                 ],
+                examples: [
+                    "coffer item update --service mail --account ann --value-file new.txt",
+                    "coffer item update --service mail --sync      # make the matches syncable",
+                ],
                 run: update
             ),
             CommandSpec(
                 name: "delete",
                 abstract: "Delete the matching item (all matching items with --all).",
                 options: selection + [.flag("all", help: "Delete every matching item, not just one.")],
+                examples: [
+                    "coffer item delete --service mail --account ann",
+                    "coffer item delete --service old --all",
+                ],
                 run: delete
             ),
+        ],
+        examples: [
+            "coffer item add --service mail --account ann   # asks for the value",
+            "coffer item get --service mail --account ann",
         ]
     )
 

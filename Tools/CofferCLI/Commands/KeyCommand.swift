@@ -15,8 +15,15 @@ enum KeyCommand {
                     can read the vault: keep it offline (on paper, in a safe). Use it with
                     'coffer passwd --recovery-key-file FILE' to set a new passphrase.
                     """,
+                examples: [
+                    "coffer key export > recovery.txt",
+                    "coffer key export | qrencode -o recovery.png",
+                ],
                 run: export
             )
+        ],
+        examples: [
+            "coffer key export > recovery.txt             # keep it offline"
         ]
     )
 

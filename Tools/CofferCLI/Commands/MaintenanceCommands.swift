@@ -10,6 +10,10 @@ enum MaintenanceCommands {
             Deleting a blob frees its chunks at once (reference counts are exact); gc only cleans up after
             a process that died while writing. Writes in progress, in any process, are left alone.
             """,
+        examples: [
+            "coffer gc                                # after a crash mid-write",
+            "coffer gc --json",
+        ],
         run: runGC
     )
 
@@ -22,6 +26,10 @@ enum MaintenanceCommands {
             renames it over data.mdb: stopping it at any moment leaves a vault that opens. It needs no
             passphrase, about the live data's size free on the disk, and no other process using the vault.
             """,
+        examples: [
+            "coffer compact                      # data.mdb shrinks to its live pages",
+            "coffer info | grep 'Data file' && coffer compact",
+        ],
         run: runCompact
     )
 
@@ -36,6 +44,10 @@ enum MaintenanceCommands {
             Exits 1 if anything is wrong.
             """,
         options: [.flag("read-data", help: "Read, decrypt and check all content (slower).")],
+        examples: [
+            "coffer verify                         # the structure",
+            "coffer verify --read-data             # and every blob and snapshot file",
+        ],
         run: runVerify
     )
 
@@ -50,12 +62,20 @@ enum MaintenanceCommands {
             most the last transaction, which it says). Needs no passphrase; refuses while another process
             has the vault open. Anything else (a file cut short, damaged tree pages) needs a copy of the vault.
             """,
+        examples: [
+            "coffer repair                         # a damaged meta page, when it can be proven",
+            "coffer repair && coffer verify --read-data",
+        ],
         run: runRepair
     )
 
     static let stats = CommandSpec(
         name: "stats",
         abstract: "Show how much the blobs hold and what deduplication and compression save.",
+        examples: [
+            "coffer stats                          # logical, after dedup, stored",
+            "coffer stats --json | jq .deduplicationRatio",
+        ],
         run: runStats
     )
 

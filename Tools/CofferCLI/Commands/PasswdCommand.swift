@@ -20,6 +20,10 @@ enum PasswdCommand {
                 help: "Unlock with the recovery key in FILE instead of the passphrase."
             ),
         ],
+        examples: [
+            "coffer passwd                               # asks for the old and the new one",
+            "coffer passwd --recovery-key-file recovery.txt   # the passphrase was forgotten",
+        ],
         run: run
     )
 

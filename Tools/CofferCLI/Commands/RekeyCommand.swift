@@ -26,6 +26,10 @@ enum RekeyCommand {
             ),
             .option("new-passphrase-file", value: "FILE", help: "Read the new passphrase from FILE."),
         ],
+        examples: [
+            "coffer rekey                                  # after the vault's files leaked",
+            "coffer rekey --change-passphrase",
+        ],
         run: run
     )
 

@@ -35,6 +35,10 @@ enum RemoteCommands {
             """,
         options: remoteOptions + [.flag("create-bucket", help: "Create the bucket if it does not exist.")],
         arguments: [ArgumentSpec("REMOTE", help: "s3://BUCKET/PREFIX")],
+        examples: [
+            "coffer push s3://bucket/group --create-bucket   # the first time",
+            "coffer push s3://bucket/group --limit-upload 2048",
+        ],
         run: runPush
     )
 
@@ -49,6 +53,10 @@ enum RemoteCommands {
             """,
         options: remoteOptions,
         arguments: [ArgumentSpec("REMOTE", help: "s3://BUCKET/PREFIX")],
+        examples: [
+            "coffer pull s3://bucket/group",
+            "coffer pull s3://bucket/group --endpoint http://127.0.0.1:8333",
+        ],
         run: runPull
     )
 
@@ -69,8 +77,15 @@ enum RemoteCommands {
                     """,
                 options: remoteOptions,
                 arguments: [ArgumentSpec("REMOTE", help: "s3://BUCKET/PREFIX")],
+                examples: [
+                    "coffer remote compact s3://bucket/group   # one checkpoint instead of the history",
+                    "coffer remote compact s3://bucket/group --json",
+                ],
                 run: runCompact
             )
+        ],
+        examples: [
+            "coffer remote compact s3://bucket/group"
         ]
     )
 

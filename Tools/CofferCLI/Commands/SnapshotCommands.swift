@@ -25,6 +25,10 @@ enum SnapshotCommands {
             BlobCommands.compressionOption,
         ],
         arguments: [ArgumentSpec("DIR", help: "The directory to back up.")],
+        examples: [
+            "coffer backup ~/docs                     # a snapshot, named by the path",
+            "coffer backup /srv/www --name www --device-only",
+        ],
         isCancellable: true,
         run: runBackup
     )
@@ -39,6 +43,10 @@ enum SnapshotCommands {
         name: "snapshots",
         abstract: "List the snapshots: id, time, host, files, size, name.",
         options: [.option("host", value: "HOST", help: "Only the snapshots taken on HOST.")],
+        examples: [
+            "coffer snapshots",
+            "coffer snapshots --host laptop --json",
+        ],
         run: runList
     )
 
@@ -47,6 +55,10 @@ enum SnapshotCommands {
         abstract: "List the paths in a snapshot, with sizes.",
         options: [hostOption],
         arguments: [ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")],
+        examples: [
+            "coffer show ~/docs                         # this host's latest",
+            "coffer show 3f9c2a71",
+        ],
         run: runShow
     )
 
@@ -71,6 +83,10 @@ enum SnapshotCommands {
             ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot)."),
             ArgumentSpec("DIR", help: "Where to restore; must be empty or absent."),
         ],
+        examples: [
+            "coffer restore ~/docs /tmp/docs-back       # into an empty or new directory",
+            "coffer restore 3f9c2a71 /tmp/txt --include '*.txt'",
+        ],
         isCancellable: true,
         run: runRestore
     )
@@ -80,6 +96,10 @@ enum SnapshotCommands {
         abstract: "Drop a snapshot; chunks nothing else uses are freed.",
         options: [hostOption],
         arguments: [ArgumentSpec("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")],
+        examples: [
+            "coffer forget 3f9c2a71                    # frees what nothing else uses",
+            "coffer forget ~/docs --host old-laptop",
+        ],
         run: runForget
     )
 
@@ -88,6 +108,10 @@ enum SnapshotCommands {
         abstract: "Show the paths added (+), removed (-) and changed (M) from snapshot A to B.",
         options: [hostOption],
         arguments: [ArgumentSpec("A", help: "The older snapshot."), ArgumentSpec("B", help: "The newer snapshot.")],
+        examples: [
+            "coffer diff 3f9c2a71 8d01be4c              # + added, - removed, M changed",
+            "coffer diff 3f9c2a71 ~/docs",
+        ],
         run: runDiff
     )
 

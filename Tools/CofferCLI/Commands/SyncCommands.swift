@@ -18,6 +18,10 @@ enum SyncCommands {
             .option("out", value: "FILE", help: "The bundle file to write (required; replaced if it exists)."),
             .option("peer", value: "NAME", help: "Export only what NAME has not been sent yet."),
         ],
+        examples: [
+            "coffer export --out /media/usb/laptop.bundle            # everything syncable",
+            "coffer export --out /media/usb/2.bundle --peer desktop   # only what desktop lacks",
+        ],
         run: runExport
     )
 
@@ -30,6 +34,10 @@ enum SyncCommands {
             (last writer wins, deletions included), so importing in any order, or twice, is safe.
             """,
         arguments: [ArgumentSpec("FILE", help: "The bundle to import.")],
+        examples: [
+            "coffer import /media/usb/laptop.bundle",
+            "coffer import 2.bundle --json",
+        ],
         run: runImport
     )
 

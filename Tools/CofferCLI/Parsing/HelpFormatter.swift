@@ -21,13 +21,31 @@ struct HelpFormatter {
         lines += ["", "OPTIONS:"] + rows(options.map { (label($0), $0.help) })
         if !command.subcommands.isEmpty {
             lines += ["", "SUBCOMMANDS:"] + rows(command.subcommands.map { ($0.name, $0.abstract) })
-            lines += ["", "  See '\(name) <subcommand> --help' (or '\(path[0].name) help <subcommand>') for details."]
+            let helpPath = ([path[0].name, "help"] + path.dropFirst().map(\.name)).joined(separator: " ")
+            lines += ["", "  See '\(name) <subcommand> --help' (or '\(helpPath) <subcommand>') for details."]
         }
         if !command.examples.isEmpty {
-            lines += ["", "EXAMPLES:"] + command.examples.map { "  " + $0 }
+            lines += ["", "EXAMPLES:"] + Self.aligned(command.examples).map { "  " + $0 }
         }
         lines += ["", "EXIT STATUS:"] + rows(Self.exitStatuses)
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Example lines with their `# comments` lined up in one column (up to 60 characters in).
+    static func aligned(_ examples: [String]) -> [String] {
+        let split = examples.map { example -> (String, String?) in
+            guard let mark = example.range(of: " # ") else { return (example, nil) }
+            return (
+                String(example[..<mark.lowerBound]).trimmingCharacters(in: .whitespaces),
+                String(example[mark.upperBound...])
+            )
+        }
+        let column = min(split.filter { $0.1 != nil }.map(\.0.count).max() ?? 0, 60) + 2
+        return split.map { command, comment in
+            guard let comment else { return command }
+            let padding = String(repeating: " ", count: max(2, column - command.count))
+            return command + padding + "# " + comment
+        }
     }
 
     /// What every command's exit status means.
@@ -50,7 +68,7 @@ struct HelpFormatter {
         let width = min((entries.map(\.0.count).max() ?? 0) + 2, 30)
         return entries.map { label, help in
             let padded =
-                label.count + 2 >= width
+                label.count + 2 > width
                 ? label + "\n" + String(repeating: " ", count: width + 2)
                 : label.padding(toLength: width, withPad: " ", startingAt: 0)
             return "  " + padded + help
