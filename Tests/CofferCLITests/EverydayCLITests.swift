@@ -214,4 +214,41 @@ struct EverydayCLITests {
         let row = String(try #require(snapshots.last))
         #expect(row.contains("+05:30") && row.contains(ProcessInfo.processInfo.hostName.prefix(8)), "\(row)")
     }
+
+    @Test("backup --exclude, --iexclude and --exclude-file on a tree built to hit each rule")
+    func excludes() throws {
+        let tree = cli.directory.path("tree")
+        let paths = [
+            "notes.txt", "build.log", "src/app.swift", "src/debug.log", "web/node_modules/x.js", "web/index.html",
+            "cache/tmp/a", "cache/keep/b", "PHOTO.JPG", "photo2.jpg", "keep.tmp", "drop.tmp",
+        ]
+        for path in paths {
+            let url = tree.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try Data(path.utf8).write(to: url)
+        }
+        let excludeFile = cli.directory.path("excludes")
+        try Data("# temporary files\n*.tmp\n\n!keep.tmp\n".utf8).write(to: excludeFile)
+        let backup = try cli.run([
+            "backup", tree.path, "--exclude", "*.log", "--exclude", "node_modules",
+            "--exclude", "\(tree.path)/cache", "--exclude", "!\(tree.path)/cache/keep", "--iexclude", "*.jpg",
+            "--exclude-file", excludeFile.path,
+        ])
+        #expect(backup.status == 0, "\(backup.error)")
+        #expect(backup.error.contains("left out by the exclude patterns"), "\(backup.error)")
+        let shown = try cli.run(["show", tree.path]).output
+        for kept in ["notes.txt", "src/app.swift", "web/index.html", "cache/keep/b", "keep.tmp"] {
+            #expect(shown.contains(kept), "\(kept) is missing: \(shown)")
+        }
+        for left in ["build.log", "debug.log", "node_modules", "cache/tmp", "PHOTO.JPG", "photo2.jpg", "drop.tmp"] {
+            #expect(!shown.contains(left), "\(left) was backed up: \(shown)")
+        }
+        let bad = try cli.run(["backup", tree.path, "--exclude", "!"])
+        #expect(bad.status == 1 && bad.error.contains("matches nothing"), "\(bad.error)")
+        let missing = try cli.run(["backup", tree.path, "--exclude-file", cli.directory.path("nope").path])
+        #expect(missing.status == 1 && missing.error.contains("cannot read --exclude-file"), "\(missing.error)")
+    }
 }

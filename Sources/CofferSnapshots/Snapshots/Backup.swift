@@ -11,7 +11,7 @@ public struct SnapshotProblem: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(path): \(message)" }
 }
 
-/// What ``Snapshots/backup(directory:name:scope:compressionLevel:progress:)`` did.
+/// What ``Snapshots/backup(directory:name:scope:compressionLevel:excluding:excludingIgnoringCase:progress:)`` did.
 public struct BackupResult: Sendable {
     /// The new snapshot.
     public let snapshot: SnapshotInfo
@@ -21,6 +21,8 @@ public struct BackupResult: Sendable {
     /// Paths left out on purpose: the vault's own directory, when it lies inside the tree (backing it
     /// up would read the file the backup is writing).
     public let excluded: [String]
+    /// How many paths the exclude patterns left out (a directory counts once, with all under it).
+    public var excludedByPattern = 0
 }
 
 /// Progress of a backup: files and bytes handled so far.

@@ -35,6 +35,9 @@ public struct Snapshots: Sendable {
     ///   - scope: Snapshots are backups, so syncable by default.
     ///   - compressionLevel: The zstd level for new chunks, 1 (fastest) to 19 (smallest); `nil` uses
     ///     the vault's ``Vault/Configuration/compressionLevel``.
+    ///   - patterns: Paths to leave out, by restic's rules (`*.log`, `node_modules`, `/home/*/cache`,
+    ///     `**/tmp`, `!keep.log` to put one back; see `ExcludeRules` and the README).
+    ///   - caseInsensitivePatterns: The same, matched ignoring case (`--iexclude`).
     ///   - progress: Called with the files and bytes read so far.
     /// - Throws: ``CofferError`` `.param` if `directory` is not a directory or is the vault's own, and
     ///   the errors of ``Blobs/write(_:data:options:progress:)``.
@@ -43,9 +46,12 @@ public struct Snapshots: Sendable {
         name: String? = nil,
         scope: SyncScope = .syncable,
         compressionLevel: Int? = nil,
+        excluding patterns: [String] = [],
+        excludingIgnoringCase caseInsensitivePatterns: [String] = [],
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> BackupResult {
         try vault.checkOpen()
+        let rules = try ExcludeRules(patterns: patterns, caseInsensitive: caseInsensitivePatterns)
         let root = directory.standardizedFileURL.path
         let vaultDirectory = try vault.ownDirectoryIdentity()
         if FileIdentity(path: root) == vaultDirectory {
@@ -76,11 +82,14 @@ public struct Snapshots: Sendable {
         run.useChunker(session.chunker)
         var files = 0
         var bytesRead: Int64 = 0
+        var leftOut = 0
         let walker = TreeWalker(
             root: Array(root.utf8),
             excluded: [vaultDirectory],
+            rules: rules,
             report: { run.report(EntryPath.display($0), $1) },
-            exclude: { run.exclude(EntryPath.display($0)) }
+            exclude: { run.exclude(EntryPath.display($0)) },
+            leftOut: { _ in leftOut += 1 }
         )
         do {
             try walker.walk { (walked) throws(CofferError) in
@@ -153,7 +162,9 @@ public struct Snapshots: Sendable {
                 )
             }
         )
-        return BackupResult(snapshot: record.info, problems: run.problems, excluded: run.excluded)
+        var result = BackupResult(snapshot: record.info, problems: run.problems, excluded: run.excluded)
+        result.excludedByPattern = leftOut
+        return result
     }
 
     /// The final transaction of a backup: the record, the release of abandoned files, the change.

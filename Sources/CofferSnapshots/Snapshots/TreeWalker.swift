@@ -83,17 +83,27 @@ package struct TreeWalker {
     package let excluded: Set<FileIdentity>
     package let report: ([UInt8], String) -> Void
     package let exclude: ([UInt8]) -> Void
+    /// The exclude patterns, and what is told of each path they leave out.
+    package let rules: ExcludeRules
+    package let leftOut: ([UInt8]) -> Void
+    /// The root's own components, which patterns match the absolute path with.
+    private let rootComponents: [[UInt8]]
 
     package init(
         root: [UInt8],
         excluded: Set<FileIdentity>,
+        rules: ExcludeRules = try! ExcludeRules(patterns: []),
         report: @escaping ([UInt8], String) -> Void,
-        exclude: @escaping ([UInt8]) -> Void
+        exclude: @escaping ([UInt8]) -> Void,
+        leftOut: @escaping ([UInt8]) -> Void = { _ in }
     ) {
         self.root = root
         self.excluded = excluded
+        self.rules = rules
         self.report = report
         self.exclude = exclude
+        self.leftOut = leftOut
+        rootComponents = root.split(separator: UInt8(ascii: "/")).map(Array.init)
     }
 
     /// Visits the root, then everything under it.
@@ -117,11 +127,20 @@ package struct TreeWalker {
                 )
             }
             try visit(walked)
-            try walk(relative: [], visit)
+            var pending: [WalkedPath] = []
+            try walk(relative: [], parentExcluded: false, pending: &pending, visit)
         }
     }
 
-    private func walk(relative: [UInt8], _ visit: (WalkedPath) throws(CofferError) -> Void) throws(CofferError) {
+    /// Walks the directory `relative`. `pending` holds the directories left out but walked into (a
+    /// `!` pattern may put something under them back): each is visited just before the first path
+    /// under it that is kept, and not at all if none is.
+    private func walk(
+        relative: [UInt8],
+        parentExcluded: Bool,
+        pending: inout [WalkedPath],
+        _ visit: (WalkedPath) throws(CofferError) -> Void
+    ) throws(CofferError) {
         guard let handle = opendir(EntryPath.absolute(root, relative)) else {
             report(relative, "cannot list: \(Errno.current)")
             return
@@ -148,8 +167,37 @@ package struct TreeWalker {
                     exclude(path)
                     continue
                 }
+                var walkingExcluded = false
+                if !rules.isEmpty {
+                    let components = rootComponents + path.split(separator: UInt8(ascii: "/")).map(Array.init)
+                    switch rules.decision(
+                        for: components,
+                        isDirectory: walked.kind == .directory,
+                        parentExcluded: parentExcluded
+                    ) {
+                    case .included: break
+                    case .excluded:
+                        leftOut(path)
+                        continue
+                    case .excludedWalkingInto: walkingExcluded = true
+                    }
+                }
+                if walkingExcluded {
+                    pending.append(walked)
+                    try walk(relative: path, parentExcluded: true, pending: &pending, visit)
+                    // Still pending: nothing under it was kept, so it is left out itself.
+                    if pending.last?.relativePath == path {
+                        pending.removeLast()
+                        leftOut(path)
+                    }
+                    continue
+                }
+                for parent in pending { try visit(parent) }
+                pending.removeAll()
                 try visit(walked)
-                if walked.kind == .directory { try walk(relative: path, visit) }
+                if walked.kind == .directory {
+                    try walk(relative: path, parentExcluded: false, pending: &pending, visit)
+                }
             }
         }
     }

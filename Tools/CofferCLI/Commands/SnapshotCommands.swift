@@ -23,11 +23,23 @@ enum SnapshotCommands {
             ),
             .flag("device-only", help: "Keep the snapshot on this machine: never export it."),
             BlobCommands.compressionOption,
+            .option(
+                "exclude",
+                value: "PATTERN",
+                help: "Leave out paths matching PATTERN (repeatable; restic's rules: *.log, /abs/path, a/**/b, !keep)."
+            ),
+            .option("iexclude", value: "PATTERN", help: "Like --exclude, ignoring case (repeatable)."),
+            .option(
+                "exclude-file",
+                value: "FILE",
+                help: "Read exclude patterns from FILE, one a line; # starts a comment (repeatable)."
+            ),
         ],
         arguments: [ArgumentSpec("DIR", help: "The directory to back up.")],
         examples: [
             "coffer backup ~/docs                     # a snapshot, named by the path",
-            "coffer backup /srv/www --name www --device-only",
+            "coffer backup ~ --exclude '*.tmp' --exclude node_modules --exclude '!keep.tmp'",
+            "coffer backup /srv/www --name www --device-only --exclude-file www.excludes",
         ],
         isCancellable: true,
         run: runBackup
@@ -131,6 +143,8 @@ enum SnapshotCommands {
             name: invocation.value("name"),
             scope: invocation.flag("device-only") ? .deviceBound : .syncable,
             compressionLevel: level,
+            excluding: try excludePatterns(invocation),
+            excludingIgnoringCase: invocation.values("iexclude"),
             progress: { bar.update(completed: Int64($0.files), detail: "\(ByteCount.format($0.bytesRead)) read") }
         )
         bar.finish()
@@ -147,6 +161,11 @@ enum SnapshotCommands {
             return
         }
         for path in result.excluded { invocation.console.message("excluded: \(path) (the vault's own directory)") }
+        if result.excludedByPattern > 0, !invocation.flag("quiet") {
+            invocation.console.message(
+                "\(result.excludedByPattern) path\(result.excludedByPattern == 1 ? "" : "s") left out by the exclude patterns (a directory counts once)."
+            )
+        }
         for problem in result.problems { invocation.console.message("warning: \(problem)") }
         if !invocation.flag("quiet") {
             invocation.console.message(
@@ -159,6 +178,18 @@ enum SnapshotCommands {
             )
         }
         try incomplete(result)
+    }
+
+    /// `--exclude` patterns, then those of each `--exclude-file` (one a line, `#` comments).
+    static func excludePatterns(_ invocation: Invocation) throws -> [String] {
+        var patterns = invocation.values("exclude")
+        for path in invocation.values("exclude-file") {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIFailure("cannot read --exclude-file '\(path)': no such readable file")
+            }
+            patterns += ExcludeRules.lines(of: String(decoding: data, as: UTF8.self))
+        }
+        return patterns
     }
 
     /// Ends a backup that could not read everything with exit status 3, as restic does, so a script
