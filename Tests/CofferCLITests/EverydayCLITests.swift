@@ -246,6 +246,22 @@ struct EverydayCLITests {
         for left in ["build.log", "debug.log", "node_modules", "cache/tmp", "PHOTO.JPG", "photo2.jpg", "drop.tmp"] {
             #expect(!shown.contains(left), "\(left) was backed up: \(shown)")
         }
+        // Names that are not UTF-8 are matched as bytes.
+        let latin1 = try Products.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "printf cv > \"$T\"/r$'\\xe9'sum$'\\xe9'.doc; printf cv > \"$T\"/r$'\\xe9'sum$'\\xe9'.txt"],
+            environment: ["T": tree.path]
+        )
+        #expect(latin1.status == 0, "\(latin1.error)")
+        #expect(try cli.run(["backup", tree.path, "--exclude", "r*sum*.doc"]).status == 0)
+        let bytes = try cli.run(["show", tree.path]).output
+        #expect(bytes.contains("r\\xe9sum\\xe9.txt") && !bytes.contains("r\\xe9sum\\xe9.doc"), "\(bytes)")
+        // No pattern puts the vault's own directory back into a backup of the tree holding it.
+        let around = try cli.run(["backup", cli.directory.url.path, "--exclude", "/**/tree", "--exclude", "!vault"])
+        #expect(around.status == 0, "\(around.error)")
+        #expect(around.error.contains("(the vault's own directory)"), "\(around.error)")
+        #expect(!(try cli.run(["show", cli.directory.url.path]).output.contains("data.mdb")))
+
         let bad = try cli.run(["backup", tree.path, "--exclude", "!"])
         #expect(bad.status == 1 && bad.error.contains("matches nothing"), "\(bad.error)")
         let missing = try cli.run(["backup", tree.path, "--exclude-file", cli.directory.path("nope").path])

@@ -13,6 +13,8 @@ package struct DataFileSpace: Sendable, Equatable {
     /// to the file system.
     package let freePages: Int
 
+    /// Bytes up to the last page ever written.
+    package var usedBytes: Int64 { Int64(pages) * Int64(pageSize) }
     /// Bytes in pages that hold data (the meta pages, the trees).
     package var liveBytes: Int64 { Int64(pages - freePages) * Int64(pageSize) }
     /// Bytes in free pages.

@@ -183,19 +183,6 @@ package final class Environment: @unchecked Sendable {
         }
     }
 
-    /// Bytes of the map in use (pages up to the last one written) and the map size (`mdb_env_info`,
-    /// `mdb_env_stat`).
-    package func usage() -> (usedBytes: Int, mapBytes: Int) {
-        gate.shared {
-            guard let handle else { return (0, 0) }
-            var info = MDB_envinfo()
-            var stat = MDB_stat()
-            mdb_env_info(handle, &info)
-            mdb_env_stat(handle, &stat)
-            return ((info.me_last_pgno + 1) * Int(stat.ms_psize), info.me_mapsize)
-        }
-    }
-
     /// Drops this process's mappings of the map's pages (`madvise(MADV_DONTNEED)`); the data stays in
     /// the kernel's page cache and the next access maps it again.
     ///

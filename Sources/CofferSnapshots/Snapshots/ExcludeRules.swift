@@ -1,5 +1,3 @@
-internal import Glibc
-
 /// Which paths a backup leaves out, by restic's pattern rules (`backup --exclude`, `--iexclude`,
 /// `--exclude-file`), matched against each path's absolute form, as bytes:
 ///
@@ -42,6 +40,11 @@ package struct ExcludeRules: Sendable {
 
     let patterns: [Pattern]
 
+    /// No pattern: nothing is left out.
+    package static let none = ExcludeRules(parsed: [])
+
+    private init(parsed: [Pattern]) { patterns = parsed }
+
     /// Whether no pattern was given (nothing is left out).
     package var isEmpty: Bool { patterns.isEmpty }
 
@@ -69,7 +72,7 @@ package struct ExcludeRules: Sendable {
                 Pattern(text: text, negated: negated, anchored: anchored, parts: parts, ignoresCase: ignoresCase)
             )
         }
-        self.patterns = parsed
+        self.init(parsed: parsed)
     }
 
     /// Reads patterns from an exclude file's text: one a line, blank lines and lines starting with `#`
@@ -112,7 +115,8 @@ package struct ExcludeRules: Sendable {
         if pattern.parts[part] == Pattern.anyDepth {
             return (component...path.count).contains { match(pattern, part + 1, path, $0) }
         }
-        guard component < path.count, glob(pattern.parts[part], path[component], ignoresCase: pattern.ignoresCase)
+        guard component < path.count,
+            EntryPath.glob(pattern.parts[part], path[component], ignoringCase: pattern.ignoresCase)
         else { return false }
         return match(pattern, part + 1, path, component + 1)
     }
@@ -130,16 +134,9 @@ package struct ExcludeRules: Sendable {
         if component == path.count { return part < pattern.parts.count }
         guard part < pattern.parts.count else { return false }
         if pattern.parts[part] == Pattern.anyDepth { return true }
-        guard glob(pattern.parts[part], path[component], ignoresCase: pattern.ignoresCase) else { return false }
-        return prefixMatch(pattern, part + 1, path, component + 1)
-    }
-
-    /// One component against one part: `fnmatch(3)` with `FNM_PERIOD` off (restic's `*` matches a
-    /// leading dot too), `FNM_CASEFOLD` for `--iexclude`.
-    private static func glob(_ part: [CChar], _ name: [CChar], ignoresCase: Bool) -> Bool {
-        let flags: Int32 = ignoresCase ? Int32(1 << 4) : 0  // FNM_CASEFOLD
-        return part.withUnsafeBufferPointer { pattern in
-            name.withUnsafeBufferPointer { fnmatch(pattern.baseAddress, $0.baseAddress, flags) == 0 }
+        guard EntryPath.glob(pattern.parts[part], path[component], ignoringCase: pattern.ignoresCase) else {
+            return false
         }
+        return prefixMatch(pattern, part + 1, path, component + 1)
     }
 }

@@ -92,7 +92,7 @@ package struct TreeWalker {
     package init(
         root: [UInt8],
         excluded: Set<FileIdentity>,
-        rules: ExcludeRules = try! ExcludeRules(patterns: []),
+        rules: ExcludeRules = .none,
         report: @escaping ([UInt8], String) -> Void,
         exclude: @escaping ([UInt8]) -> Void,
         leftOut: @escaping ([UInt8]) -> Void = { _ in }

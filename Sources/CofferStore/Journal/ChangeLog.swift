@@ -41,6 +41,25 @@ package enum ChangeLog {
         }
     }
 
+    /// Appends the change another device made, as its version entry says (a write, or a deletion),
+    /// carrying that version: how an import logs a record it applied, and how a record is logged again.
+    @discardableResult
+    package static func append(
+        _ kind: SyncRecordKind,
+        recordID: [UInt8],
+        entry: VersionEntry,
+        in txn: Transaction,
+        schema: Schema
+    ) throws -> UInt64 {
+        try append(
+            Kind(kind, deleted: entry.isDeleted),
+            recordID: recordID,
+            version: entry.version,
+            in: txn,
+            schema: schema
+        )
+    }
+
     /// Appends a change, sets the record's version and returns the change's sequence number.
     ///
     /// - Parameter version: The version the change carries: `nil` for a change made here (a fresh

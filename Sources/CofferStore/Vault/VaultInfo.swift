@@ -57,11 +57,7 @@ extension Vault {
                 )
             }
         }
-        let usage = environment.usage()
         let space = try storage("measuring the data file") { try environment.space() }
-        let attributes = try? FileManager.default.attributesOfItem(
-            atPath: directory.appendingPathComponent("data.mdb").path
-        )
         return VaultInfo(
             path: directory.path,
             vaultID: id,
@@ -75,11 +71,11 @@ extension Vault {
             blobCount: counts.1,
             chunkCount: counts.2,
             snapshotCount: counts.3,
-            fileBytes: (attributes?[.size] as? NSNumber)?.intValue ?? 0,
-            usedBytes: usage.usedBytes,
+            fileBytes: Int(space.fileBytes),
+            usedBytes: Int(space.usedBytes),
             liveBytes: Int(space.liveBytes),
             freeBytes: Int(space.freeBytes),
-            mapBytes: usage.mapBytes
+            mapBytes: environment.mapSize
         )
     }
 }

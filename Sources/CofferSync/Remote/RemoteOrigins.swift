@@ -130,13 +130,7 @@ package struct RemoteOrigins {
                 guard let entry = try VersionEntry.load(kind, id: id, in: txn, schema: schema),
                     entry.version.device == device.bytes
                 else { continue }
-                try ChangeLog.append(
-                    ChangeLog.Kind(kind, deleted: entry.isDeleted),
-                    recordID: id,
-                    version: entry.version,
-                    in: txn,
-                    schema: schema
-                )
+                try ChangeLog.append(kind, recordID: id, entry: entry, in: txn, schema: schema)
                 relogged += 1
             }
             origins[device] = nil

@@ -129,13 +129,7 @@ package struct ImportApplier {
         let outcome = try tiers[kind].install(id: id, stored: entry.isDeleted ? nil : stored, in: txn)
         summary.keptDeviceBoundBlobs += outcome.renamedDeviceBound.count
         summary.renamedDeviceBoundBlobs += outcome.renamedDeviceBound
-        try ChangeLog.append(
-            ChangeLog.Kind(kind, deleted: entry.isDeleted),
-            recordID: id,
-            version: entry.version,
-            in: txn,
-            schema: schema
-        )
+        try ChangeLog.append(kind, recordID: id, entry: entry, in: txn, schema: schema)
         summary.applied.count(kind, deleted: entry.isDeleted)
     }
 }

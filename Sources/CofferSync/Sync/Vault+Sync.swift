@@ -40,7 +40,8 @@ extension Vault {
         try checkOpen()
         if let peer { try PeerCursors.validate(peer) }
         let schema = schema
-        // A peer named for the group member this vault joined from starts where the join left off.
+        // A peer without a cursor of its own, named for the group member this vault joined from,
+        // starts where the join left off.
         let joinedFrom = try peer.flatMap { (peer) throws(CofferError) in try joinCursorName(for: peer) }
         let (summary, sentThrough) = try writeBundle(to: url, progress: progress) { txn in
             let cursors = PeerCursors(schema: schema)
@@ -354,7 +355,10 @@ extension Vault {
     /// The join cursor `peer` stands for: when `peer` names (by device name, or 8 or more digits of
     /// its id) the one group member this vault joined from, that member's join cursor.
     private func joinCursorName(for peer: String) throws(CofferError) -> String? {
-        let cursors = try syncPeers().map(\.name).filter { $0.hasPrefix("joined-from:") }
+        let peers = try syncPeers().map(\.name)
+        // Only a first export to a peer looks further; the membership log is read only then.
+        guard !peers.contains(peer) else { return nil }
+        let cursors = peers.filter { $0.hasPrefix("joined-from:") }
         guard !cursors.isEmpty else { return nil }
         let lowered = peer.lowercased()
         let matching = try members().filter { member in

@@ -45,7 +45,9 @@ struct DataFileDamageTests {
         // random nonces, decides), and a file missing only free pages is sound. The 3 MB blob's chunks
         // fill most of the file, so a quarter always takes pages of a tree with it.
         try edit { $0.removeLast($0.count / 4 / 4096 * 4096) }
-        for arguments in [["info"], ["ls"], ["verify", "--read-data"], ["get", "content", "-"], ["item", "find"]] {
+        for arguments in [
+            ["info"], ["ls"], ["verify", "--read-data"], ["get", "content", "-"], ["item", "find"], ["compact"],
+        ] {
             let result = try cli.run(arguments)
             #expect(result.status == 1, "\(arguments): \(result.status) \(result.error)")
             #expect(result.error.contains("cut short"), "\(arguments): \(result.error)")

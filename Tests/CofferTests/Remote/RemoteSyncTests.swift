@@ -225,6 +225,25 @@ struct RemoteSyncTests {
     }
 
     /// The bytes of every object under the fixture's prefix, by device folder.
+    /// `count` bytes from `generator`: incompressible, and the same for a seed every run.
+    static func content(_ count: Int, _ generator: inout SplitMix64) -> Data {
+        Data((0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+    }
+
+    /// A group whose first vault holds the blob `name` of `megabytes` MiB from `seed`'s bytes.
+    static func firstWithBlob(
+        _ name: String,
+        megabytes: Int,
+        seed: UInt64
+    ) throws -> (group: SyncGroupFixture, vault: Vault, content: Data, generator: SplitMix64) {
+        let group = try SyncGroupFixture()
+        let vault = try group.createFirst()
+        var generator = SplitMix64(seed: seed)
+        let content = Self.content(megabytes << 20, &generator)
+        try vault.blobs.write(name, data: content)
+        return (group, vault, content, generator)
+    }
+
     static func storedBytes(_ fixture: RemoteFixture) throws -> [String: Int64] {
         var bytes: [String: Int64] = [:]
         for object in try fixture.client().list(prefix: fixture.prefix + "/") {
@@ -241,11 +260,7 @@ struct RemoteSyncTests {
     func onceInTheStore(server: String) throws {
         let fixture = try RemoteFixture(server: server)
         let remote = try fixture.remote()
-        let group = try SyncGroupFixture()
-        let a = try group.createFirst()
-        var generator = SplitMix64(seed: 11)
-        let content = Data((0..<(3 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
-        try a.blobs.write("photos.bin", data: content)
+        let (group, a, content, _) = try Self.firstWithBlob("photos.bin", megabytes: 3, seed: 11)
         for index in 0..<50 { try a.keychain.add(Items.password("service-\(index)", "ann", scope: .syncable)) }
         try a.push(to: remote)
         let (b, _) = try fixture.join(group, name: "b")
@@ -285,11 +300,7 @@ struct RemoteSyncTests {
     func streamingPushAndPull(server: String) throws {
         let fixture = try RemoteFixture(server: server)
         let remote = try fixture.remote(partSize: 5 << 20)
-        let group = try SyncGroupFixture()
-        let a = try group.createFirst()
-        var generator = SplitMix64(seed: 31)
-        let content = Data((0..<(13 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
-        try a.blobs.write("large.bin", data: content)
+        let (group, a, content, _) = try Self.firstWithBlob("large.bin", megabytes: 13, seed: 31)
         let temporary = FileManager.default.temporaryDirectory
         let before = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [])
         let progress = Mutex<[Int64]>([])
@@ -313,11 +324,8 @@ struct RemoteSyncTests {
     func resumedPush(server: String) throws {
         let fixture = try RemoteFixture(server: server)
         let remote = try fixture.remote(partSize: 5 << 20)
-        let group = try SyncGroupFixture()
-        let a = try group.createFirst()
-        var generator = SplitMix64(seed: 41)
-        let content = Data((0..<(17 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
-        try a.blobs.write("large.bin", data: content)
+        let (group, a, content, rest) = try Self.firstWithBlob("large.bin", megabytes: 17, seed: 41)
+        var generator = rest
         func stopAfterTwoParts() -> (Int) throws(CofferError) -> Void {
             { number throws(CofferError) in
                 if number == 2 { throw CofferError(.io, "the network went away") }
@@ -334,7 +342,7 @@ struct RemoteSyncTests {
         #expect(try b.blobs.data("large.bin") == content)
 
         // Stopped again, then the vault changes: the old upload is abandoned, the push starts afresh.
-        let more = Data((0..<(12 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        let more = Self.content(12 << 20, &generator)
         try a.blobs.write("more.bin", data: more)
         _ = try? a.push(to: remote, progress: nil, beforeHead: {}, afterPart: stopAfterTwoParts())
         try a.keychain.setPassword("changed", service: "mail", account: "ann", scope: .syncable)

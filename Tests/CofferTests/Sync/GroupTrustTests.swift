@@ -32,6 +32,29 @@ struct GroupTrustTests {
         return vault
     }
 
+    /// The founding member `a` with one item, and `b` joined from its bundle and known to `a`.
+    func foundedPair() throws -> (a: Vault, b: Vault) {
+        let a = try group.createFirst()
+        try a.keychain.add(password("before"))
+        let first = group.bundle("first")
+        try a.export(to: first)
+        let (b, _) = try group.join("b", from: first)
+        _ = try exchange(b, a, "b-known-to-a")
+        return (a, b)
+    }
+
+    /// `vault` closed, then the vault in the group's directory `name` opened again and unlocked.
+    func reopen(
+        _ vault: Vault,
+        as name: String,
+        passphrase: Passphrase = SyncGroupFixture.passphrase
+    ) throws -> Vault {
+        vault.close()
+        let reopened = try Vault.open(at: group.directory.path(name), configuration: group.fixture.configuration)
+        try reopened.unlock(passphrase: passphrase)
+        return reopened
+    }
+
     func exchange(_ from: Vault, _ to: Vault, _ name: String) throws -> ImportSummary {
         let bundle = group.bundle(name)
         try from.export(to: bundle)
@@ -80,9 +103,7 @@ struct GroupTrustTests {
         #expect(try a.members().map(\.deviceID) == b.members().map(\.deviceID))
 
         // The joined vault reopens and unlocks with its passphrase into the group it joined.
-        b.close()
-        let reopened = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
-        try reopened.unlock(passphrase: SyncGroupFixture.passphrase)
+        let reopened = try reopen(b, as: "b")
         #expect(reopened.syncGroupID == a.syncGroupID)
         #expect(try reopened.keychain.password(service: "from-b", account: "ann") == "secret")
     }
@@ -104,10 +125,8 @@ struct GroupTrustTests {
         try a.export(to: bundle)
         #expect(try b.import(from: bundle).joinedGroup)
         try b.keychain.add(password("from-b"))
-        b.close()
         // Reopened with the new passphrase, it still holds the group's sync root, not a placeholder.
-        let reopened = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
-        try reopened.unlock(passphrase: changed)
+        let reopened = try reopen(b, as: "b", passphrase: changed)
         #expect(try reopened.keychain.password(service: "mail", account: "ann") == "secret")
         #expect(try reopened.keychain.password(service: "from-b", account: "ann") == "secret")
         _ = try exchange(reopened, a, "b-to-a")
@@ -116,19 +135,12 @@ struct GroupTrustTests {
 
     @Test("A member that rekeys keeps its device keys and group keys: it signs, approves and reads after a reopen")
     func rekeyedMember() throws {
-        let a = try group.createFirst()
-        try a.keychain.add(password("before"))
-        let first = group.bundle("first")
-        try a.export(to: first)
-        let (b, _) = try group.join("b", from: first)
-        _ = try exchange(b, a, "b-known-to-a")
+        let (a, b) = try foundedPair()
         try a.rotateGroupKey()  // meta group-keys now holds a later epoch, sealed under a's device root
         _ = try exchange(a, b, "rotated")
         let identity = try a.deviceIdentity()
         try a.rekey(passphrase: SyncGroupFixture.passphrase)
-        a.close()
-        let reopened = try Vault.open(at: group.directory.path("vault"), configuration: group.fixture.configuration)
-        try reopened.unlock(passphrase: SyncGroupFixture.passphrase)
+        let reopened = try reopen(a, as: "vault")
         #expect(try reopened.deviceIdentity() == identity, "the same device, its keys re-sealed")
         #expect(try reopened.keychain.password(service: "before", account: "ann") == "secret")
         // It still signs what b accepts, under the epoch it holds.
@@ -148,21 +160,14 @@ struct GroupTrustTests {
         try d.rekey(passphrase: SyncGroupFixture.passphrase)
         try reopened.approve(request)
         #expect(try exchange(reopened, d, "approve-d").joinedGroup)
-        d.close()
-        let dAgain = try Vault.open(at: group.directory.path("d"), configuration: group.fixture.configuration)
-        try dAgain.unlock(passphrase: SyncGroupFixture.passphrase)
+        let dAgain = try reopen(d, as: "d")
         #expect(try dAgain.keychain.password(service: "after", account: "ann") == "after the rekey")
         #expect(try dAgain.syncableState() == reopened.syncableState())
     }
 
     @Test("The revoked copy: a full copy of a revoked device's vault cannot decrypt anything written after")
     func revokedCopy() throws {
-        let a = try group.createFirst()
-        try a.keychain.add(password("before"))
-        let first = group.bundle("first")
-        try a.export(to: first)
-        let (b, _) = try group.join("b", from: first)
-        _ = try exchange(b, a, "b-known-to-a")
+        let (a, b) = try foundedPair()
         let c = try approvedVault("c", by: a)
         _ = try exchange(a, b, "c-known-to-b")
         // Keep a full copy of c's vault directory (with its keys); c knows the passphrase too.

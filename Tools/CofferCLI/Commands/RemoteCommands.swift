@@ -193,10 +193,7 @@ enum RemoteCommands {
         let checkpoints =
             summary.checkpoints.isEmpty
             ? "" : "\(summary.checkpoints.count) checkpoint\(summary.checkpoints.count == 1 ? "" : "s") and "
-        // Bundles sit in their sender's folder: PREFIX/DEVICE/NAME.
-        let senders = Set(
-            summary.bundles.map { $0.object.split(separator: "/").dropLast().last.map(String.init) ?? "" }
-        )
+        let senders = Set(summary.bundles.map(\.imported.sourceDevice))
         let from =
             senders.isEmpty || senders.count == summary.devices
             ? devices : "\(senders.count) of the \(devices)"

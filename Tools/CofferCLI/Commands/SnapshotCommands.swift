@@ -135,16 +135,21 @@ enum SnapshotCommands {
         let vault = try CofferCommand.openUnlocked(invocation)
         defer { vault.close() }
         let bar = ProgressBar(label: "backup \(path)", total: nil, unit: .count("paths"), for: invocation)
+        let excluding = try excludePatterns(invocation)
+        let excludingIgnoringCase = invocation.values("iexclude")
         // The total comes from a count of the tree that runs beside the backup (as restic's scanner
-        // does): the bar shows a percentage and an ETA once it is known.
-        if bar.isDrawn { TreeCount.start(URL(fileURLWithPath: path)) { bar.setTotal($0) } }
+        // does): the bar shows a percentage and an ETA once it is known. The count does not apply
+        // exclude patterns, so with them there is no total rather than a wrong one.
+        if bar.isDrawn, excluding.isEmpty, excludingIgnoringCase.isEmpty {
+            TreeCount.start(URL(fileURLWithPath: path)) { bar.setTotal($0) }
+        }
         let result = try vault.snapshots.backup(
             directory: URL(fileURLWithPath: path),
             name: invocation.value("name"),
             scope: invocation.flag("device-only") ? .deviceBound : .syncable,
             compressionLevel: level,
-            excluding: try excludePatterns(invocation),
-            excludingIgnoringCase: invocation.values("iexclude"),
+            excluding: excluding,
+            excludingIgnoringCase: excludingIgnoringCase,
             progress: { bar.update(completed: Int64($0.files), detail: "\(ByteCount.format($0.bytesRead)) read") }
         )
         bar.finish()
