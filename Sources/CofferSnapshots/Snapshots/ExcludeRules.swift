@@ -1,3 +1,5 @@
+internal import Foundation
+
 /// Which paths a backup leaves out, by restic's pattern rules (`backup --exclude`, `--iexclude`,
 /// `--exclude-file`), matched against each path's absolute form, as bytes:
 ///
