@@ -18,20 +18,19 @@ public enum CofferCommand {
     public static let version =
         "coffer 0.11.0 (vault formats up to \(Schema.formatVersion), bundle format \(BundleHeader.version))"
 
-    /// Options every command accepts, before or after its name.
-    public static let globalOptions: [OptionSpec] = [
-        .option(
-            "vault",
-            value: "DIR",
-            help: "The vault directory (default: $COFFER_VAULT, else ~/.local/share/coffer/default)."
-        ),
-        .option(
-            "passphrase-file",
-            value: "FILE",
-            help: "Read the passphrase from FILE (default: $COFFER_PASSPHRASE, else ask)."
-        ),
-        .flag("json", help: "Print results as JSON."),
-        .flag("quiet", short: "q", help: "Print only results and errors; no progress."),
+    /// Options every command accepts, before or after its name: ``GlobalOptions``'s.
+    public static let globalOptions: [OptionSpec] = ArgumentReflection.bindings(of: GlobalOptions()).compactMap {
+        if case .option(let option) = $0.binding.definition(property: $0.property) { option } else { nil }
+    }
+
+    /// Every command, in the order `coffer --help` lists them.
+    static let commands: [any CommandDescription.Type] = [
+        InitCommand.self, InfoCommand.self, ItemCommands.self, PutCommand.self, GetCommand.self, ListCommand.self,
+        RemoveCommand.self, MoveCommand.self, StatCommand.self, BackupCommand.self, SnapshotsCommand.self,
+        ShowCommand.self, RestoreCommand.self, ForgetCommand.self, DiffCommand.self, ExportCommand.self,
+        ImportCommand.self, PushCommand.self, PullCommand.self, RemoteCommands.self, GCCommand.self,
+        CompactCommand.self, VerifyCommand.self, RepairCommand.self, StatsCommand.self, PasswdCommand.self,
+        RekeyCommand.self, KeyCommands.self, DeviceCommands.self, DevicesCommand.self, GroupCommands.self,
     ]
 
     /// The command tree.
@@ -43,17 +42,7 @@ public enum CofferCommand {
             'coffer info' shows what it holds. Passphrases come from --passphrase-file, $COFFER_PASSPHRASE,
             or a prompt.
             """,
-        subcommands: [
-            InitCommand.spec, InfoCommand.spec, ItemCommand.spec, BlobCommands.put, BlobCommands.get,
-            BlobCommands.list, BlobCommands.remove, BlobCommands.move, BlobCommands.stat, SnapshotCommands.backup,
-            SnapshotCommands.list, SnapshotCommands.show, SnapshotCommands.restore, SnapshotCommands.forget,
-            SnapshotCommands.diff, SyncCommands.export, SyncCommands.importBundle, RemoteCommands.push,
-            RemoteCommands.pull, RemoteCommands.remoteGroup,
-            MaintenanceCommands.gc, MaintenanceCommands.compact,
-            MaintenanceCommands.verify, MaintenanceCommands.repair, MaintenanceCommands.stats, PasswdCommand.spec,
-            RekeyCommand.spec,
-            KeyCommand.spec, DeviceCommand.spec, GroupCommands.devices, GroupCommands.group,
-        ],
+        subcommands: commands.map { $0.spec },
         examples: [
             "coffer init                           # a new vault (asks for a passphrase twice)",
             "coffer put photos/cat.jpg cat.jpg     # store a file as a blob",
@@ -129,51 +118,5 @@ public enum CofferCommand {
             console.message("coffer: error: \(error)")
             return failure
         }
-    }
-
-    /// The vault directory: `--vault`, else `$COFFER_VAULT`, else `~/.local/share/coffer/default`.
-    static func vaultDirectory(_ invocation: Invocation) throws -> URL {
-        if let path = invocation.value("vault") ?? invocation.environment["COFFER_VAULT"], !path.isEmpty {
-            return URL(fileURLWithPath: path).standardizedFileURL
-        }
-        guard let home = invocation.environment["HOME"], !home.isEmpty else {
-            throw CLIFailure("no vault given and $HOME is not set: pass --vault DIR or set COFFER_VAULT")
-        }
-        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/coffer/default")
-    }
-
-    /// Opens the vault, and unlocks it only when a passphrase is given (`--passphrase-file`,
-    /// `$COFFER_PASSPHRASE`; never a prompt): for commands that work locked and check the passphrase
-    /// when there is one (`info`, `device show`).
-    static func openUnlockingIfGiven(_ invocation: Invocation) throws -> Vault {
-        let vault = try Vault.open(at: try vaultDirectory(invocation))
-        guard SecretSource.passphrase.isProvided(in: invocation) else { return vault }
-        return try unlocking(vault, invocation)
-    }
-
-    /// Opens the vault the invocation names and unlocks it with the invocation's passphrase.
-    static func openUnlocked(_ invocation: Invocation, configuration: Vault.Configuration = .init()) throws -> Vault {
-        var configuration = configuration
-        if let text = invocation.environment["COFFER_MAX_CLOCK_SKEW"], !text.isEmpty {
-            guard let seconds = Int64(text), seconds >= 0 else {
-                throw CLIFailure("COFFER_MAX_CLOCK_SKEW is '\(text)'; give a whole number of seconds (default 600)")
-            }
-            configuration.maximumClockSkew = .seconds(seconds)
-        }
-        return try unlocking(
-            try Vault.open(at: try vaultDirectory(invocation), configuration: configuration),
-            invocation
-        )
-    }
-
-    /// Unlocks `vault` with the invocation's passphrase, closing it if that fails.
-    private static func unlocking(_ vault: Vault, _ invocation: Invocation) throws -> Vault {
-        do {
-            try SecretSource.passphrase.unlock(vault, invocation)
-        } catch {
-            vault.close()
-            throw error
-        }
-        return vault
     }
 }

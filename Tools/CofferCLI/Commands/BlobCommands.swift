@@ -1,9 +1,11 @@
 import Coffer
 import Foundation
 
-/// `coffer put|get|ls|rm|mv|stat`: the blob tier from the command line.
-enum BlobCommands {
-    static let put = CommandSpec(
+// `coffer put|get|ls|rm|mv|stat`: the blob tier from the command line.
+
+/// `coffer put NAME FILE`: stores a file or standard input as a blob.
+struct PutCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "put",
         abstract: "Store a file (or standard input) as a blob, replacing any blob of that name.",
         discussion: """
@@ -12,35 +14,86 @@ enum BlobCommands {
             in bounded memory. The blob appears only once all of it is stored. Blobs are syncable unless
             stored with --device-only.
             """,
-        options: [
-            .flag("device-only", help: "Keep the blob on this machine: never export it."),
-            .flag("when-unlocked", help: "Readable only while the vault is unlocked (default: after first unlock)."),
-            compressionOption,
-            .option(
-                "from-rncryptor",
-                value: "FILE",
-                help: "Store the plaintext of an RNCryptor v3 file (its HMAC is checked before the blob appears)."
-            ),
-            rncryptorPasswordOption,
-        ],
-        arguments: [
-            ArgumentSpec("NAME", help: "The blob's name."),
-            ArgumentSpec(
-                "FILE",
-                help: "The file to store, or '-' for standard input (not needed with --from-rncryptor).",
-                optional: true
-            ),
-        ],
         examples: [
             "coffer put photos/cat.jpg cat.jpg            # store a file as the blob photos/cat.jpg",
             "tar c ~/docs | coffer put docs.tar -        # standard input, streamed",
             "coffer put --device-only keys.tar keys.tar  # never leaves this machine",
         ],
-        isCancellable: true,
-        run: runPut
+        isCancellable: true
     )
 
-    static let get = CommandSpec(
+    var write = BlobWriteFlags()
+
+    @Option(
+        value: "FILE",
+        help: "Store the plaintext of an RNCryptor v3 file (its HMAC is checked before the blob appears)."
+    )
+    var fromRNCryptor: String?
+
+    var rncryptor = RNCryptorPasswordOption()
+
+    @Argument("NAME", help: "The blob's name.")
+    var name: String
+
+    @Argument("FILE", help: "The file to store, or '-' for standard input (not needed with --from-rncryptor).")
+    var file: String?
+
+    func validate() throws {
+        if fromRNCryptor != nil, file != nil {
+            throw ValidationError("give either FILE or --from-rncryptor FILE, not both")
+        }
+        // Standard input only when asked for: `put notes.txt` alone is a file name meant as the content,
+        // and reading a terminal or an empty pipe instead would store an empty blob and report success.
+        if fromRNCryptor == nil, file == nil {
+            throw ValidationError(
+                "put takes the blob's name, then the file to store ('-' for standard input); to store \(name) under its own name: coffer put \(name) \(name)"
+            )
+        }
+        // Before the passphrase is asked for: a missing file fails at once.
+        if let path = fromRNCryptor ?? file, path != "-" { try InputFile.checkReadable(path) }
+    }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        if let path = fromRNCryptor { return try putFromRNCryptor(vault, path: path, context) }
+        let input: InputFile? = file == "-" ? nil : try InputFile(path: file ?? "-")
+        let bar = context.progressBar("put \(name)", total: input?.size)
+        let info: BlobInfo
+        if let descriptor = input?.descriptor ?? context.console.inputDescriptor {
+            info = try vault.blobs.write(name, fileDescriptor: descriptor, options: write.options, progress: bar.report)
+        } else {
+            info = try vault.blobs.write(name, data: context.console.readStandardInput(), options: write.options)
+        }
+        bar.update(completed: info.size)
+        bar.finish()
+        try context.output.status(BlobListing(info)) {
+            "Stored \(info.name): \(ByteCount.format(info.size)) in \(info.chunkCount) content chunks"
+                + (info.listChunkCount > 0 ? " and \(info.listChunkCount) list chunks" : "")
+                + " (\(info.scope.rawValue), \(info.protection.rawValue))."
+        }
+    }
+
+    private func putFromRNCryptor(_ vault: Vault, path: String, _ context: CommandContext) throws {
+        let input = try InputFile(path: path)
+        var password = try rncryptor.password(context)
+        defer { password.wipe() }
+        let bar = context.progressBar("put \(name)", total: input.size)
+        let info = try vault.blobs.importRNCryptor(
+            name,
+            from: URL(fileURLWithPath: path),
+            password: String(decoding: password, as: UTF8.self),
+            options: write.options,
+            progress: bar.report
+        )
+        bar.finish()
+        try context.output.status(BlobListing(info)) {
+            "Stored \(info.name) from RNCryptor: \(ByteCount.format(info.size)), HMAC verified."
+        }
+    }
+}
+
+/// `coffer get NAME [FILE]`: writes a blob, or a byte range of it, to a file or standard output.
+struct GetCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "get",
         abstract: "Write a blob (or a byte range of it) to a file or standard output.",
         discussion: """
@@ -48,327 +101,188 @@ enum BlobCommands {
             end of a full read; damage fails the command (exit 1) naming the blob. A file is written under
             a temporary name and moved into place only when complete.
             """,
-        options: [
-            .option("offset", value: "N", help: "Start at byte N (default 0)."),
-            .option("length", value: "N", help: "Read at most N bytes (default: to the end)."),
-            .option("to-rncryptor", value: "FILE", help: "Write the blob as an RNCryptor v3 file (password-based)."),
-            rncryptorPasswordOption,
-        ],
-        arguments: [
-            ArgumentSpec("NAME", help: "The blob's name."),
-            ArgumentSpec("FILE", help: "Where to write; '-' or none for standard output.", optional: true),
-        ],
         examples: [
             "coffer get photos/cat.jpg restored.jpg       # to a file",
             "coffer get docs.tar | tar x                  # to standard output",
             "coffer get docs.tar --offset 1048576 --length 4096 | xxd",
         ],
-        isCancellable: true,
-        run: runGet
+        isCancellable: true
     )
 
-    static let list = CommandSpec(
-        name: "ls",
-        abstract: "List the blobs: size, scope, protection, modification time (local) and name.",
-        options: [.flag("bytes", help: "Sizes in exact bytes instead of KiB, MiB, … (--json gives bytes too).")],
-        examples: [
-            "coffer ls                      # a table with a header and human sizes",
-            "coffer ls --bytes              # sizes in bytes, for scripts",
-        ],
-        run: runList
-    )
+    @Option(value: "N", help: "Start at byte N (default 0).")
+    var offset: UInt64?
 
-    static let remove = CommandSpec(
-        name: "rm",
-        abstract: "Delete a blob; chunks no other blob uses are freed at once.",
-        arguments: [ArgumentSpec("NAME", help: "The blob's name.")],
-        examples: [
-            "coffer rm photos/cat.jpg                     # chunks no other blob uses are freed",
-            "coffer rm old.tar && coffer compact          # and give the space back to the disk",
-        ],
-        run: runRemove
-    )
+    @Option(value: "N", help: "Read at most N bytes (default: to the end).")
+    var length: UInt64?
 
-    static let move = CommandSpec(
-        name: "mv",
-        abstract: "Rename a blob (its content is not rewritten).",
-        arguments: [ArgumentSpec("NAME", help: "The blob's name."), ArgumentSpec("NEW", help: "Its new name.")],
-        examples: [
-            "coffer mv photos/cat.jpg photos/kitty.jpg",
-            "coffer mv draft.txt final.txt                # replaces an existing final.txt",
-        ],
-        run: runMove
-    )
+    @Option(value: "FILE", help: "Write the blob as an RNCryptor v3 file (password-based).")
+    var toRNCryptor: String?
 
-    static let stat = CommandSpec(
-        name: "stat",
-        abstract: "Describe a blob: size, chunks, scope, protection, dates and SHA-256.",
-        arguments: [ArgumentSpec("NAME", help: "The blob's name.")],
-        examples: [
-            "coffer stat photos/cat.jpg                 # size, chunks, dates, SHA-256",
-            "coffer stat photos/cat.jpg --json | jq .sha256",
-        ],
-        run: runStat
-    )
+    var rncryptor = RNCryptorPasswordOption()
 
-    static let rncryptorPasswordOption = OptionSpec.option(
-        "rncryptor-password-file",
-        value: "FILE",
-        help: "The RNCryptor password (default: $COFFER_RNCRYPTOR_PASSWORD, else ask)."
-    )
+    @Argument("NAME", help: "The blob's name.")
+    var name: String
 
-    // MARK: Commands
+    @Argument("FILE", help: "Where to write; '-' or none for standard output.")
+    var file: String?
 
-    static func runPut(_ invocation: Invocation) throws {
-        if let path = invocation.value("from-rncryptor") { return try putFromRNCryptor(invocation, path: path) }
-        let name = invocation.arguments[0]
-        let options = try writeOptions(invocation)
-        // Standard input only when asked for: `put notes.txt` alone is a file name meant as the content,
-        // and reading a terminal or an empty pipe instead would store an empty blob and report success.
-        guard invocation.arguments.count > 1 else {
-            throw UsageError(
-                message:
-                    "put takes the blob's name, then the file to store ('-' for standard input); to store \(name) under its own name: coffer put \(name) \(name)",
-                commandPath: invocation.commandPath
-            )
-        }
-        let path = invocation.arguments[1]
-        let input: InputFile? = path == "-" ? nil : try InputFile(path: path)
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let progress = progressBar(invocation, label: "put \(name)", total: input?.size)
-        let info: BlobInfo
-        if let input {
-            info = try vault.blobs.write(
-                name,
-                fileDescriptor: input.descriptor,
-                options: options,
-                progress: progress.report
-            )
-        } else if let descriptor = invocation.console.inputDescriptor {
-            info = try vault.blobs.write(name, fileDescriptor: descriptor, options: options, progress: progress.report)
-        } else {
-            info = try vault.blobs.write(name, data: invocation.console.readStandardInput(), options: options)
-        }
-        progress.bar.update(completed: info.size)
-        progress.bar.finish()
-        if invocation.flag("json") {
-            try invocation.console.printJSON(BlobListing(info))
-        } else if !invocation.flag("quiet") {
-            invocation.console.message(
-                "Stored \(info.name): \(ByteCount.format(info.size)) in \(info.chunkCount) content chunks\(info.listChunkCount > 0 ? " and \(info.listChunkCount) list chunks" : "") (\(info.scope.rawValue), \(info.protection.rawValue))."
-            )
+    func validate() throws {
+        if toRNCryptor != nil, file != nil || offset != nil || length != nil {
+            throw ValidationError("--to-rncryptor writes the whole blob to its FILE; drop FILE, --offset and --length")
         }
     }
 
-    static func runGet(_ invocation: Invocation) throws {
-        if let path = invocation.value("to-rncryptor") { return try getToRNCryptor(invocation, path: path) }
-        let name = invocation.arguments[0]
-        let path = invocation.arguments.count > 1 ? invocation.arguments[1] : "-"
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
+    func run(_ vault: Vault, _ context: CommandContext) throws {
         let info = try vault.blobs.stat(name)
-        let range = try byteRange(invocation, size: info.size)
+        if let path = toRNCryptor { return try getToRNCryptor(vault, info, path: path, context) }
+        let range = try byteRange(size: info.size)
         let total = range.map { $0.upperBound - $0.lowerBound } ?? info.size
-        let progress = progressBar(invocation, label: "get \(name)", total: total)
-        if path != "-" {
-            try vault.blobs.read(name, range: range, to: URL(fileURLWithPath: path), progress: progress.report)
-        } else if let descriptor = invocation.console.outputDescriptor {
-            try vault.blobs.read(name, range: range, toFileDescriptor: descriptor, progress: progress.report)
+        let bar = context.progressBar("get \(name)", total: total)
+        if let path = file, path != "-" {
+            try vault.blobs.read(name, range: range, to: URL(fileURLWithPath: path), progress: bar.report)
+        } else if let descriptor = context.console.outputDescriptor {
+            try vault.blobs.read(name, range: range, toFileDescriptor: descriptor, progress: bar.report)
         } else {
-            invocation.console.writeOutput(raw: try vault.blobs.data(name, range: range))
+            context.console.writeOutput(raw: try vault.blobs.data(name, range: range))
         }
-        progress.bar.update(completed: total)
-        progress.bar.finish()
+        bar.update(completed: total)
+        bar.finish()
     }
 
-    static func runList(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let blobs = try vault.blobs.list()
-        if invocation.flag("json") {
-            try invocation.console.printJSON(blobs.map(BlobListing.init))
-            return
-        }
-        guard !blobs.isEmpty else {
-            if !invocation.flag("quiet") {
-                invocation.console.message("No blobs yet; coffer put NAME FILE stores one.")
-            }
-            return
-        }
-        let exact = invocation.flag("bytes")
-        var table = TextTable([
-            .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE"), .init(header: "READABLE"),
-            .init(header: "MODIFIED"), .init(header: "NAME"),
-        ])
-        for blob in blobs {
-            table.append([
-                exact ? String(blob.size) : ByteCount.format(blob.size),
-                blob.scope == .syncable ? "sync" : "device",
-                blob.protection == .whenUnlocked ? "when-unlocked" : "after-first-unlock",
-                TextTable.localTime(blob.modified),
-                PrintableText.escaping(blob.name),
-            ])
-        }
-        invocation.console.print(table.text)
+    /// The range `--offset` and `--length` select, or `nil` for the whole blob.
+    private func byteRange(size: Int64) throws -> Range<Int64>? {
+        guard offset != nil || length != nil else { return nil }
+        let start = Int64(clamping: offset ?? 0)
+        guard start <= size else { throw CLIFailure("--offset \(start) is past the end of the blob (\(size) bytes)") }
+        let end = length.map { min(size, start + min(Int64(clamping: $0), size)) } ?? size
+        return start..<end
     }
 
-    static func runRemove(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        try vault.blobs.delete(invocation.arguments[0])
-        if invocation.flag("json") {
-            try invocation.console.printJSON(["deleted": invocation.arguments[0]])
-        } else if !invocation.flag("quiet") {
-            invocation.console.message("Deleted \(invocation.arguments[0]).")
-        }
-    }
-
-    static func runMove(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        try vault.blobs.rename(invocation.arguments[0], to: invocation.arguments[1])
-        if !invocation.flag("quiet"), !invocation.flag("json") {
-            invocation.console.message("Renamed \(invocation.arguments[0]) to \(invocation.arguments[1]).")
-        }
-    }
-
-    static func runStat(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let info = try vault.blobs.stat(invocation.arguments[0])
-        if invocation.flag("json") {
-            try invocation.console.printJSON(BlobListing(info))
-            return
-        }
-        let dates = ISO8601DateFormatter()
-        invocation.console.print(
-            """
-            name:        \(PrintableText.escaping(info.name))
-            size:        \(info.size) bytes (\(ByteCount.format(info.size)))
-            chunks:      \(info.chunkCount) content\(info.listChunkCount > 0 ? ", \(info.listChunkCount) list" : "")
-            scope:       \(info.scope.rawValue)
-            protection:  \(info.protection.rawValue)
-            created:     \(dates.string(from: info.created))
-            modified:    \(dates.string(from: info.modified))
-            sha256:      \(info.sha256Hex)
-            """
-        )
-    }
-
-    static func putFromRNCryptor(_ invocation: Invocation, path: String) throws {
-        guard invocation.arguments.count == 1 else {
-            throw CLIFailure("give either FILE or --from-rncryptor FILE, not both")
-        }
-        let name = invocation.arguments[0]
-        let input = try InputFile(path: path)
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        var password = try SecretSource.rncryptorPassword.read(invocation)
+    private func getToRNCryptor(_ vault: Vault, _ info: BlobInfo, path: String, _ context: CommandContext) throws {
+        var password = try rncryptor.password(context, confirm: true)
         defer { password.wipe() }
-        let options = try writeOptions(invocation)
-        let progress = progressBar(invocation, label: "put \(name)", total: input.size)
-        let info = try vault.blobs.importRNCryptor(
-            name,
-            from: URL(fileURLWithPath: path),
-            password: String(decoding: password, as: UTF8.self),
-            options: options,
-            progress: progress.report
-        )
-        progress.bar.finish()
-        if invocation.flag("json") {
-            try invocation.console.printJSON(BlobListing(info))
-        } else if !invocation.flag("quiet") {
-            invocation.console.message(
-                "Stored \(info.name) from RNCryptor: \(ByteCount.format(info.size)), HMAC verified."
-            )
-        }
-    }
-
-    static func getToRNCryptor(_ invocation: Invocation, path: String) throws {
-        guard invocation.arguments.count == 1, invocation.value("offset") == nil, invocation.value("length") == nil
-        else {
-            throw CLIFailure("--to-rncryptor writes the whole blob to its FILE; drop FILE, --offset and --length")
-        }
-        let name = invocation.arguments[0]
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let info = try vault.blobs.stat(name)
-        var password = try SecretSource.rncryptorPassword.read(invocation, confirm: true)
-        defer { password.wipe() }
-        let progress = progressBar(invocation, label: "get \(name)", total: info.size)
+        let bar = context.progressBar("get \(name)", total: info.size)
         try vault.blobs.exportRNCryptor(
             name,
             to: URL(fileURLWithPath: path),
             password: String(decoding: password, as: UTF8.self),
-            progress: progress.report
+            progress: bar.report
         )
-        progress.bar.finish()
-        if !invocation.flag("quiet"), !invocation.flag("json") {
-            invocation.console.message("Wrote \(name) to \(path) as RNCryptor v3.")
-        }
+        bar.finish()
+        try context.output.status(["written": path]) { "Wrote \(name) to \(path) as RNCryptor v3." }
     }
+}
 
-    // MARK: Helpers
-
-    /// The range `--offset` and `--length` select, or `nil` for the whole blob.
-    static func byteRange(_ invocation: Invocation, size: Int64) throws -> Range<Int64>? {
-        let offsetText = invocation.value("offset")
-        let lengthText = invocation.value("length")
-        if offsetText == nil, lengthText == nil { return nil }
-        guard let offset = Int64(offsetText ?? "0"), offset >= 0 else {
-            throw CLIFailure("--offset takes a byte offset (0 or more), not '\(offsetText ?? "")'")
-        }
-        guard offset <= size else {
-            throw CLIFailure("--offset \(offset) is past the end of the blob (\(size) bytes)")
-        }
-        var end = size
-        if let lengthText {
-            guard let length = Int64(lengthText), length >= 0 else {
-                throw CLIFailure("--length takes a byte count (0 or more), not '\(lengthText)'")
-            }
-            end = min(size, offset + length)
-        }
-        return offset..<end
-    }
-
-    /// A progress bar on standard error (when it is a terminal and output is not quiet or JSON) and the
-    /// callback that feeds it.
-    static func progressBar(
-        _ invocation: Invocation,
-        label: String,
-        total: Int64?
-    ) -> (bar: ProgressBar, report: BlobProgress) {
-        let bar = ProgressBar(label: label, total: total, for: invocation)
-        return (bar, { bar.update(completed: $0) })
-    }
-
-    /// `--compression LEVEL`, shared by `put` and `backup`.
-    static let compressionOption = OptionSpec.option(
-        "compression",
-        value: "LEVEL",
-        help: "zstd level for new chunks, 1 (fastest) to 19 (smallest); default 3."
+/// `coffer ls`: the blobs, as a table.
+struct ListCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "ls",
+        abstract: "List the blobs: size, scope, protection, modification time (local) and name.",
+        examples: [
+            "coffer ls                      # a table with a header and human sizes",
+            "coffer ls --bytes              # sizes in bytes, for scripts",
+        ]
     )
 
-    /// The options `put` was given: scope, protection, compression level.
-    static func writeOptions(_ invocation: Invocation) throws -> BlobWriteOptions {
-        BlobWriteOptions(
-            scope: invocation.flag("device-only") ? .deviceBound : .syncable,
-            protection: invocation.flag("when-unlocked") ? .whenUnlocked : .afterFirstUnlock,
-            compressionLevel: try compressionLevel(invocation)
-        )
-    }
+    @Flag(help: "Sizes in exact bytes instead of KiB, MiB, … (--json gives bytes too).")
+    var bytes: Bool
 
-    /// The level `--compression` gives, or `nil` for the vault's default.
-    static func compressionLevel(_ invocation: Invocation) throws -> Int? {
-        guard let text = invocation.value("compression") else { return nil }
-        guard let level = Int(text), (1...19).contains(level) else {
-            throw UsageError(
-                message: "--compression takes a zstd level from 1 to 19, not '\(text)'",
-                commandPath: invocation.commandPath
-            )
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let blobs = try vault.blobs.list()
+        if blobs.isEmpty, context.output.mode != .json {
+            return context.output.note("No blobs yet; coffer put NAME FILE stores one.")
         }
-        return level
+        try context.output.result(blobs.map(BlobListing.init)) {
+            var table = TextTable([
+                .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE"), .init(header: "READABLE"),
+                .init(header: "MODIFIED"), .init(header: "NAME"),
+            ])
+            for blob in blobs {
+                table.append([
+                    bytes ? String(blob.size) : ByteCount.format(blob.size),
+                    blob.scope == .syncable ? "sync" : "device",
+                    blob.protection == .whenUnlocked ? "when-unlocked" : "after-first-unlock",
+                    TextTable.localTime(blob.modified),
+                    PrintableText.escaping(blob.name),
+                ])
+            }
+            return table.text
+        }
+    }
+}
+
+/// `coffer rm NAME`: deletes a blob.
+struct RemoveCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "rm",
+        abstract: "Delete a blob; chunks no other blob uses are freed at once.",
+        examples: [
+            "coffer rm photos/cat.jpg                     # chunks no other blob uses are freed",
+            "coffer rm old.tar && coffer compact          # and give the space back to the disk",
+        ]
+    )
+
+    @Argument("NAME", help: "The blob's name.")
+    var name: String
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        try vault.blobs.delete(name)
+        try context.output.status(["deleted": name]) { "Deleted \(name)." }
+    }
+}
+
+/// `coffer mv NAME NEW`: renames a blob.
+struct MoveCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "mv",
+        abstract: "Rename a blob (its content is not rewritten).",
+        examples: [
+            "coffer mv photos/cat.jpg photos/kitty.jpg",
+            "coffer mv draft.txt final.txt                # replaces an existing final.txt",
+        ]
+    )
+
+    @Argument("NAME", help: "The blob's name.")
+    var name: String
+
+    @Argument("NEW", help: "Its new name.")
+    var newName: String
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        try vault.blobs.rename(name, to: newName)
+        try context.output.status(["renamed": name, "to": newName]) { "Renamed \(name) to \(newName)." }
+    }
+}
+
+/// `coffer stat NAME`: describes a blob.
+struct StatCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "stat",
+        abstract: "Describe a blob: size, chunks, scope, protection, dates and SHA-256.",
+        examples: [
+            "coffer stat photos/cat.jpg                 # size, chunks, dates, SHA-256",
+            "coffer stat photos/cat.jpg --json | jq .sha256",
+        ]
+    )
+
+    @Argument("NAME", help: "The blob's name.")
+    var name: String
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let info = try vault.blobs.stat(name)
+        try context.output.result(BlobListing(info)) {
+            let dates = ISO8601DateFormatter()
+            return """
+                name:        \(PrintableText.escaping(info.name))
+                size:        \(info.size) bytes (\(ByteCount.format(info.size)))
+                chunks:      \(info.chunkCount) content\(info.listChunkCount > 0 ? ", \(info.listChunkCount) list" : "")
+                scope:       \(info.scope.rawValue)
+                protection:  \(info.protection.rawValue)
+                created:     \(dates.string(from: info.created))
+                modified:    \(dates.string(from: info.modified))
+                sha256:      \(info.sha256Hex)
+                """
+        }
     }
 }
 
@@ -402,6 +316,11 @@ struct InputFile {
     let descriptor: Int32
     let size: Int64?
     private let handle: FileHandle
+
+    /// Fails, naming the problem, unless `path` can be opened for reading.
+    static func checkReadable(_ path: String) throws {
+        _ = try InputFile(path: path)
+    }
 
     init(path: String) throws {
         guard let handle = FileHandle(forReadingAtPath: path) else {

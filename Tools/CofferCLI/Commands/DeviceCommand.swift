@@ -1,40 +1,40 @@
 import Coffer
 import Foundation
 
-/// `coffer device`: this vault's device identity in its sync group, and approving or revoking others.
-enum DeviceCommand {
-    static let spec = CommandSpec(
+/// `coffer device show|approve|revoke`: this vault's device identity, and letting others in or out.
+struct DeviceCommands: CommandGroup {
+    static let configuration = CommandConfiguration(
         name: "device",
         abstract: "Show this vault's device identity; approve or revoke other devices.",
-        subcommands: [
-            CommandSpec(
-                name: "show",
-                abstract: "Print this device's id, fingerprint and public keys.",
-                discussion: """
-                    Every vault has a device identity: an X25519 key that keys are sealed to and an Ed25519
-                    key that signs what the device adds to its group. Their private halves stay sealed in
-                    the vault. The fingerprint is what two people compare when one approves the other's
-                    device. A vault made by an older Coffer gets its device keys the first time this runs
-                    with the passphrase; after that it works without one.
-                    """,
-                examples: [
-                    "coffer device show",
-                    "coffer device show --json | jq .fingerprint",
-                ],
-                run: show
-            ),
-            GroupCommands.approve,
-            GroupCommands.revoke,
-        ],
         examples: [
             "coffer device show                      # id, fingerprint, public keys",
             "coffer device approve request.txt         # let a new device in",
+        ],
+        subcommands: [DeviceShowCommand.self, DeviceApproveCommand.self, DeviceRevokeCommand.self]
+    )
+}
+
+/// `coffer device show`: this device's id, fingerprint and public keys.
+struct DeviceShowCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "show",
+        abstract: "Print this device's id, fingerprint and public keys.",
+        discussion: """
+            Every vault has a device identity: an X25519 key that keys are sealed to and an Ed25519
+            key that signs what the device adds to its group. Their private halves stay sealed in
+            the vault. The fingerprint is what two people compare when one approves the other's
+            device. A vault made by an older Coffer gets its device keys the first time this runs
+            with the passphrase; after that it works without one.
+            """,
+        examples: [
+            "coffer device show",
+            "coffer device show --json | jq .fingerprint",
         ]
     )
 
-    static func show(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlockingIfGiven(invocation)
-        defer { vault.close() }
+    var vaultAccess: VaultAccess { .unlockedIfPassphraseGiven }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
         let identity: DeviceIdentity
         switch Result(catching: { () throws(CofferError) in try vault.deviceIdentity() }) {
         case .success(let found):
@@ -47,22 +47,19 @@ enum DeviceCommand {
         case .failure(let error):
             throw error
         }
-        if invocation.flag("json") {
-            try invocation.console.printJSON([
-                "deviceID": identity.deviceID.uuidString,
-                "fingerprint": identity.fingerprint,
-                "encryptionKey": identity.encryptionKey.map { String(format: "%02x", $0) }.joined(),
-                "signingKey": identity.signingKey.map { String(format: "%02x", $0) }.joined(),
-            ])
-            return
-        }
-        invocation.console.print(
+        let encryptionKey = identity.encryptionKey.map { String(format: "%02x", $0) }.joined()
+        let signingKey = identity.signingKey.map { String(format: "%02x", $0) }.joined()
+        let json = [
+            "deviceID": identity.deviceID.uuidString, "fingerprint": identity.fingerprint,
+            "encryptionKey": encryptionKey, "signingKey": signingKey,
+        ]
+        try context.output.result(json) {
             """
             Device ID:       \(identity.deviceID.uuidString)
             Fingerprint:     \(identity.fingerprint)
-            Encryption key:  \(identity.encryptionKey.map { String(format: "%02x", $0) }.joined()) (X25519)
-            Signing key:     \(identity.signingKey.map { String(format: "%02x", $0) }.joined()) (Ed25519)
+            Encryption key:  \(encryptionKey) (X25519)
+            Signing key:     \(signingKey) (Ed25519)
             """
-        )
+        }
     }
 }

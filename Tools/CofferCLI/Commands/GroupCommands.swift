@@ -1,10 +1,12 @@
 import Coffer
 import Foundation
 
-/// `coffer devices`, `coffer group …`, `coffer device approve|revoke`: the sync group's members and
-/// the key epochs that shut revoked devices out.
-enum GroupCommands {
-    static let devices = CommandSpec(
+// `coffer devices`, `coffer group rotate|set`, `coffer device approve|revoke`: the sync group's
+// members and the key epochs that shut revoked devices out.
+
+/// `coffer devices`: the sync group's devices.
+struct DevicesCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "devices",
         abstract: "List the sync group's devices: id, name, when added and by whom, last seen, revoked.",
         discussion: """
@@ -15,57 +17,124 @@ enum GroupCommands {
         examples: [
             "coffer devices                          # the group's devices, revoked ones marked",
             "coffer devices --json",
-        ],
-        run: listDevices
-    )
-
-    static let group = CommandSpec(
-        name: "group",
-        abstract: "Change the sync group: rotate its key, or set how devices may join.",
-        subcommands: [
-            CommandSpec(
-                name: "rotate",
-                abstract: "Start a new key epoch: a fresh group key sealed to every member.",
-                discussion: """
-                    Records written from now on (items, blobs, chunks, snapshots, bundles, remote heads)
-                    are sealed under the new key; older ones stay readable under theirs. For hygiene, or
-                    after a suspected leak of a member's vault and passphrase: revoke that device instead
-                    if you know which one. Other members take the new epoch from the next bundle or pull.
-                    """,
-                examples: [
-                    "coffer group rotate",
-                    "coffer group rotate && coffer push s3://bucket/group",
-                ],
-                run: rotate
-            ),
-            CommandSpec(
-                name: "set",
-                abstract: "Set how new devices may join the group.",
-                discussion: """
-                    --join approval: only a device a member approves joins ('coffer init --request-join',
-                    then 'coffer device approve'); bundles carry no passphrase-wrapped group key, so a
-                    leaked bundle and a guessed passphrase give nothing. --join passphrase: a device may
-                    also join with a member's passphrase and any of its bundles (the default; revoking a
-                    device sets approval, since the revoked device may know a passphrase). Setting
-                    passphrase needs this vault's passphrase.
-                    """,
-                options: [
-                    .option("join", value: "POLICY", help: "approval or passphrase.")
-                ],
-                examples: [
-                    "coffer group set --join approval",
-                    "coffer group set --join passphrase",
-                ],
-                run: setPolicy
-            ),
-        ],
-        examples: [
-            "coffer group rotate                        # a new key epoch",
-            "coffer group set --join approval          # new devices need an approval",
         ]
     )
 
-    static let approve = CommandSpec(
+    var vaultAccess: VaultAccess { .unlockedIfPassphraseGiven }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let members = try vault.members()
+        if context.output.mode != .json, let request = try vault.pendingJoinRequest() {
+            return context.output.warning(
+                "This vault is waiting for approval to join a sync group (fingerprint \(request.identity.fingerprint)): "
+                    + "a member runs 'coffer device approve' with its join request, then this vault imports a bundle "
+                    + "that member exports (or pulls from the group's remote)."
+            )
+        }
+        let names = Dictionary(members.map { ($0.deviceID, $0.name) }) { first, _ in first }
+        try context.output.result(members.map(MemberJSON.init)) {
+            members.map { member in
+                let adder =
+                    member.addedBy == member.deviceID ? "itself" : names[member.addedBy] ?? member.addedBy.uuidString
+                var line =
+                    "\(member.deviceID.uuidString.lowercased())  \(PrintableText.escaping(member.name))"
+                    + (member.isThisDevice ? " (this device)" : "")
+                    + "  added \(day(member.added)) by \(PrintableText.escaping(adder))"
+                if let seen = member.lastSeen { line += ", last seen \(day(seen))" }
+                if let revoked = member.revoked {
+                    line += ", REVOKED \(day(revoked))"
+                    if let by = member.revokedBy { line += " by \(PrintableText.escaping(names[by] ?? by.uuidString))" }
+                }
+                return line
+            }.joined(separator: "\n")
+        }
+        let policy = try vault.joinPolicy()
+        context.output.note(
+            "\(members.filter(\.isActive).count) active, \(members.filter { !$0.isActive }.count) revoked; "
+                + "new devices join by \(policy.rawValue)"
+        )
+    }
+}
+
+/// `coffer group rotate|set`: changes to the sync group.
+struct GroupCommands: CommandGroup {
+    static let configuration = CommandConfiguration(
+        name: "group",
+        abstract: "Change the sync group: rotate its key, or set how devices may join.",
+        examples: [
+            "coffer group rotate                        # a new key epoch",
+            "coffer group set --join approval          # new devices need an approval",
+        ],
+        subcommands: [GroupRotateCommand.self, GroupSetCommand.self]
+    )
+}
+
+/// `coffer group rotate`: a new key epoch.
+struct GroupRotateCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "rotate",
+        abstract: "Start a new key epoch: a fresh group key sealed to every member.",
+        discussion: """
+            Records written from now on (items, blobs, chunks, snapshots, bundles, remote heads)
+            are sealed under the new key; older ones stay readable under theirs. For hygiene, or
+            after a suspected leak of a member's vault and passphrase: revoke that device instead
+            if you know which one. Other members take the new epoch from the next bundle or pull.
+            """,
+        examples: [
+            "coffer group rotate",
+            "coffer group rotate && coffer push s3://bucket/group",
+        ]
+    )
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        try vault.rotateGroupKey()
+        try context.output.result(["rotated": true]) {
+            "Started a new key epoch; export or push so the other devices take it."
+        }
+    }
+}
+
+/// `coffer group set --join POLICY`: how new devices may join.
+struct GroupSetCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "set",
+        abstract: "Set how new devices may join the group.",
+        discussion: """
+            --join approval: only a device a member approves joins ('coffer init --request-join',
+            then 'coffer device approve'); bundles carry no passphrase-wrapped group key, so a
+            leaked bundle and a guessed passphrase give nothing. --join passphrase: a device may
+            also join with a member's passphrase and any of its bundles (the default; revoking a
+            device sets approval, since the revoked device may know a passphrase). Setting
+            passphrase needs this vault's passphrase.
+            """,
+        examples: [
+            "coffer group set --join approval",
+            "coffer group set --join passphrase",
+        ]
+    )
+
+    @Option(value: "POLICY", help: "approval or passphrase.")
+    var join: GroupJoinPolicy?
+
+    func validate() throws {
+        if join == nil { throw ValidationError("give --join approval or --join passphrase") }
+    }
+
+    /// Opened locked: the passphrase that unlocks it also goes into the group's join block.
+    var vaultAccess: VaultAccess { .locked }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let policy = join ?? .approval
+        let passphrase = try context.passphrase()
+        try vault.unlock(passphrase: passphrase)
+        try vault.setJoinPolicy(policy, passphrase: policy == .passphrase ? passphrase : nil)
+        try context.output.result(["joinPolicy": policy.rawValue]) { "New devices now join by \(policy.rawValue)." }
+    }
+}
+
+/// `coffer device approve REQUEST`: lets a device into the group.
+struct DeviceApproveCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "approve",
         abstract: "Approve a device's join request: add it to the group and seal the group key to it.",
         discussion: """
@@ -75,16 +144,63 @@ enum GroupCommands {
             The device joins when it imports any bundle this vault exports afterwards (or pulls from the
             group's remote after this vault pushes).
             """,
-        options: [.flag("yes", help: "Approve without asking (after comparing the fingerprint).")],
-        arguments: [ArgumentSpec("REQUEST", help: "The join request file, or - for standard input.")],
         examples: [
             "coffer device approve request.txt        # shows the fingerprint and asks",
             "coffer device approve request.txt --yes  # fingerprint compared already",
-        ],
-        run: approveRequest
+        ]
     )
 
-    static let revoke = CommandSpec(
+    @Flag(help: "Approve without asking (after comparing the fingerprint).")
+    var yes: Bool
+
+    @Argument("REQUEST", help: "The join request file, or - for standard input.")
+    var request: String
+
+    func validate() throws {
+        if request != "-" { try InputFile.checkReadable(request) }
+    }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let data: Data
+        if request == "-" {
+            data = context.console.readStandardInput()
+        } else {
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: request))
+            } catch {
+                throw CLIFailure("cannot read the join request \(request): \(error.localizedDescription)")
+            }
+        }
+        let joinRequest = try JoinRequest(text: String(decoding: data, as: UTF8.self))
+        context.console.message(
+            """
+            Join request from device \(joinRequest.identity.deviceID.uuidString.lowercased()) named \
+            '\(PrintableText.escaping(joinRequest.name))'
+            Fingerprint: \(joinRequest.identity.fingerprint)
+            """
+        )
+        if !yes {
+            guard let answer = context.console.ask("Does the other device show this fingerprint? Approve it [y/N]: ")
+            else {
+                throw CLIFailure(
+                    "not approved: compare the fingerprint with the one the other device shows, then run again with --yes"
+                )
+            }
+            guard ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces)) else {
+                throw CLIFailure("not approved; nothing changed")
+            }
+        }
+        let member = try vault.approve(joinRequest)
+        try context.output.result(MemberJSON(member)) { "Approved device \(member.cliDescription)." }
+        context.output.note(
+            "Next: export a bundle (or push) from this vault; the device joins when it imports it (or pulls)."
+        )
+    }
+}
+
+/// `coffer device revoke DEVICE`: shuts a device out.
+struct DeviceRevokeCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "revoke",
         abstract: "Revoke a device: shut it out of every record written from now on.",
         discussion: """
@@ -95,147 +211,30 @@ enum GroupCommands {
             devices only. The revoked device keeps what it already had; bundles it makes afterwards
             are refused by every member, and when it syncs again it is told it was revoked.
             """,
-        arguments: [ArgumentSpec("DEVICE", help: "The device id, an id prefix, or its name.")],
         examples: [
             "coffer device revoke 3f9c2a71              # by id prefix (coffer devices)",
             "coffer device revoke 3f9c2a71 && coffer push s3://bucket/group",
-        ],
-        run: revokeDevice
+        ]
     )
 
-    static func listDevices(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlockingIfGiven(invocation)
-        defer { vault.close() }
-        let members = try vault.members()
-        if invocation.flag("json") {
-            try invocation.console.printJSON(members.map(MemberJSON.init))
-            return
-        }
-        if let request = try vault.pendingJoinRequest() {
-            invocation.console.message(
-                "This vault is waiting for approval to join a sync group (fingerprint \(request.identity.fingerprint)): "
-                    + "a member runs 'coffer device approve' with its join request, then this vault imports a bundle "
-                    + "that member exports (or pulls from the group's remote)."
-            )
-            return
-        }
-        let names = Dictionary(members.map { ($0.deviceID, $0.name) }) { first, _ in first }
-        for member in members {
-            let adder =
-                member.addedBy == member.deviceID ? "itself" : names[member.addedBy] ?? member.addedBy.uuidString
-            var line =
-                "\(member.deviceID.uuidString.lowercased())  \(PrintableText.escaping(member.name))"
-                + (member.isThisDevice ? " (this device)" : "")
-                + "  added \(Self.day(member.added)) by \(PrintableText.escaping(adder))"
-            if let seen = member.lastSeen { line += ", last seen \(Self.day(seen))" }
-            if let revoked = member.revoked {
-                line += ", REVOKED \(Self.day(revoked))"
-                if let by = member.revokedBy { line += " by \(PrintableText.escaping(names[by] ?? by.uuidString))" }
-            }
-            invocation.console.print(line)
-        }
-        if !invocation.flag("quiet") {
-            invocation.console.message(
-                "\(members.filter(\.isActive).count) active, \(members.filter { !$0.isActive }.count) revoked; "
-                    + "new devices join by \(try vault.joinPolicy().rawValue)"
-            )
-        }
-    }
+    @Argument("DEVICE", help: "The device id, an id prefix, or its name.")
+    var device: String
 
-    static func approveRequest(_ invocation: Invocation) throws {
-        let path = invocation.arguments[0]
-        let data: Data
-        if path == "-" {
-            data = invocation.console.readStandardInput()
-        } else {
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw CLIFailure("cannot read the join request \(path): \(error.localizedDescription)")
-            }
-        }
-        let request = try JoinRequest(text: String(decoding: data, as: UTF8.self))
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        invocation.console.message(
-            """
-            Join request from device \(request.identity.deviceID.uuidString.lowercased()) named \
-            '\(PrintableText.escaping(request.name))'
-            Fingerprint: \(request.identity.fingerprint)
-            """
-        )
-        if !invocation.flag("yes") {
-            guard let answer = invocation.console.ask("Does the other device show this fingerprint? Approve it [y/N]: ")
-            else {
-                throw CLIFailure(
-                    "not approved: compare the fingerprint with the one the other device shows, then run again with --yes"
-                )
-            }
-            guard ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces)) else {
-                throw CLIFailure("not approved; nothing changed")
-            }
-        }
-        try report(
-            try vault.approve(request),
-            "Approved device",
-            next: "Next: export a bundle (or push) from this vault; the device joins when it imports it (or pulls).",
-            invocation
-        )
-    }
-
-    /// Prints what happened to `member` (as JSON with --json), then `next` unless quiet.
-    private static func report(_ member: GroupMember, _ done: String, next: String, _ invocation: Invocation) throws {
-        if invocation.flag("json") {
-            try invocation.console.printJSON(MemberJSON(member))
-            return
-        }
-        invocation.console.print(
-            "\(done) \(member.deviceID.uuidString.lowercased()) ('\(PrintableText.escaping(member.name))')."
-        )
-        if !invocation.flag("quiet") { invocation.console.message(next) }
-    }
-
-    static func revokeDevice(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let member = try find(invocation.arguments[0], in: try vault.members())
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let member = try GroupMember.named(device, in: try vault.members())
         try vault.revoke(device: member.deviceID)
-        try report(
-            try vault.members().first { $0.deviceID == member.deviceID } ?? member,
-            "Revoked device",
-            next: "A new key epoch started for the remaining devices, and new devices now join by approval only. "
-                + "Export or push so the other devices take the new epoch.",
-            invocation
+        let revoked = try vault.members().first { $0.deviceID == member.deviceID } ?? member
+        try context.output.result(MemberJSON(revoked)) { "Revoked device \(revoked.cliDescription)." }
+        context.output.note(
+            "A new key epoch started for the remaining devices, and new devices now join by approval only. "
+                + "Export or push so the other devices take the new epoch."
         )
     }
+}
 
-    static func rotate(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        try vault.rotateGroupKey()
-        invocation.console.print("Started a new key epoch; export or push so the other devices take it.")
-    }
-
-    static func setPolicy(_ invocation: Invocation) throws {
-        guard let text = invocation.value("join") else {
-            throw UsageError(message: "give --join approval or --join passphrase", commandPath: invocation.commandPath)
-        }
-        guard let policy = GroupJoinPolicy(rawValue: text) else {
-            throw UsageError(
-                message: "unknown --join '\(text)'; use approval or passphrase",
-                commandPath: invocation.commandPath
-            )
-        }
-        let passphrase = try SecretSource.passphrase.passphrase(invocation)
-        let vault = try Vault.open(at: try CofferCommand.vaultDirectory(invocation))
-        defer { vault.close() }
-        try vault.unlock(passphrase: passphrase)
-        try vault.setJoinPolicy(policy, passphrase: policy == .passphrase ? passphrase : nil)
-        invocation.console.print("New devices now join by \(policy.rawValue).")
-    }
-
+extension GroupMember {
     /// The member `text` names: its id, a unique id prefix, or a unique name.
-    static func find(_ text: String, in members: [GroupMember]) throws -> GroupMember {
+    static func named(_ text: String, in members: [GroupMember]) throws -> GroupMember {
         let lowered = text.lowercased()
         if let exact = members.first(where: { $0.deviceID.uuidString.lowercased() == lowered }) { return exact }
         let byPrefix = members.filter { $0.deviceID.uuidString.lowercased().hasPrefix(lowered) }
@@ -251,36 +250,40 @@ enum GroupCommands {
         return found[0]
     }
 
-    static func day(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
-    }
+    /// `3f9c…e1 ('laptop')`, as messages name a device.
+    var cliDescription: String { "\(deviceID.uuidString.lowercased()) ('\(PrintableText.escaping(name))')" }
+}
 
-    /// A member as `coffer devices --json` prints it.
-    struct MemberJSON: Encodable {
-        let deviceID: String
-        let name: String
-        let fingerprint: String
-        let added: Date
-        let addedBy: String
-        let lastSeen: Date?
-        let revoked: Date?
-        let revokedBy: String?
-        let isActive: Bool
-        let isThisDevice: Bool
+/// A date as `coffer devices` shows it.
+private func day(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: date)
+}
 
-        init(_ member: GroupMember) {
-            deviceID = member.deviceID.uuidString.lowercased()
-            name = member.name
-            fingerprint = member.identity.fingerprint
-            added = member.added
-            addedBy = member.addedBy.uuidString.lowercased()
-            lastSeen = member.lastSeen
-            revoked = member.revoked
-            revokedBy = member.revokedBy?.uuidString.lowercased()
-            isActive = member.isActive
-            isThisDevice = member.isThisDevice
-        }
+/// A member as `coffer devices --json` prints it.
+struct MemberJSON: Encodable {
+    let deviceID: String
+    let name: String
+    let fingerprint: String
+    let added: Date
+    let addedBy: String
+    let lastSeen: Date?
+    let revoked: Date?
+    let revokedBy: String?
+    let isActive: Bool
+    let isThisDevice: Bool
+
+    init(_ member: GroupMember) {
+        deviceID = member.deviceID.uuidString.lowercased()
+        name = member.name
+        fingerprint = member.identity.fingerprint
+        added = member.added
+        addedBy = member.addedBy.uuidString.lowercased()
+        lastSeen = member.lastSeen
+        revoked = member.revoked
+        revokedBy = member.revokedBy?.uuidString.lowercased()
+        isActive = member.isActive
+        isThisDevice = member.isThisDevice
     }
 }

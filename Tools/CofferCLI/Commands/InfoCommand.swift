@@ -2,8 +2,8 @@ import Coffer
 import Foundation
 
 /// `coffer info`: identity, format, counts and sizes of a vault.
-enum InfoCommand {
-    static let spec = CommandSpec(
+struct InfoCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "info",
         abstract: "Show a vault's ids, format, counts and sizes.",
         discussion: """
@@ -13,9 +13,10 @@ enum InfoCommand {
         examples: [
             "coffer info                                   # works without the passphrase",
             "coffer info --json | jq .liveBytes",
-        ],
-        run: run
+        ]
     )
+
+    var vaultAccess: VaultAccess { .unlockedIfPassphraseGiven }
 
     /// `2.4 GiB: 45.2 MiB live, 2.3 GiB free for reuse (coffer compact gives it back)`.
     static func dataFileSummary(_ info: VaultInfo) -> String {
@@ -29,14 +30,8 @@ enum InfoCommand {
         return summary + ", \(ByteCount.format(free)) free for reuse (coffer compact gives it back)"
     }
 
-    static func run(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlockingIfGiven(invocation)
-        defer { vault.close() }
+    func run(_ vault: Vault, _ context: CommandContext) throws {
         let info = try vault.info()
-        if invocation.flag("json") {
-            try invocation.console.printJSON(info)
-            return
-        }
         let members = try vault.members()
         let group =
             try vault.pendingJoinRequest() != nil
@@ -57,16 +52,15 @@ enum InfoCommand {
             ("Blobs", "\(info.blobCount)"),
             ("Chunks", "\(info.chunkCount)"),
             ("Snapshots", "\(info.snapshotCount)"),
-            ("Data file", dataFileSummary(info)),
+            ("Data file", Self.dataFileSummary(info)),
         ]
         if !info.isLocked, try vault.isRekeyInProgress {
             rows.insert(("Rekey", "in progress (an earlier run stopped): run coffer rekey to finish it"), at: 8)
         }
         let width = rows.map(\.0.count).max() ?? 0
-        invocation.console.print(
-            rows.map { "\(($0.0 + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.1)" }.joined(
-                separator: "\n"
-            )
-        )
+        try context.output.result(info) {
+            rows.map { "\(($0.0 + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.1)" }
+                .joined(separator: "\n")
+        }
     }
 }

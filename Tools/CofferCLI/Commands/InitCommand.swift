@@ -1,9 +1,9 @@
 import Coffer
 import Foundation
 
-/// `coffer init`: creates a vault.
-enum InitCommand {
-    static let spec = CommandSpec(
+/// `coffer init`: creates a vault, alone or joining a sync group.
+struct InitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
         name: "init",
         abstract: "Create a new vault.",
         discussion: """
@@ -24,83 +24,71 @@ enum InitCommand {
             and this vault joins. Until then it holds device-bound records only. --name sets the name the
             device joins with (default: the host name).
             """,
-        options: [
-            .option(
-                "kdf",
-                value: "COST",
-                help: "Passphrase key-derivation cost: standard (default, ~0.15 s) or strong (~0.6 s)."
-            ),
-            .option(
-                "join",
-                value: "BUNDLE|s3://BUCKET/PREFIX",
-                help: "Join the sync group of a bundle's vault, or of the vaults pushing to an S3 location."
-            ),
-            .option(
-                "request-join",
-                value: "FILE",
-                help: "Ask to join a sync group by approval: write a join request to FILE (- for stdout)."
-            ),
-            .option("name", value: "NAME", help: "The device's name in its sync group (default: the host name)."),
-        ] + RemoteCommands.remoteOptions,
         examples: [
             "coffer init                                  # asks for a passphrase twice",
             "coffer init --join laptop.bundle             # another vault's sync group, from a bundle",
             "coffer init --join s3://bucket/group         # or from an object store",
-        ],
-        run: run
+        ]
     )
 
-    static func run(_ invocation: Invocation) throws {
-        var configuration = Vault.Configuration()
-        switch invocation.value("kdf") ?? "standard" {
-        case "standard": configuration.kdf = .standard
-        case "strong": configuration.kdf = .strong
-        case let other:
-            throw UsageError(
-                message: "unknown --kdf '\(other)'; use standard or strong",
-                commandPath: invocation.commandPath
+    /// How much work deriving the key from the passphrase takes.
+    enum KDFCost: String, CaseIterable, ArgumentValue {
+        case standard, strong
+    }
+
+    @Option(value: "COST", help: "Passphrase key-derivation cost: standard (default, ~0.15 s) or strong (~0.6 s).")
+    var kdf = KDFCost.standard
+
+    @Option(
+        value: "BUNDLE|s3://BUCKET/PREFIX",
+        help: "Join the sync group of a bundle's vault, or of the vaults pushing to an S3 location."
+    )
+    var join: String?
+
+    @Option(value: "FILE", help: "Ask to join a sync group by approval: write a join request to FILE (- for stdout).")
+    var requestJoin: String?
+
+    @Option(value: "NAME", help: "The device's name in its sync group (default: the host name).")
+    var name: String?
+
+    var remote = RemoteOptions()
+
+    func validate() throws {
+        if join != nil, requestJoin != nil {
+            throw ValidationError(
+                "--join and --request-join exclude each other: join with the passphrase, or ask for approval"
             )
-        }
-        let directory = try CofferCommand.vaultDirectory(invocation)
-        if let output = invocation.value("request-join") {
-            guard invocation.value("join") == nil else {
-                throw UsageError(
-                    message:
-                        "--join and --request-join exclude each other: join with the passphrase, or ask for approval",
-                    commandPath: invocation.commandPath
-                )
-            }
-            try requestJoin(output, at: directory, configuration: configuration, invocation: invocation)
-            return
-        }
-        if let source = invocation.value("join") {
-            if source.hasPrefix("s3://") {
-                try joinRemote(source, at: directory, configuration: configuration, invocation: invocation)
-            } else {
-                try join(source, at: directory, configuration: configuration, invocation: invocation)
-            }
-            return
-        }
-        let passphrase = try SecretSource.passphrase.passphrase(invocation, confirm: true)
-        let vault = try Vault.create(at: directory, passphrase: passphrase, configuration: configuration)
-        defer { vault.close() }
-        let summary = Summary(vault, at: directory)
-        if invocation.flag("json") {
-            try invocation.console.printJSON(summary)
-        } else {
-            invocation.console.print("Created vault \(vault.id.uuidString) at \(directory.path)")
-            if !invocation.flag("quiet") {
-                invocation.console.message("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
-            }
         }
     }
 
+    func run(_ context: CommandContext) throws {
+        var configuration = Vault.Configuration()
+        configuration.kdf = kdf == .strong ? .strong : .standard
+        let directory = try context.vaultDirectory()
+        if let output = requestJoin {
+            return try self.requestJoin(output, at: directory, configuration: configuration, context)
+        }
+        if let source = join {
+            if source.hasPrefix("s3://") {
+                return try joinRemote(source, at: directory, configuration: configuration, context)
+            }
+            return try joinBundle(source, at: directory, configuration: configuration, context)
+        }
+        let passphrase = try context.passphrase(confirm: true)
+        let vault = try Vault.create(at: directory, passphrase: passphrase, configuration: configuration)
+        defer { vault.close() }
+        try context.output.result(Summary(vault, at: directory)) {
+            "Created vault \(vault.id.uuidString) at \(directory.path)"
+        }
+        context.output.note("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
+    }
+
     /// `init --request-join FILE`: a new vault that asks to join a group by approval.
-    static func requestJoin(
+    private func requestJoin(
         _ output: String,
         at directory: URL,
         configuration: Vault.Configuration,
-        invocation: Invocation
+        _ context: CommandContext
     ) throws {
         if output != "-" {
             let parent = URL(fileURLWithPath: output).deletingLastPathComponent().path
@@ -108,16 +96,16 @@ enum InitCommand {
                 throw CLIFailure("cannot write the join request to \(output): its directory is missing or not writable")
             }
         }
-        let passphrase = try SecretSource.passphrase.passphrase(invocation, confirm: true)
+        let passphrase = try context.passphrase(confirm: true)
         let (vault, request) = try Vault.requestJoin(
             at: directory,
             passphrase: passphrase,
-            name: invocation.value("name"),
+            name: name,
             configuration: configuration
         )
         defer { vault.close() }
         if output == "-" {
-            invocation.console.print(request.text)
+            context.console.print(request.text)
         } else {
             do {
                 try Data(request.text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
@@ -127,88 +115,66 @@ enum InitCommand {
                 )
             }
         }
-        if invocation.flag("json") {
-            try invocation.console.printJSON(Summary(vault, at: directory))
-            return
-        }
         let target = output == "-" ? "the request above" : output
-        invocation.console.message(
+        try context.output.status(Summary(vault, at: directory)) {
             "Created vault \(vault.id.uuidString) at \(directory.path), waiting to join a sync group.\n"
                 + "Fingerprint: \(request.identity.fingerprint)\n"
                 + "Next: give \(target) to a member, who runs 'coffer device approve' and compares this "
                 + "fingerprint; then import a bundle that member exports (or pull from the group's remote)."
-        )
+        }
     }
 
     /// `init --join BUNDLE`: a new vault in the bundle's sync group, with the bundle imported.
-    static func join(
+    private func joinBundle(
         _ bundle: String,
         at directory: URL,
         configuration: Vault.Configuration,
-        invocation: Invocation
+        _ context: CommandContext
     ) throws {
-        let passphrase = try SecretSource.bundlePassphrase.passphrase(invocation)
-        let (bar, progress) = SyncCommands.joinProgress(bundle, invocation: invocation)
+        let passphrase = try context.passphrase(.bundlePassphrase)
+        let bar = context.progressBar("import", total: ImportCommand.fileSize(bundle))
         let (vault, summary) = try Vault.join(
             bundle: URL(fileURLWithPath: bundle),
             at: directory,
             passphrase: passphrase,
             configuration: configuration,
-            progress: progress
+            progress: bar.report
         )
         defer { vault.close() }
         bar.finish()
-        if invocation.flag("json") {
-            try invocation.console.printJSON(
-                JoinSummary(
-                    vault: Summary(vault, at: directory),
-                    imported: summary
-                )
-            )
-            return
-        }
-        invocation.console.print(
+        try context.output.result(JoinSummary(vault: Summary(vault, at: directory), imported: summary)) {
             "Created vault \(vault.id.uuidString) at \(directory.path) in sync group "
-                + vault.syncGroupID.uuidString.lowercased()
-        )
-        try SyncCommands.report(summary, path: bundle, invocation: invocation)
-        if !invocation.flag("quiet") {
-            invocation.console.message("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
+                + vault.syncGroupID.uuidString.lowercased() + "\n" + ImportCommand.describe(summary, path: bundle)
         }
+        try ImportCommand.finish(summary, context)
+        context.output.note("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
     }
 
     /// `init --join s3://...`: a new vault in the group pushing there, with everything pulled.
-    static func joinRemote(
+    private func joinRemote(
         _ url: String,
         at directory: URL,
         configuration: Vault.Configuration,
-        invocation: Invocation
+        _ context: CommandContext
     ) throws {
-        let remote = try RemoteCommands.remote(url, invocation: invocation)
-        let passphrase = try SecretSource.groupPassphrase.passphrase(invocation)
-        let bar = ProgressBar(label: "pull", total: nil, for: invocation)
+        let remote = try self.remote.remote(url, context)
+        let passphrase = try context.passphrase(.groupPassphrase)
+        let bar = context.progressBar("pull", total: nil)
         let (vault, summary) = try Vault.join(
             remote: remote,
             at: directory,
             passphrase: passphrase,
             configuration: configuration,
-            progress: { bar.update(completed: $0) }
+            progress: bar.report
         )
         defer { vault.close() }
         bar.finish()
-        let created = Summary(vault, at: directory)
-        if invocation.flag("json") {
-            try invocation.console.printJSON(RemoteJoinSummary(vault: created, pulled: summary))
-            return
-        }
-        invocation.console.print(
+        try context.output.result(RemoteJoinSummary(vault: Summary(vault, at: directory), pulled: summary)) {
             "Created vault \(vault.id.uuidString) at \(directory.path) in sync group "
-                + vault.syncGroupID.uuidString.lowercased()
-        )
-        try RemoteCommands.report(summary, invocation: invocation)
-        if !invocation.flag("quiet") {
-            invocation.console.message("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
+                + vault.syncGroupID.uuidString.lowercased() + "\n" + PullCommand.describe(summary)
         }
+        try PullCommand.finish(summary, context)
+        context.output.note("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
     }
 
     struct RemoteJoinSummary: Encodable {

@@ -1,45 +1,9 @@
 import Coffer
 import Foundation
 
-/// `coffer item add|get|find|update|delete`: the keychain tier from the command line.
-enum ItemCommand {
-    /// Options that select items, shared by every item subcommand.
-    static let selection: [OptionSpec] = [
-        .option(
-            "class",
-            value: "CLASS",
-            help: "generic-password (default for add and get), internet-password, key, certificate, identity."
-        ),
-        .option("service", value: "S", help: "The service attribute."),
-        .option("account", value: "A", help: "The account attribute."),
-        .option("server", value: "H", help: "The server attribute."),
-        .option("label", value: "L", help: "The label attribute."),
-        .option("access-group", value: "G", help: "The access group."),
-        .option(
-            "attribute",
-            value: "NAME=VALUE",
-            help: "Any other attribute, e.g. port=443 or path=/ (repeatable; bytes in hex)."
-        ),
-        .flag("sync", help: "Syncable items only (add, update: make the item syncable)."),
-        .flag("device-only", help: "Device-bound items only (add, update: make the item device-bound)."),
-    ]
-
-    static let valueOptions: [OptionSpec] = [
-        .option(
-            "value",
-            value: "V",
-            help: "The secret value (add: else --value-file, else standard input or a prompt)."
-        ),
-        .option("value-file", value: "F", help: "Read the secret value from F byte for byte ('-': standard input)."),
-        .option(
-            "accessible",
-            value: "CLASS",
-            help: "Protection class: whenUnlocked (default), afterFirstUnlock, or a …ThisDeviceOnly one."
-        ),
-        .flag("requires-presence", help: "Reading the value asks for the passphrase again."),
-    ]
-
-    static let spec = CommandSpec(
+/// `coffer item add|upsert|get|find|update|delete`: the keychain tier from the command line.
+struct ItemCommands: CommandGroup {
+    static let configuration = CommandConfiguration(
         name: "item",
         abstract: "Store and read small secrets (the keychain tier).",
         discussion: """
@@ -47,128 +11,15 @@ enum ItemCommand {
             server, label, …) that are encrypted with it. An item is device-bound unless added with --sync.
             Errors name Keychain Services' status (e.g. itemNotFound -25300).
             """,
-        subcommands: [
-            CommandSpec(
-                name: "add",
-                abstract: "Add an item; fails if one with the same primary key exists.",
-                options: selection + valueOptions,
-                examples: [
-                    "coffer item add --service mail --account ann  # asks for the value, no echo",
-                    "coffer item add --service ci --account bot --value-file token.txt --sync",
-                ],
-                run: add
-            ),
-            CommandSpec(
-                name: "upsert",
-                abstract: "Add an item, or replace the one with the same primary key (keeping its creation date).",
-                discussion: """
-                    The primary key is the class, the key attributes (service and account for a generic password;
-                    server, account, protocol, port and path for an internet password; …), the access group and
-                    the scope: a syncable and a device-bound item of the same service and account are two items.
-                    """,
-                options: selection + valueOptions,
-                examples: [
-                    "coffer item upsert --service ci --account bot --value-file new-token.txt",
-                    "pass show mail | coffer item upsert --service mail --account ann --value-file -",
-                ],
-                run: upsert
-            ),
-            CommandSpec(
-                name: "get",
-                abstract: "Write the value of exactly one matching item to standard output, as is.",
-                options: selection,
-                examples: [
-                    "coffer item get --service mail --account ann   # the value, as is",
-                    "coffer item get --service mail --account ann --sync",
-                ],
-                run: get
-            ),
-            CommandSpec(
-                name: "find",
-                abstract: "List matching items' attributes (values only with --show-value).",
-                options: selection + [.flag("show-value", help: "Include values in the listing.")],
-                examples: [
-                    "coffer item find --service mail               # attributes only",
-                    "coffer item find --json --show-value",
-                ],
-                run: find
-            ),
-            CommandSpec(
-                name: "update",
-                abstract: "Change every matching item: value, attributes (--set), protection class or scope.",
-                discussion: """
-                    The selection options pick the items (of either scope); the value changes only with --value or
-                    --value-file; --sync or --device-only move the items to that scope.
-                    """,
-                options: selection + valueOptions + [
-                    .option("set", value: "NAME=VALUE", help: "Set an attribute on the matching items (repeatable).")
-                ],
-                examples: [
-                    "coffer item update --service mail --account ann --value-file new.txt",
-                    "coffer item update --service mail --sync      # make the matches syncable",
-                ],
-                run: update
-            ),
-            CommandSpec(
-                name: "delete",
-                abstract: "Delete the matching item (all matching items with --all).",
-                options: selection + [.flag("all", help: "Delete every matching item, not just one.")],
-                examples: [
-                    "coffer item delete --service mail --account ann",
-                    "coffer item delete --service old --all",
-                ],
-                run: delete
-            ),
-        ],
         examples: [
             "coffer item add --service mail --account ann   # asks for the value",
             "coffer item get --service mail --account ann",
+        ],
+        subcommands: [
+            ItemAddCommand.self, ItemUpsertCommand.self, ItemGetCommand.self, ItemFindCommand.self,
+            ItemUpdateCommand.self, ItemDeleteCommand.self,
         ]
     )
-
-    // MARK: Commands
-
-    static func add(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let item = try newItem(invocation)
-        do throws(CofferError) {
-            try vault.keychain.add(item)
-        } catch {
-            guard error.code == .duplicateItem else { throw error }
-            throw CofferError(
-                .duplicateItem,
-                "a \(item.scope == .syncable ? "syncable" : "device-bound") \(item.itemClass.cliName) with these key attributes already exists; change it with 'coffer item update' (same selection), or replace it with 'coffer item upsert'"
-            )
-        }
-        if !invocation.flag("quiet"), !invocation.flag("json") {
-            invocation.console.message(
-                "Added \(item.itemClass.cliName) (\(item.scope.rawValue), \(item.accessibility.rawValue))."
-            )
-        }
-    }
-
-    static func upsert(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let item = try newItem(invocation)
-        try vault.keychain.upsert(item)
-        if !invocation.flag("quiet"), !invocation.flag("json") {
-            invocation.console.message(
-                "Stored \(item.itemClass.cliName) (\(item.scope.rawValue), \(item.accessibility.rawValue))."
-            )
-        }
-    }
-
-    /// The item `add` and `upsert` store, from the command line (device-bound unless --sync).
-    static func newItem(_ invocation: Invocation) throws -> KeychainItem {
-        var item = KeychainItem(try itemClass(invocation) ?? .genericPassword, attributes: try attributes(invocation))
-        item.value = try value(invocation)
-        item.accessibility = try invocation.value("accessible").map { try Accessibility(name: $0) } ?? .whenUnlocked
-        item.scope = try scopeMatch(invocation) == .syncable ? .syncable : .deviceBound
-        item.requiresUserPresence = invocation.flag("requires-presence")
-        return item
-    }
 
     /// Why a selection matching several items is not one, and which options would tell them apart
     /// (only the ways in which the matches really differ).
@@ -194,138 +45,6 @@ enum ItemCommand {
         return "\(items.count) items match"
             + (sameButScope ? " (one syncable, one device-bound, with the same attributes)" : "")
             + "; add \(differences.joined(separator: ", ")) to pick one, or \(action)"
-    }
-
-    static func get(_ invocation: Invocation) throws {
-        let vault = try openWithPresence(invocation)
-        defer { vault.close() }
-        var query = try query(invocation, defaultClass: .genericPassword)
-        let items = try vault.keychain.find(query)
-        guard !items.isEmpty else {
-            throw CofferError(
-                .itemNotFound,
-                "no item matches this selection; 'coffer item find' lists the items there are"
-            )
-        }
-        guard items.count == 1 else {
-            throw CLIFailure(ambiguity(items, action: "list them with 'coffer item find' (same selection)"))
-        }
-        query.returnsValue = true
-        let value = try vault.keychain.find(query)[0].value ?? Data()
-        invocation.console.writeOutput(raw: value)
-    }
-
-    static func find(_ invocation: Invocation) throws {
-        let vault =
-            invocation.flag("show-value")
-            ? try openWithPresence(invocation) : try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        var query = try query(invocation, defaultClass: nil)
-        query.returnsValue = invocation.flag("show-value")
-        let items = try vault.keychain.find(query)
-        if invocation.flag("json") {
-            try invocation.console.printJSON(items.map(ItemListing.init))
-        } else {
-            invocation.console.print(items.map(describe).joined(separator: "\n"))
-        }
-    }
-
-    static func update(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        var query = try query(invocation, defaultClass: nil)
-        query.scope = .any
-        var changes = ItemUpdate(attributes: try parseAttributes(invocation.values("set")))
-        if invocation.value("value") != nil || invocation.value("value-file") != nil {
-            changes.value = try value(invocation)
-        }
-        changes.accessibility = try invocation.value("accessible").map { try Accessibility(name: $0) }
-        if invocation.flag("sync") { changes.scope = .syncable }
-        if invocation.flag("device-only") { changes.scope = .deviceBound }
-        if invocation.flag("requires-presence") { changes.requiresUserPresence = true }
-        let count = try vault.keychain.update(query, with: changes)
-        if invocation.flag("json") {
-            try invocation.console.printJSON(["updated": count])
-        } else if !invocation.flag("quiet") {
-            invocation.console.message("Updated \(count) item\(count == 1 ? "" : "s").")
-        }
-    }
-
-    static func delete(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let query = try query(invocation, defaultClass: nil)
-        let matching = try vault.keychain.find(query)
-        if matching.count > 1, !invocation.flag("all") {
-            throw CLIFailure(ambiguity(matching, action: "pass --all to delete them all"))
-        }
-        let count = try vault.keychain.delete(query)
-        if invocation.flag("json") {
-            try invocation.console.printJSON(["deleted": count])
-        } else if !invocation.flag("quiet") {
-            invocation.console.message("Deleted \(count) item\(count == 1 ? "" : "s").")
-        }
-    }
-
-    // MARK: Reading the command line
-
-    /// Opens and unlocks the vault with an authentication handler that asks for the passphrase again on
-    /// the terminal (and cancels where there is none).
-    static func openWithPresence(_ invocation: Invocation) throws -> Vault {
-        let holder = VaultHolder()
-        var configuration = Vault.Configuration()
-        configuration.authenticationHandler = { request in
-            guard let vault = holder.vault,
-                invocation.console.inputIsTerminal,
-                var answer = invocation.console.readSecret(prompt: "Passphrase to \(request.reason): ")
-            else { return .canceled }
-            defer { answer.wipe() }
-            do {
-                try vault.unlock(passphrase: Passphrase(utf8: answer))
-                return .granted
-            } catch {
-                return .failed
-            }
-        }
-        let vault = try CofferCommand.openUnlocked(invocation, configuration: configuration)
-        holder.vault = vault
-        return vault
-    }
-
-    static func itemClass(_ invocation: Invocation) throws -> ItemClass? {
-        guard let name = invocation.value("class") else { return nil }
-        guard let itemClass = ItemClass.allCases.first(where: { $0.cliName == name || $0.rawValue == name }) else {
-            throw UsageError(
-                message: "unknown --class '\(name)'; use \(ItemClass.allCases.map(\.cliName).joined(separator: ", "))",
-                commandPath: invocation.commandPath
-            )
-        }
-        return itemClass
-    }
-
-    static func scopeMatch(_ invocation: Invocation) throws -> SyncScope.Match {
-        switch (invocation.flag("sync"), invocation.flag("device-only")) {
-        case (true, true):
-            throw UsageError(
-                message: "--sync and --device-only contradict each other",
-                commandPath: invocation.commandPath
-            )
-        case (true, false): return .syncable
-        case (false, true): return .deviceBound
-        case (false, false): return .any
-        }
-    }
-
-    static func attributes(_ invocation: Invocation) throws -> ItemAttributes {
-        var attributes = try parseAttributes(invocation.values("attribute"))
-        let named: [(String, ItemAttributes.Name)] = [
-            ("service", .service), ("account", .account), ("server", .server), ("label", .label),
-            ("access-group", .accessGroup),
-        ]
-        for (option, name) in named {
-            if let value = invocation.value(option) { attributes[name] = .text(value) }
-        }
-        return attributes
     }
 
     static func parseAttributes(_ assignments: [String]) throws -> ItemAttributes {
@@ -357,21 +76,305 @@ enum ItemCommand {
         return attributes
     }
 
-    static func query(_ invocation: Invocation, defaultClass: ItemClass?) throws -> ItemQuery {
-        ItemQuery(
-            try itemClass(invocation) ?? defaultClass,
-            attributes: try attributes(invocation),
-            scope: try scopeMatch(invocation)
+    static func describe(_ item: KeychainItem) -> String {
+        let attributes = item.attributes.values.sorted { $0.key.rawValue < $1.key.rawValue }
+            .map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " ")
+        var line = "\(item.itemClass.cliName)  \(item.scope.rawValue)  \(item.accessibility.rawValue)  \(attributes)"
+        if item.requiresUserPresence { line += "  (requires presence)" }
+        if let value = item.value {
+            line += "  value=\(String(data: value, encoding: .utf8) ?? value.base64EncodedString())"
+        }
+        return line
+    }
+}
+
+/// `coffer item add`: adds an item, refusing a duplicate.
+struct ItemAddCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "add",
+        abstract: "Add an item; fails if one with the same primary key exists.",
+        examples: [
+            "coffer item add --service mail --account ann  # asks for the value, no echo",
+            "coffer item add --service ci --account bot --value-file token.txt --sync",
+        ]
+    )
+
+    var selection = ItemSelection()
+    var content = ItemValueOptions()
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let item = try content.newItem(selection, context)
+        do throws(CofferError) {
+            try vault.keychain.add(item)
+        } catch {
+            guard error.code == .duplicateItem else { throw error }
+            throw CofferError(
+                .duplicateItem,
+                "a \(item.scope == .syncable ? "syncable" : "device-bound") \(item.itemClass.cliName) with these key attributes already exists; change it with 'coffer item update' (same selection), or replace it with 'coffer item upsert'"
+            )
+        }
+        try context.output.status(ItemListing(item.withoutValue)) {
+            "Added \(item.itemClass.cliName) (\(item.scope.rawValue), \(item.accessibility.rawValue))."
+        }
+    }
+}
+
+/// `coffer item upsert`: adds an item, or replaces the one with the same primary key.
+struct ItemUpsertCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "upsert",
+        abstract: "Add an item, or replace the one with the same primary key (keeping its creation date).",
+        discussion: """
+            The primary key is the class, the key attributes (service and account for a generic password;
+            server, account, protocol, port and path for an internet password; …), the access group and
+            the scope: a syncable and a device-bound item of the same service and account are two items.
+            """,
+        examples: [
+            "coffer item upsert --service ci --account bot --value-file new-token.txt",
+            "pass show mail | coffer item upsert --service mail --account ann --value-file -",
+        ]
+    )
+
+    var selection = ItemSelection()
+    var content = ItemValueOptions()
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let item = try content.newItem(selection, context)
+        try vault.keychain.upsert(item)
+        try context.output.status(ItemListing(item.withoutValue)) {
+            "Stored \(item.itemClass.cliName) (\(item.scope.rawValue), \(item.accessibility.rawValue))."
+        }
+    }
+}
+
+/// `coffer item get`: the value of exactly one item, on standard output as is.
+struct ItemGetCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "get",
+        abstract: "Write the value of exactly one matching item to standard output, as is.",
+        examples: [
+            "coffer item get --service mail --account ann   # the value, as is",
+            "coffer item get --service mail --account ann --sync",
+        ]
+    )
+
+    var selection = ItemSelection()
+
+    var vaultAccess: VaultAccess { .unlockedAskingForPresence }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        var query = try selection.query(defaultClass: .genericPassword)
+        let items = try vault.keychain.find(query)
+        guard !items.isEmpty else {
+            throw CofferError(
+                .itemNotFound,
+                "no item matches this selection; 'coffer item find' lists the items there are"
+            )
+        }
+        guard items.count == 1 else {
+            throw CLIFailure(
+                ItemCommands.ambiguity(items, action: "list them with 'coffer item find' (same selection)")
+            )
+        }
+        query.returnsValue = true
+        let value = try vault.keychain.find(query)[0].value ?? Data()
+        context.console.writeOutput(raw: value)
+    }
+}
+
+/// `coffer item find`: the matching items' attributes.
+struct ItemFindCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "find",
+        abstract: "List matching items' attributes (values only with --show-value).",
+        examples: [
+            "coffer item find --service mail               # attributes only",
+            "coffer item find --json --show-value",
+        ]
+    )
+
+    var selection = ItemSelection()
+
+    @Flag(help: "Include values in the listing.")
+    var showValue: Bool
+
+    var vaultAccess: VaultAccess { showValue ? .unlockedAskingForPresence : .unlocked }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        var query = try selection.query(defaultClass: nil)
+        query.returnsValue = showValue
+        let items = try vault.keychain.find(query)
+        try context.output.result(items.map(ItemListing.init)) {
+            items.map(ItemCommands.describe).joined(separator: "\n")
+        }
+    }
+}
+
+/// `coffer item update`: changes every matching item.
+struct ItemUpdateCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "update",
+        abstract: "Change every matching item: value, attributes (--set), protection class or scope.",
+        discussion: """
+            The selection options pick the items (of either scope); the value changes only with --value or
+            --value-file; --sync or --device-only move the items to that scope.
+            """,
+        examples: [
+            "coffer item update --service mail --account ann --value-file new.txt",
+            "coffer item update --service mail --sync      # make the matches syncable",
+        ]
+    )
+
+    var selection = ItemSelection()
+    var content = ItemValueOptions()
+
+    @Option(value: "NAME=VALUE", help: "Set an attribute on the matching items (repeatable).")
+    var set: [String]
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        var query = try selection.query(defaultClass: nil)
+        query.scope = .any
+        var changes = ItemUpdate(attributes: try ItemCommands.parseAttributes(set))
+        if content.value != nil || content.valueFile != nil { changes.value = try content.secret(context) }
+        changes.accessibility = try content.accessibility
+        if selection.sync { changes.scope = .syncable }
+        if selection.deviceOnly { changes.scope = .deviceBound }
+        if content.requiresPresence { changes.requiresUserPresence = true }
+        let count = try vault.keychain.update(query, with: changes)
+        try context.output.status(["updated": count]) { "Updated \(count) item\(count == 1 ? "" : "s")." }
+    }
+}
+
+/// `coffer item delete`: deletes the matching item (or all of them with `--all`).
+struct ItemDeleteCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "delete",
+        abstract: "Delete the matching item (all matching items with --all).",
+        examples: [
+            "coffer item delete --service mail --account ann",
+            "coffer item delete --service old --all",
+        ]
+    )
+
+    var selection = ItemSelection()
+
+    @Flag(help: "Delete every matching item, not just one.")
+    var all: Bool
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let query = try selection.query(defaultClass: nil)
+        let matching = try vault.keychain.find(query)
+        if matching.count > 1, !all {
+            throw CLIFailure(ItemCommands.ambiguity(matching, action: "pass --all to delete them all"))
+        }
+        let count = try vault.keychain.delete(query)
+        try context.output.status(["deleted": count]) { "Deleted \(count) item\(count == 1 ? "" : "s")." }
+    }
+}
+
+/// The options that select items, shared by every item subcommand.
+struct ItemSelection: ArgumentGroup {
+    @Option(
+        name: "class",
+        value: "CLASS",
+        help: "generic-password (default for add and get), internet-password, key, certificate, identity."
+    )
+    var itemClass: ItemClassName?
+
+    @Option(value: "S", help: "The service attribute.")
+    var service: String?
+
+    @Option(value: "A", help: "The account attribute.")
+    var account: String?
+
+    @Option(value: "H", help: "The server attribute.")
+    var server: String?
+
+    @Option(value: "L", help: "The label attribute.")
+    var label: String?
+
+    @Option(value: "G", help: "The access group.")
+    var accessGroup: String?
+
+    @Option(value: "NAME=VALUE", help: "Any other attribute, e.g. port=443 or path=/ (repeatable; bytes in hex).")
+    var attribute: [String]
+
+    @Flag(help: "Syncable items only (add, update: make the item syncable).")
+    var sync: Bool
+
+    @Flag(help: "Device-bound items only (add, update: make the item device-bound).")
+    var deviceOnly: Bool
+
+    func validate() throws {
+        if sync, deviceOnly { throw ValidationError("--sync and --device-only contradict each other") }
+    }
+
+    /// Which scopes the selection matches.
+    var scope: SyncScope.Match { sync ? .syncable : deviceOnly ? .deviceBound : .any }
+
+    /// The attributes given, named and `--attribute` ones.
+    func attributes() throws -> ItemAttributes {
+        var attributes = try ItemCommands.parseAttributes(attribute)
+        let named: [(String?, ItemAttributes.Name)] = [
+            (service, .service), (account, .account), (server, .server), (label, .label), (accessGroup, .accessGroup),
+        ]
+        for case (let value?, let name) in named { attributes[name] = .text(value) }
+        return attributes
+    }
+
+    /// The query the selection makes.
+    func query(defaultClass: ItemClass?) throws -> ItemQuery {
+        ItemQuery(itemClass?.itemClass ?? defaultClass, attributes: try attributes(), scope: scope)
+    }
+}
+
+/// An item's value and protection, for `add`, `upsert` and `update`.
+struct ItemValueOptions: ArgumentGroup {
+    @Option(value: "V", help: "The secret value (add: else --value-file, else standard input or a prompt).")
+    var value: String?
+
+    @Option(value: "F", help: "Read the secret value from F byte for byte ('-': standard input).")
+    var valueFile: String?
+
+    @Option(
+        value: "CLASS",
+        help: "Protection class: whenUnlocked (default), afterFirstUnlock, or a …ThisDeviceOnly one."
+    )
+    var accessible: String?
+
+    @Flag(help: "Reading the value asks for the passphrase again.")
+    var requiresPresence: Bool
+
+    func validate() throws {
+        if value != nil, valueFile != nil { throw ValidationError("give --value or --value-file, not both") }
+    }
+
+    /// The protection class `--accessible` names, if given; an unknown one is the keychain's
+    /// `param` error, which says why.
+    var accessibility: Accessibility? {
+        get throws { try accessible.map { try Accessibility(name: $0) } }
+    }
+
+    /// The item `add` and `upsert` store (device-bound unless --sync).
+    func newItem(_ selection: ItemSelection, _ context: CommandContext) throws -> KeychainItem {
+        var item = KeychainItem(
+            selection.itemClass?.itemClass ?? .genericPassword,
+            attributes: try selection.attributes()
         )
+        item.value = try secret(context)
+        item.accessibility = try accessibility ?? .whenUnlocked
+        item.scope = selection.sync ? .syncable : .deviceBound
+        item.requiresUserPresence = requiresPresence
+        return item
     }
 
     /// The value from --value, --value-file (`-`: standard input), else standard input, else a prompt.
     /// An empty file or standard input is refused (a script whose pipe broke would store an empty
     /// secret without a word); an empty secret must be asked for with `--value ''`.
-    static func value(_ invocation: Invocation) throws -> Data {
-        if let text = invocation.value("value") { return Data(text.utf8) }
-        if invocation.value("value-file") == "-" { return try nonEmptyStandardInput(invocation) }
-        if let path = invocation.value("value-file") {
+    func secret(_ context: CommandContext) throws -> Data {
+        if let value { return Data(value.utf8) }
+        if valueFile == "-" { return try nonEmptyStandardInput(context) }
+        if let path = valueFile {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw CLIFailure("cannot read --value-file '\(path)': no such readable file")
             }
@@ -382,17 +385,17 @@ enum ItemCommand {
             }
             return data
         }
-        if invocation.console.inputIsTerminal {
-            guard let typed = invocation.console.readSecret(prompt: "Value: ") else {
+        if context.console.inputIsTerminal {
+            guard let typed = context.console.readSecret(prompt: "Value: ") else {
                 throw CLIFailure("no value given: pass --value V or --value-file F, or pipe it on standard input")
             }
             return Data(typed)
         }
-        return try nonEmptyStandardInput(invocation)
+        return try nonEmptyStandardInput(context)
     }
 
-    private static func nonEmptyStandardInput(_ invocation: Invocation) throws -> Data {
-        let data = invocation.console.readStandardInput()
+    private func nonEmptyStandardInput(_ context: CommandContext) throws -> Data {
+        let data = context.console.readStandardInput()
         guard !data.isEmpty else {
             throw CLIFailure(
                 "standard input was empty; nothing was stored (give the value on standard input or with --value-file F; for an empty secret, pass --value '')"
@@ -400,16 +403,30 @@ enum ItemCommand {
         }
         return data
     }
+}
 
-    static func describe(_ item: KeychainItem) -> String {
-        let attributes = item.attributes.values.sorted { $0.key.rawValue < $1.key.rawValue }
-            .map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " ")
-        var line = "\(item.itemClass.cliName)  \(item.scope.rawValue)  \(item.accessibility.rawValue)  \(attributes)"
-        if item.requiresUserPresence { line += "  (requires presence)" }
-        if let value = item.value {
-            line += "  value=\(String(data: value, encoding: .utf8) ?? value.base64EncodedString())"
+/// An item class as the command line names it (`generic-password`, or Keychain Services'
+/// `genericPassword`).
+struct ItemClassName: ArgumentValue {
+    /// The class.
+    let itemClass: ItemClass
+
+    init?(argument text: String) {
+        guard let found = ItemClass.allCases.first(where: { $0.cliName == text || $0.rawValue == text }) else {
+            return nil
         }
-        return line
+        itemClass = found
+    }
+
+    static var expectation: String { "one of " + ItemClass.allCases.map(\.cliName).joined(separator: ", ") }
+}
+
+extension KeychainItem {
+    /// The item without its value, for a listing of what was stored.
+    var withoutValue: KeychainItem {
+        var item = self
+        item.value = nil
+        return item
     }
 }
 
@@ -445,11 +462,6 @@ struct ItemListing: Encodable {
         case scope, accessibility, requiresUserPresence, creationDate, modificationDate, attributes
         case value, valueBase64
     }
-}
-
-/// Lets the authentication handler reach the vault it was configured into.
-final class VaultHolder: @unchecked Sendable {
-    var vault: Vault?
 }
 
 extension ItemClass {

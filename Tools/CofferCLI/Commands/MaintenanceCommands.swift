@@ -1,9 +1,11 @@
 import Coffer
 import Foundation
 
-/// `coffer gc|verify|repair|stats`: looking after the vault's storage.
-enum MaintenanceCommands {
-    static let gc = CommandSpec(
+// `coffer gc|compact|verify|repair|stats`: looking after the vault's storage.
+
+/// `coffer gc`: frees what writes that crashed left behind.
+struct GCCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "gc",
         abstract: "Free chunks left by writes that crashed mid-way.",
         discussion: """
@@ -13,11 +15,25 @@ enum MaintenanceCommands {
         examples: [
             "coffer gc                                # after a crash mid-write",
             "coffer gc --json",
-        ],
-        run: runGC
+        ]
     )
 
-    static let compact = CommandSpec(
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let report = try vault.blobs.collectGarbage()
+        let json = [
+            "abandonedWrites": Int64(report.abandonedWrites), "releasedReferences": Int64(report.releasedReferences),
+            "freedChunks": Int64(report.freedChunks), "freedBytes": report.freedBytes,
+        ]
+        try context.output.result(json) {
+            "Freed \(report.freedChunks) chunks (\(ByteCount.format(report.freedBytes))); "
+                + "\(report.abandonedWrites) abandoned writes released \(report.releasedReferences) references."
+        }
+    }
+}
+
+/// `coffer compact`: gives the space of deleted data back to the file system.
+struct CompactCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
         name: "compact",
         abstract: "Give the space of deleted data back to the file system.",
         discussion: """
@@ -29,11 +45,21 @@ enum MaintenanceCommands {
         examples: [
             "coffer compact                      # data.mdb shrinks to its live pages",
             "coffer info | grep 'Data file' && coffer compact",
-        ],
-        run: runCompact
+        ]
     )
 
-    static let verify = CommandSpec(
+    func run(_ context: CommandContext) throws {
+        let done = try Vault.compactDataFile(at: try context.vaultDirectory())
+        try context.output.done(["bytesBefore": done.bytesBefore, "bytesAfter": done.bytesAfter]) {
+            "Compacted data.mdb: \(ByteCount.format(done.bytesBefore)) → \(ByteCount.format(done.bytesAfter)) "
+                + "(\(ByteCount.format(done.bytesReturned)) given back)."
+        }
+    }
+}
+
+/// `coffer verify`: checks the vault's structure, and with `--read-data` all its content.
+struct VerifyCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "verify",
         abstract: "Check the vault's structure; with --read-data, read and check every blob too.",
         discussion: """
@@ -43,15 +69,52 @@ enum MaintenanceCommands {
             and blob digest. Problems are reported per blob, by name, and checking goes on past them.
             Exits 1 if anything is wrong.
             """,
-        options: [.flag("read-data", help: "Read, decrypt and check all content (slower).")],
         examples: [
             "coffer verify                         # the structure",
             "coffer verify --read-data             # and every blob and snapshot file",
-        ],
-        run: runVerify
+        ]
     )
 
-    static let repair = CommandSpec(
+    @Flag(help: "Read, decrypt and check all content (slower).")
+    var readData: Bool
+
+    /// What `verify --json` prints.
+    struct Listing: Encodable {
+        let healthy: Bool
+        let blobs: Int
+        let snapshots: Int
+        let chunks: Int
+        let bytesRead: Int64
+        let problems: [String]
+    }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let report = try vault.blobs.verify(readingData: readData)
+        let listing = Listing(
+            healthy: report.isHealthy,
+            blobs: report.blobCount,
+            snapshots: report.snapshotCount,
+            chunks: report.chunkCount,
+            bytesRead: report.bytesRead,
+            problems: report.problems.map(\.description)
+        )
+        try context.output.result(listing) {
+            let read = readData ? ", \(ByteCount.format(report.bytesRead)) read and checked" : ""
+            return
+                (report.problems.map { "damaged: \($0)" } + [
+                    "\(report.blobCount) blobs, \(report.snapshotCount) snapshots, \(report.chunkCount) chunks\(read): "
+                        + (report.isHealthy ? "no problems found." : "\(report.problems.count) problems found.")
+                ]).joined(separator: "\n")
+        }
+        if !report.isHealthy {
+            throw CLIFailure("verify found \(report.problems.count) problems; see above")
+        }
+    }
+}
+
+/// `coffer repair`: rewrites a damaged meta page of `data.mdb`.
+struct RepairCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
         name: "repair",
         abstract: "Rewrite a damaged meta page of data.mdb from what the file can still prove.",
         discussion: """
@@ -65,129 +128,57 @@ enum MaintenanceCommands {
         examples: [
             "coffer repair                         # a damaged meta page, when it can be proven",
             "coffer repair && coffer verify --read-data",
-        ],
-        run: runRepair
+        ]
     )
 
-    static let stats = CommandSpec(
+    func run(_ context: CommandContext) throws {
+        let done = try Vault.repairDataFile(at: try context.vaultDirectory())
+        try context.output.status(["repaired": done]) {
+            "Repaired: \(done). Run coffer verify --read-data to check the rest."
+        }
+    }
+}
+
+/// `coffer stats`: what the vault holds, and what deduplication and compression save.
+struct StatsCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "stats",
         abstract: "Show how much the blobs hold and what deduplication and compression save.",
         examples: [
             "coffer stats                          # logical, after dedup, stored",
             "coffer stats --json | jq .deduplicationRatio",
-        ],
-        run: runStats
+        ]
     )
 
-    static func runGC(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let report = try vault.blobs.collectGarbage()
-        if invocation.flag("json") {
-            try invocation.console.printJSON([
-                "abandonedWrites": Int64(report.abandonedWrites),
-                "releasedReferences": Int64(report.releasedReferences),
-                "freedChunks": Int64(report.freedChunks), "freedBytes": report.freedBytes,
-            ])
-        } else {
-            invocation.console.print(
-                "Freed \(report.freedChunks) chunks (\(ByteCount.format(report.freedBytes))); "
-                    + "\(report.abandonedWrites) abandoned writes released \(report.releasedReferences) references."
-            )
-        }
+    /// What `stats --json` prints.
+    struct Listing: Encodable {
+        let blobs: Int
+        let blobBytes: Int64
+        let snapshots: Int
+        let snapshotBytes: Int64
+        let logicalBytes: Int64
+        let chunks: Int
+        let uniqueBytes: Int64
+        let storedBytes: Int64
+        let deduplicationRatio: Double
+        let compressionRatio: Double
     }
 
-    static func runCompact(_ invocation: Invocation) throws {
-        let done = try Vault.compactDataFile(at: try CofferCommand.vaultDirectory(invocation))
-        if invocation.flag("json") {
-            try invocation.console.printJSON(["bytesBefore": done.bytesBefore, "bytesAfter": done.bytesAfter])
-        } else if !invocation.flag("quiet") {
-            invocation.console.print(
-                "Compacted data.mdb: \(ByteCount.format(done.bytesBefore)) → \(ByteCount.format(done.bytesAfter)) "
-                    + "(\(ByteCount.format(done.bytesReturned)) given back)."
-            )
-        }
-    }
-
-    static func runRepair(_ invocation: Invocation) throws {
-        let done = try Vault.repairDataFile(at: try CofferCommand.vaultDirectory(invocation))
-        if invocation.flag("json") {
-            try invocation.console.printJSON(["repaired": done])
-        } else if !invocation.flag("quiet") {
-            invocation.console.message("Repaired: \(done). Run coffer verify --read-data to check the rest.")
-        }
-    }
-
-    static func runVerify(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
-        let report = try vault.blobs.verify(readingData: invocation.flag("read-data"))
-        if invocation.flag("json") {
-            struct Listing: Encodable {
-                let healthy: Bool
-                let blobs: Int
-                let snapshots: Int
-                let chunks: Int
-                let bytesRead: Int64
-                let problems: [String]
-            }
-            try invocation.console.printJSON(
-                Listing(
-                    healthy: report.isHealthy,
-                    blobs: report.blobCount,
-                    snapshots: report.snapshotCount,
-                    chunks: report.chunkCount,
-                    bytesRead: report.bytesRead,
-                    problems: report.problems.map(\.description)
-                )
-            )
-        } else {
-            for problem in report.problems { invocation.console.print("damaged: \(problem)") }
-            let read = invocation.flag("read-data") ? ", \(ByteCount.format(report.bytesRead)) read and checked" : ""
-            invocation.console.print(
-                "\(report.blobCount) blobs, \(report.snapshotCount) snapshots, \(report.chunkCount) chunks\(read): "
-                    + (report.isHealthy ? "no problems found." : "\(report.problems.count) problems found.")
-            )
-        }
-        if !report.isHealthy {
-            throw CLIFailure("verify found \(report.problems.count) problems; see above")
-        }
-    }
-
-    static func runStats(_ invocation: Invocation) throws {
-        let vault = try CofferCommand.openUnlocked(invocation)
-        defer { vault.close() }
+    func run(_ vault: Vault, _ context: CommandContext) throws {
         let stats = try vault.blobs.statistics()
-        if invocation.flag("json") {
-            struct Listing: Encodable {
-                let blobs: Int
-                let blobBytes: Int64
-                let snapshots: Int
-                let snapshotBytes: Int64
-                let logicalBytes: Int64
-                let chunks: Int
-                let uniqueBytes: Int64
-                let storedBytes: Int64
-                let deduplicationRatio: Double
-                let compressionRatio: Double
-            }
-            try invocation.console.printJSON(
-                Listing(
-                    blobs: stats.blobCount,
-                    blobBytes: stats.blobBytes,
-                    snapshots: stats.snapshotCount,
-                    snapshotBytes: stats.snapshotBytes,
-                    logicalBytes: stats.logicalBytes,
-                    chunks: stats.chunkCount,
-                    uniqueBytes: stats.uniqueBytes,
-                    storedBytes: stats.storedBytes,
-                    deduplicationRatio: stats.deduplicationRatio,
-                    compressionRatio: stats.compressionRatio
-                )
-            )
-            return
-        }
-        invocation.console.print(
+        let listing = Listing(
+            blobs: stats.blobCount,
+            blobBytes: stats.blobBytes,
+            snapshots: stats.snapshotCount,
+            snapshotBytes: stats.snapshotBytes,
+            logicalBytes: stats.logicalBytes,
+            chunks: stats.chunkCount,
+            uniqueBytes: stats.uniqueBytes,
+            storedBytes: stats.storedBytes,
+            deduplicationRatio: stats.deduplicationRatio,
+            compressionRatio: stats.compressionRatio
+        )
+        try context.output.result(listing) {
             """
             blobs:          \(stats.blobCount) (\(ByteCount.format(stats.blobBytes)))
             snapshots:      \(stats.snapshotCount) (\(ByteCount.format(stats.snapshotBytes)) of files, each snapshot in full)
@@ -196,6 +187,6 @@ enum MaintenanceCommands {
             stored:         \(ByteCount.format(stats.storedBytes)) (compression \(String(format: "%.2f", stats.compressionRatio))×)
             chunks:         \(stats.chunkCount) stored (content and list chunks of every blob and snapshot, each once)
             """
-        )
+        }
     }
 }

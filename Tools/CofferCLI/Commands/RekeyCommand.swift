@@ -2,8 +2,8 @@ import Coffer
 import Foundation
 
 /// `coffer rekey`: moves the vault's device-bound records to a fresh device root.
-enum RekeyCommand {
-    static let spec = CommandSpec(
+struct RekeyCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
         name: "rekey",
         abstract: "Move this vault's device-bound records to a fresh device root, for when its files may have leaked.",
         discussion: """
@@ -19,33 +19,29 @@ enum RekeyCommand {
             again resumes where it stopped. Afterwards, run 'coffer key export' and keep the new
             recovery key offline: the old one no longer opens the vault.
             """,
-        options: [
-            .flag(
-                "change-passphrase",
-                help: "Protect the new root with a new passphrase ($COFFER_NEW_PASSPHRASE, or asked)."
-            ),
-            .option("new-passphrase-file", value: "FILE", help: "Read the new passphrase from FILE."),
-        ],
         examples: [
             "coffer rekey                                  # after the vault's files leaked",
             "coffer rekey --change-passphrase",
-        ],
-        run: run
+        ]
     )
 
-    static func run(_ invocation: Invocation) throws {
-        let changing = invocation.flag("change-passphrase") || invocation.value("new-passphrase-file") != nil
-        let vault = try Vault.open(at: try CofferCommand.vaultDirectory(invocation))
-        defer { vault.close() }
-        let passphrase = try SecretSource.passphrase.unlock(vault, invocation)
-        let newPassphrase = changing ? try SecretSource.newPassphrase.passphrase(invocation, confirm: true) : nil
+    @Flag(help: "Protect the new root with a new passphrase ($COFFER_NEW_PASSPHRASE, or asked).")
+    var changePassphrase: Bool
+
+    var newPassphrase = NewPassphraseOption()
+
+    /// Opened locked: the passphrase that unlocks it also wraps the new root.
+    var vaultAccess: VaultAccess { .locked }
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let changing = changePassphrase || newPassphrase.newPassphraseFile != nil
+        let passphrase = try SecretSource.passphrase.unlock(vault, file: context.global.passphraseFile, context)
+        let replacement = changing ? try newPassphrase.passphrase(context) : nil
         let resuming = try vault.isRekeyInProgress
-        if resuming, !invocation.flag("quiet"), !invocation.flag("json") {
-            invocation.console.message("Resuming the rekey an earlier run began.")
-        }
-        let bar = ProgressBar(label: "rekey", total: nil, for: invocation)
+        if resuming { context.output.note("Resuming the rekey an earlier run began.") }
+        let bar = context.progressBar("rekey", total: nil)
         var last: RekeyProgress?
-        try vault.rekey(passphrase: passphrase, newPassphrase: newPassphrase) { progress in
+        try vault.rekey(passphrase: passphrase, newPassphrase: replacement) { progress in
             last = progress
             bar.update(
                 completed: progress.resealedBytes,
@@ -55,23 +51,18 @@ enum RekeyCommand {
         bar.finish()
         let resealed = last?.resealed ?? 0
         let bytes = last?.resealedBytes ?? 0
-        if invocation.flag("json") {
-            try invocation.console.printJSON(
-                RekeyReport(
-                    resealedRecords: resealed,
-                    resealedBytes: bytes,
-                    resumed: resuming,
-                    passphraseChanged: newPassphrase != nil
-                )
-            )
-        } else if !invocation.flag("quiet") {
-            invocation.console.print(
-                "Rekeyed: \(resealed) device-bound records (\(ByteCount.format(bytes))) sealed again under a fresh device root\(newPassphrase != nil ? ", protected by the new passphrase" : "")."
-            )
-            invocation.console.message(
-                "Next: run 'coffer key export' and keep the new recovery key offline; the old one no longer opens the vault."
-            )
+        let report = RekeyReport(
+            resealedRecords: resealed,
+            resealedBytes: bytes,
+            resumed: resuming,
+            passphraseChanged: replacement != nil
+        )
+        try context.output.done(report) {
+            "Rekeyed: \(resealed) device-bound records (\(ByteCount.format(bytes))) sealed again under a fresh device root\(replacement != nil ? ", protected by the new passphrase" : "")."
         }
+        context.output.note(
+            "Next: run 'coffer key export' and keep the new recovery key offline; the old one no longer opens the vault."
+        )
     }
 
     /// What `rekey --json` prints.

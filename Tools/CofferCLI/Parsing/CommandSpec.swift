@@ -76,17 +76,35 @@ public struct OptionSpec: Sendable, Equatable {
 
 /// A positional argument.
 public struct ArgumentSpec: Sendable, Equatable {
+    /// Whether an argument must be given, may be left out, or takes every positional that remains.
+    public enum Presence: Sendable, Equatable {
+        /// Exactly one must be given.
+        case required
+        /// One may be given.
+        case optional
+        /// One or more: the last argument, taking all that remain.
+        case repeating
+    }
+
     /// The placeholder in help, e.g. `SNAPSHOT`.
     public let name: String
     /// One line of help.
     public let help: String
+    /// Whether it must be given, may be left out, or repeats.
+    public let presence: Presence
+
     /// Whether it may be left out.
-    public let isOptional: Bool
+    public var isOptional: Bool { presence == .optional }
 
     /// Creates a positional argument.
     public init(_ name: String, help: String, optional: Bool = false) {
+        self.init(name, help: help, presence: optional ? .optional : .required)
+    }
+
+    /// Creates a positional argument that is required, optional or repeating.
+    public init(_ name: String, help: String, presence: Presence) {
         self.name = name
         self.help = help
-        self.isOptional = optional
+        self.presence = presence
     }
 }

@@ -11,7 +11,13 @@ struct HelpFormatter {
         var usage = "USAGE: \(name)"
         if !command.subcommands.isEmpty { usage += " <subcommand>" }
         if !command.options.isEmpty || !globalOptions.isEmpty { usage += " [options]" }
-        for argument in command.arguments { usage += argument.isOptional ? " [\(argument.name)]" : " \(argument.name)" }
+        for argument in command.arguments {
+            switch argument.presence {
+            case .required: usage += " \(argument.name)"
+            case .optional: usage += " [\(argument.name)]"
+            case .repeating: usage += " \(argument.name)..."
+            }
+        }
         lines += ["", usage]
 
         if !command.arguments.isEmpty {

@@ -10,7 +10,7 @@ import Foundation
 /// committer thread).
 ///
 /// ```swift
-/// let progress = ProgressBar(label: "put big.iso", total: size, for: invocation)
+/// let progress = context.progressBar("put big.iso", total: size)
 /// progress.update(completed: done)
 /// progress.finish()
 /// ```
@@ -42,16 +42,8 @@ final class ProgressBar: @unchecked Sendable {
         self.isEnabled = enabled && console.errorIsTerminal
     }
 
-    /// A bar for a command: drawn unless the invocation asked for quiet or JSON output.
-    convenience init(label: String, total: Int64?, unit: Unit = .bytes, for invocation: Invocation) {
-        self.init(
-            label: label,
-            total: total,
-            unit: unit,
-            console: invocation.console,
-            enabled: !invocation.flag("quiet") && !invocation.flag("json")
-        )
-    }
+    /// The bar as a progress callback: each call reports the bytes (or things) done so far.
+    var report: @Sendable (Int64) -> Void { { [self] completed in update(completed: completed) } }
 
     /// Whether the bar draws at all (a terminal, and neither quiet nor JSON output).
     var isDrawn: Bool { isEnabled }

@@ -4,7 +4,7 @@ import Foundation
 /// Where the CLI gets passphrases and recovery keys: a file named by an option, else an environment
 /// variable, else a no-echo prompt on the terminal, else a clear error saying how to provide one.
 struct SecretSource {
-    /// The option naming a file, e.g. `passphrase-file`.
+    /// The option naming a file, e.g. `passphrase-file`, for messages (the command reads its value).
     let fileOption: String
     /// The environment variable, e.g. `COFFER_PASSPHRASE`.
     let environmentVariable: String
@@ -44,41 +44,42 @@ struct SecretSource {
     )
 
     /// Whether a secret is available without asking (a file option or the environment variable).
-    func isProvided(in invocation: Invocation) -> Bool {
-        invocation.value(fileOption) != nil || invocation.environment[environmentVariable] != nil
+    func isProvided(file: String?, _ context: CommandContext) -> Bool {
+        file != nil || context.environment[environmentVariable] != nil
     }
 
-    /// Reads the secret's bytes.
+    /// Reads the secret's bytes: from `file` (the value of ``fileOption``), else the environment
+    /// variable, else a no-echo prompt.
     ///
     /// - Parameter confirm: On a terminal, ask twice and require the same answer (for new secrets).
-    func read(_ invocation: Invocation, confirm: Bool = false) throws -> [UInt8] {
-        if let path = invocation.value(fileOption) {
+    func read(file: String?, _ context: CommandContext, confirm: Bool = false) throws -> [UInt8] {
+        if let path = file {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw CLIFailure("cannot read --\(fileOption) '\(path)': no such readable file")
             }
             return Array(data)
         }
-        if let value = invocation.environment[environmentVariable] { return Array(value.utf8) }
-        guard invocation.console.inputIsTerminal, let first = invocation.console.readSecret(prompt: prompt) else {
+        if let value = context.environment[environmentVariable] { return Array(value.utf8) }
+        guard context.console.inputIsTerminal, let first = context.console.readSecret(prompt: prompt) else {
             throw CLIFailure(
                 "no \(what) given: set \(environmentVariable), pass --\(fileOption) FILE, or run in a terminal to be asked"
             )
         }
         if confirm {
-            guard let second = invocation.console.readSecret(prompt: "Repeat to confirm: "), second == first else {
+            guard let second = context.console.readSecret(prompt: "Repeat to confirm: "), second == first else {
                 throw CLIFailure("the two entries differ; nothing was changed")
             }
         }
         return first
     }
 
-    /// Unlocks `vault` with the invocation's passphrase. Bytes that are not UTF-8 are the passphrase
-    /// exactly; a vault whose passphrase an earlier Coffer set from such a file (decoding it lossily)
-    /// still opens with that file, with a warning to set the passphrase again. Returns the passphrase
-    /// that opened it.
+    /// Unlocks `vault` with the passphrase. Bytes that are not UTF-8 are the passphrase exactly; a
+    /// vault whose passphrase an earlier Coffer set from such a file (decoding it lossily) still opens
+    /// with that file, with a warning to set the passphrase again. Returns the passphrase that opened
+    /// it.
     @discardableResult
-    func unlock(_ vault: Vault, _ invocation: Invocation) throws -> Passphrase {
-        var bytes = try read(invocation)
+    func unlock(_ vault: Vault, file: String?, _ context: CommandContext) throws -> Passphrase {
+        var bytes = try read(file: file, context)
         defer { bytes.wipe() }
         let passphrase = Passphrase(utf8: bytes)
         let legacy: Passphrase
@@ -95,7 +96,7 @@ struct SecretSource {
             }
             legacy = lossy
         }
-        invocation.console.message(
+        context.output.warning(
             "warning: this \(what) is not UTF-8 text, and an earlier Coffer read it lossily when the passphrase was set (other such files open the vault too); run coffer passwd to set it again"
         )
         return legacy
@@ -105,10 +106,10 @@ struct SecretSource {
     ///
     /// - Parameter confirm: It is a new passphrase: on a terminal it is asked twice, and a weak one
     ///   draws a warning (it is still accepted: the choice is the user's).
-    func passphrase(_ invocation: Invocation, confirm: Bool = false) throws -> Passphrase {
-        var bytes = try read(invocation, confirm: confirm)
+    func passphrase(file: String?, _ context: CommandContext, confirm: Bool = false) throws -> Passphrase {
+        var bytes = try read(file: file, context, confirm: confirm)
         defer { bytes.wipe() }
-        if confirm, let warning = Self.weakness(of: bytes) { invocation.console.message("coffer: warning: \(warning)") }
+        if confirm, let warning = Self.weakness(of: bytes) { context.output.warning("coffer: warning: \(warning)") }
         return Passphrase(utf8: bytes)
     }
 

@@ -1,0 +1,39 @@
+/// A type an option's or an argument's text converts to, in the manner of swift-argument-parser's
+/// `ExpressibleByArgument`. A text that does not convert is a usage error saying what was expected:
+/// `--offset takes a whole number (0 or more), not 'ten'`.
+protocol ArgumentValue: Sendable {
+    /// The value `text` gives, or `nil` if it is not one.
+    init?(argument text: String)
+    /// What a valid value is, for messages: `a whole number (0 or more)`.
+    static var expectation: String { get }
+}
+
+extension String: ArgumentValue {
+    init?(argument text: String) { self = text }
+    static var expectation: String { "text" }
+}
+
+extension Int: ArgumentValue {
+    init?(argument text: String) { self.init(text) }
+    static var expectation: String { "a whole number" }
+}
+
+extension UInt64: ArgumentValue {
+    init?(argument text: String) { self.init(text) }
+    static var expectation: String { "a whole number (0 or more)" }
+}
+
+extension ArgumentValue where Self: RawRepresentable & CaseIterable, RawValue == String {
+    init?(argument text: String) { self.init(rawValue: text) }
+    static var expectation: String { "one of " + allCases.map(\.rawValue).joined(separator: ", ") }
+}
+
+/// A problem with the values on a command line that parsing alone cannot see (two options that
+/// exclude each other, a number out of range): printed as a usage error, with a pointer to the
+/// command's help, and `coffer` exits 64.
+struct ValidationError: Error, CustomStringConvertible {
+    /// What is wrong, and what to give instead.
+    let description: String
+
+    init(_ description: String) { self.description = description }
+}

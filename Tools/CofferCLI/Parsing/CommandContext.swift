@@ -1,0 +1,100 @@
+import Coffer
+import Foundation
+
+/// What a running command is given besides its own options: the global options, the one ``Output``
+/// they decide, the console and the environment, and the ways to reach the vault.
+struct CommandContext: Sendable {
+    /// `--vault`, `--passphrase-file`, `--json`, `--quiet`.
+    let global: GlobalOptions
+    /// How results, notes and warnings are shown.
+    let output: Output
+    /// Where output goes and prompts are asked.
+    let console: Console
+    /// The process environment.
+    let environment: [String: String]
+    /// The command's path from the root, e.g. `["coffer", "item", "get"]`, for usage errors.
+    let commandPath: [String]
+
+    init(invocation: Invocation, global: GlobalOptions) {
+        self.global = global
+        output = Output(mode: global.json ? .json : global.quiet ? .quiet : .text, console: invocation.console)
+        console = invocation.console
+        environment = invocation.environment
+        commandPath = invocation.commandPath
+    }
+
+    /// A usage error in this command (exit 64), naming its help.
+    func usageError(_ message: String) -> UsageError {
+        UsageError(message: message, commandPath: commandPath)
+    }
+
+    /// The vault directory: `--vault`, else `$COFFER_VAULT`, else `~/.local/share/coffer/default`.
+    func vaultDirectory() throws -> URL {
+        if let path = global.vault ?? environment["COFFER_VAULT"], !path.isEmpty {
+            return URL(fileURLWithPath: path).standardizedFileURL
+        }
+        guard let home = environment["HOME"], !home.isEmpty else {
+            throw CLIFailure("no vault given and $HOME is not set: pass --vault DIR or set COFFER_VAULT")
+        }
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/coffer/default")
+    }
+
+    /// Opens the vault as `access` says; the caller closes it.
+    func openVault(_ access: VaultAccess) throws -> Vault {
+        var configuration = Vault.Configuration()
+        if let text = environment["COFFER_MAX_CLOCK_SKEW"], !text.isEmpty {
+            guard let seconds = Int64(text), seconds >= 0 else {
+                throw CLIFailure("COFFER_MAX_CLOCK_SKEW is '\(text)'; give a whole number of seconds (default 600)")
+            }
+            configuration.maximumClockSkew = .seconds(seconds)
+        }
+        let holder = VaultHolder()
+        if access == .unlockedAskingForPresence {
+            configuration.authenticationHandler = { [console] request in
+                guard let vault = holder.vault, console.inputIsTerminal,
+                    var answer = console.readSecret(prompt: "Passphrase to \(request.reason): ")
+                else { return .canceled }
+                defer { answer.wipe() }
+                do {
+                    try vault.unlock(passphrase: Passphrase(utf8: answer))
+                    return .granted
+                } catch {
+                    return .failed
+                }
+            }
+        }
+        let vault = try Vault.open(at: try vaultDirectory(), configuration: configuration)
+        holder.vault = vault
+        switch access {
+        case .locked: return vault
+        case .unlockedIfPassphraseGiven where !SecretSource.passphrase.isProvided(file: global.passphraseFile, self):
+            return vault
+        default: break
+        }
+        do {
+            try SecretSource.passphrase.unlock(vault, file: global.passphraseFile, self)
+        } catch {
+            vault.close()
+            throw error
+        }
+        return vault
+    }
+
+    /// The vault passphrase (`--passphrase-file`, `$COFFER_PASSPHRASE`, else asked with `source`'s
+    /// prompt).
+    ///
+    /// - Parameter confirm: It is a new passphrase: asked twice, and a weak one draws a warning.
+    func passphrase(_ source: SecretSource = .passphrase, confirm: Bool = false) throws -> Passphrase {
+        try source.passphrase(file: global.passphraseFile, self, confirm: confirm)
+    }
+
+    /// A progress bar on standard error, drawn in text mode on a terminal.
+    func progressBar(_ label: String, total: Int64?, unit: ProgressBar.Unit = .bytes) -> ProgressBar {
+        ProgressBar(label: label, total: total, unit: unit, console: console, enabled: output.isChatty)
+    }
+}
+
+/// Lets the authentication handler reach the vault it was configured into.
+final class VaultHolder: @unchecked Sendable {
+    var vault: Vault?
+}
