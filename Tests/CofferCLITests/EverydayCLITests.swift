@@ -238,7 +238,7 @@ struct EverydayCLITests {
             "--exclude-file", excludeFile.path,
         ])
         #expect(backup.status == 0, "\(backup.error)")
-        #expect(backup.error.contains("left out by the exclude patterns"), "\(backup.error)")
+        #expect(backup.error.contains("left out by the exclude options"), "\(backup.error)")
         let shown = try cli.run(["show", tree.path]).output
         for kept in ["notes.txt", "src/app.swift", "web/index.html", "cache/keep/b", "keep.tmp"] {
             #expect(shown.contains(kept), "\(kept) is missing: \(shown)")

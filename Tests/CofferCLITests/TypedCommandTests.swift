@@ -126,7 +126,9 @@ struct TypedCommandTests {
             let names = spec.options.map(\.name)
             #expect(Set(names).count == names.count, "\(path) declares an option twice: \(names)")
             #expect(globals.isDisjoint(with: names), "\(path) redeclares a global option")
-            if let repeating = spec.arguments.firstIndex(where: { $0.presence == .repeating }) {
+            if let repeating = spec.arguments.firstIndex(where: {
+                [.repeating, .optionalRepeating].contains($0.presence)
+            }) {
                 #expect(repeating == spec.arguments.count - 1, "\(path): a repeating argument must come last")
             }
             for sub in spec.subcommands { visit(sub, path + " " + sub.name) }

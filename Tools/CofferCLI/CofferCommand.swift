@@ -27,7 +27,8 @@ public enum CofferCommand {
     static let commands: [any CommandDescription.Type] = [
         InitCommand.self, InfoCommand.self, ItemCommands.self, PutCommand.self, GetCommand.self, ListCommand.self,
         RemoveCommand.self, MoveCommand.self, StatCommand.self, BackupCommand.self, SnapshotsCommand.self,
-        ShowCommand.self, RestoreCommand.self, ForgetCommand.self, DiffCommand.self, ExportCommand.self,
+        ShowCommand.self, RestoreCommand.self, ForgetCommand.self, DiffCommand.self, FindCommand.self, DumpCommand.self,
+        ExportCommand.self,
         ImportCommand.self, PushCommand.self, PullCommand.self, RemoteCommands.self, GCCommand.self,
         CompactCommand.self, VerifyCommand.self, RepairCommand.self, StatsCommand.self, PasswdCommand.self,
         RekeyCommand.self, KeyCommands.self, DeviceCommands.self, DevicesCommand.self, GroupCommands.self,

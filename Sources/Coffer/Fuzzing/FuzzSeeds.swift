@@ -66,6 +66,8 @@ extension FuzzEntryPoints {
         snapshot.write(raw: [UInt8](repeating: 0, count: 32))
         snapshot.write(UInt64(0))
         ChunkList.inline([]).encode(into: &snapshot)
+        snapshot.write(UInt16(1))
+        snapshot.write(lengthPrefixed: Array("daily".utf8))
 
         var rncryptor = try RNCryptor.EncryptingSink(base: DataSink(), password: Array("fuzz".utf8))
         try Array("hello, fuzzer".utf8).withUnsafeBytes { try rncryptor.write($0) }

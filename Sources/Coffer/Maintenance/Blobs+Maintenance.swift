@@ -22,6 +22,8 @@ public struct VerificationReport: Sendable, Hashable {
     public let chunkCount: Int
     /// Bytes of content read, decrypted and checked (0 without `readingData`).
     public let bytesRead: Int64
+    /// Chunks read, decrypted and checked against their ids (0 without `readingData`).
+    public var chunksRead = 0
     /// Everything found wrong, in the order found; empty when the vault is healthy.
     public let problems: [VerificationProblem]
 
@@ -98,6 +100,25 @@ extension Blobs {
     /// - Throws: ``CofferError`` only when the check itself cannot run (the vault is closed, locked
     ///   before first unlock, or unreadable); what it finds is in the report.
     public func verify(readingData: Bool = false) throws(CofferError) -> VerificationReport {
+        try verify(reading: readingData ? .all : .none)
+    }
+
+    /// Checks the structure as ``verify(readingData:)`` does, then reads, decrypts and checks only
+    /// the chunks of `subset` against their ids (restic's `check --read-data-subset`), so a large
+    /// vault can be read a part at a time: the slices `1/M` to `M/M` together read every chunk
+    /// once. Whole blobs and snapshot files are not read (their digests need every chunk), so
+    /// ``VerificationReport/bytesRead`` counts the chunks' stored bytes.
+    public func verify(readingDataSubset subset: DataSubset) throws(CofferError) -> VerificationReport {
+        try verify(reading: .subset(subset))
+    }
+
+    /// What a verification reads.
+    private enum Reading {
+        case none, all
+        case subset(DataSubset)
+    }
+
+    private func verify(reading: Reading) throws(CofferError) -> VerificationReport {
         try vault.checkOpen()
         let keys = try vault.keyRing()
         let schema = vault.schema
@@ -191,8 +212,16 @@ extension Blobs {
             }
         }
         var bytesRead: Int64 = 0
-        if readingData {
-            problems += try checkEveryChunk(keys: keys)
+        var chunksRead = 0
+        if case .subset(let subset) = reading {
+            let checked = try checkChunks(keys: keys, in: subset)
+            problems += checked.problems
+            (chunksRead, bytesRead) = (checked.chunks, checked.bytes)
+        }
+        if case .all = reading {
+            let checked = try checkChunks(keys: keys, in: nil)
+            problems += checked.problems
+            chunksRead = checked.chunks
             let reader = BlobReader(vault: vault, keys: keys)
             for name in names.sorted() {
                 var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
@@ -210,13 +239,15 @@ extension Blobs {
                 problems: &problems
             )
         }
-        return VerificationReport(
+        var report = VerificationReport(
             blobCount: blobCount,
             snapshotCount: snapshotRecords.count,
             chunkCount: chunkCount,
             bytesRead: bytesRead,
             problems: problems
         )
+        report.chunksRead = chunksRead
+        return report
     }
 
     /// Counts and sizes of what the blob tier holds.
@@ -267,15 +298,13 @@ extension Blobs {
                 try store.forEachEntry(of: record) { (entry) throws(CofferError) in
                     guard let content = entry.content, checked.insert(content.chunks).inserted else { return }
                     var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
-                    let file = FileContent(
-                        scope: record.scope,
-                        level: record.level,
-                        size: entry.size,
-                        expectedDigest: content.digest,
-                        chunks: content.chunks
-                    )
                     do throws(CofferError) {
-                        try reader.stream(file, range: 0..<entry.size, to: &sink, progress: nil)
+                        try reader.stream(
+                            try FileContent(entry, scope: record.scope, level: record.level),
+                            range: 0..<entry.size,
+                            to: &sink,
+                            progress: nil
+                        )
                     } catch {
                         problems.append(
                             VerificationProblem(
@@ -326,14 +355,23 @@ extension Blobs {
 
     /// Opens every stored chunk once (decrypt, decompress, recompute its id) with the keys its header
     /// names, whatever refers to it.
-    private func checkEveryChunk(keys: KeyRing) throws(CofferError) -> [VerificationProblem] {
+    private func checkChunks(
+        keys: KeyRing,
+        in subset: DataSubset?
+    ) throws(CofferError) -> (problems: [VerificationProblem], chunks: Int, bytes: Int64) {
         let coder = try ChunkRecord.Coder()
         var chunkKeys: [[UInt8]: ChunkKeys] = [:]
         var damaged = 0
         var locked = 0
+        var chunks = 0
+        var bytes: Int64 = 0
+        var random = SystemRandomNumberGenerator()
         try storage("reading every chunk") {
             try vault.environment.read { txn in
                 try txn.forEach(in: vault.schema.chunks) { key, value in
+                    if let subset, !subset.contains(chunkKey: key, random: &random) { return true }
+                    chunks += 1
+                    bytes += Int64(value.count)
                     txn.noteScatteredTouch()
                     guard let (sealed, _) = ChunkRecord.sealedScope(of: value),
                         let level = ProtectionLevel(code: value[2])
@@ -368,6 +406,6 @@ extension Blobs {
                 )
             )
         }
-        return problems
+        return (problems, chunks, bytes)
     }
 }

@@ -33,6 +33,33 @@ package enum PrintableText {
     /// `text` as printable text (its control characters and backslashes escaped).
     package static func escaping(_ text: String) -> String { escaping(Array(text.utf8)) }
 
+    /// The bytes printable `text` stands for: `\xHH` is the byte HH and `\\` a backslash, so a path
+    /// shown escaped (`r\xe9sum\xe9.doc`) can be typed back; `nil` for a backslash that starts
+    /// neither.
+    package static func unescaping(_ text: String) -> [UInt8]? {
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "\\") else {
+                output.append(bytes[index])
+                index += 1
+                continue
+            }
+            if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\\") {
+                output.append(UInt8(ascii: "\\"))
+                index += 2
+                continue
+            }
+            guard index + 3 < bytes.count, bytes[index + 1] == UInt8(ascii: "x"),
+                let byte = UInt8(String(decoding: bytes[(index + 2)...(index + 3)], as: UTF8.self), radix: 16)
+            else { return nil }
+            output.append(byte)
+            index += 4
+        }
+        return output
+    }
+
     private static func hex(_ byte: UInt8) -> String {
         let digits = Array("0123456789abcdef")
         return "\\x\(digits[Int(byte >> 4)])\(digits[Int(byte & 0xF)])"

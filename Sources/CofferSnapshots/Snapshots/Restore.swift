@@ -12,7 +12,7 @@ package struct RestoreJob {
     }
 }
 
-/// What ``Snapshots/restore(_:host:to:include:progress:)`` did.
+/// What ``Snapshots/restore(_:host:to:include:excluding:excludingIgnoringCase:progress:)`` did.
 public struct RestoreResult: Sendable {
     /// Files, directories and links created.
     public let restoredPaths: Int
@@ -43,15 +43,27 @@ extension Snapshots {
     ///   - directory: Where to restore; must be empty or absent.
     ///   - include: Restore only paths matching this `fnmatch` pattern, and everything under a
     ///     matching directory (`docs`, `docs/*.txt`, `*.jpg`).
+    ///   - patterns: Leave out paths matching these, by the rules of backup's excludes, matched
+    ///     against each path as it was backed up (the backed-up directory's absolute path, then the
+    ///     path under it): `*.iso`, `cache`, `!keep.iso`.
+    ///   - caseInsensitivePatterns: The same, matched ignoring case.
     ///   - progress: Called with the files and bytes restored so far.
     public func restore(
         _ reference: String,
         host: String? = nil,
         to directory: URL,
         include: String? = nil,
+        excluding patterns: [String] = [],
+        excludingIgnoringCase caseInsensitivePatterns: [String] = [],
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> RestoreResult {
+        let rules = try ExcludeRules(patterns: patterns, caseInsensitive: caseInsensitivePatterns)
         let record = try resolve(reference, host: host)
+        let sourceComponents = Array(record.sourcePath.utf8).split(separator: UInt8(ascii: "/")).map(Array.init)
+        /// Directories the patterns leave out: wholly, or waiting for a `!` pattern to put back
+        /// something under them (each then restored just before it).
+        var excludedDirectories: [[UInt8]] = []
+        var pendingDirectories: [TreeEntry] = []
         let keys = try vault.keyRing()
         let rootPath = directory.standardizedFileURL.path
         try Self.prepareTarget(rootPath)
@@ -107,13 +119,38 @@ extension Snapshots {
                 guard underIncluded || EntryPath.matches(entry.path, pattern: include) else { return }
                 if entry.kind == .directory { includedDirectories.append(entry.path) }
             }
+            if !rules.isEmpty {
+                if excludedDirectories.contains(where: { EntryPath.isInside(entry.path, $0) }) { return }
+                while let last = pendingDirectories.last, !EntryPath.isInside(entry.path, last.path) {
+                    pendingDirectories.removeLast()
+                }
+                let components = sourceComponents + entry.path.split(separator: UInt8(ascii: "/")).map(Array.init)
+                switch rules.decision(
+                    for: components,
+                    isDirectory: entry.kind == .directory,
+                    parentExcluded: !pendingDirectories.isEmpty
+                ) {
+                case .included:
+                    // Something put back: the directories above it first.
+                    for parent in pendingDirectories {
+                        try Self.checkParents(of: parent.path, under: root)
+                        try Self.createDirectory(EntryPath.absolute(root, parent.path), parent.displayPath)
+                        directories.append(parent)
+                    }
+                    pendingDirectories.removeAll()
+                case .excluded:
+                    if entry.kind == .directory { excludedDirectories.append(entry.path) }
+                    return
+                case .excludedWalkingInto:
+                    pendingDirectories.append(entry)
+                    return
+                }
+            }
             let path = EntryPath.absolute(root, entry.path)
             try Self.checkParents(of: entry.path, under: root)
             switch entry.kind {
             case .directory:
-                guard mkdir(path, 0o700) == 0 || Errno.current.code == EEXIST else {
-                    throw Self.failure("creating the directory", entry.displayPath)
-                }
+                try Self.createDirectory(path, entry.displayPath)
                 directories.append(entry)
             case .file:
                 if entry.linkCount > 1 {
@@ -201,33 +238,18 @@ extension Snapshots {
         reader: ContentReader,
         isRoot: Bool
     ) throws(CofferError) -> [SnapshotProblem] {
-        guard let content = entry.content else {
-            throw CofferError(
-                .decode,
-                "the snapshot's file '\(entry.displayPath)' has no content record; it is damaged"
-            )
-        }
+        // Checked before the file is created: a damaged tree leaves nothing half made.
+        _ = try FileContent(entry, scope: scope, level: level)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("creating the file", entry.displayPath) }
         defer { close(descriptor) }
-        let stored = FileContent(
-            scope: scope,
-            level: level,
-            size: entry.size,
-            expectedDigest: content.digest,
-            chunks: content.chunks
-        )
-        do throws(CofferError) {
-            if entry.isSparse {
-                var sink = SparseFileSink(descriptor: descriptor)
-                try reader.stream(stored, range: 0..<entry.size, to: &sink, progress: nil)
-                try sink.finish()
-            } else {
-                var sink = FileDescriptorSink(descriptor: descriptor)
-                try reader.stream(stored, range: 0..<entry.size, to: &sink, progress: nil)
-            }
-        } catch  where error.code == .decode {
-            throw CofferError(.decode, "file '\(entry.displayPath)' of the snapshot is damaged: \(error.message)")
+        if entry.isSparse {
+            var sink = SparseFileSink(descriptor: descriptor)
+            try reader.streamFile(entry, scope: scope, level: level, to: &sink)
+            try sink.finish()
+        } else {
+            var sink = FileDescriptorSink(descriptor: descriptor)
+            try reader.streamFile(entry, scope: scope, level: level, to: &sink)
         }
         var problems: [SnapshotProblem] = []
         if isRoot, fchown(descriptor, entry.uid, entry.gid) != 0 {
@@ -285,6 +307,14 @@ extension Snapshots {
                     "the snapshot's path '\(EntryPath.display(path))' passes through '\(EntryPath.display(current))', which is not a directory (a symbolic link?); refusing to write outside the target"
                 )
             }
+        }
+    }
+
+    /// Creates a directory being restored (private until its own mode is set at the end); one that
+    /// exists already is fine.
+    static func createDirectory(_ path: [CChar], _ shown: String) throws(CofferError) {
+        guard mkdir(path, 0o700) == 0 || Errno.current.code == EEXIST else {
+            throw failure("creating the directory", shown)
         }
     }
 

@@ -41,6 +41,8 @@ public struct SnapshotInfo: Sendable, Hashable {
     public let scope: SyncScope
     /// What the backup found and stored.
     public let statistics: SnapshotStatistics
+    /// The tags it was given (`backup --tag`), sorted; retention policies and listings select by them.
+    public let tags: [String]
 
     /// The first 8 digits of the id, as listings show it.
     public var shortID: String { String(id.prefix(8)) }
@@ -50,24 +52,26 @@ public struct SnapshotInfo: Sendable, Hashable {
 ///
 /// ```
 /// key:    snapshot id (16 random bytes)
-/// value:  header (3): version (3; 1 and 2 are still read) ‖ scope ‖ level
+/// value:  header (3): version (4; 1 to 3 are still read) ‖ scope ‖ level
 ///         sealed: nonce ‖ AES-256-GCM(manifest key of scope and level, body) ‖ tag
 ///                 associated data = "coffer/v1/snapshot" ‖ 0x00 ‖ snapshot id ‖ header
 /// body:   name ‖ source path ‖ hostname (UInt16 length ‖ UTF-8 each) ‖ created (Int64 ms)
 ///         ‖ statistics (9 × UInt64) ‖ tree size (UInt64) ‖ tree SHA-256 (32) ‖ tree chunk count (UInt64)
-///         ‖ tree chunk list
+///         ‖ tree chunk list ‖ version 4: tag count (UInt16) ‖ tags (UInt16 length ‖ UTF-8 each)
 /// ```
 ///
 /// The tree (every entry, in path order) is a stream of chunks like a blob's content, so an unchanged
 /// tree's chunks are shared between snapshots. The version says how the tree's entries are encoded
 /// (``TreeEntry``): version 1 stored a SHA-256 of each file's content, version 2 does not, version 3
 /// stores names as bytes and adds status change times, link counts, sparseness, extended attributes
-/// and a root entry.
+/// and a root entry; version 4 encodes its tree as version 3 does and adds the snapshot's tags.
 package struct SnapshotRecord: Sendable, StoredContent {
     /// The version new snapshots are written with.
-    package static let version: UInt8 = 3
+    package static let version: UInt8 = 4
     /// The versions this Coffer reads.
-    package static let readableVersions: ClosedRange<UInt8> = 1...3
+    package static let readableVersions: ClosedRange<UInt8> = 1...4
+    /// The first version with tags.
+    package static let taggedVersion: UInt8 = 4
 
     package let id: [UInt8]
     package var name: String
@@ -82,6 +86,8 @@ package struct SnapshotRecord: Sendable, StoredContent {
     package var digest: [UInt8]
     package var chunkCount: UInt64
     package var chunks: ChunkList
+    /// The snapshot's tags, sorted and unique (none before version 4).
+    package var tags: [String] = []
     /// The version the record (and so its tree) was written with; kept when it is sealed again.
     package var formatVersion: UInt8 = SnapshotRecord.version
 
@@ -98,6 +104,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
         digest: [UInt8],
         chunkCount: UInt64,
         chunks: ChunkList,
+        tags: [String] = [],
         formatVersion: UInt8 = SnapshotRecord.version
     ) {
         self.id = id
@@ -112,12 +119,14 @@ package struct SnapshotRecord: Sendable, StoredContent {
         self.digest = digest
         self.chunkCount = chunkCount
         self.chunks = chunks
+        self.tags = tags
         self.formatVersion = formatVersion
     }
 
     package static let label = "coffer/v1/snapshot"
 
-    package func seal(keys: KeyRing, cipher: AESGCM) throws(CofferError) -> [UInt8] {
+    /// The plaintext body, in the layout of the record's version.
+    package var body: [UInt8] {
         var writer = BinaryWriter()
         writer.write(lengthPrefixed: Array(name.utf8))
         writer.write(lengthPrefixed: Array(sourcePath.utf8))
@@ -134,8 +143,16 @@ package struct SnapshotRecord: Sendable, StoredContent {
         writer.write(raw: digest)
         writer.write(chunkCount)
         chunks.encode(into: &writer)
-        return try SealedRecord.seal(
-            writer.bytes,
+        if formatVersion >= Self.taggedVersion {
+            writer.write(UInt16(tags.count))
+            for tag in tags { writer.write(lengthPrefixed: Array(tag.utf8)) }
+        }
+        return writer.bytes
+    }
+
+    package func seal(keys: KeyRing, cipher: AESGCM) throws(CofferError) -> [UInt8] {
+        try SealedRecord.seal(
+            body,
             version: formatVersion,
             label: Self.label,
             id: id,
@@ -199,7 +216,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
         statistics.changedFiles = values[6]
         statistics.unchangedFiles = values[7]
         statistics.bytesAdded = Int64(values[8])
-        let record = SnapshotRecord(
+        var record = SnapshotRecord(
             id: id,
             name: name,
             sourcePath: sourcePath,
@@ -214,6 +231,9 @@ package struct SnapshotRecord: Sendable, StoredContent {
             chunks: try ChunkList.decode(from: &reader),
             formatVersion: version
         )
+        if version >= taggedVersion {
+            for _ in 0..<Int(try reader.readUInt16()) { record.tags.append(try text()) }
+        }
         try reader.finish()
         return record
     }
@@ -229,7 +249,8 @@ package struct SnapshotRecord: Sendable, StoredContent {
             hostname: hostname,
             created: Date(timeIntervalSince1970: Double(created) / 1000),
             scope: scope,
-            statistics: statistics
+            statistics: statistics,
+            tags: tags
         )
     }
 }
@@ -250,5 +271,38 @@ package struct FileContent: StoredContent {
         self.size = size
         self.expectedDigest = expectedDigest
         self.chunks = chunks
+    }
+}
+
+extension FileContent {
+    /// A snapshot file's content, with the protection of the snapshot that holds it.
+    ///
+    /// - Throws: ``CofferError`` `.decode` if the entry has no content record (a damaged tree).
+    package init(_ entry: TreeEntry, scope: SyncScope, level: ProtectionLevel) throws(CofferError) {
+        guard let content = entry.content else {
+            throw CofferError(
+                .decode,
+                "the snapshot's file '\(entry.displayPath)' has no content record; it is damaged"
+            )
+        }
+        self.init(scope: scope, level: level, size: entry.size, expectedDigest: content.digest, chunks: content.chunks)
+    }
+}
+
+extension ContentReader {
+    /// Streams a snapshot file's content into `sink`, every chunk checked against its id as it is
+    /// read; damage is reported naming the file.
+    package func streamFile<Sink: ByteSink>(
+        _ entry: TreeEntry,
+        scope: SyncScope,
+        level: ProtectionLevel,
+        to sink: inout Sink
+    ) throws(CofferError) {
+        let content = try FileContent(entry, scope: scope, level: level)
+        do throws(CofferError) {
+            try stream(content, range: 0..<entry.size, to: &sink, progress: nil)
+        } catch  where error.code == .decode {
+            throw CofferError(.decode, "file '\(entry.displayPath)' of the snapshot is damaged: \(error.message)")
+        }
     }
 }

@@ -31,40 +31,35 @@ public struct Snapshots: Sendable {
     ///
     /// - Parameters:
     ///   - directory: The directory tree to back up.
-    ///   - name: Groups snapshots of one tree; the directory's absolute path by default.
-    ///   - scope: Snapshots are backups, so syncable by default.
-    ///   - compressionLevel: The zstd level for new chunks, 1 (fastest) to 19 (smallest); `nil` uses
-    ///     the vault's ``Vault/Configuration/compressionLevel``.
-    ///   - patterns: Paths to leave out, by restic's rules (`*.log`, `node_modules`, `/home/*/cache`,
-    ///     `**/tmp`, `!keep.log` to put one back; see `ExcludeRules` and the README).
-    ///   - caseInsensitivePatterns: The same, matched ignoring case (`--iexclude`).
+    ///   - options: The snapshot's name, tags, scope, excludes, compression, time and host.
     ///   - progress: Called with the files and bytes read so far.
-    /// - Throws: ``CofferError`` `.param` if `directory` is not a directory or is the vault's own, and
-    ///   the errors of ``Blobs/write(_:data:options:progress:)``.
+    /// - Throws: ``CofferError`` `.param` if `directory` is not a directory or is the vault's own, or
+    ///   for a tag, name or host name that cannot be one, and the errors of
+    ///   ``Blobs/write(_:data:options:progress:)``.
     public func backup(
         directory: URL,
-        name: String? = nil,
-        scope: SyncScope = .syncable,
-        compressionLevel: Int? = nil,
-        excluding patterns: [String] = [],
-        excludingIgnoringCase caseInsensitivePatterns: [String] = [],
+        options: BackupOptions,
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> BackupResult {
+        let scope = options.scope
+        let compressionLevel = options.compressionLevel
+        let tags = try options.checkedTags()
+        let hostname = try options.checkedHostname()
+        let created = Int64((options.time ?? Date()).timeIntervalSince1970 * 1000)
         try vault.checkOpen()
-        let rules = try ExcludeRules(patterns: patterns, caseInsensitive: caseInsensitivePatterns)
+        let rules = try ExcludeRules(patterns: options.excluding, caseInsensitive: options.excludingIgnoringCase)
         let root = directory.standardizedFileURL.path
         let vaultDirectory = try vault.ownDirectoryIdentity()
         if FileIdentity(path: root) == vaultDirectory {
             throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
         }
-        let name = name ?? root
+        let name = options.name ?? root
         guard !name.isEmpty, name.utf8.count <= 1024 else {
             throw CofferError(.param, "a snapshot name must be 1 to 1024 bytes long")
         }
         let keys = try vault.keyRing()
         let store = snapshotStore(keys)
         let cipher = try makeCipher()
-        let hostname = Self.hostname
         var previous: [[UInt8]: TreeEntry] = [:]
         if let latest = try store.latest(named: name, host: hostname, cipher: cipher) {
             previous = try store.entriesByPath(of: latest)
@@ -87,6 +82,7 @@ public struct Snapshots: Sendable {
             root: Array(root.utf8),
             excluded: [vaultDirectory],
             rules: rules,
+            limits: try options.walkLimits(),
             report: { run.report(EntryPath.display($0), $1) },
             exclude: { run.exclude(EntryPath.display($0)) },
             leftOut: { _ in leftOut += 1 }
@@ -155,6 +151,8 @@ public struct Snapshots: Sendable {
                     name: name,
                     root: root,
                     hostname: hostname,
+                    created: created,
+                    tags: tags,
                     run: run,
                     keys: keys,
                     in: txn,
@@ -167,12 +165,32 @@ public struct Snapshots: Sendable {
         return result
     }
 
+    /// Backs up `directory` as a new snapshot, with ``BackupOptions`` spelled out: see
+    /// ``backup(directory:options:progress:)``.
+    public func backup(
+        directory: URL,
+        name: String? = nil,
+        scope: SyncScope = .syncable,
+        compressionLevel: Int? = nil,
+        excluding patterns: [String] = [],
+        excludingIgnoringCase caseInsensitivePatterns: [String] = [],
+        progress: (@Sendable (BackupProgress) -> Void)? = nil
+    ) throws(CofferError) -> BackupResult {
+        var options = BackupOptions(name: name, scope: scope)
+        options.compressionLevel = compressionLevel
+        options.excluding = patterns
+        options.excludingIgnoringCase = caseInsensitivePatterns
+        return try backup(directory: directory, options: options, progress: progress)
+    }
+
     /// The final transaction of a backup: the record, the release of abandoned files, the change.
     private func commitSnapshot(
         id: [UInt8],
         name: String,
         root: String,
         hostname: String,
+        created: Int64,
+        tags: [String],
         run: BackupRun,
         keys: KeyRing,
         in txn: Transaction,
@@ -186,14 +204,15 @@ public struct Snapshots: Sendable {
             name: name,
             sourcePath: root,
             hostname: hostname,
-            created: Int64(Date().timeIntervalSince1970 * 1000),
+            created: created,
             scope: scope,
             level: .afterFirstUnlock,
             statistics: run.statistics,
             size: tree.size,
             digest: tree.digest,
             chunkCount: tree.chunkCount,
-            chunks: tree.chunks
+            chunks: tree.chunks,
+            tags: tags
         )
         for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }
         try txn.put(

@@ -75,9 +75,66 @@ extension TreeEntry {
     }
 }
 
+/// What a walk leaves out besides patterns and the vault's own directory: restic's
+/// `--exclude-caches`, `--exclude-if-present`, `--exclude-larger-than` and `--one-file-system`.
+package struct WalkLimits: Sendable, Equatable {
+    /// A file whose presence marks its directory: everything else in that directory is left out
+    /// (the marker itself and the directory are kept, as restic keeps them).
+    package struct Marker: Sendable, Equatable {
+        /// The marker's file name.
+        package let name: [UInt8]
+        /// The bytes it must begin with, or `nil` for any content.
+        package let header: [UInt8]?
+    }
+
+    /// The marker files.
+    package var markers: [Marker] = []
+    /// Regular files larger than this many bytes are left out.
+    package var largerThan: UInt64?
+    /// Directories on another file system than the backed-up directory's are recorded but not entered
+    /// (mount points appear as empty directories).
+    package var oneFileSystem = false
+
+    /// No limits.
+    package static let none = WalkLimits()
+
+    /// What the Cache Directory Tagging Specification's `CACHEDIR.TAG` begins with.
+    package static let cacheDirectoryTag = Marker(
+        name: Array("CACHEDIR.TAG".utf8),
+        header: Array("Signature: 8a477f597d28d172789f06886806bc55".utf8)
+    )
+
+    /// Whether the directory at `directory` (absolute) is marked, given its names.
+    func isMarked(_ directory: [UInt8], names: [[UInt8]]) -> Bool {
+        markers.contains { marker in
+            guard names.contains(marker.name) else { return false }
+            guard let header = marker.header else { return true }
+            return Self.file(EntryPath.absolute(directory, marker.name), beginsWith: header)
+        }
+    }
+
+    /// Whether the file at `path` begins with `header`.
+    private static func file(_ path: [CChar], beginsWith header: [UInt8]) -> Bool {
+        guard case .success(let opened) = openForBackup(path) else { return false }
+        defer { closeDescriptor(opened.descriptor) }
+        var buffer = [UInt8](repeating: 0, count: header.count)
+        var source = TolerantFileSource(descriptor: opened.descriptor, size: UInt64(header.count))
+        var filled = 0
+        while filled < header.count {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                (try? source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))) ?? 0
+            }
+            guard count > 0 else { return false }
+            filled += count
+        }
+        return buffer == header
+    }
+}
+
 /// Walks a directory tree depth-first in byte order of names, so the same tree always gives the same
 /// sequence. Names are bytes, whatever their encoding. Paths that vanish or cannot be read are
-/// reported and skipped, never fatal; directories in `excluded` (the vault's own) are left out.
+/// reported and skipped, never fatal; directories in `excluded` (the vault's own) are left out, and
+/// what the patterns and the limits leave out is told to `leftOut`.
 package struct TreeWalker {
     package let root: [UInt8]
     package let excluded: Set<FileIdentity>
@@ -85,6 +142,8 @@ package struct TreeWalker {
     package let exclude: ([UInt8]) -> Void
     /// The exclude patterns, and what is told of each path they leave out.
     package let rules: ExcludeRules
+    /// Markers, a size limit, one file system.
+    package let limits: WalkLimits
     package let leftOut: ([UInt8]) -> Void
     /// The root's own components, which patterns match the absolute path with.
     private let rootComponents: [[UInt8]]
@@ -93,6 +152,7 @@ package struct TreeWalker {
         root: [UInt8],
         excluded: Set<FileIdentity>,
         rules: ExcludeRules = .none,
+        limits: WalkLimits = .none,
         report: @escaping ([UInt8], String) -> Void,
         exclude: @escaping ([UInt8]) -> Void,
         leftOut: @escaping ([UInt8]) -> Void = { _ in }
@@ -100,6 +160,7 @@ package struct TreeWalker {
         self.root = root
         self.excluded = excluded
         self.rules = rules
+        self.limits = limits
         self.report = report
         self.exclude = exclude
         self.leftOut = leftOut
@@ -128,7 +189,7 @@ package struct TreeWalker {
             }
             try visit(walked)
             var pending: [WalkedPath] = []
-            try walk(relative: [], parentExcluded: false, pending: &pending, visit)
+            try walk(relative: [], device: status.st_dev, parentExcluded: false, pending: &pending, visit)
         }
     }
 
@@ -137,6 +198,7 @@ package struct TreeWalker {
     /// under it that is kept, and not at all if none is.
     private func walk(
         relative: [UInt8],
+        device: UInt,
         parentExcluded: Bool,
         pending: inout [WalkedPath],
         _ visit: (WalkedPath) throws(CofferError) -> Void
@@ -155,8 +217,13 @@ package struct TreeWalker {
         }
         closedir(handle)
         names.sort { $0.lexicographicallyPrecedes($1) }
+        let marked = !limits.markers.isEmpty && limits.isMarked(EntryPath.joining(root, relative), names: names)
         for name in names {
             let path = EntryPath.joining(relative, name)
+            if marked, !limits.markers.contains(where: { $0.name == name }) {
+                leftOut(path)
+                continue
+            }
             let absolute = EntryPath.absolute(root, path)
             switch WalkedPath.status(of: absolute) {
             case .failure(let error):
@@ -165,6 +232,10 @@ package struct TreeWalker {
                 let walked = WalkedPath(relativePath: path, absolutePath: absolute, status: status)
                 if walked.kind == .directory, excluded.contains(walked.identity) {
                     exclude(path)
+                    continue
+                }
+                if let limit = limits.largerThan, walked.kind == .file, walked.size > limit {
+                    leftOut(path)
                     continue
                 }
                 var walkingExcluded = false
@@ -184,7 +255,7 @@ package struct TreeWalker {
                 }
                 if walkingExcluded {
                     pending.append(walked)
-                    try walk(relative: path, parentExcluded: true, pending: &pending, visit)
+                    try walk(relative: path, device: device, parentExcluded: true, pending: &pending, visit)
                     // Still pending: nothing under it was kept, so it is left out itself.
                     if pending.last?.relativePath == path {
                         pending.removeLast()
@@ -195,8 +266,9 @@ package struct TreeWalker {
                 for parent in pending { try visit(parent) }
                 pending.removeAll()
                 try visit(walked)
-                if walked.kind == .directory {
-                    try walk(relative: path, parentExcluded: false, pending: &pending, visit)
+                // Another file system's directory (a mount point) is recorded, not entered.
+                if walked.kind == .directory, !limits.oneFileSystem || walked.status.st_dev == device {
+                    try walk(relative: path, device: device, parentExcluded: false, pending: &pending, visit)
                 }
             }
         }

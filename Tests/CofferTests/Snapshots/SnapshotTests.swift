@@ -116,14 +116,16 @@ struct SnapshotTests {
         #expect(try vault.blobs.verify().isHealthy)
     }
 
-    @Test("backups write record version 3, whose file entries hold no SHA-256; versions 1 and 2 still read")
+    @Test(
+        "backups write record version 4 (version 3's tree, and tags), whose file entries hold no SHA-256; versions 1 and 2 still read"
+    )
     func treeVersions() throws {
         let result = try vault.snapshots.backup(directory: source)
         let record = try vault.snapshots.resolve(result.snapshot.id)
         let stored = try #require(
             try vault.environment.read { txn in try txn.get(vault.schema.snapshots, key: record.id) }
         )
-        #expect(stored.first == 3)
+        #expect(stored.first == 4)
         #expect(record.formatVersion == SnapshotRecord.version)
         var files = 0
         try vault.snapshots.snapshotStore(try vault.keyRing()).forEachEntry(of: record) { entry in

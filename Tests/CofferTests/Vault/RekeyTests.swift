@@ -39,7 +39,7 @@ struct RekeyTests {
                     case "chunks":
                         scope = try #require(ChunkRecord.sealedScope(of: value)).scope
                     default:
-                        let header = try SealedRecord.peekHeader(value, versions: 1...3, what: name)
+                        let header = try SealedRecord.peekHeader(value, versions: 1...4, what: name)
                         scope = SealedScope(header.scope, epoch: header.epoch)
                     }
                     if scope.scope == .deviceBound {

@@ -173,21 +173,45 @@ struct GetCommand: VaultCommand {
     }
 }
 
-/// `coffer ls`: the blobs, as a table.
+/// `coffer ls`: the blobs, as a table; `coffer ls SNAPSHOT [PATH]`: one directory of a snapshot.
 struct ListCommand: VaultCommand {
     static let configuration = CommandConfiguration(
         name: "ls",
-        abstract: "List the blobs: size, scope, protection, modification time (local) and name.",
+        abstract: "List the blobs (size, scope, protection, time, name), or one directory of a snapshot.",
+        discussion: """
+            With SNAPSHOT, lists the paths directly in PATH (the snapshot's top by default; relative to the
+            backed-up directory or absolute as it was backed up), or everything under it with --recursive,
+            as 'coffer show' does. The tree is read as a stream: memory stays bounded whatever its size.
+            """,
         examples: [
-            "coffer ls                      # a table with a header and human sizes",
+            "coffer ls                      # the blobs: a table with a header and human sizes",
             "coffer ls --bytes              # sizes in bytes, for scripts",
+            "coffer ls ~/docs docs/2026     # one directory of this host's latest snapshot of ~/docs",
         ]
     )
 
     @Flag(help: "Sizes in exact bytes instead of KiB, MiB, … (--json gives bytes too).")
     var bytes: Bool
 
+    @Flag(help: "With SNAPSHOT: everything under PATH, not just what is directly in it.")
+    var recursive: Bool
+
+    var host = HostOption()
+
+    @Argument("SNAPSHOT", help: "List this snapshot's paths instead of the blobs (an id prefix or a name).")
+    var snapshot: String?
+
+    @Argument("PATH", help: "With SNAPSHOT: the directory to list (default: the top).")
+    var path: String?
+
+    func validate() throws {
+        if snapshot == nil, recursive || host.host != nil {
+            throw ValidationError("--recursive and --host go with a snapshot: coffer ls SNAPSHOT [PATH] --recursive")
+        }
+    }
+
     func run(_ vault: Vault, _ context: CommandContext) throws {
+        if let snapshot { return try listSnapshot(snapshot, vault, context) }
         let blobs = try vault.blobs.list()
         if blobs.isEmpty, context.output.mode != .json {
             return context.output.note("No blobs yet; coffer put NAME FILE stores one.")
@@ -208,6 +232,24 @@ struct ListCommand: VaultCommand {
             }
             return table.text
         }
+    }
+}
+
+extension ListCommand {
+    /// `ls SNAPSHOT [PATH]`: printed as it is read (JSON collects the entries first).
+    private func listSnapshot(_ snapshot: String, _ vault: Vault, _ context: CommandContext) throws {
+        var collected: [EntryListing] = []
+        var count = 0
+        try vault.snapshots.entries(of: snapshot, host: host.host, under: path ?? "", recursive: recursive) { entry in
+            count += 1
+            if context.output.mode == .json {
+                collected.append(EntryListing(entry))
+            } else {
+                context.console.print(ShowCommand.line(entry))
+            }
+        }
+        if context.output.mode == .json { return try context.console.printJSON(collected) }
+        if count == 0 { context.output.note("\(path ?? ".") is empty in that snapshot.") }
     }
 }
 

@@ -65,18 +65,30 @@ struct VerifyCommand: VaultCommand {
         discussion: """
             Checks data.mdb's own structure (both meta pages, its length, every B-tree and the free list:
             each page used once and within bounds), that every blob manifest opens, every chunk it lists is
-            stored, and every reference count is exact. --read-data also decrypts and decompresses everything and recomputes every chunk id
-            and blob digest. Problems are reported per blob, by name, and checking goes on past them.
+            stored, and every reference count is exact. --read-data also decrypts and decompresses
+            everything and recomputes every chunk id and blob digest; --read-data-subset N/M does so for
+            slice N of M of the chunks (by id, so the slices 1/M to M/M read each chunk once), X% for a
+            random share. Problems are reported per blob, by name, and checking goes on past them.
             Exits 1 if anything is wrong.
             """,
         examples: [
             "coffer verify                         # the structure",
             "coffer verify --read-data             # and every blob and snapshot file",
+            "coffer verify --read-data-subset 3/7  # a seventh of the chunks: all of them over 7 runs",
         ]
     )
 
     @Flag(help: "Read, decrypt and check all content (slower).")
     var readData: Bool
+
+    @Option(value: "N/M|X%", help: "Read and check only slice N of M of the chunks (all over M runs), or X% at random.")
+    var readDataSubset: DataSubset?
+
+    func validate() throws {
+        if readData, readDataSubset != nil {
+            throw ValidationError("give --read-data (everything) or --read-data-subset (a part), not both")
+        }
+    }
 
     /// What `verify --json` prints.
     struct Listing: Encodable {
@@ -84,22 +96,30 @@ struct VerifyCommand: VaultCommand {
         let blobs: Int
         let snapshots: Int
         let chunks: Int
+        let chunksRead: Int
         let bytesRead: Int64
         let problems: [String]
     }
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
-        let report = try vault.blobs.verify(readingData: readData)
+        let report =
+            try readDataSubset.map { try vault.blobs.verify(readingDataSubset: $0) }
+            ?? vault.blobs.verify(readingData: readData)
         let listing = Listing(
             healthy: report.isHealthy,
             blobs: report.blobCount,
             snapshots: report.snapshotCount,
             chunks: report.chunkCount,
+            chunksRead: report.chunksRead,
             bytesRead: report.bytesRead,
             problems: report.problems.map(\.description)
         )
         try context.output.result(listing) {
-            let read = readData ? ", \(ByteCount.format(report.bytesRead)) read and checked" : ""
+            var read = readData ? ", \(ByteCount.format(report.bytesRead)) read and checked" : ""
+            if let readDataSubset {
+                read =
+                    ", subset \(readDataSubset): \(report.chunksRead) chunks (\(ByteCount.format(report.bytesRead)) stored) read and checked"
+            }
             return
                 (report.problems.map { "damaged: \($0)" } + [
                     "\(report.blobCount) blobs, \(report.snapshotCount) snapshots, \(report.chunkCount) chunks\(read): "

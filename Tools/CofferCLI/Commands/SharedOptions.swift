@@ -154,3 +154,135 @@ struct KiBPerSecond: ArgumentValue {
 }
 
 extension GroupJoinPolicy: ArgumentValue {}
+
+/// `--tag a,b`: one or more tags, split at commas (restic's tag lists). For a filter, a snapshot
+/// matches a list when it has all its tags; `''` means untagged.
+struct TagList: ArgumentValue {
+    /// The tags, in the order given; `[""]` for `''`.
+    let tags: [String]
+
+    init?(argument text: String) {
+        tags = text.isEmpty ? [""] : text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        if text.isEmpty { return }
+        guard tags.allSatisfy({ !$0.isEmpty }) else { return nil }
+    }
+
+    static var expectation: String { "tags separated by commas, like daily or daily,laptop ('' for untagged)" }
+}
+
+/// Which snapshots a listing or a policy considers: `--host`, `--name`, `--tag`, each repeatable.
+struct SnapshotSelection: ArgumentGroup {
+    @Option(value: "HOST", help: "Only snapshots taken on HOST (repeatable: any of them).")
+    var host: [String]
+
+    @Option(value: "NAME", help: "Only snapshots named NAME (repeatable: any of them).")
+    var name: [String]
+
+    @Option(
+        value: "TAGS",
+        help: "Only snapshots with all of TAGS, e.g. daily,laptop (repeatable: any list; '' untagged)."
+    )
+    var tag: [TagList]
+
+    /// The library's filter.
+    var filter: SnapshotFilter { SnapshotFilter(hosts: host, names: name, tags: tag.map(\.tags)) }
+}
+
+/// A moment as `backup --time` takes it: `2019-09-01 11:00:00` (local time, as restic takes it) or
+/// ISO 8601 with a zone (`2019-09-01T11:00:00Z`).
+struct SnapshotTime: ArgumentValue {
+    /// The moment.
+    let date: Date
+
+    init?(argument text: String) {
+        let local = DateFormatter()
+        local.locale = Locale(identifier: "en_US_POSIX")
+        local.timeZone = .current
+        for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
+            local.dateFormat = format
+            if let date = local.date(from: text) {
+                self.date = date
+                return
+            }
+        }
+        guard let date = ISO8601DateFormatter().date(from: text) else { return nil }
+        self.date = date
+    }
+
+    static var expectation: String { "a time like '2019-09-01 11:00:00' (local) or 2019-09-01T11:00:00Z" }
+}
+
+/// A retention count: a whole number of 1 or more, or `unlimited`.
+struct KeepCount: ArgumentValue {
+    /// The count; ``RetentionPolicy/unlimited`` for `unlimited`.
+    let value: Int
+
+    init?(argument text: String) {
+        if text == "unlimited" {
+            value = RetentionPolicy.unlimited
+            return
+        }
+        guard let count = Int(text), count >= 1 else { return nil }
+        value = count
+    }
+
+    static var expectation: String { "a count of 1 or more, or unlimited" }
+}
+
+extension RetentionDuration: ArgumentValue {
+    init?(argument text: String) { try? self.init(text) }
+
+    static var expectation: String { "a duration of years, months, days and hours, like 7d, 1y6m or 2y5m7d3h" }
+}
+
+/// `--group-by host,name,tags` (or `''`: one group).
+struct GroupingValue: ArgumentValue {
+    /// The grouping.
+    let grouping: SnapshotGrouping
+
+    init?(argument text: String) {
+        var grouping: SnapshotGrouping = []
+        for part in text.split(separator: ",") {
+            switch part {
+            case "host": grouping.insert(.host)
+            case "name", "paths": grouping.insert(.name)
+            case "tags": grouping.insert(.tags)
+            default: return nil
+            }
+        }
+        self.grouping = grouping
+    }
+
+    static var expectation: String { "host, name and tags separated by commas, or '' for one group" }
+}
+
+/// A size as `--exclude-larger-than` takes it: bytes, or with a suffix `k`, `m`, `g` or `t`
+/// (powers of 1024, as restic takes them; `KiB`, `MB` and the like are read the same way).
+struct ByteSize: ArgumentValue {
+    /// The size in bytes.
+    let bytes: Int64
+
+    init?(argument text: String) {
+        let lowered = text.lowercased()
+        let digits = lowered.prefix { $0.isASCII && $0.isNumber }
+        guard let number = Int64(digits) else { return nil }
+        let exponents: [String: Int64] = ["": 0, "b": 0, "k": 1, "m": 2, "g": 3, "t": 4]
+        var suffix = String(lowered.dropFirst(digits.count))
+        for unit in ["ib", "b"] where suffix.count > 1 && suffix.hasSuffix(unit) {
+            suffix = String(suffix.dropLast(unit.count))
+            break
+        }
+        guard let exponent = exponents[suffix] else { return nil }
+        let (scaled, overflow) = number.multipliedReportingOverflow(by: Int64(1) << (10 * exponent))
+        guard !overflow else { return nil }
+        bytes = scaled
+    }
+
+    static var expectation: String { "a size like 2048, 500k, 10M or 2G (powers of 1024)" }
+}
+
+extension DataSubset: ArgumentValue {
+    init?(argument text: String) { try? self.init(text) }
+
+    static var expectation: String { "N/M (slice N of M, e.g. 1/5) or a percentage (e.g. 10%)" }
+}

@@ -20,7 +20,8 @@ struct BackupCommand: VaultCommand {
         examples: [
             "coffer backup ~/docs                     # a snapshot, named by the path",
             "coffer backup ~ --exclude '*.tmp' --exclude node_modules --exclude '!keep.tmp'",
-            "coffer backup /srv/www --name www --device-only --exclude-file www.excludes",
+            "coffer backup /srv/www --name www --tag daily --exclude-file www.excludes",
+            "coffer backup ~ --exclude-caches --exclude-larger-than 2G -x --dry-run   # what it would read",
         ],
         isCancellable: true
     )
@@ -28,10 +29,19 @@ struct BackupCommand: VaultCommand {
     @Option(value: "NAME", help: "Group snapshots under NAME (default: the directory's absolute path).")
     var name: String?
 
+    @Option(value: "TAGS", help: "Tag the snapshot (repeatable; daily,laptop gives two tags).")
+    var tag: [TagList]
+
     @Flag(help: "Keep the snapshot on this machine: never export it.")
     var deviceOnly: Bool
 
     var compression = CompressionOption()
+
+    @Option(value: "TIME", help: "The time the snapshot records, like '2019-09-01 11:00:00' (default: now).")
+    var time: SnapshotTime?
+
+    @Option(value: "HOST", help: "The host the snapshot records (default: this machine's hostname).")
+    var host: String?
 
     @Option(
         value: "PATTERN",
@@ -45,25 +55,55 @@ struct BackupCommand: VaultCommand {
     @Option(value: "FILE", help: "Read exclude patterns from FILE, one a line; # starts a comment (repeatable).")
     var excludeFile: [String]
 
+    @Flag(help: "Leave out the contents of cache directories (a valid CACHEDIR.TAG marks them).")
+    var excludeCaches: Bool
+
+    @Option(value: "NAME[:HEADER]", help: "Leave out the contents of directories holding NAME (starting with HEADER).")
+    var excludeIfPresent: [String]
+
+    @Option(value: "SIZE", help: "Leave out files larger than SIZE (2048, 500k, 10M, 2G).")
+    var excludeLargerThan: ByteSize?
+
+    @Flag(short: "x", help: "Stay on the directory's file system: mount points are kept empty.")
+    var oneFileSystem: Bool
+
+    @Flag(help: "List what the backup would read and leave out; read and store nothing.")
+    var dryRun: Bool
+
     @Argument("DIR", help: "The directory to back up.")
     var directory: String
 
+    /// The options the flags make.
+    func options() throws -> BackupOptions {
+        var options = BackupOptions(name: name, scope: deviceOnly ? .deviceBound : .syncable, tags: tag.flatMap(\.tags))
+        options.compressionLevel = compression.level?.value
+        options.excluding = try excludePatterns()
+        options.excludingIgnoringCase = iexclude
+        options.excludeCaches = excludeCaches
+        options.excludeIfPresent = excludeIfPresent
+        options.excludeLargerThan = excludeLargerThan?.bytes
+        options.oneFileSystem = oneFileSystem
+        options.time = time?.date
+        options.hostname = host
+        return options
+    }
+
     func run(_ vault: Vault, _ context: CommandContext) throws {
+        let options = try options()
+        if dryRun { return try plan(vault, options, context) }
         let bar = context.progressBar("backup \(directory)", total: nil, unit: .count("paths"))
-        let excluding = try excludePatterns()
         // The total comes from a count of the tree that runs beside the backup (as restic's scanner
-        // does): the bar shows a percentage and an ETA once it is known. The count does not apply
-        // exclude patterns, so with them there is no total rather than a wrong one.
-        if bar.isDrawn, excluding.isEmpty, iexclude.isEmpty {
+        // does): the bar shows a percentage and an ETA once it is known. The count leaves nothing
+        // out, so with excludes there is no total rather than a wrong one.
+        let excludes =
+            !options.excluding.isEmpty || !iexclude.isEmpty || excludeCaches || !excludeIfPresent.isEmpty
+            || excludeLargerThan != nil || oneFileSystem
+        if bar.isDrawn, !excludes {
             TreeCount.start(URL(fileURLWithPath: directory)) { bar.setTotal($0) }
         }
         let result = try vault.snapshots.backup(
             directory: URL(fileURLWithPath: directory),
-            name: name,
-            scope: deviceOnly ? .deviceBound : .syncable,
-            compressionLevel: compression.level?.value,
-            excluding: excluding,
-            excludingIgnoringCase: iexclude,
+            options: options,
             progress: { bar.update(completed: Int64($0.files), detail: "\(ByteCount.format($0.bytesRead)) read") }
         )
         bar.finish()
@@ -72,7 +112,7 @@ struct BackupCommand: VaultCommand {
             for path in result.excluded { output.warning("excluded: \(path) (the vault's own directory)") }
             if result.excludedByPattern > 0 {
                 output.note(
-                    "\(result.excludedByPattern) path\(result.excludedByPattern == 1 ? "" : "s") left out by the exclude patterns (a directory counts once)."
+                    "\(result.excludedByPattern) path\(result.excludedByPattern == 1 ? "" : "s") left out by the exclude options (a directory counts once)."
                 )
             }
             for problem in result.problems { output.warning("warning: \(problem)") }
@@ -100,6 +140,64 @@ struct BackupCommand: VaultCommand {
         }
     }
 
+    /// `--dry-run`: each path the backup would read (or, with `--json`, every path), then a summary.
+    private func plan(_ vault: Vault, _ options: BackupOptions, _ context: CommandContext) throws {
+        var entries: [BackupPlanEntry] = []
+        let json = context.output.mode == .json
+        let plan = try vault.snapshots.dryRun(directory: URL(fileURLWithPath: directory), options: options) { entry in
+            if json {
+                entries.append(entry)
+            } else if entry.wouldRead {
+                context.console.print(
+                    "would read  \(entry.change.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0))  "
+                        + "\(ByteCount.format(entry.size).leftPadded(to: 10))  \(entry.path)"
+                )
+            }
+        }
+        if !json {
+            for path in plan.excluded { context.output.warning("excluded: \(path) (the vault's own directory)") }
+            for problem in plan.problems { context.output.warning("warning: \(problem)") }
+        }
+        try context.output.status(DryRunListing(plan: plan, entries: entries)) {
+            "Dry run: would read \(plan.newFiles + plan.changedFiles) of \(plan.files) files "
+                + "(\(plan.newFiles) new, \(plan.changedFiles) changed), \(ByteCount.format(plan.bytesToRead)); "
+                + "\(plan.unchangedFiles) unchanged files would not be read; \(plan.excludedByPattern) "
+                + "path\(plan.excludedByPattern == 1 ? "" : "s") left out by the exclude options. Nothing was read or stored."
+        }
+    }
+
+    /// What `backup --dry-run --json` prints.
+    struct DryRunListing: Encodable {
+        let files: Int
+        let newFiles: Int
+        let changedFiles: Int
+        let unchangedFiles: Int
+        let bytesToRead: Int64
+        let excludedByPattern: Int
+        let problems: [String]
+        let paths: [Path]
+
+        struct Path: Encodable {
+            let path: String
+            let kind: String
+            let size: Int64
+            let change: String
+        }
+
+        init(plan: BackupPlan, entries: [BackupPlanEntry]) {
+            files = plan.files
+            newFiles = plan.newFiles
+            changedFiles = plan.changedFiles
+            unchangedFiles = plan.unchangedFiles
+            bytesToRead = plan.bytesToRead
+            excludedByPattern = plan.excludedByPattern
+            problems = plan.problems.map(\.description)
+            paths = entries.map {
+                Path(path: $0.path, kind: $0.kind.rawValue, size: $0.size, change: $0.change.rawValue)
+            }
+        }
+    }
+
     /// `--exclude` patterns, then those of each `--exclude-file` (one a line, `#` comments).
     private func excludePatterns() throws -> [String] {
         var patterns = exclude
@@ -120,31 +218,33 @@ struct SnapshotsCommand: VaultCommand {
         abstract: "List the snapshots: id, time, host, files, size, name.",
         examples: [
             "coffer snapshots",
-            "coffer snapshots --host laptop --json",
+            "coffer snapshots --host laptop --tag daily --json",
         ]
     )
 
-    @Option(value: "HOST", help: "Only the snapshots taken on HOST.")
-    var host: String?
+    var selection = SnapshotSelection()
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
-        let snapshots = try vault.snapshots.list().filter { host == nil || $0.hostname == host }
+        let snapshots = try vault.snapshots.list(matching: selection.filter)
         if snapshots.isEmpty, context.output.mode != .json {
+            let filtered = selection.filter != SnapshotFilter()
             return context.output.note(
-                host.map { "No snapshots from host '\($0)'." } ?? "No snapshots yet; coffer backup DIR makes one."
+                filtered ? "No snapshots match." : "No snapshots yet; coffer backup DIR makes one."
             )
         }
         try context.output.result(snapshots.map(SnapshotListing.init)) {
             var table = TextTable([
                 .init(header: "ID"), .init(header: "TIME"), .init(header: "HOST"),
                 .init(header: "FILES", alignsRight: true),
-                .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE"), .init(header: "NAME"),
+                .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE"), .init(header: "TAGS"),
+                .init(header: "NAME"),
             ])
             for snapshot in snapshots {
                 table.append([
                     snapshot.shortID, TextTable.localTime(snapshot.created), PrintableText.escaping(snapshot.hostname),
                     String(snapshot.statistics.files), ByteCount.format(snapshot.statistics.bytes),
-                    snapshot.scope == .syncable ? "sync" : "device", PrintableText.escaping(snapshot.name),
+                    snapshot.scope == .syncable ? "sync" : "device",
+                    PrintableText.escaping(snapshot.tags.joined(separator: ",")), PrintableText.escaping(snapshot.name),
                 ])
             }
             return table.text
@@ -171,15 +271,17 @@ struct ShowCommand: VaultCommand {
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let entries = try vault.snapshots.entries(of: snapshot, host: host.host)
         if entries.isEmpty, context.output.mode != .json { return }
-        try context.output.result(entries.map(EntryListing.init)) {
-            entries.map { entry -> String in
-                let mode = String(entry.mode & 0o7777, radix: 8).leftPadded(to: 4)
-                let size = entry.kind == .file ? String(entry.size) : "-"
-                let suffix = entry.kind == .directory ? "/" : entry.linkTarget.map { " -> \($0)" } ?? ""
-                return
-                    "\(entry.kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(mode) \(size.leftPadded(to: 12))  \(entry.path)\(suffix)"
-            }.joined(separator: "\n")
-        }
+        try context.output.result(entries.map(EntryListing.init)) { entries.map(Self.line).joined(separator: "\n") }
+    }
+
+    /// One path as `show` and `ls SNAPSHOT` list it: kind, mode, size, path (`/` after a
+    /// directory, the target after a link).
+    static func line(_ entry: SnapshotEntry) -> String {
+        let mode = String(entry.mode & 0o7777, radix: 8).leftPadded(to: 4)
+        let size = entry.kind == .file ? String(entry.size) : "-"
+        let suffix = entry.kind == .directory ? "/" : entry.linkTarget.map { " -> \($0)" } ?? ""
+        return
+            "\(entry.kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(mode) \(size.leftPadded(to: 12))  \(entry.path)\(suffix)"
     }
 }
 
@@ -197,6 +299,7 @@ struct RestoreCommand: VaultCommand {
         examples: [
             "coffer restore ~/docs /tmp/docs-back       # into an empty or new directory",
             "coffer restore 3f9c2a71 /tmp/txt --include '*.txt'",
+            "coffer restore ~/docs /tmp/small --exclude '*.iso' --exclude cache",
         ],
         isCancellable: true
     )
@@ -206,6 +309,12 @@ struct RestoreCommand: VaultCommand {
     @Option(value: "PATTERN", help: "Only paths matching PATTERN (fnmatch), and all under a matching directory.")
     var include: String?
 
+    @Option(value: "PATTERN", help: "Leave out paths matching PATTERN, by backup's exclude rules (repeatable).")
+    var exclude: [String]
+
+    @Option(value: "PATTERN", help: "Like --exclude, ignoring case (repeatable).")
+    var iexclude: [String]
+
     @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")
     var snapshot: String
 
@@ -214,13 +323,17 @@ struct RestoreCommand: VaultCommand {
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         // The snapshot's size is the total, unless --include restores a part of it.
-        let total = include == nil ? try vault.snapshots.snapshot(snapshot, host: host.host).statistics.bytes : nil
+        let total =
+            include == nil && exclude.isEmpty && iexclude.isEmpty
+            ? try vault.snapshots.snapshot(snapshot, host: host.host).statistics.bytes : nil
         let bar = context.progressBar("restore \(snapshot)", total: total)
         let result = try vault.snapshots.restore(
             snapshot,
             host: host.host,
             to: URL(fileURLWithPath: directory),
             include: include,
+            excluding: exclude,
+            excludingIgnoringCase: iexclude,
             progress: { bar.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
         )
         bar.finish()
@@ -234,31 +347,6 @@ struct RestoreCommand: VaultCommand {
         )
         try context.output.status(listing) {
             "Restored \(result.restoredPaths) paths, \(ByteCount.format(result.bytes)), to \(directory)."
-        }
-    }
-}
-
-/// `coffer forget SNAPSHOT`: drops a snapshot.
-struct ForgetCommand: VaultCommand {
-    static let configuration = CommandConfiguration(
-        name: "forget",
-        abstract: "Drop a snapshot; chunks nothing else uses are freed.",
-        examples: [
-            "coffer forget 3f9c2a71                    # frees what nothing else uses",
-            "coffer forget ~/docs --host old-laptop",
-        ]
-    )
-
-    var host = HostOption()
-
-    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")
-    var snapshot: String
-
-    func run(_ vault: Vault, _ context: CommandContext) throws {
-        let found = try vault.snapshots.snapshot(snapshot, host: host.host)
-        try vault.snapshots.forget(found.id)
-        try context.output.status(["forgotten": found.id]) {
-            "Forgot snapshot \(found.shortID) (\(PrintableText.escaping(found.name)) on \(PrintableText.escaping(found.hostname)))."
         }
     }
 }
@@ -300,6 +388,7 @@ struct SnapshotListing: Encodable {
     let hostname: String
     let created: Date
     let scope: String
+    let tags: [String]
     let statistics: SnapshotStatistics
 
     init(_ info: SnapshotInfo) {
@@ -309,6 +398,7 @@ struct SnapshotListing: Encodable {
         hostname = info.hostname
         created = info.created
         scope = info.scope.rawValue
+        tags = info.tags
         statistics = info.statistics
     }
 }

@@ -1,6 +1,6 @@
 /// A positional argument, declared as a typed property in the manner of swift-argument-parser's
 /// `@Argument`. Arguments are taken in the order the properties are declared: required ones, then
-/// optional ones, and last, at most one that takes all that remain.
+/// optional ones, and last, at most one that takes all that remain (one or more, or any number).
 ///
 /// ```swift
 /// @Argument("NAME", help: "The blob's name.") var name: String
@@ -65,11 +65,13 @@ extension Argument {
         }
     }
 
-    /// The last argument, taking every positional that remains: at least one.
-    init<Element: ArgumentValue>(_ placeholder: String, help: String) where Value == [Element] {
+    /// The last argument, taking every positional that remains: at least one, or any number with
+    /// `optional`.
+    init<Element: ArgumentValue>(_ placeholder: String, help: String, optional: Bool = false)
+    where Value == [Element] {
         self.placeholder = placeholder
         self.help = help
-        presence = .repeating
+        presence = optional ? .optionalRepeating : .repeating
         slot = ParsedSlot([])
         take = { positionals, name throws in
             var elements: [Element] = []

@@ -108,12 +108,14 @@ public struct CommandLineParser: Sendable {
             if path.count == 1 { return .help(HelpFormatter(globalOptions: globalOptions).help(for: path)) }
             throw usage("'\(path.map(\.name).joined(separator: " "))' needs a subcommand")
         }
-        let required = command.arguments.filter { $0.presence != .optional }.count
+        let required = command.arguments.filter { !$0.isOptional }.count
         if positionals.count < required {
             let missing = command.arguments[positionals.count]
             throw usage("missing argument \(missing.name) (\(missing.help))")
         }
-        if positionals.count > command.arguments.count, command.arguments.last?.presence != .repeating {
+        if positionals.count > command.arguments.count,
+            ![.repeating, .optionalRepeating].contains(command.arguments.last?.presence)
+        {
             throw usage("unexpected argument '\(positionals[command.arguments.count])'")
         }
         let invocation = Invocation(

@@ -84,6 +84,8 @@ public struct ArgumentSpec: Sendable, Equatable {
         case optional
         /// One or more: the last argument, taking all that remain.
         case repeating
+        /// Zero or more: the last argument, taking all that remain, if any.
+        case optionalRepeating
     }
 
     /// The placeholder in help, e.g. `SNAPSHOT`.
@@ -94,7 +96,7 @@ public struct ArgumentSpec: Sendable, Equatable {
     public let presence: Presence
 
     /// Whether it may be left out.
-    public var isOptional: Bool { presence == .optional }
+    public var isOptional: Bool { presence == .optional || presence == .optionalRepeating }
 
     /// Creates a positional argument.
     public init(_ name: String, help: String, optional: Bool = false) {

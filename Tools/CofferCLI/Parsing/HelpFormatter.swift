@@ -16,6 +16,7 @@ struct HelpFormatter {
             case .required: usage += " \(argument.name)"
             case .optional: usage += " [\(argument.name)]"
             case .repeating: usage += " \(argument.name)..."
+            case .optionalRepeating: usage += " [\(argument.name)...]"
             }
         }
         lines += ["", usage]

@@ -12,6 +12,8 @@ public final class Console: @unchecked Sendable {
     public let inputIsTerminal: Bool
     /// Whether standard error is a terminal (so progress bars may be drawn).
     public let errorIsTerminal: Bool
+    /// Whether standard output is a terminal (where `dump` refuses to write binary data).
+    public let outputIsTerminal: Bool
     /// Standard input and output as file descriptors, for streaming large data; `nil` when the console
     /// is not the process's (tests), and then data goes through the closures.
     let inputDescriptor: Int32?
@@ -46,6 +48,7 @@ public final class Console: @unchecked Sendable {
     ) {
         inputDescriptor = descriptors?.input
         outputDescriptor = descriptors?.output
+        outputIsTerminal = descriptors.map { isatty($0.output) == 1 } ?? false
         self.inputIsTerminal = inputIsTerminal
         self.errorIsTerminal = errorIsTerminal
         writeOutput = output

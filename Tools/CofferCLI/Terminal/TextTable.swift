@@ -16,7 +16,7 @@ struct TextTable {
 
     mutating func append(_ row: [String]) { rows.append(row) }
 
-    /// The header and the rows, one line each, columns two spaces apart.
+    /// The header and the rows, one line each, columns two spaces apart, no line ending in spaces.
     var text: String {
         let all = [columns.map(\.header)] + rows
         let widths = columns.indices.map { index in all.map { $0[index].count }.max() ?? 0 }
@@ -25,7 +25,7 @@ struct TextTable {
                 if index == columns.count - 1 && !columns[index].alignsRight { return cell }
                 let padding = String(repeating: " ", count: widths[index] - cell.count)
                 return columns[index].alignsRight ? padding + cell : cell + padding
-            }.joined(separator: "  ")
+            }.joined(separator: "  ").replacing(/\ +$/, with: "")
         }.joined(separator: "\n")
     }
 
