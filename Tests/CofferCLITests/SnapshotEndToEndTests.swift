@@ -87,9 +87,14 @@ struct SnapshotEndToEndTests {
         let unknown = try run(["restore", "nothing-like-this", directory.path("x").path])
         #expect(unknown.status == 1)
         #expect(unknown.error.contains("there is no snapshot 'nothing-like-this'"))
-        let notDirectory = try run(["backup", source + "/latest"])
-        #expect(notDirectory.status == 1)
-        #expect(notDirectory.error.contains("is not a directory"))
+        // One path that is not a directory is backed up as itself (a symbolic link as a link), as
+        // restic does, under its directory.
+        let link = try run(["backup", source + "/latest", "--name", "the-link"])
+        #expect(link.status == 0, "\(link.error)")
+        #expect(try run(["show", "the-link"]).output.contains("latest -> notes/today.txt"))
+        let missing = try run(["backup", source + "/nothing-here"])
+        #expect(missing.status == 1)
+        #expect(missing.error.contains("does not exist"))
         #expect(try run(["restore", "notes"]).status == 64)
     }
 }

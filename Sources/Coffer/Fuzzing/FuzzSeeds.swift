@@ -68,6 +68,8 @@ extension FuzzEntryPoints {
         ChunkList.inline([]).encode(into: &snapshot)
         snapshot.write(UInt16(1))
         snapshot.write(lengthPrefixed: Array("daily".utf8))
+        snapshot.write(UInt16(1))
+        snapshot.write(lengthPrefixed: Array("/home/ann/docs".utf8))
 
         var rncryptor = try RNCryptor.EncryptingSink(base: DataSink(), password: Array("fuzz".utf8))
         try Array("hello, fuzzer".utf8).withUnsafeBytes { try rncryptor.write($0) }

@@ -43,6 +43,9 @@ public struct SnapshotInfo: Sendable, Hashable {
     public let statistics: SnapshotStatistics
     /// The tags it was given (`backup --tag`), sorted; retention policies and listings select by them.
     public let tags: [String]
+    /// The paths it backed up, absolute and sorted: ``sourcePath`` alone for a directory's snapshot,
+    /// else the paths under it that ``Snapshots/backup(paths:options:progress:)`` was given.
+    public let paths: [String]
 
     /// The first 8 digits of the id, as listings show it.
     public var shortID: String { String(id.prefix(8)) }
@@ -58,13 +61,15 @@ public struct SnapshotInfo: Sendable, Hashable {
 /// body:   name ‖ source path ‖ hostname (UInt16 length ‖ UTF-8 each) ‖ created (Int64 ms)
 ///         ‖ statistics (9 × UInt64) ‖ tree size (UInt64) ‖ tree SHA-256 (32) ‖ tree chunk count (UInt64)
 ///         ‖ tree chunk list ‖ version 4: tag count (UInt16) ‖ tags (UInt16 length ‖ UTF-8 each)
+///         ‖ path count (UInt16) ‖ paths (UInt16 length ‖ UTF-8 each)
 /// ```
 ///
 /// The tree (every entry, in path order) is a stream of chunks like a blob's content, so an unchanged
 /// tree's chunks are shared between snapshots. The version says how the tree's entries are encoded
 /// (``TreeEntry``): version 1 stored a SHA-256 of each file's content, version 2 does not, version 3
 /// stores names as bytes and adds status change times, link counts, sparseness, extended attributes
-/// and a root entry; version 4 encodes its tree as version 3 does and adds the snapshot's tags.
+/// and a root entry; version 4 encodes its tree as version 3 does and adds the snapshot's tags and
+/// the paths it backed up.
 package struct SnapshotRecord: Sendable, StoredContent {
     /// The version new snapshots are written with.
     package static let version: UInt8 = 4
@@ -88,6 +93,8 @@ package struct SnapshotRecord: Sendable, StoredContent {
     package var chunks: ChunkList
     /// The snapshot's tags, sorted and unique (none before version 4).
     package var tags: [String] = []
+    /// The paths backed up, absolute and sorted; empty before version 4, which meant `sourcePath`.
+    package var paths: [String] = []
     /// The version the record (and so its tree) was written with; kept when it is sealed again.
     package var formatVersion: UInt8 = SnapshotRecord.version
 
@@ -105,6 +112,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
         chunkCount: UInt64,
         chunks: ChunkList,
         tags: [String] = [],
+        paths: [String] = [],
         formatVersion: UInt8 = SnapshotRecord.version
     ) {
         self.id = id
@@ -120,6 +128,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
         self.chunkCount = chunkCount
         self.chunks = chunks
         self.tags = tags
+        self.paths = paths
         self.formatVersion = formatVersion
     }
 
@@ -146,6 +155,8 @@ package struct SnapshotRecord: Sendable, StoredContent {
         if formatVersion >= Self.taggedVersion {
             writer.write(UInt16(tags.count))
             for tag in tags { writer.write(lengthPrefixed: Array(tag.utf8)) }
+            writer.write(UInt16(paths.count))
+            for path in paths { writer.write(lengthPrefixed: Array(path.utf8)) }
         }
         return writer.bytes
     }
@@ -233,6 +244,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
         )
         if version >= taggedVersion {
             for _ in 0..<Int(try reader.readUInt16()) { record.tags.append(try text()) }
+            for _ in 0..<Int(try reader.readUInt16()) { record.paths.append(try text()) }
         }
         try reader.finish()
         return record
@@ -250,7 +262,8 @@ package struct SnapshotRecord: Sendable, StoredContent {
             created: Date(timeIntervalSince1970: Double(created) / 1000),
             scope: scope,
             statistics: statistics,
-            tags: tags
+            tags: tags,
+            paths: paths.isEmpty ? [sourcePath] : paths
         )
     }
 }

@@ -63,18 +63,33 @@ extension Snapshots {
         options: BackupOptions,
         visit: (BackupPlanEntry) -> Void
     ) throws(CofferError) -> BackupPlan {
+        try dryRun(paths: [directory], options: options, visit: visit)
+    }
+
+    /// ``dryRun(directory:options:visit:)`` for the several paths
+    /// ``backup(paths:options:progress:)`` takes.
+    public func dryRun(
+        paths: [URL],
+        options: BackupOptions,
+        visit: (BackupPlanEntry) -> Void
+    ) throws(CofferError) -> BackupPlan {
+        let sources = try BackupSources(paths)
         try vault.checkOpen()
         let rules = try ExcludeRules(patterns: options.excluding, caseInsensitive: options.excludingIgnoringCase)
         let limits = try options.walkLimits()
         let hostname = try options.checkedHostname()
-        let root = directory.standardizedFileURL.path
+        let root = sources.root
         let vaultDirectory = try vault.ownDirectoryIdentity()
         if FileIdentity(path: root) == vaultDirectory {
             throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
         }
         let store = snapshotStore(try vault.keyRing())
         var previous: [[UInt8]: TreeEntry] = [:]
-        if let latest = try store.latest(named: options.name ?? root, host: hostname, cipher: try makeCipher()) {
+        if let latest = try store.latest(
+            named: options.name ?? sources.defaultName,
+            host: hostname,
+            cipher: try makeCipher()
+        ) {
             previous = try store.entriesByPath(of: latest)
         }
         var plan = BackupPlan()
@@ -83,6 +98,7 @@ extension Snapshots {
             excluded: [vaultDirectory],
             rules: rules,
             limits: limits,
+            targets: sources.targets,
             report: { plan.problems.append(SnapshotProblem(path: EntryPath.display($0), message: $1)) },
             exclude: { plan.excluded.append(EntryPath.display($0)) },
             leftOut: { _ in plan.excludedByPattern += 1 }

@@ -41,6 +41,24 @@ public struct Snapshots: Sendable {
         options: BackupOptions,
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> BackupResult {
+        try backup(paths: [directory], options: options, progress: progress)
+    }
+
+    /// Backs up several paths (directories or files) as one snapshot, as restic's `backup PATH…`
+    /// does: the snapshot's tree is rooted at their deepest common directory (its ``SnapshotInfo/sourcePath``)
+    /// and holds the paths and the directories on the way to them, so a restore recreates them
+    /// under the target as they sit under that directory. ``SnapshotInfo/paths`` lists them. One
+    /// directory given is that directory's snapshot, as ``backup(directory:options:progress:)``
+    /// makes it; the default name is the paths joined by commas.
+    ///
+    /// - Throws: ``CofferError`` `.param` for no path, one that does not exist, and the errors of
+    ///   ``backup(directory:options:progress:)``.
+    public func backup(
+        paths: [URL],
+        options: BackupOptions,
+        progress: (@Sendable (BackupProgress) -> Void)? = nil
+    ) throws(CofferError) -> BackupResult {
+        let sources = try BackupSources(paths)
         let scope = options.scope
         let compressionLevel = options.compressionLevel
         let tags = try options.checkedTags()
@@ -48,12 +66,12 @@ public struct Snapshots: Sendable {
         let created = Int64((options.time ?? Date()).timeIntervalSince1970 * 1000)
         try vault.checkOpen()
         let rules = try ExcludeRules(patterns: options.excluding, caseInsensitive: options.excludingIgnoringCase)
-        let root = directory.standardizedFileURL.path
+        let root = sources.root
         let vaultDirectory = try vault.ownDirectoryIdentity()
         if FileIdentity(path: root) == vaultDirectory {
             throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
         }
-        let name = options.name ?? root
+        let name = options.name ?? sources.defaultName
         guard !name.isEmpty, name.utf8.count <= 1024 else {
             throw CofferError(.param, "a snapshot name must be 1 to 1024 bytes long")
         }
@@ -83,6 +101,7 @@ public struct Snapshots: Sendable {
             excluded: [vaultDirectory],
             rules: rules,
             limits: try options.walkLimits(),
+            targets: sources.targets,
             report: { run.report(EntryPath.display($0), $1) },
             exclude: { run.exclude(EntryPath.display($0)) },
             leftOut: { _ in leftOut += 1 }
@@ -153,6 +172,7 @@ public struct Snapshots: Sendable {
                     hostname: hostname,
                     created: created,
                     tags: tags,
+                    paths: sources.paths,
                     run: run,
                     keys: keys,
                     in: txn,
@@ -191,6 +211,7 @@ public struct Snapshots: Sendable {
         hostname: String,
         created: Int64,
         tags: [String],
+        paths: [String],
         run: BackupRun,
         keys: KeyRing,
         in txn: Transaction,
@@ -212,7 +233,8 @@ public struct Snapshots: Sendable {
             digest: tree.digest,
             chunkCount: tree.chunkCount,
             chunks: tree.chunks,
-            tags: tags
+            tags: tags,
+            paths: paths
         )
         for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }
         try txn.put(

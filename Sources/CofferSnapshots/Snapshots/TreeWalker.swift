@@ -144,6 +144,8 @@ package struct TreeWalker {
     package let rules: ExcludeRules
     /// Markers, a size limit, one file system.
     package let limits: WalkLimits
+    /// The paths under the root to walk (and the directories on the way to them); `nil` for all.
+    package let targets: [[UInt8]]?
     package let leftOut: ([UInt8]) -> Void
     /// The root's own components, which patterns match the absolute path with.
     private let rootComponents: [[UInt8]]
@@ -153,6 +155,7 @@ package struct TreeWalker {
         excluded: Set<FileIdentity>,
         rules: ExcludeRules = .none,
         limits: WalkLimits = .none,
+        targets: [[UInt8]]? = nil,
         report: @escaping ([UInt8], String) -> Void,
         exclude: @escaping ([UInt8]) -> Void,
         leftOut: @escaping ([UInt8]) -> Void = { _ in }
@@ -161,6 +164,7 @@ package struct TreeWalker {
         self.excluded = excluded
         self.rules = rules
         self.limits = limits
+        self.targets = targets
         self.report = report
         self.exclude = exclude
         self.leftOut = leftOut
@@ -189,7 +193,14 @@ package struct TreeWalker {
             }
             try visit(walked)
             var pending: [WalkedPath] = []
-            try walk(relative: [], device: status.st_dev, parentExcluded: false, pending: &pending, visit)
+            try walk(
+                relative: [],
+                device: status.st_dev,
+                parentExcluded: false,
+                insideTarget: targets == nil,
+                pending: &pending,
+                visit
+            )
         }
     }
 
@@ -200,6 +211,7 @@ package struct TreeWalker {
         relative: [UInt8],
         device: UInt,
         parentExcluded: Bool,
+        insideTarget: Bool,
         pending: inout [WalkedPath],
         _ visit: (WalkedPath) throws(CofferError) -> Void
     ) throws(CofferError) {
@@ -220,6 +232,12 @@ package struct TreeWalker {
         let marked = !limits.markers.isEmpty && limits.isMarked(EntryPath.joining(root, relative), names: names)
         for name in names {
             let path = EntryPath.joining(relative, name)
+            // Outside the paths given: walked only on the way to one of them.
+            var inside = insideTarget
+            if !inside, let targets {
+                inside = targets.contains(path)
+                guard inside || targets.contains(where: { EntryPath.isInside($0, path) }) else { continue }
+            }
             if marked, !limits.markers.contains(where: { $0.name == name }) {
                 leftOut(path)
                 continue
@@ -255,7 +273,14 @@ package struct TreeWalker {
                 }
                 if walkingExcluded {
                     pending.append(walked)
-                    try walk(relative: path, device: device, parentExcluded: true, pending: &pending, visit)
+                    try walk(
+                        relative: path,
+                        device: device,
+                        parentExcluded: true,
+                        insideTarget: inside,
+                        pending: &pending,
+                        visit
+                    )
                     // Still pending: nothing under it was kept, so it is left out itself.
                     if pending.last?.relativePath == path {
                         pending.removeLast()
@@ -268,7 +293,14 @@ package struct TreeWalker {
                 try visit(walked)
                 // Another file system's directory (a mount point) is recorded, not entered.
                 if walked.kind == .directory, !limits.oneFileSystem || walked.status.st_dev == device {
-                    try walk(relative: path, device: device, parentExcluded: false, pending: &pending, visit)
+                    try walk(
+                        relative: path,
+                        device: device,
+                        parentExcluded: false,
+                        insideTarget: inside,
+                        pending: &pending,
+                        visit
+                    )
                 }
             }
         }

@@ -44,7 +44,8 @@ struct RetentionPolicyTests {
             created: date,
             scope: .syncable,
             statistics: SnapshotStatistics(),
-            tags: tags.sorted()
+            tags: tags.sorted(),
+            paths: [name]
         )
     }
 

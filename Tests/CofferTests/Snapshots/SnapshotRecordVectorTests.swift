@@ -20,10 +20,12 @@ struct SnapshotRecordVectorTests {
         + [UInt8](repeating: 0xab, count: 32)
         + bytes(UInt64(0)) + [0] + bytes(UInt32(0))
 
-    /// Version 4 adds: tag count 2 ‖ "daily" ‖ "laptop".
-    static let version4Body = version3Body + bytes(UInt16(2)) + text("daily") + text("laptop")
+    /// Version 4 adds: tag count 2 ‖ "daily" ‖ "laptop" ‖ path count 2 ‖ "/d/a" ‖ "/d/b".
+    static let version4Body =
+        version3Body + bytes(UInt16(2)) + text("daily") + text("laptop") + bytes(UInt16(2)) + text("/d/a")
+        + text("/d/b")
 
-    @Test("version 4 reads the tags after the chunk list; version 3 has none and refuses trailing bytes")
+    @Test("version 4 reads the tags and paths after the chunk list; version 3 has neither and refuses trailing bytes")
     func tags() throws {
         let id = [UInt8](repeating: 7, count: 16)
         let record = try SnapshotRecord.parse(
@@ -34,6 +36,7 @@ struct SnapshotRecordVectorTests {
             level: .afterFirstUnlock
         )
         #expect(record.tags == ["daily", "laptop"])
+        #expect(record.paths == ["/d/a", "/d/b"] && record.info.paths == ["/d/a", "/d/b"])
         #expect(record.name == "docs" && record.sourcePath == "/d" && record.hostname == "mopped")
         #expect(
             record.created == 1_567_335_600_000 && record.statistics.files == 3 && record.statistics.directories == 1
@@ -48,6 +51,7 @@ struct SnapshotRecordVectorTests {
             level: .afterFirstUnlock
         )
         #expect(old.tags.isEmpty)
+        #expect(old.info.paths == ["/d"])
         #expect(throws: CofferError.self) {
             _ = try SnapshotRecord.parse(
                 Self.version4Body,

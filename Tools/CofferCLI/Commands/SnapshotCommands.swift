@@ -19,6 +19,7 @@ struct BackupCommand: VaultCommand {
             """,
         examples: [
             "coffer backup ~/docs                     # a snapshot, named by the path",
+            "coffer backup ~/docs ~/mail /etc/fstab --name home   # several paths in one snapshot",
             "coffer backup ~ --exclude '*.tmp' --exclude node_modules --exclude '!keep.tmp'",
             "coffer backup /srv/www --name www --tag daily --exclude-file www.excludes",
             "coffer backup ~ --exclude-caches --exclude-larger-than 2G -x --dry-run   # what it would read",
@@ -70,8 +71,11 @@ struct BackupCommand: VaultCommand {
     @Flag(help: "List what the backup would read and leave out; read and store nothing.")
     var dryRun: Bool
 
-    @Argument("DIR", help: "The directory to back up.")
-    var directory: String
+    @Argument("PATH", help: "The directory to back up, or several paths (directories or files) for one snapshot.")
+    var paths: [String]
+
+    /// The paths, as the library takes them.
+    var urls: [URL] { paths.map { URL(fileURLWithPath: $0) } }
 
     /// The options the flags make.
     func options() throws -> BackupOptions {
@@ -91,18 +95,19 @@ struct BackupCommand: VaultCommand {
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let options = try options()
         if dryRun { return try plan(vault, options, context) }
-        let bar = context.progressBar("backup \(directory)", total: nil, unit: .count("paths"))
+        let label = paths.count == 1 ? "backup \(paths[0])" : "backup \(paths.count) paths"
+        let bar = context.progressBar(label, total: nil, unit: .count("paths"))
         // The total comes from a count of the tree that runs beside the backup (as restic's scanner
         // does): the bar shows a percentage and an ETA once it is known. The count leaves nothing
         // out, so with excludes there is no total rather than a wrong one.
         let excludes =
             !options.excluding.isEmpty || !iexclude.isEmpty || excludeCaches || !excludeIfPresent.isEmpty
             || excludeLargerThan != nil || oneFileSystem
-        if bar.isDrawn, !excludes {
-            TreeCount.start(URL(fileURLWithPath: directory)) { bar.setTotal($0) }
+        if bar.isDrawn, !excludes, paths.count == 1 {
+            TreeCount.start(urls[0]) { bar.setTotal($0) }
         }
         let result = try vault.snapshots.backup(
-            directory: URL(fileURLWithPath: directory),
+            paths: urls,
             options: options,
             progress: { bar.update(completed: Int64($0.files), detail: "\(ByteCount.format($0.bytesRead)) read") }
         )
@@ -124,7 +129,7 @@ struct BackupCommand: VaultCommand {
             excluded: result.excluded
         )
         try output.status(listing) {
-            "Snapshot \(result.snapshot.shortID) of \(result.snapshot.sourcePath): \(stats.files) files "
+            "Snapshot \(result.snapshot.shortID) of \(result.snapshot.paths.joined(separator: ", ")): \(stats.files) files "
                 + "(\(stats.newFiles) new, \(stats.changedFiles) changed, \(stats.unchangedFiles) unchanged), "
                 + "\(stats.directories) directories, \(ByteCount.format(stats.bytes)); "
                 + "\(ByteCount.format(stats.bytesAdded)) added to the vault"
@@ -144,7 +149,7 @@ struct BackupCommand: VaultCommand {
     private func plan(_ vault: Vault, _ options: BackupOptions, _ context: CommandContext) throws {
         var entries: [BackupPlanEntry] = []
         let json = context.output.mode == .json
-        let plan = try vault.snapshots.dryRun(directory: URL(fileURLWithPath: directory), options: options) { entry in
+        let plan = try vault.snapshots.dryRun(paths: urls, options: options) { entry in
             if json {
                 entries.append(entry)
             } else if entry.wouldRead {
@@ -385,6 +390,7 @@ struct SnapshotListing: Encodable {
     let id: String
     let name: String
     let sourcePath: String
+    let paths: [String]
     let hostname: String
     let created: Date
     let scope: String
@@ -395,6 +401,7 @@ struct SnapshotListing: Encodable {
         id = info.id
         name = info.name
         sourcePath = info.sourcePath
+        paths = info.paths
         hostname = info.hostname
         created = info.created
         scope = info.scope.rawValue
