@@ -36,7 +36,8 @@ extension Snapshots {
     ///   - path: The directory, relative to the backed-up one (`docs/deep`; empty or `.` for the top)
     ///     or absolute as it was backed up (`/home/ann/docs/deep`); bytes that are not UTF-8 as
     ///     listings show them (`\xe9`). A file's path lists that file.
-    ///   - recursive: Everything under the directory, not only what is directly in it.
+    ///   - recursive: Everything under the directory, not only what is directly in it; at the top,
+    ///     the backed-up directory itself (as `.`) first, as ``entries(of:host:)`` lists it.
     ///   - visit: Called with each path, in order.
     /// - Throws: ``CofferError`` `.itemNotFound` if the snapshot holds no such path.
     public func entries(
@@ -57,7 +58,11 @@ extension Snapshots {
                 if !isDirectory { visit(SnapshotEntry(entry)) }
                 return
             }
-            guard !entry.isRoot else { return }
+            // The backed-up directory itself (as `.`) heads a recursive listing of the top.
+            if entry.isRoot {
+                if recursive, directory.isEmpty { visit(SnapshotEntry(entry)) }
+                return
+            }
             guard directory.isEmpty || EntryPath.isInside(entry.path, directory) else { return }
             let rest = directory.isEmpty ? entry.path : Array(entry.path.dropFirst(directory.count + 1))
             if recursive || !rest.contains(UInt8(ascii: "/")) { visit(SnapshotEntry(entry)) }

@@ -274,9 +274,17 @@ struct ShowCommand: VaultCommand {
     var snapshot: String
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
-        let entries = try vault.snapshots.entries(of: snapshot, host: host.host)
-        if entries.isEmpty, context.output.mode != .json { return }
-        try context.output.result(entries.map(EntryListing.init)) { entries.map(Self.line).joined(separator: "\n") }
+        // Printed as the tree is read, so memory stays bounded whatever its size (JSON collects).
+        var collected: [EntryListing] = []
+        let json = context.output.mode == .json
+        try vault.snapshots.entries(of: snapshot, host: host.host, under: "", recursive: true) { entry in
+            if json {
+                collected.append(EntryListing(entry))
+            } else {
+                context.console.print(Self.line(entry))
+            }
+        }
+        if json { try context.console.printJSON(collected) }
     }
 
     /// One path as `show` and `ls SNAPSHOT` list it: kind, mode, size, path (`/` after a
