@@ -84,14 +84,13 @@ extension Snapshots {
             throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
         }
         let store = snapshotStore(try vault.keyRing())
-        var previous: [[UInt8]: TreeEntry] = [:]
-        if let latest = try store.latest(
+        let latest = try store.latest(
             named: options.name ?? sources.defaultName,
             host: hostname,
             cipher: try makeCipher()
-        ) {
-            previous = try store.entriesByPath(of: latest)
-        }
+        )
+        let previous = PreviousTree(store: store, record: latest)
+        defer { previous.close() }
         var plan = BackupPlan()
         let walker = TreeWalker(
             root: Array(root.utf8),
@@ -109,7 +108,7 @@ extension Snapshots {
             let change: BackupPlanEntry.Change
             if walked.kind == .file {
                 plan.files += 1
-                if let before = previous[walked.relativePath] {
+                if let before = previous.entry(at: walked.relativePath) {
                     change = before.isUnchanged(comparedWith: entry) ? .unchanged : .changed
                 } else {
                     change = .new

@@ -78,10 +78,8 @@ public struct Snapshots: Sendable {
         let keys = try vault.keyRing()
         let store = snapshotStore(keys)
         let cipher = try makeCipher()
-        var previous: [[UInt8]: TreeEntry] = [:]
-        if let latest = try store.latest(named: name, host: hostname, cipher: cipher) {
-            previous = try store.entriesByPath(of: latest)
-        }
+        let previous = PreviousTree(store: store, record: try store.latest(named: name, host: hostname, cipher: cipher))
+        defer { previous.close() }
         let run = try BackupRun(environment: vault.environment, store: store.contentStore, scope: scope)
         let session = try ContentSession<BackupRun.Marker>(
             vault: vault,
@@ -134,7 +132,7 @@ public struct Snapshots: Sendable {
                     try session.addMarker(.plain(entry))
                     return
                 }
-                let before = previous[walked.relativePath]
+                let before = previous.entry(at: walked.relativePath)
                 if let before, before.isUnchanged(comparedWith: entry) {
                     entry.content = before.content
                     try session.addMarker(.unchanged(entry))

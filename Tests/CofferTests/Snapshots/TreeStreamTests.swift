@@ -1,0 +1,70 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// The previous snapshot read in step with the walk: the order it assumes, and what a backup finds
+/// through it.
+@Suite("The previous tree, read in step with the walk")
+struct PreviousTreeTests {
+    /// Walk order stated a second way: component by component, each compared as bytes.
+    static func componentsPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        let left = a.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
+        let right = b.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
+        return left.lexicographicallyPrecedes(right) { $0.lexicographicallyPrecedes($1) }
+    }
+
+    @Test(
+        "walk order is the component-wise byte order, a directory before what is under it",
+        arguments: ModelSeeds.seeds("COFFER_WALK_ORDER_SEEDS", defaults: Array(1...20))
+    )
+    func order(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        // Names from bytes around '/' (0x2f): '-', '.', '0', and others, never '/' or NUL.
+        let alphabet: [UInt8] = [0x01, 0x20, 0x2d, 0x2e, 0x30, 0x41, 0x61, 0x7e, 0xe9, 0xff]
+        func name() -> [UInt8] {
+            (0..<Int.random(in: 1...3, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+        }
+        let paths = (0..<200).map { _ in
+            (0..<Int.random(in: 1...4, using: &random)).map { _ in name() }.joined(separator: [UInt8(ascii: "/")]).map {
+                $0
+            }
+        }
+        for a in paths {
+            for b in paths.prefix(40) {
+                #expect(
+                    PreviousTree.walkOrder(a, precedes: b) == Self.componentsPrecede(a, b),
+                    "seed \(seed): \(a) vs \(b)"
+                )
+            }
+        }
+    }
+
+    @Test("a backup over a changed tree reads exactly the new and changed files, a million-entry map no more")
+    func lookups() throws {
+        let fixture = try VaultFixture.smallChunks()
+        let vault = try fixture.create()
+        let source = fixture.directory.path("source")
+        // Names that sort around '/': "a", "a.txt", "a-b", "a/…", "b", a Latin-1 name.
+        for path in ["a/x", "a/y/z", "a.txt", "a-b", "b", "c/d/e/f", "r\u{e9}sum\u{e9}"] {
+            let url = source.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try Data(path.utf8).write(to: url)
+        }
+        _ = try vault.snapshots.backup(directory: source)
+        let unchanged = try vault.snapshots.backup(directory: source).snapshot.statistics
+        #expect(unchanged.unchangedFiles == 7 && unchanged.newFiles == 0 && unchanged.changedFiles == 0)
+        try Data("changed, longer".utf8).write(to: source.appendingPathComponent("a/y/z"))
+        try Data("new".utf8).write(to: source.appendingPathComponent("a/w"))
+        try FileManager.default.removeItem(at: source.appendingPathComponent("a-b"))
+        let changed = try vault.snapshots.backup(directory: source).snapshot.statistics
+        #expect(changed.newFiles == 1 && changed.changedFiles == 1 && changed.unchangedFiles == 5, "\(changed)")
+        var plan: [String: BackupPlanEntry.Change] = [:]
+        _ = try vault.snapshots.dryRun(directory: source, options: BackupOptions()) { plan[$0.path] = $0.change }
+        #expect(plan.values.allSatisfy { $0 != .new && $0 != .changed }, "\(plan)")
+    }
+}
