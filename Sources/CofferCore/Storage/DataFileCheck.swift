@@ -43,11 +43,18 @@ package struct DataFileCheck {
 
     package static let magic: UInt32 = 0xBEEF_C0DE
     package static let noPage = UInt64.max
-    private static let headerSize = 16
+    package static let headerSize = 16
     private static let metaFlag: UInt16 = 0x08
     private static let branchFlag: UInt16 = 0x01
     private static let leafFlag: UInt16 = 0x02
     private static let overflowFlag: UInt16 = 0x04
+
+    /// How many pages a value of `size` bytes stored out of its node takes: it starts after the
+    /// first page's header (LMDB's `OVPAGES`). A free-list record of 510 page ids (4,088 bytes)
+    /// takes two pages, not one; reading one made the check report a sound free list as damaged.
+    package static func overflowPages(size: Int, pageSize: Int) -> UInt64 {
+        UInt64((headerSize + size + pageSize - 1) / pageSize)
+    }
     private static let bigData: UInt16 = 0x01
     private static let subDatabase: UInt16 = 0x02
     private static let duplicates: UInt16 = 0x04
@@ -474,7 +481,11 @@ package struct DataFileCheck {
                         guard dataOffset + 8 <= meta.pageSize else { continue }
                         let first = integer(page, dataOffset, as: UInt64.self)
                         guard overflow(first, size: dataSize, part: part), isFreeList else { continue }
-                        let run = check.page(first, pageSize: meta.pageSize, count: 1 + dataSize / meta.pageSize)
+                        let run = check.page(
+                            first,
+                            pageSize: meta.pageSize,
+                            count: Int(DataFileCheck.overflowPages(size: dataSize, pageSize: meta.pageSize))
+                        )
                         freePages(Array(run[DataFileCheck.headerSize...]), size: dataSize, page: number, part: part)
                     } else if nodeFlags & DataFileCheck.subDatabase != 0, holdsTables, dataOffset + 48 <= meta.pageSize
                     {
@@ -530,7 +541,7 @@ package struct DataFileCheck {
 
         @discardableResult
         package mutating func overflow(_ first: UInt64, size: Int, part: String) -> Bool {
-            let pages = UInt64((DataFileCheck.headerSize + size + meta.pageSize - 1) / meta.pageSize)
+            let pages = DataFileCheck.overflowPages(size: size, pageSize: meta.pageSize)
             if light { return claim(first, count: pages, by: part) }
             guard (first + pages) * UInt64(meta.pageSize) <= check.fileSize else {
                 damage.append(

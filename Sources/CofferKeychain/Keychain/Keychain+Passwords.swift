@@ -16,19 +16,24 @@ extension Keychain {
         case .useQuery:
             break
         }
-        var query = ItemQuery.genericPassword(service: service, account: account)
-        query.returnsValue = true
-        let item: KeychainItem
-        do {
-            guard let found = try find(query).first else { return nil }
-            item = found
-        } catch  where error.code == .itemNotFound {
-            return nil
-        }
-        guard let value = item.value, let text = String(validating: value, as: UTF8.self) else {
+        guard let value = try genericPasswordValue(service: service, account: account) else { return nil }
+        guard let text = String(validating: value, as: UTF8.self) else {
             throw Self.notText(service: service, account: account)
         }
         return text
+    }
+
+    /// The value of the generic password for `service` and `account`, found by query, or `nil` if
+    /// there is none.
+    func genericPasswordValue(service: String, account: String) throws(KeychainError) -> Data? {
+        var query = ItemQuery.genericPassword(service: service, account: account)
+        query.returnsValue = true
+        do {
+            guard let found = try find(query).first else { return nil }
+            return found.value ?? Data()
+        } catch  where error.code == .itemNotFound {
+            return nil
+        }
     }
 
     /// `bytes` as a string, or `nil` if they are not UTF-8.

@@ -108,13 +108,6 @@ package struct SnapshotStore {
         }
     }
 
-    /// Every entry of the tree by path, for comparing (a previous backup, a diff).
-    package func entriesByPath(of record: SnapshotRecord) throws(CofferError) -> [[UInt8]: TreeEntry] {
-        var entries: [[UInt8]: TreeEntry] = [:]
-        try forEachEntry(of: record) { entries[$0.path] = $0 }
-        return entries
-    }
-
     /// Calls `body` with each chunk reference a snapshot holds: its tree's chunks and list chunks,
     /// and every file's (once per occurrence). Reads in its own short transactions, so the caller must
     /// not hold one (the tree is streamed by worker threads).

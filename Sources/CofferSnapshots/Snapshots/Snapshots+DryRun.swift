@@ -89,7 +89,7 @@ extension Snapshots {
             host: hostname,
             cipher: try makeCipher()
         )
-        let previous = PreviousTree(store: store, record: latest)
+        let previous = TreeStream(store: store, record: latest)
         defer { previous.close() }
         var plan = BackupPlan()
         let walker = TreeWalker(

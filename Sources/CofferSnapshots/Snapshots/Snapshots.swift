@@ -78,7 +78,7 @@ public struct Snapshots: Sendable {
         let keys = try vault.keyRing()
         let store = snapshotStore(keys)
         let cipher = try makeCipher()
-        let previous = PreviousTree(store: store, record: try store.latest(named: name, host: hostname, cipher: cipher))
+        let previous = TreeStream(store: store, record: try store.latest(named: name, host: hostname, cipher: cipher))
         defer { previous.close() }
         let run = try BackupRun(environment: vault.environment, store: store.contentStore, scope: scope)
         let session = try ContentSession<BackupRun.Marker>(
@@ -282,27 +282,41 @@ public struct Snapshots: Sendable {
     /// are shown as ``SnapshotEntry/path`` shows them.
     public func diff(_ old: String, _ new: String, host: String? = nil) throws(CofferError) -> SnapshotDiff {
         let store = snapshotStore(try vault.keyRing())
-        let before = try store.entriesByPath(of: try resolve(old, host: host))
-        let after = try store.entriesByPath(of: try resolve(new, host: host))
+        // Both trees are read as streams and merged in walk order: memory stays bounded whatever
+        // their size (the diff itself aside).
+        let before = TreeStream(store: store, record: try resolve(old, host: host))
+        defer { before.close() }
+        let after = TreeStream(store: store, record: try resolve(new, host: host))
+        defer { after.close() }
         var diff = SnapshotDiff()
-        for (path, entry) in after where !entry.isRoot {
-            guard let previous = before[path] else {
-                diff.added.append(entry.displayPath)
-                continue
-            }
-            if previous.kind != entry.kind || previous.mode != entry.mode || previous.linkTarget != entry.linkTarget
-                || previous.uid != entry.uid || previous.gid != entry.gid
-                || !Self.sameContent(previous.content, entry.content)
-                || (previous.changedSeconds != nil && previous.attributes != entry.attributes)
-            {
-                diff.changed.append(entry.displayPath)
+        var previous = before.next()
+        var current = after.next()
+        while previous != nil || current != nil {
+            if let old = previous, let new = current, old.path == new.path {
+                if !new.isRoot, !Self.same(old, new) { diff.changed.append(new.displayPath) }
+                previous = before.next()
+                current = after.next()
+            } else if let old = previous, current.map({ TreeStream.walkOrder(old.path, precedes: $0.path) }) ?? true {
+                if !old.isRoot { diff.removed.append(old.displayPath) }
+                previous = before.next()
+            } else if let new = current {
+                if !new.isRoot { diff.added.append(new.displayPath) }
+                current = after.next()
             }
         }
-        diff.removed = before.filter { after[$0.key] == nil && !$0.key.isEmpty }.map(\.value.displayPath)
+        if let failure = before.failure ?? after.failure { throw failure }
         diff.added.sort()
         diff.removed.sort()
         diff.changed.sort()
         return diff
+    }
+
+    /// Whether a path is the same in two snapshots: kind, mode, owner, link target, content, and
+    /// extended attributes (where the older entry recorded them).
+    private static func same(_ previous: TreeEntry, _ entry: TreeEntry) -> Bool {
+        previous.kind == entry.kind && previous.mode == entry.mode && previous.linkTarget == entry.linkTarget
+            && previous.uid == entry.uid && previous.gid == entry.gid && sameContent(previous.content, entry.content)
+            && (previous.changedSeconds == nil || previous.attributes == entry.attributes)
     }
 
     /// Whether two entries' contents are the same bytes (both absent counts as the same).

@@ -1,23 +1,23 @@
 import Foundation
 
-/// The previous snapshot's entries, read on a thread of their own in step with a backup's walk, so
-/// that memory stays bounded whatever the tree's size (a map of a million entries took 706 MiB).
-/// Both are in walk order (depth first, names in byte order), so each lookup only moves forward.
-///
-/// A previous tree that cannot be read (damaged) counts as absent from there on: the files it
-/// would have matched are read again, which is always correct.
-package final class PreviousTree: @unchecked Sendable {
-    /// Entries read ahead of the walk, at most this many.
+/// A snapshot's tree read on a thread of its own, entry by entry in walk order (depth first, names
+/// in byte order), at most 4,096 entries ahead of its reader, so that memory stays bounded whatever
+/// the tree's size. A backup looks up the previous snapshot's entries through it in step with its
+/// walk (a map of a million entries took 706 MiB); `diff` merges two of them.
+package final class TreeStream: @unchecked Sendable {
+    /// Entries read ahead, at most this many.
     private static let readAhead = 4096
 
-    private let channel = BoundedChannel<TreeEntry>(capacity: PreviousTree.readAhead)
+    private let channel = BoundedChannel<TreeEntry>(capacity: TreeStream.readAhead)
     private let done = DispatchSemaphore(value: 0)
     private let reading: Bool
-    /// The next entry not yet passed (touched by the walk's thread only).
+    /// The next entry not yet passed (touched by the reader's thread only).
     private var head: TreeEntry?
     private var ended = false
+    /// Why the tree could not be read to its end, if it could not.
+    package private(set) var failure: CofferError?
 
-    /// Starts reading `record`'s tree; with no record, every lookup finds nothing.
+    /// Starts reading `record`'s tree; with no record, the stream is empty.
     package init(store: SnapshotStore, record: SnapshotRecord?) {
         guard let record else {
             reading = false
@@ -31,7 +31,7 @@ package final class PreviousTree: @unchecked Sendable {
             defer { done.signal() }
             do {
                 try store.forEachEntry(of: record) { (entry) throws(CofferError) in
-                    guard channel.send(entry) else { throw CofferError(.userCanceled, "the backup ended") }
+                    guard channel.send(entry) else { throw CofferError(.userCanceled, "the reader stopped") }
                 }
                 channel.finish()
             } catch {
@@ -40,26 +40,35 @@ package final class PreviousTree: @unchecked Sendable {
         }
     }
 
-    /// The previous entry at `path`, if there is one. Paths must be asked for in walk order.
+    /// The next entry, or `nil` at the end (or at a failure, which ``failure`` then holds).
+    package func next() -> TreeEntry? {
+        defer { head = nil }
+        return peek()
+    }
+
+    /// The entry at `path`, if the tree holds one. Paths must be asked for in walk order; entries
+    /// before `path` are passed. A backup asks this of the previous snapshot: a tree that cannot be
+    /// read counts as absent from there on, so the files it would have matched are read again.
     package func entry(at path: [UInt8]) -> TreeEntry? {
-        while !ended {
-            if head == nil {
-                do {
-                    head = try channel.receive()
-                } catch {
-                    head = nil
-                }
-                if head == nil {
-                    ended = true
-                    return nil
-                }
-            }
-            guard let current = head else { return nil }
+        while let current = peek() {
             if current.path == path { return current }
             guard Self.walkOrder(current.path, precedes: path) else { return nil }
             head = nil
         }
         return nil
+    }
+
+    /// The next entry without passing it.
+    private func peek() -> TreeEntry? {
+        if head == nil, !ended {
+            do {
+                head = try channel.receive()
+            } catch {
+                failure = CofferError.wrapping(error, while: "reading a snapshot's tree")
+            }
+            if head == nil { ended = true }
+        }
+        return head
     }
 
     /// Stops the reader and waits for its thread.
@@ -71,7 +80,7 @@ package final class PreviousTree: @unchecked Sendable {
 
     /// Whether `a` comes before `b` in a walk: component by component, each in byte order, a
     /// directory before what is under it (a `/` sorts before every byte).
-    static func walkOrder(_ a: [UInt8], precedes b: [UInt8]) -> Bool {
+    package static func walkOrder(_ a: [UInt8], precedes b: [UInt8]) -> Bool {
         for (x, y) in zip(a, b) where x != y {
             if x == UInt8(ascii: "/") { return true }
             if y == UInt8(ascii: "/") { return false }

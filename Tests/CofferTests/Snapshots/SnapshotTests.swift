@@ -266,10 +266,12 @@ struct SnapshotTests {
         let healthy = try vault.blobs.verify(readingData: true)
         #expect(healthy.isHealthy, "\(healthy.problems)")
         #expect(healthy.bytesRead >= snapshot.statistics.bytes)
-        let entry = try #require(
-            try SnapshotStore(environment: vault.environment, schema: vault.schema, keys: vault.keyRing())
-                .entriesByPath(of: try vault.snapshots.resolve(snapshot.id))[Array("docs/a.txt".utf8)]
-        )
+        var found: TreeEntry?
+        try SnapshotStore(environment: vault.environment, schema: vault.schema, keys: vault.keyRing())
+            .forEachEntry(of: try vault.snapshots.resolve(snapshot.id)) { entry in
+                if entry.path == Array("docs/a.txt".utf8) { found = entry }
+            }
+        let entry = try #require(found)
         guard case .inline(let chunks) = entry.content?.chunks else {
             Issue.record("expected an inline chunk list")
             return

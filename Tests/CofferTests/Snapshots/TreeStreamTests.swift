@@ -6,8 +6,8 @@ import Testing
 
 /// The previous snapshot read in step with the walk: the order it assumes, and what a backup finds
 /// through it.
-@Suite("The previous tree, read in step with the walk")
-struct PreviousTreeTests {
+@Suite("Trees read as streams: the previous snapshot in step with the walk, and diff")
+struct TreeStreamTests {
     /// Walk order stated a second way: component by component, each compared as bytes.
     static func componentsPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         let left = a.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
@@ -34,7 +34,7 @@ struct PreviousTreeTests {
         for a in paths {
             for b in paths.prefix(40) {
                 #expect(
-                    PreviousTree.walkOrder(a, precedes: b) == Self.componentsPrecede(a, b),
+                    TreeStream.walkOrder(a, precedes: b) == Self.componentsPrecede(a, b),
                     "seed \(seed): \(a) vs \(b)"
                 )
             }
@@ -66,5 +66,40 @@ struct PreviousTreeTests {
         var plan: [String: BackupPlanEntry.Change] = [:]
         _ = try vault.snapshots.dryRun(directory: source, options: BackupOptions()) { plan[$0.path] = $0.change }
         #expect(plan.values.allSatisfy { $0 != .new && $0 != .changed }, "\(plan)")
+    }
+}
+
+@Suite("diff merges two streamed trees")
+struct StreamedDiffTests {
+    @Test("added, removed and changed paths around names that sort near '/', and a failure is not silent")
+    func merge() throws {
+        let fixture = try VaultFixture.smallChunks()
+        let vault = try fixture.create()
+        let source = fixture.directory.path("source")
+        func write(_ path: String, _ text: String) throws {
+            let url = source.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try Data(text.utf8).write(to: url)
+        }
+        for path in ["a/x", "a/y/z", "a.txt", "a-b", "b", "c/d/e"] { try write(path, path) }
+        let first = try vault.snapshots.backup(directory: source).snapshot
+        try write("a/y/z", "changed")
+        try write("a/w", "new")
+        try write("a0", "new too")
+        try FileManager.default.removeItem(at: source.appendingPathComponent("a-b"))
+        try FileManager.default.removeItem(at: source.appendingPathComponent("c"))
+        let second = try vault.snapshots.backup(directory: source).snapshot
+        let diff = try vault.snapshots.diff(first.id, second.id)
+        #expect(diff.added == ["a/w", "a0"], "\(diff)")
+        #expect(diff.removed == ["a-b", "c", "c/d", "c/d/e"], "\(diff)")
+        #expect(
+            diff.changed.contains("a/y/z") && !diff.changed.contains("a/x") && !diff.changed.contains("b"),
+            "\(diff)"
+        )
+        let none = try vault.snapshots.diff(second.id, second.id)
+        #expect(none.added.isEmpty && none.removed.isEmpty && none.changed.isEmpty)
     }
 }
