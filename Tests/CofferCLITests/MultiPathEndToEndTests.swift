@@ -45,6 +45,11 @@ struct MultiPathEndToEndTests {
         let again = try #require(try cli.json(["backup", docs, notes, "--name", "home"]) as? [String: Any])
         let stats = try #require((again["snapshot"] as? [String: Any])?["statistics"] as? [String: Any])
         #expect(stats["unchangedFiles"] as? Int == 3 && stats["newFiles"] as? Int == 0, "\(stats)")
+        // The vault's own directory, given as one of the paths, is left out and said so.
+        let vault = cli.directory.path("vault").path
+        let withVault = try cli.run(["backup", docs, vault, "--name", "with-vault"])
+        #expect(withVault.status == 0 && withVault.error.contains("excluded:"), "\(withVault.error)")
+        #expect(!(try cli.run(["show", "with-vault"]).output.contains("data.mdb")))
         // A path that does not exist is named.
         let missing = try cli.run(["backup", docs, base.path + "/nobody"])
         #expect(missing.status == 1 && missing.error.contains("/nobody does not exist"), "\(missing.error)")

@@ -60,9 +60,10 @@ extension Snapshots {
         let rules = try ExcludeRules(patterns: patterns, caseInsensitive: caseInsensitivePatterns)
         let record = try resolve(reference, host: host)
         let sourceComponents = Array(record.sourcePath.utf8).split(separator: UInt8(ascii: "/")).map(Array.init)
-        /// Directories the patterns leave out: wholly, or waiting for a `!` pattern to put back
-        /// something under them (each then restored just before it).
-        var excludedDirectories: [[UInt8]] = []
+        /// The directory the patterns last left out wholly: entries come in walk order, so only it
+        /// can hold the next one. And the directories left out but waiting for a `!` pattern to put
+        /// back something under them (each then restored just before it).
+        var excludedDirectory: [UInt8]?
         var pendingDirectories: [TreeEntry] = []
         let keys = try vault.keyRing()
         let rootPath = directory.standardizedFileURL.path
@@ -120,7 +121,7 @@ extension Snapshots {
                 if entry.kind == .directory { includedDirectories.append(entry.path) }
             }
             if !rules.isEmpty {
-                if excludedDirectories.contains(where: { EntryPath.isInside(entry.path, $0) }) { return }
+                if let excludedDirectory, EntryPath.isInside(entry.path, excludedDirectory) { return }
                 while let last = pendingDirectories.last, !EntryPath.isInside(entry.path, last.path) {
                     pendingDirectories.removeLast()
                 }
@@ -139,7 +140,7 @@ extension Snapshots {
                     }
                     pendingDirectories.removeAll()
                 case .excluded:
-                    if entry.kind == .directory { excludedDirectories.append(entry.path) }
+                    if entry.kind == .directory { excludedDirectory = entry.path }
                     return
                 case .excludedWalkingInto:
                     pendingDirectories.append(entry)

@@ -101,9 +101,8 @@ extension Snapshots {
         let store = snapshotStore(try vault.keyRing())
         var records = try store.all(cipher: try makeCipher()).filter { filter.matches($0.info) }
         if !references.isEmpty {
-            var chosen: [SnapshotRecord] = []
-            for reference in references { chosen.append(try resolve(reference)) }
-            let ids = Set(chosen.map(\.id))
+            var ids = Set<[UInt8]>()
+            for reference in references { ids.insert(try resolve(reference).id) }
             records = records.filter { ids.contains($0.id) }
         }
         let wholePath = pattern.contains("/")

@@ -73,31 +73,11 @@ extension Snapshots {
         options: BackupOptions,
         visit: (BackupPlanEntry) -> Void
     ) throws(CofferError) -> BackupPlan {
-        let sources = try BackupSources(paths)
-        try vault.checkOpen()
-        let rules = try ExcludeRules(patterns: options.excluding, caseInsensitive: options.excludingIgnoringCase)
-        let limits = try options.walkLimits()
-        let hostname = try options.checkedHostname()
-        let root = sources.root
-        let vaultDirectory = try vault.ownDirectoryIdentity()
-        if FileIdentity(path: root) == vaultDirectory {
-            throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
-        }
-        let store = snapshotStore(try vault.keyRing())
-        let latest = try store.latest(
-            named: options.name ?? sources.defaultName,
-            host: hostname,
-            cipher: try makeCipher()
-        )
-        let previous = TreeStream(store: store, record: latest)
+        let walk = try BackupWalk(self, paths: paths, options: options)
+        let previous = try walk.previous(snapshotStore(try vault.keyRing()), cipher: try makeCipher())
         defer { previous.close() }
         var plan = BackupPlan()
-        let walker = TreeWalker(
-            root: Array(root.utf8),
-            excluded: [vaultDirectory],
-            rules: rules,
-            limits: limits,
-            targets: sources.targets,
+        let walker = walk.walker(
             report: { plan.problems.append(SnapshotProblem(path: EntryPath.display($0), message: $1)) },
             exclude: { plan.excluded.append(EntryPath.display($0)) },
             leftOut: { _ in plan.excludedByPattern += 1 }

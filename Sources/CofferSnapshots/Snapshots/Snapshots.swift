@@ -58,27 +58,14 @@ public struct Snapshots: Sendable {
         options: BackupOptions,
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> BackupResult {
-        let sources = try BackupSources(paths)
+        let walk = try BackupWalk(self, paths: paths, options: options)
         let scope = options.scope
         let compressionLevel = options.compressionLevel
         let tags = try options.checkedTags()
-        let hostname = try options.checkedHostname()
         let created = Int64((options.time ?? Date()).timeIntervalSince1970 * 1000)
-        try vault.checkOpen()
-        let rules = try ExcludeRules(patterns: options.excluding, caseInsensitive: options.excludingIgnoringCase)
-        let root = sources.root
-        let vaultDirectory = try vault.ownDirectoryIdentity()
-        if FileIdentity(path: root) == vaultDirectory {
-            throw CofferError(.param, "\(root) is the vault's own directory; back up another directory")
-        }
-        let name = options.name ?? sources.defaultName
-        guard !name.isEmpty, name.utf8.count <= 1024 else {
-            throw CofferError(.param, "a snapshot name must be 1 to 1024 bytes long")
-        }
         let keys = try vault.keyRing()
         let store = snapshotStore(keys)
-        let cipher = try makeCipher()
-        let previous = TreeStream(store: store, record: try store.latest(named: name, host: hostname, cipher: cipher))
+        let previous = try walk.previous(store, cipher: try makeCipher())
         defer { previous.close() }
         let run = try BackupRun(environment: vault.environment, store: store.contentStore, scope: scope)
         let session = try ContentSession<BackupRun.Marker>(
@@ -94,12 +81,7 @@ public struct Snapshots: Sendable {
         var files = 0
         var bytesRead: Int64 = 0
         var leftOut = 0
-        let walker = TreeWalker(
-            root: Array(root.utf8),
-            excluded: [vaultDirectory],
-            rules: rules,
-            limits: try options.walkLimits(),
-            targets: sources.targets,
+        let walker = walk.walker(
             report: { run.report(EntryPath.display($0), $1) },
             exclude: { run.exclude(EntryPath.display($0)) },
             leftOut: { _ in leftOut += 1 }
@@ -165,12 +147,12 @@ public struct Snapshots: Sendable {
             { txn, context in
                 try commitSnapshot(
                     id: id,
-                    name: name,
-                    root: root,
-                    hostname: hostname,
+                    name: walk.name,
+                    root: walk.sources.root,
+                    hostname: walk.hostname,
                     created: created,
                     tags: tags,
-                    paths: sources.paths,
+                    paths: walk.sources.paths,
                     run: run,
                     keys: keys,
                     in: txn,

@@ -103,3 +103,39 @@ struct StreamedDiffTests {
         #expect(none.added.isEmpty && none.removed.isEmpty && none.changed.isEmpty)
     }
 }
+
+@Suite("Streamed trees meet damage")
+struct DamagedTreeStreamTests {
+    @Test("a damaged previous tree: the next backup reads every file again and succeeds; diff over it fails naming it")
+    func damagedPrevious() throws {
+        let fixture = try VaultFixture.smallChunks()
+        let vault = try fixture.create()
+        let source = fixture.directory.path("source")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        for index in 0..<5 { try Data("file \(index)".utf8).write(to: source.appendingPathComponent("f\(index)")) }
+        let first = try vault.snapshots.backup(directory: source).snapshot
+        // Damage a chunk of the first snapshot's tree.
+        let record = try vault.snapshots.resolve(first.id)
+        guard case .inline(let entries) = record.chunks, let id = entries.first?.id else {
+            Issue.record("expected an inline tree")
+            return
+        }
+        try vault.environment.write { (txn) throws in
+            var stored = try #require(try txn.get(vault.schema.chunks, key: id))
+            stored[stored.count / 2] ^= 0x20
+            try txn.put(vault.schema.chunks, key: id, value: stored)
+        }
+        // A change, so the new tree is not the damaged one's bytes.
+        try Data("changed".utf8).write(to: source.appendingPathComponent("f0"))
+        let second = try vault.snapshots.backup(directory: source).snapshot
+        #expect(second.statistics.unchangedFiles == 0 && second.statistics.newFiles == 5, "\(second.statistics)")
+        let target = fixture.directory.path("restored")
+        _ = try vault.snapshots.restore(second.id, to: target)
+        #expect(FileManager.default.contents(atPath: target.path + "/f0") == Data("changed".utf8))
+        let refused = #expect(throws: CofferError.self) { _ = try vault.snapshots.diff(first.id, second.id) }
+        #expect(
+            refused?.code == .decode && refused?.message.contains(first.shortID) == true,
+            "\(String(describing: refused))"
+        )
+    }
+}

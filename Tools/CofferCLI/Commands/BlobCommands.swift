@@ -236,19 +236,16 @@ struct ListCommand: VaultCommand {
 }
 
 extension ListCommand {
-    /// `ls SNAPSHOT [PATH]`: printed as it is read (JSON collects the entries first).
+    /// `ls SNAPSHOT [PATH]`: one directory of a snapshot, as `show` lists a whole one.
     private func listSnapshot(_ snapshot: String, _ vault: Vault, _ context: CommandContext) throws {
-        var collected: [EntryListing] = []
-        var count = 0
-        try vault.snapshots.entries(of: snapshot, host: host.host, under: path ?? "", recursive: recursive) { entry in
-            count += 1
-            if context.output.mode == .json {
-                collected.append(EntryListing(entry))
-            } else {
-                context.console.print(ShowCommand.line(entry))
-            }
-        }
-        if context.output.mode == .json { return try context.console.printJSON(collected) }
+        let count = try ShowCommand.list(
+            snapshot,
+            host: host.host,
+            under: path ?? "",
+            recursive: recursive,
+            vault,
+            context
+        )
         if count == 0 { context.output.note("\(path ?? ".") is empty in that snapshot.") }
     }
 }

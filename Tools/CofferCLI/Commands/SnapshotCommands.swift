@@ -274,17 +274,33 @@ struct ShowCommand: VaultCommand {
     var snapshot: String
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
-        // Printed as the tree is read, so memory stays bounded whatever its size (JSON collects).
+        try Self.list(snapshot, host: host.host, under: "", recursive: true, vault, context)
+    }
+
+    /// Lists paths of a snapshot as they are read, so memory stays bounded whatever the tree's size
+    /// (JSON collects them); returns how many there were. `show` and `ls SNAPSHOT` both list this way.
+    @discardableResult
+    static func list(
+        _ snapshot: String,
+        host: String?,
+        under path: String,
+        recursive: Bool,
+        _ vault: Vault,
+        _ context: CommandContext
+    ) throws -> Int {
         var collected: [EntryListing] = []
+        var count = 0
         let json = context.output.mode == .json
-        try vault.snapshots.entries(of: snapshot, host: host.host, under: "", recursive: true) { entry in
+        try vault.snapshots.entries(of: snapshot, host: host, under: path, recursive: recursive) { entry in
+            count += 1
             if json {
                 collected.append(EntryListing(entry))
             } else {
-                context.console.print(Self.line(entry))
+                context.console.print(line(entry))
             }
         }
         if json { try context.console.printJSON(collected) }
+        return count
     }
 
     /// One path as `show` and `ls SNAPSHOT` list it: kind, mode, size, path (`/` after a

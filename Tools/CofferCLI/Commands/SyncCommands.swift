@@ -37,8 +37,9 @@ struct ExportCommand: VaultCommand {
         let bar = context.progressBar("export", total: nil)
         let summary = try vault.export(to: URL(fileURLWithPath: path), peer: peer, progress: bar.report)
         bar.finish()
+        let nothingNew = summary.isIncremental && summary.records.total == 0 && summary.chunks == 0
         try context.output.result(ImportCommand.Report(bundle: path, summary: summary)) {
-            if summary.isIncremental, summary.records.total == 0, summary.chunks == 0 {
+            if nothingNew {
                 return
                     "Nothing new for peer '\(summary.peer ?? "")' since change \(summary.firstSequence - 1): wrote an empty bundle to \(path) (importing it changes nothing)."
             }
@@ -51,9 +52,7 @@ struct ExportCommand: VaultCommand {
             return "Exported \(ImportCommand.describe(summary.records)) and \(summary.chunks) chunks to \(path) "
                 + "(\(ByteCount.format(summary.bytes)), \(scope))."
         }
-        if let left = summary.deviceBoundLeftBehind,
-            !(summary.isIncremental && summary.records.total == 0 && summary.chunks == 0)
-        {
+        if let left = summary.deviceBoundLeftBehind, !nothingNew {
             context.output.note("\(left) device-bound record\(left == 1 ? "" : "s") stayed on this machine.")
         }
     }
