@@ -1,7 +1,7 @@
 // swift-tools-version:6.2
 //
 // Coffer: an encrypted, sync-capable storage engine on LMDB.
-// The three C libraries come from Debian's packages (see Tools/install-deps); nothing is fetched.
+// The C libraries come from Debian's packages (see Tools/install-deps); nothing is fetched.
 
 import PackageDescription
 
@@ -104,7 +104,7 @@ let libraryTargets: [Target] =
             dependencies: ["CLMDB", "CZstd", "COpenSSL", "CLinux"],
             path: "Sources",
             // Tools/docs converts the DocC catalog itself, with the symbol graphs the build emits.
-            exclude: ["Coffer/Coffer.docc"],
+            exclude: ["Coffer/Coffer.docc", "CofferMount"],
             sources: floorFolders,
             swiftSettings: strictSettings
         )
@@ -139,16 +139,32 @@ let package = Package(
         ),
         // Linux calls Swift cannot make itself (prctl is variadic): inline wrappers, nothing to link.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // libfuse 3, for `coffer mount` only: the library does not link it.
+        .systemLibrary(
+            name: "CFuse3",
+            path: "Sources/CFuse3",
+            pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]
+        ),
 
         // The library (see `libraryTargets` above).
     ]
         + libraryTargets
         + [
+            // The mounted view (`coffer mount`): a read-only file system of the vault's snapshots and
+            // blobs, and its FUSE binding. Beside the library, not in it: apps do not link libfuse.
+            .target(
+                name: "CofferMount",
+                dependencies: ["Coffer", "CFuse3"],
+                path: "Sources/CofferMount",
+                swiftSettings: strictSettings
+            ),
+
             // The command-line tool: a library with the commands (so tests and fuzzers can drive the
             // parser) and a thin executable.
             .target(
                 name: "CofferCLI",
-                dependencies: ["Coffer"],
+                dependencies: ["Coffer", "CofferMount"],
                 path: "Tools/CofferCLI",
                 swiftSettings: strictSettings
             ),
@@ -201,7 +217,7 @@ let package = Package(
             ),
             .testTarget(
                 name: "CofferTests",
-                dependencies: ["Coffer", "CofferTestSupport"],
+                dependencies: ["Coffer", "CofferMount", "CofferTestSupport"],
                 path: "Tests/CofferTests",
                 resources: [.copy("Vectors")],
                 swiftSettings: strictSettings
@@ -215,7 +231,7 @@ let package = Package(
             ),
             .testTarget(
                 name: "CofferCLITests",
-                dependencies: ["CofferCLI", "Coffer", "CofferTestSupport"],
+                dependencies: ["CofferCLI", "Coffer", "CofferMount", "CofferTestSupport"],
                 path: "Tests/CofferCLITests",
                 swiftSettings: strictSettings
             ),

@@ -28,6 +28,7 @@ public enum CofferCommand {
         InitCommand.self, InfoCommand.self, ItemCommands.self, PutCommand.self, GetCommand.self, ListCommand.self,
         RemoveCommand.self, MoveCommand.self, StatCommand.self, BackupCommand.self, SnapshotsCommand.self,
         ShowCommand.self, RestoreCommand.self, ForgetCommand.self, DiffCommand.self, FindCommand.self, DumpCommand.self,
+        MountCommand.self,
         ExportCommand.self,
         ImportCommand.self, PushCommand.self, PullCommand.self, RemoteCommands.self, GCCommand.self,
         CompactCommand.self, VerifyCommand.self, RepairCommand.self, StatsCommand.self, PasswdCommand.self,

@@ -224,21 +224,37 @@ public struct Blobs: Sendable {
     /// - Throws: ``CofferError`` `.interactionNotAllowed` while the vault is locked if any blob is
     ///   `whenUnlocked` (a listing never silently leaves blobs out), `.decode` if a manifest is damaged.
     public func list() throws(CofferError) -> [BlobInfo] {
+        try manifests(skippingLocked: false).map(\.info)
+    }
+
+    /// Every blob whose keys are in memory now, sorted by name: while the vault is locked, the
+    /// `whenUnlocked` ones are left out (a mounted view does not show them), where ``list()`` throws.
+    ///
+    /// - Throws: ``CofferError`` `.decode` if a manifest is damaged.
+    package func readableManifests() throws(CofferError) -> [BlobManifest] {
+        try manifests(skippingLocked: true)
+    }
+
+    /// Every manifest, sorted by name; the ones whose keys are not in memory left out when
+    /// `skippingLocked`, else they fail the listing.
+    private func manifests(skippingLocked: Bool) throws(CofferError) -> [BlobManifest] {
         try vault.checkOpen()
         let keys = try vault.keyRing()
         let cipher = try makeCipher()
         let schema = vault.schema
-        let infos = try storage("listing the blobs") {
+        let manifests = try storage("listing the blobs") {
             try vault.environment.read { txn in
-                var infos: [BlobInfo] = []
+                var manifests: [BlobManifest] = []
                 try txn.forEach(in: schema.blobs) { key, value in
-                    infos.append(try BlobManifest.open(value, id: Array(key), keys: keys, cipher: cipher).info)
+                    do {
+                        manifests.append(try BlobManifest.open(value, id: Array(key), keys: keys, cipher: cipher))
+                    } catch let error as CofferError where skippingLocked && error.code == .interactionNotAllowed {}
                     return true
                 }
-                return infos
+                return manifests
             }
         }
-        return infos.sorted { $0.name < $1.name }
+        return manifests.sorted { $0.name < $1.name }
     }
 
     // MARK: Changing

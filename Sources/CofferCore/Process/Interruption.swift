@@ -46,6 +46,9 @@ public enum Interruption {
         /// Threads inside a write that may block (to a pipe nobody reads), by a token each.
         var blockedWriters: [Int: pthread_t] = [:]
         var nextWriter = 0
+        /// What must run before a signal ends the process, by a token each.
+        var lastActions: [Int: @Sendable () -> Void] = [:]
+        var nextLastAction = 0
     }
 
     private static let state = Locked(State())
@@ -159,6 +162,30 @@ public enum Interruption {
         try check()
     }
 
+    /// The descriptor that becomes readable when a stop is requested, for a caller that waits in its
+    /// own `poll(2)` on several descriptors; `nil` outside ``whileCancellable(_:)`` or without
+    /// ``install()``, where a signal ends the process and nothing needs to wake.
+    package static var wakeDescriptor: Int32? {
+        state.withLock { $0.installed && $0.cancellableDepth > 0 ? $0.wakeRead : nil }
+    }
+
+    /// Runs `body`; if a signal ends the process meanwhile (a second Ctrl-C, which does not wait for
+    /// cleanup), `lastAction` runs first, on the thread that took the signal. For what must not
+    /// outlive the process however it ends, such as a mount (a dead FUSE mount point stays
+    /// "not connected" until someone unmounts it).
+    package static func withLastAction<Result, Failure: Error>(
+        _ lastAction: @escaping @Sendable () -> Void,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let token = state.withLock { state -> Int in
+            state.nextLastAction += 1
+            state.lastActions[state.nextLastAction] = lastAction
+            return state.nextLastAction
+        }
+        defer { state.withLock { _ = $0.lastActions.removeValue(forKey: token) } }
+        return try body()
+    }
+
     /// Runs `write`, a call that may block, so that a stop request interrupts it (it then returns
     /// early, with `EINTR` or a short count).
     package static func interruptibleWrite<Result>(_ write: () -> Result) -> Result {
@@ -203,8 +230,14 @@ public enum Interruption {
         }
     }
 
-    /// Gives `signal` its default action, unblocks it in this thread and raises it here.
+    /// Runs the last actions, gives `signal` its default action, unblocks it in this thread and
+    /// raises it here.
     private static func end(by signal: Int32) -> Never {
+        let lastActions = state.withLock { state -> [@Sendable () -> Void] in
+            defer { state.lastActions = [:] }
+            return Array(state.lastActions.values)
+        }
+        for action in lastActions { action() }
         Glibc.signal(signal, SIG_DFL)
         var only = sigset_t()
         sigemptyset(&only)

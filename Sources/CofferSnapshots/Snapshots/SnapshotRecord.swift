@@ -253,6 +253,11 @@ package struct SnapshotRecord: Sendable, StoredContent {
     /// The tree's SHA-256, checked after every whole read of the tree.
     package var expectedDigest: [UInt8]? { digest }
 
+    /// `error`, a failed check of this snapshot's tree, as a message naming the snapshot.
+    package func damaged(_ error: CofferError) -> CofferError {
+        CofferError(.decode, "snapshot \(info.shortID) ('\(name)') is damaged: \(error.message)", underlying: error)
+    }
+
     package var info: SnapshotInfo {
         SnapshotInfo(
             id: id.hexEncoded,

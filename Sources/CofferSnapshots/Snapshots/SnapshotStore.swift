@@ -100,11 +100,7 @@ package struct SnapshotStore {
             }
             try parser.finish()
         } catch  where error.code == .decode {
-            throw CofferError(
-                .decode,
-                "snapshot \(record.info.shortID) ('\(record.name)') is damaged: \(error.message)",
-                underlying: error
-            )
+            throw record.damaged(error)
         }
     }
 

@@ -218,15 +218,30 @@ package struct TreeEntryParser {
     /// The snapshot record's version, which says how entries are encoded.
     package let version: UInt8
     private var buffer: [UInt8] = []
+    /// Where `buffer` starts, counted from the first byte fed (plus `startOffset`).
+    private var bufferStart: UInt64
 
-    package init(version: UInt8) {
+    /// A parser of a stream whose first byte fed sits at `startOffset` in the tree (0 for a whole
+    /// tree; a directory's subtree starts at its entry).
+    package init(version: UInt8, startOffset: UInt64 = 0) {
         self.version = version
+        bufferStart = startOffset
     }
 
     /// Adds the next piece of the stream and returns the entries it completes.
     package mutating func feed(_ bytes: some Collection<UInt8>) throws(CofferError) -> [TreeEntry] {
-        buffer += bytes
         var entries: [TreeEntry] = []
+        try feed(bytes) { (entry, _) in entries.append(entry) }
+        return entries
+    }
+
+    /// Adds the next piece of the stream and calls `body` with each entry it completes and the
+    /// entry's offset in the tree (of its length prefix).
+    package mutating func feed(
+        _ bytes: some Collection<UInt8>,
+        each body: (TreeEntry, _ offset: UInt64) throws(CofferError) -> Void
+    ) throws(CofferError) {
+        buffer += bytes
         var offset = 0
         while buffer.count - offset >= 4 {
             let length = buffer[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
@@ -234,13 +249,12 @@ package struct TreeEntryParser {
                 throw CofferError(.decode, "a snapshot tree entry declares \(length) bytes; the snapshot is damaged")
             }
             guard buffer.count - offset - 4 >= length else { break }
-            entries.append(
-                try TreeEntry.decode(Array(buffer[(offset + 4)..<(offset + 4 + length)]), version: version)
-            )
+            let entry = try TreeEntry.decode(Array(buffer[(offset + 4)..<(offset + 4 + length)]), version: version)
+            try body(entry, bufferStart + UInt64(offset))
             offset += 4 + length
         }
         buffer.removeFirst(offset)
-        return entries
+        bufferStart += UInt64(offset)
     }
 
     /// Fails if the stream ended inside an entry.

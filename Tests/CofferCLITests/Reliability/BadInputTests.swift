@@ -51,7 +51,7 @@ struct BadInputTests {
             "stat": ["stat", "blob"], "backup": ["backup", scratch.appendingPathComponent("tree").path],
             "snapshots": ["snapshots"], "show": ["show", "tree"], "restore": ["restore", "tree", out],
             "forget": ["forget", "tree"], "diff": ["diff", "tree", "tree"], "export": ["export", "--out", bundle],
-            "find": ["find", "*.txt"], "dump": ["dump", "tree", "."],
+            "find": ["find", "*.txt"], "dump": ["dump", "tree", "."], "mount": ["mount", scratch.path],
             "import": ["import", bundle], "push": ["push", "s3://bucket/p"], "pull": ["pull", "s3://bucket/p"],
             "remote compact": ["remote", "compact", "s3://bucket/p"],
             "item upsert": ["item", "upsert", "--service", "s", "--account", "a", "--value", "v"],

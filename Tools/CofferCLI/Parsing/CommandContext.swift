@@ -39,9 +39,11 @@ struct CommandContext: Sendable {
         return URL(fileURLWithPath: home).appendingPathComponent(".local/share/coffer/default")
     }
 
-    /// Opens the vault as `access` says; the caller closes it.
-    func openVault(_ access: VaultAccess) throws -> Vault {
+    /// Opens the vault as `access` says, locking itself after `autoLockAfter` idle if given; the
+    /// caller closes it.
+    func openVault(_ access: VaultAccess, autoLockAfter: Duration? = nil) throws -> Vault {
         var configuration = Vault.Configuration()
+        configuration.autoLockInterval = autoLockAfter
         if let text = environment["COFFER_MAX_CLOCK_SKEW"], !text.isEmpty {
             guard let seconds = Int64(text), seconds >= 0 else {
                 throw CLIFailure("COFFER_MAX_CLOCK_SKEW is '\(text)'; give a whole number of seconds (default 600)")
