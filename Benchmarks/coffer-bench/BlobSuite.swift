@@ -2,19 +2,23 @@ import Coffer
 import Foundation
 
 /// The blob tier on a corpus of files: write (new content), re-write of unchanged content (all dedup),
-/// and read, each beside the pipeline bound measured in the same rounds: the same chunking, hashing,
-/// compression and encryption on all cores with no storage (``PipelineBound``).
+/// and read, each beside its pipeline bound measured in the same rounds: for writes the same chunking,
+/// hashing, compression and encryption on all cores with no storage (``PipelineBound``), for reads
+/// the same opening (AES-GCM, zstd, id check) and digest of chunks sealed in memory
+/// (``ReadPipelineBound``).
 ///
 /// The generated corpus mixes three kinds of content in equal parts: text-like (words, compresses
 /// about 3×), binary-like (structured records with noise, about 1.5×) and incompressible (random).
 /// `--corpus DIR` measures the regular files under DIR instead.
 enum BlobSuite {
     static let bound = "blobs/pipeline bound (chunk+hash+zstd+AES, all cores, no storage)"
+    static let readBound = "blobs/read pipeline bound (AES open+zstd+id check+digest, all cores, no storage)"
 
     static func benchmarks(quick: Bool, corpusDirectory: String?) -> [any Benchmark] {
         let corpus = Corpus(directory: corpusDirectory, partSize: quick ? 16 << 20 : 96 << 20)
         return [
             Bound(corpus: corpus),
+            ReadBound(corpus: corpus),
             Write(corpus: corpus, mode: .new),
             Write(corpus: corpus, mode: .unchanged),
             Read(corpus: corpus),
@@ -151,6 +155,24 @@ enum BlobSuite {
         }
     }
 
+    struct ReadBound: Benchmark {
+        let corpus: Corpus
+        var sealed: [ReadPipelineBound] = []
+        var name: String { BlobSuite.readBound }
+        var bytesPerRun: Int { corpus.totalBytes }
+        mutating func setUp() throws {
+            try corpus.prepare()
+            sealed = try corpus.files.map { try ReadPipelineBound(file: $0) }
+        }
+        mutating func tearDown() throws {
+            sealed = []
+            corpus.remove()
+        }
+        mutating func run() throws {
+            for bound in sealed { try bound.run() }
+        }
+    }
+
     struct Write: Benchmark {
         enum Mode { case new, unchanged }
         let corpus: Corpus
@@ -192,7 +214,7 @@ enum BlobSuite {
         var scratch: Scratch?
         var name: String { "blobs/read (whole blobs, digest checked)" }
         var bytesPerRun: Int { corpus.totalBytes }
-        var reference: String? { BlobSuite.bound }
+        var reference: String? { BlobSuite.readBound }
         var sink: FileHandle?
 
         mutating func setUp() throws {

@@ -11,6 +11,9 @@ protocol Benchmark {
     var operationsPerRun: Int { get }
     /// The name of the benchmark this one is compared with, if any.
     var reference: String? { get }
+    /// Every benchmark this one is compared with, the main one (``reference``) first: a peer doing
+    /// the same job, and the physical bound of the job (compression alone, the file system's copy).
+    var references: [String] { get }
     /// For a figure that is not a rate (a size ratio, say): its unit, and the value the last run
     /// measured, which the harness takes instead of a rate.
     var valueUnit: String? { get }
@@ -27,6 +30,7 @@ extension Benchmark {
     var bytesPerRun: Int { 0 }
     var operationsPerRun: Int { 1 }
     var reference: String? { nil }
+    var references: [String] { reference.map { [$0] } ?? [] }
     var valueUnit: String? { nil }
     var lastValue: Double? { nil }
     mutating func setUp() throws {}
@@ -70,6 +74,14 @@ struct Measurement: Encodable {
     let reference: String?
     /// median / reference median, when there is a reference in the same run.
     var ratio: Double?
+    /// The figure beside each of its references measured in the same run, the main one first.
+    var comparisons: [Comparison] = []
+
+    /// This figure's median over one reference's.
+    struct Comparison: Encodable {
+        let reference: String
+        let ratio: Double
+    }
 }
 
 /// Runs benchmarks: each is set up and warmed up once, then the measured runs go round-robin (one
@@ -116,13 +128,18 @@ struct Harness {
                 min: sorted[0],
                 max: sorted[sorted.count - 1],
                 runs: runs,
-                reference: benchmark.reference,
+                reference: benchmark.references.first,
                 ratio: nil
             )
         }
-        for index in results.indices {
-            if let reference = results[index].reference, let base = results.first(where: { $0.name == reference }) {
-                results[index].ratio = results[index].median / base.median
+        for (index, benchmark) in benchmarks.enumerated() {
+            results[index].comparisons = benchmark.references.compactMap { reference in
+                results.first { $0.name == reference }.map {
+                    Measurement.Comparison(reference: reference, ratio: results[index].median / $0.median)
+                }
+            }
+            if let main = results[index].comparisons.first, main.reference == results[index].reference {
+                results[index].ratio = main.ratio
             }
         }
         return results

@@ -32,9 +32,12 @@ struct Report: Encodable {
             "|---|---:|---:|---:|---|",
         ]
         for result in results {
-            let ratio = result.ratio.map { String(format: "**%.2f×** of %@", $0, result.reference ?? "") } ?? ""
+            // A `|` in a name (tar | zstd) would end the cell.
+            func cell(_ text: String) -> String { text.replacingOccurrences(of: "|", with: "\\|") }
+            let ratio = result.comparisons.map { String(format: "**%.2f×** of %@", $0.ratio, cell($0.reference)) }
+                .joined(separator: "; ")
             lines.append(
-                "| \(result.name) | \(Self.format(result.median)) \(result.unit) | \(Self.format(result.min)) | "
+                "| \(cell(result.name)) | \(Self.format(result.median)) \(result.unit) | \(Self.format(result.min)) | "
                     + "\(Self.format(result.max)) | \(ratio) |"
             )
         }

@@ -1,19 +1,19 @@
 import Foundation
 
 /// Runs the selected benchmarks, prints the table, and writes JSON if asked. Release builds only.
-func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, outputs: Outputs) {
+func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, tree: String?, outputs: Outputs) {
     let harness = Harness(runs: runs ?? (quick ? 3 : 5))
     var benchmarks: [any Benchmark] =
         CryptoSuite.benchmarks(quick: quick) + AllCoresSuite.benchmarks(quick: quick)
         + StorageSuite.benchmarks(quick: quick)
         + KeychainSuite.benchmarks(quick: quick) + BlobSuite.benchmarks(quick: quick, corpusDirectory: corpus)
-        + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus)
+        + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus, realTree: tree)
         + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + RemoteSuite.benchmarks(quick: quick, corpusDirectory: corpus) + PeersSuite.benchmarks(quick: quick)
     if let filter {
-        // A figure keeps its reference, so every ratio is still measured in the same run.
+        // A figure keeps its references, so every ratio is still measured in the same run.
         let kept = benchmarks.filter { $0.name.contains(filter) }
-        let references = Set(kept.compactMap(\.reference))
+        let references = Set(kept.flatMap(\.references))
         benchmarks = benchmarks.filter { $0.name.contains(filter) || references.contains($0.name) }
     }
 
@@ -43,7 +43,8 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, ou
             + "       median          min          max   vs reference"
     )
     for result in results {
-        let ratio = result.ratio.map { String(format: "%.2fx of %@", $0, result.reference!) } ?? ""
+        let ratio = result.comparisons.map { String(format: "%.2fx of %@", $0.ratio, $0.reference) }
+            .joined(separator: "; ")
         print(
             result.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + " "
                 + result.unit.padding(toLength: 5, withPad: " ", startingAt: 0)

@@ -1,18 +1,28 @@
 import Coffer
 import Foundation
 
-/// Backup and restore of a directory tree: Coffer's snapshots beside restic and borg doing the same
-/// (each with its own repository in a temporary directory), when they are installed. Every run is a
-/// full backup into an empty repository (Coffer: the previous snapshot forgotten first, so nothing is
-/// skipped as unchanged) and a restore into an empty directory.
+/// Backup and restore of directory trees: Coffer's snapshots beside restic and borg doing the same
+/// (each with its own repository in a temporary directory), when they are installed, and beside the
+/// job's physical bounds measured in the same rounds: `tar | zstd` at Coffer's level on every core
+/// (compression alone, for a backup) and `cp -a` of the tree (the file system's copy, for a
+/// restore). Every run is a full backup into an empty repository (Coffer: the previous snapshot
+/// forgotten first, so nothing is skipped as unchanged) and a restore into an empty directory.
 ///
-/// The generated tree mixes many small text files, some medium binary-like ones and a few large
-/// ones; `--corpus DIR` backs up DIR instead. Every backup starts with the tree in the page cache.
+/// Two trees: a generated one (many small text files, some medium binary-like ones and a few large
+/// ones; `--corpus DIR` backs up DIR instead), and a real one (`--tree DIR`, else assembled from files
+/// every machine with the toolchain has: the toolchain's libraries, `/usr/share/doc`, mostly gzip
+/// files already, and `/usr/include`, text), whose figures are named "(real tree)": a generated
+/// corpus flatters, as restic is slowest on many tiny files. Every backup starts with the tree in
+/// the page cache.
 enum SnapshotSuite {
-    static let restic = "snapshots/restic backup"
-    static let resticRestore = "snapshots/restic restore"
-    static let coffer = "snapshots/coffer backup"
-    static let cofferRestore = "snapshots/coffer restore"
+    /// A figure's name for `tree`: `snapshots/<job>`, then " (real tree)" for the real one.
+    static func name(_ job: String, _ tree: Tree) -> String { "snapshots/\(job)\(tree.label)" }
+    static let resticBackup = "restic backup"
+    static let resticRestore = "restic restore"
+    static let cofferBackup = "coffer backup"
+    static let cofferRestore = "coffer restore"
+    static let compression = "tar | zstd -3, all cores (compression alone)"
+    static let copy = "cp -a (the file system's copy)"
 
     /// The peers left out of this run, with why (or how to install them).
     static func skippedPeers(quick: Bool) -> [String] {
@@ -25,57 +35,85 @@ enum SnapshotSuite {
         ].compactMap { $0 }
     }
 
-    static func benchmarks(quick: Bool, corpusDirectory: String?) -> [any Benchmark] {
-        let tree = Tree(directory: corpusDirectory, scale: quick ? 1 : 3)
-        var benchmarks: [any Benchmark] = []
+    static func benchmarks(quick: Bool, corpusDirectory: String?, realTree: String?) -> [any Benchmark] {
+        let generated = Tree(
+            source: corpusDirectory.map { .given($0) } ?? .generated(scale: quick ? 1 : 3),
+            label: ""
+        )
+        let real = Tree(
+            source: realTree.map { .given($0) } ?? .assembled(budget: quick ? 48 << 20 : 256 << 20),
+            label: " (real tree)"
+        )
         let hasRestic = !quick && Peer.find("restic") != nil
         let hasBorg = !quick && Peer.find("borg") != nil
-        benchmarks.append(CofferBackup(tree: tree, reference: hasRestic ? restic : nil))
-        benchmarks.append(CofferRestore(tree: tree, reference: hasRestic ? resticRestore : nil))
-        if hasRestic {
-            benchmarks.append(PeerRun(tree: tree, tool: .restic, restoring: false))
-            benchmarks.append(PeerRun(tree: tree, tool: .restic, restoring: true))
-        }
-        if hasBorg {
-            benchmarks.append(PeerRun(tree: tree, tool: .borg, restoring: false))
-            benchmarks.append(PeerRun(tree: tree, tool: .borg, restoring: true))
+        var benchmarks: [any Benchmark] = []
+        for tree in [generated, real] {
+            benchmarks.append(CofferBackup(tree: tree, hasRestic: hasRestic))
+            benchmarks.append(CofferRestore(tree: tree, hasRestic: hasRestic))
+            benchmarks.append(Bound(tree: tree, job: .compression))
+            benchmarks.append(Bound(tree: tree, job: .copy))
+            if hasRestic {
+                benchmarks.append(PeerRun(tree: tree, tool: .restic, restoring: false))
+                benchmarks.append(PeerRun(tree: tree, tool: .restic, restoring: true))
+            }
+            if hasBorg {
+                benchmarks.append(PeerRun(tree: tree, tool: .borg, restoring: false))
+                benchmarks.append(PeerRun(tree: tree, tool: .borg, restoring: true))
+            }
         }
         return benchmarks
     }
 
-    /// The tree measured: generated once into a scratch directory unless given.
+    /// A tree measured: generated or assembled once into a scratch directory, unless given.
     final class Tree {
-        let given: String?
-        let scale: Int
+        /// Where the tree comes from.
+        enum Source {
+            /// Made up, `scale` times the base set.
+            case generated(scale: Int)
+            /// Copied from files every machine with the toolchain has, up to `budget` bytes.
+            case assembled(budget: Int)
+            /// A directory given on the command line, backed up where it is.
+            case given(String)
+        }
+
+        let source: Source
+        /// Appended to the figures' names.
+        let label: String
         private(set) var path = ""
         private(set) var bytes = 0
-        private var generated: URL?
+        private var made: URL?
 
-        init(directory: String?, scale: Int) {
-            given = directory
-            self.scale = scale
+        init(source: Source, label: String) {
+            self.source = source
+            self.label = label
         }
 
         func prepare() throws {
             guard path.isEmpty else { return }
-            if let given {
-                path = URL(fileURLWithPath: given).standardizedFileURL.path
-            } else {
+            switch source {
+            case .given(let directory):
+                path = URL(fileURLWithPath: directory).standardizedFileURL.path
+            case .generated(let scale):
                 let root = scratchDirectory()
-                generated = root
+                made = root
                 path = root.path
-                try generate(at: root)
+                try generate(at: root, scale: scale)
+            case .assembled(let budget):
+                let root = scratchDirectory()
+                made = root
+                path = root.path
+                try assemble(at: root, budget: budget)
             }
             bytes = try Self.size(of: path)
         }
 
         func remove() {
-            if let generated { try? FileManager.default.removeItem(at: generated) }
+            if let made { try? FileManager.default.removeItem(at: made) }
         }
 
         /// Per `scale`: 500 small text files (2–32 KiB) in 30 directories, 20 binary-like files of
         /// 256 KiB to 1 MiB, and 2 files of 8 MiB (one compressible, one random): about 40 MB.
-        private func generate(at root: URL) throws {
+        private func generate(at root: URL, scale: Int) throws {
             var generator = SystemRandomNumberGenerator()
             let text = BlobSuite.Corpus.textLike(4 << 20)
             let binary = BlobSuite.Corpus.binaryLike(4 << 20)
@@ -101,6 +139,57 @@ enum SnapshotSuite {
                     try Data(bytes).write(to: root.appendingPathComponent("set\(copy)/large\(index).dat"))
                 }
             }
+        }
+
+        /// Copies regular files, in name order, from the toolchain's libraries, `/usr/share/doc` and
+        /// `/usr/include`, an equal share of `budget` from each (the same tree on every run of a
+        /// machine), keeping their relative paths.
+        private func assemble(at root: URL, budget: Int) throws {
+            let sources = ([Self.toolchainLibraries()].compactMap { $0 } + ["/usr/share/doc", "/usr/include"])
+                .filter { FileManager.default.fileExists(atPath: $0) }
+            guard !sources.isEmpty else { throw BenchmarkError("no directory to assemble a real tree from") }
+            let share = budget / sources.count
+            for (index, source) in sources.enumerated() {
+                let top = root.appendingPathComponent("\(index)-" + URL(fileURLWithPath: source).lastPathComponent)
+                var used = 0
+                for (relative, size) in try Self.regularFiles(under: source) where used + size <= share {
+                    let target = top.appendingPathComponent(relative)
+                    try FileManager.default.createDirectory(
+                        at: target.deletingLastPathComponent(),
+                        withIntermediateDirectories: true
+                    )
+                    try FileManager.default.copyItem(atPath: source + "/" + relative, toPath: target.path)
+                    used += size
+                }
+            }
+        }
+
+        /// The regular files under `directory` (not through symbolic links), by relative path, sorted.
+        private static func regularFiles(under directory: String) throws -> [(String, Int)] {
+            guard let walker = FileManager.default.enumerator(atPath: directory) else {
+                throw BenchmarkError("cannot read \(directory)")
+            }
+            var files: [(String, Int)] = []
+            while let relative = walker.nextObject() as? String {
+                guard let attributes = try? FileManager.default.attributesOfItem(atPath: directory + "/" + relative),
+                    attributes[.type] as? FileAttributeType == .typeRegular
+                else { continue }
+                files.append((relative, attributes[.size] as? Int ?? 0))
+            }
+            return files.sorted { $0.0 < $1.0 }
+        }
+
+        /// The Swift toolchain's runtime libraries (`lib/swift/linux` beside the `swift` on PATH).
+        private static func toolchainLibraries() -> String? {
+            let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+            for directory in path.split(separator: ":") {
+                let swift = URL(fileURLWithPath: String(directory)).appendingPathComponent("swift")
+                guard FileManager.default.isExecutableFile(atPath: swift.path) else { continue }
+                let libraries = swift.resolvingSymlinksInPath().deletingLastPathComponent()
+                    .appendingPathComponent("../lib/swift/linux").standardizedFileURL.path
+                if FileManager.default.fileExists(atPath: libraries) { return libraries }
+            }
+            return nil
         }
 
         /// Reads every file of the tree, so the next backup finds it in the page cache whoever read it
@@ -134,9 +223,14 @@ enum SnapshotSuite {
 
     struct CofferBackup: Benchmark {
         let tree: Tree
-        let reference: String?
+        let hasRestic: Bool
         var scratch: BlobSuite.Scratch?
-        var name: String { SnapshotSuite.coffer }
+        var name: String { SnapshotSuite.name(SnapshotSuite.cofferBackup, tree) }
+        var reference: String? { references.first }
+        var references: [String] {
+            (hasRestic ? [SnapshotSuite.name(SnapshotSuite.resticBackup, tree)] : [])
+                + [SnapshotSuite.name(SnapshotSuite.compression, tree)]
+        }
         var bytesPerRun: Int { tree.bytes }
 
         mutating func setUp() throws {
@@ -162,10 +256,15 @@ enum SnapshotSuite {
 
     struct CofferRestore: Benchmark {
         let tree: Tree
-        let reference: String?
+        let hasRestic: Bool
         var scratch: BlobSuite.Scratch?
         var target: URL?
-        var name: String { SnapshotSuite.cofferRestore }
+        var name: String { SnapshotSuite.name(SnapshotSuite.cofferRestore, tree) }
+        var reference: String? { references.first }
+        var references: [String] {
+            (hasRestic ? [SnapshotSuite.name(SnapshotSuite.resticRestore, tree)] : [])
+                + [SnapshotSuite.name(SnapshotSuite.copy, tree)]
+        }
         var bytesPerRun: Int { tree.bytes }
 
         mutating func setUp() throws {
@@ -190,6 +289,49 @@ enum SnapshotSuite {
         }
     }
 
+    /// A job's physical bound on the same tree: `tar | zstd` at Coffer's default level on every core,
+    /// to `/dev/null` (compression alone), or `cp -a` into an empty directory (the file system's copy).
+    struct Bound: Benchmark {
+        enum Job { case compression, copy }
+        let tree: Tree
+        let job: Job
+        var target: URL?
+        var name: String {
+            SnapshotSuite.name(job == .compression ? SnapshotSuite.compression : SnapshotSuite.copy, tree)
+        }
+        var bytesPerRun: Int { tree.bytes }
+
+        mutating func setUp() throws { try tree.prepare() }
+
+        mutating func tearDown() throws {
+            if let target { try? FileManager.default.removeItem(at: target) }
+            tree.remove()
+        }
+
+        mutating func prepareRun() throws {
+            switch job {
+            case .compression:
+                try tree.warm()
+            case .copy:
+                if let target { try FileManager.default.removeItem(at: target) }
+                target = scratchDirectory()
+            }
+        }
+
+        mutating func run() throws {
+            switch job {
+            case .compression:
+                let cores = ProcessInfo.processInfo.activeProcessorCount
+                try runPeer([
+                    "bash", "-o", "pipefail", "-c", "tar -cf - -C \"$0\" . | zstd -q -T\"$1\" -3 > /dev/null",
+                    tree.path, "\(cores)",
+                ])
+            case .copy:
+                try runPeer(["cp", "-a", tree.path, target!.path])
+            }
+        }
+    }
+
     /// restic or borg, run as their users run them.
     enum Peer {
         case restic
@@ -209,14 +351,15 @@ enum SnapshotSuite {
         var work: URL?
         var name: String {
             switch (tool, restoring) {
-            case (.restic, false): return SnapshotSuite.restic
-            case (.restic, true): return SnapshotSuite.resticRestore
-            case (.borg, false): return "snapshots/borg backup"
-            case (.borg, true): return "snapshots/borg restore"
+            case (.restic, false): return SnapshotSuite.name(SnapshotSuite.resticBackup, tree)
+            case (.restic, true): return SnapshotSuite.name(SnapshotSuite.resticRestore, tree)
+            case (.borg, false): return SnapshotSuite.name("borg backup", tree)
+            case (.borg, true): return SnapshotSuite.name("borg restore", tree)
             }
         }
         var reference: String? {
-            tool == .borg ? (restoring ? SnapshotSuite.cofferRestore : SnapshotSuite.coffer) : nil
+            tool == .borg
+                ? SnapshotSuite.name(restoring ? SnapshotSuite.cofferRestore : SnapshotSuite.cofferBackup, tree) : nil
         }
         var bytesPerRun: Int { tree.bytes }
 

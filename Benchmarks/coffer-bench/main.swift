@@ -3,13 +3,15 @@
 import Foundation
 
 let usage = """
-    USAGE: coffer-bench [--quick] [--runs N] [--filter TEXT] [--corpus DIR] [--json FILE] [--markdown FILE]
-                        [--svg FILE]
+    USAGE: coffer-bench [--quick] [--runs N] [--filter TEXT] [--corpus DIR] [--tree DIR] [--json FILE]
+                        [--markdown FILE] [--svg FILE]
 
       --quick           fewer repetitions and smaller data (under a minute); no peers
       --runs N          measured runs per figure after one warm-up (default 5; --quick 3)
       --filter TEXT     only figures whose name contains TEXT (and their references)
       --corpus DIR      measure blobs, snapshots and sync on the files under DIR (default: generated)
+      --tree DIR        back up and restore DIR as the snapshots' real tree (default: one assembled from
+                        the toolchain's libraries, /usr/share/doc and /usr/include)
       --json FILE       also write the results as JSON (schema in the README)
       --markdown FILE   also write the table as Markdown, with the date, command and machine
       --svg FILE        also draw each figure beside its reference as an SVG bar chart
@@ -28,6 +30,7 @@ var scale = false
 var scaleItems = 1_000_000
 var scaleBlobMiB = 8192
 var corpus: String?
+var tree: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
 
 /// Stops with the usage text and exit status 64 (`EX_USAGE`).
@@ -55,6 +58,7 @@ while let argument = arguments.popFirst() {
     case "--markdown": outputs.markdown = value(of: argument)
     case "--svg": outputs.svg = value(of: argument)
     case "--corpus": corpus = value(of: argument)
+    case "--tree": tree = value(of: argument)
     case "--scale": scale = true
     case "--scale-items":
         guard let count = Int(value(of: argument)), count >= 1 else {
@@ -96,6 +100,6 @@ if scale {
         exit(1)
     }
 } else {
-    runBenchmarks(quick: quick, runs: runs, filter: filter, corpus: corpus, outputs: outputs)
+    runBenchmarks(quick: quick, runs: runs, filter: filter, corpus: corpus, tree: tree, outputs: outputs)
 }
 #endif

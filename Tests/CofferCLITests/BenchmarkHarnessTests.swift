@@ -84,6 +84,45 @@ struct BenchmarkHarnessTests {
         #expect(chart.hasSuffix("</svg>\n"))
     }
 
+    @Test(
+        "--tree backs up and restores a given tree as the real one, each beside its bound; '|' is escaped in Markdown"
+    )
+    func realTree() throws {
+        let directory = try TemporaryDirectory()
+        let tree = directory.path("tree")
+        try FileManager.default.createDirectory(
+            at: tree.appendingPathComponent("sub"),
+            withIntermediateDirectories: true
+        )
+        for index in 0..<20 {
+            try Data(repeating: UInt8(index), count: 50_000).write(to: tree.appendingPathComponent("sub/f\(index)"))
+        }
+        let (json, markdown) = (directory.path("r.json"), directory.path("r.md"))
+        let result = try Products.run(
+            try Self.releaseBench(),
+            [
+                "--quick", "--filter", "(real tree)", "--runs", "1", "--tree", tree.path, "--json", json.path,
+                "--markdown", markdown.path,
+            ]
+        )
+        #expect(result.status == 0, "\(result.error)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        let results = try #require(report["results"] as? [[String: Any]])
+        func figure(_ name: String) -> [String: Any]? { results.first { $0["name"] as? String == name } }
+        let backup = try #require(figure("snapshots/coffer backup (real tree)"))
+        let compression = "snapshots/tar | zstd -3, all cores (compression alone) (real tree)"
+        let comparisons = try #require(backup["comparisons"] as? [[String: Any]])
+        #expect(comparisons.map { $0["reference"] as? String } == [compression])
+        #expect((comparisons.first?["ratio"] as? Double ?? 0) > 0)
+        #expect(figure(compression) != nil && figure("snapshots/cp -a (the file system's copy) (real tree)") != nil)
+        let restore = try #require(figure("snapshots/coffer restore (real tree)"))
+        #expect(restore["reference"] as? String == "snapshots/cp -a (the file system's copy) (real tree)")
+        #expect(!results.contains { ($0["name"] as? String)?.contains("(real tree)") == false })
+        let table = try String(contentsOf: markdown, encoding: .utf8)
+        #expect(table.contains("| snapshots/tar \\| zstd -3, all cores (compression alone) (real tree) |"))
+        #expect(TemporaryDirectory.listing(tree.appendingPathComponent("sub")).count == 20, "a given tree stays")
+    }
+
     @Test("--scale grows a vault stage by stage and reports each stage's costs")
     func scale() throws {
         let directory = try TemporaryDirectory()
