@@ -22,6 +22,8 @@ enum BlobSuite {
             Write(corpus: corpus, mode: .new),
             Write(corpus: corpus, mode: .unchanged),
             Read(corpus: corpus),
+            LargeBound(corpus: corpus),
+            LargeToFile(corpus: corpus),
             Rekey(corpus: corpus),
         ]
     }
@@ -78,6 +80,25 @@ enum BlobSuite {
 
         func remove() {
             if let generated { try? FileManager.default.removeItem(at: generated) }
+            if let concatenated { try? FileManager.default.removeItem(atPath: concatenated) }
+            concatenated = nil
+        }
+
+        /// The corpus's files one after another, as one large file (made once, removed with the corpus).
+        private(set) var concatenated: String?
+
+        /// ``concatenated``, made if it is not yet.
+        func largeFile() throws -> String {
+            if let concatenated { return concatenated }
+            try prepare()
+            let path = scratchDirectory().path + ".large"
+            guard FileManager.default.createFile(atPath: path, contents: nil),
+                let output = FileHandle(forWritingAtPath: path)
+            else { throw BenchmarkError("cannot create \(path)") }
+            defer { try? output.close() }
+            for file in files { try output.write(contentsOf: try Data(contentsOf: URL(fileURLWithPath: file))) }
+            concatenated = path
+            return path
         }
 
         static func textLike(_ count: Int) -> [UInt8] {
@@ -235,6 +256,51 @@ enum BlobSuite {
 }
 
 extension BlobSuite {
+    static let largeBound = "blobs/read pipeline bound, one large blob"
+
+    /// The read pipeline bound of the corpus as one large file: the reference of ``LargeToFile``.
+    struct LargeBound: Benchmark {
+        let corpus: Corpus
+        var sealed: ReadPipelineBound?
+        var name: String { BlobSuite.largeBound }
+        var bytesPerRun: Int { corpus.totalBytes }
+        mutating func setUp() throws { sealed = try ReadPipelineBound(file: try corpus.largeFile()) }
+        mutating func tearDown() throws {
+            sealed = nil
+            corpus.remove()
+        }
+        mutating func run() throws { try sealed!.run() }
+    }
+
+    /// A `get` of one large blob (the corpus as one file) to a file on disk, as `coffer get NAME FILE`
+    /// does it: written under a temporary name and moved into place.
+    struct LargeToFile: Benchmark {
+        let corpus: Corpus
+        var scratch: Scratch?
+        var target: URL?
+        var name: String { "blobs/get of one large blob to a file" }
+        var bytesPerRun: Int { corpus.totalBytes }
+        var reference: String? { BlobSuite.largeBound }
+
+        mutating func setUp() throws {
+            scratch = try Scratch()
+            try scratch!.vault.blobs.write("large", contentsOf: URL(fileURLWithPath: try corpus.largeFile()))
+            target = scratchDirectory()
+        }
+
+        mutating func tearDown() throws {
+            scratch?.remove()
+            if let target { try? FileManager.default.removeItem(at: target) }
+            corpus.remove()
+        }
+
+        mutating func prepareRun() throws {
+            if let target { try? FileManager.default.removeItem(at: target) }
+        }
+
+        mutating func run() throws { _ = try scratch!.vault.blobs.read("large", to: target!) }
+    }
+
     /// `rekey` of a vault holding the corpus as device-bound blobs: every chunk and manifest opened and
     /// sealed again under a fresh device root, in batches (each run starts another generation).
     struct Rekey: Benchmark {
