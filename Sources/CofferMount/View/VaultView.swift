@@ -47,7 +47,8 @@ package final class VaultView: Sendable {
     }
 
     private enum TreeNode {
-        case directory(TreeDirectory)
+        /// The snapshot's top directory (the backed-up one), its listing not read yet.
+        case top
         case child(TreeDirectory.Child)
     }
 
@@ -67,6 +68,8 @@ package final class VaultView: Sendable {
     /// The snapshots, read again when older than a second (others may back up meanwhile).
     private let snapshotIndex = Locked<(index: SnapshotIndex, read: ContinuousClock.Instant)?>(nil)
     private let sawLocked = Locked(false)
+    /// Each snapshot's root entry once read (`nil` for versions 1 and 2), by id: one small entry each.
+    private let rootEntries = Locked<[[UInt8]: TreeEntry?]>([:])
     private let report: @Sendable (String) -> Void
 
     /// A view of `vault`, which must stay open while the view is used.
@@ -136,8 +139,8 @@ package final class VaultView: Sendable {
                 try vault.blobs.readableManifests()
             }
             return manifests.map { Listed(name: MountNames.component(for: $0.name), attributes: attributes(of: $0)) }
-        case .tree(_, .directory(let directory)):
-            return Self.listing(directory)
+        case .tree(let record, .top):
+            return Self.listing(try top(of: record))
         case .tree(let record, .child(let child)):
             guard child.entry.kind == .directory else { throw .notDirectory }
             return Self.listing(try self.directory(child, of: record))
@@ -163,8 +166,8 @@ package final class VaultView: Sendable {
         switch try resolve(path) {
         case .tree(_, .child(let child)):
             return child.entry.attributes.map { ($0.name, $0.value) }
-        case .tree(_, .directory(let directory)):
-            return (directory.entry?.attributes ?? []).map { ($0.name, $0.value) }
+        case .tree(let record, .top):
+            return (try rootEntry(of: record)?.attributes ?? []).map { ($0.name, $0.value) }
         default:
             return []
         }
@@ -180,7 +183,7 @@ package final class VaultView: Sendable {
             }
         case .blob(let manifest):
             return try openContent(shown, isImmutable: false) { manifest }
-        case .top, .snapshots, .ids, .blobs, .name, .tree(_, .directory):
+        case .top, .snapshots, .ids, .blobs, .name, .tree(_, .top):
             throw .isDirectory
         case .tree(_, .child(let child)) where child.entry.kind == .directory:
             throw .isDirectory
@@ -259,12 +262,12 @@ package final class VaultView: Sendable {
     }
 
     private func treeNode(_ names: ArraySlice<[UInt8]>, in record: SnapshotRecord) throws(MountError) -> TreeNode {
-        var node = TreeNode.directory(try top(of: record))
+        var node = TreeNode.top
         for (index, name) in names.enumerated() {
             let current: TreeDirectory
             switch node {
-            case .directory(let directory):
-                current = directory
+            case .top:
+                current = try top(of: record)
             case .child(let child):
                 guard child.entry.kind == .directory else { throw .notDirectory }
                 current = try directory(child, of: record)
@@ -338,8 +341,8 @@ package final class VaultView: Sendable {
             attributes.mode = NodeAttributes.symlinkType | 0o777
             attributes.size = UInt64(target.count)
             return attributes
-        case .tree(let record, .directory(let directory)):
-            guard let entry = directory.entry else {
+        case .tree(let record, .top):
+            guard let entry = try rootEntry(of: record) else {
                 var attributes = virtual
                 attributes.modified = NodeAttributes.Timestamp(record.info.created)
                 attributes.changed = attributes.modified
@@ -354,7 +357,18 @@ package final class VaultView: Sendable {
     }
 
     private func attributesOfTop(of record: SnapshotRecord) throws(MountError) -> NodeAttributes {
-        try attributes(of: .tree(record, .directory(try top(of: record))))
+        try attributes(of: .tree(record, .top))
+    }
+
+    /// The snapshot's root entry (its first), read alone and kept: listing `ids/` or a name's
+    /// directory `stat`s every snapshot's top, which must not read every tree.
+    private func rootEntry(of record: SnapshotRecord) throws(MountError) -> TreeEntry? {
+        if let held = rootEntries.withLock({ $0[record.id] }) { return held }
+        let entry = try failing("reading a snapshot's tree") { () throws(CofferError) in
+            try TreeDirectory.rootEntry(of: record, store: vault.snapshots.snapshotStore(try vault.keyRing()))
+        }
+        rootEntries.withLock { $0[record.id] = entry }
+        return entry
     }
 
     private static func listing(_ directory: TreeDirectory) -> [Listed] {

@@ -44,6 +44,29 @@ package struct TreeDirectory: Sendable {
         try read([], subtree: 0..<record.size, of: record, store: store)
     }
 
+    /// The backed-up directory's own entry (the tree's first, from version 3 on), read alone: its
+    /// length prefix, then its bytes, so a snapshot's top can be `stat`ed without reading the tree.
+    /// `nil` for versions 1 and 2, which have none.
+    package static func rootEntry(of record: SnapshotRecord, store: SnapshotStore) throws(CofferError) -> TreeEntry? {
+        guard record.formatVersion >= 3, record.size >= 4 else { return nil }
+        let reader = ContentReader(environment: store.environment, store: store.contentStore, keys: store.keys)
+        do throws(CofferError) {
+            var prefix = DataSink()
+            try reader.stream(record, range: 0..<4, to: &prefix, progress: nil)
+            let length = prefix.data.reduce(0) { $0 << 8 | UInt64($1) }
+            guard length <= 64 << 20, 4 + length <= record.size else {
+                throw CofferError(.decode, "the tree's first entry declares \(length) bytes")
+            }
+            var body = DataSink()
+            try reader.stream(record, range: 4..<(4 + length), to: &body, progress: nil)
+            let entry = try TreeEntry.decode(Array(body.data), version: record.formatVersion)
+            guard entry.isRoot else { throw CofferError(.decode, "the tree does not start with its root entry") }
+            return entry
+        } catch  where error.code == .decode {
+            throw record.damaged(error)
+        }
+    }
+
     /// The directory `child` (of a directory already read).
     package static func read(
         _ child: Child,

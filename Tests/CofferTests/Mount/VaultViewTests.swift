@@ -87,6 +87,11 @@ struct VaultViewTests {
             if entry.kind == .file { #expect(attributes.size == UInt64(entry.size), "seed \(seed): \(entry.path)") }
         }
         #expect(Set(files.keys.map { top + "/" + $0 }).isSubset(of: Set(shown.keys)))
+        // The top's attributes come from its root entry read alone, which must be the listing's.
+        let record = try vault.snapshots.resolve(result.snapshot.id)
+        let store = vault.snapshots.snapshotStore(try vault.keyRing())
+        let rootEntry = try #require(try TreeDirectory.rootEntry(of: record, store: store))
+        #expect(rootEntry == (try TreeDirectory.top(of: record, store: store).entry), "seed \(seed)")
     }
 
     @Test(
