@@ -17,7 +17,7 @@ package final class ContentRangeReader: Sendable {
     private let scope: SyncScope
     private let level: ProtectionLevel
     /// The content's size in bytes.
-    package let size: UInt64
+    private let size: UInt64
     private let chunks: ChunkList
     /// Where each top-level piece of the list starts: each entry of an inline list, each list chunk
     /// of an indirect one; a last element holds the size.

@@ -3,20 +3,20 @@ package import Coffer
 import Foundation
 internal import Glibc
 
-/// A ``VaultView`` mounted through libfuse: read-only, until Ctrl-C, `SIGTERM`, ``stop()`` or an
-/// `umount` of the mount point.
+/// A ``VaultView`` mounted through libfuse: read-only, until Ctrl-C, `SIGTERM` or an `umount` of the
+/// mount point.
 ///
 /// Requests are served by one loop per thread, all on the session's descriptor (made non-blocking,
 /// so that a thread another one beat to a request goes back to waiting): each waits in `poll(2)`
-/// beside the process's interruption pipe (``Interruption``) and this mount's own stop pipe, so a
-/// stop reaches every thread at once. The kernel reads ahead with several requests in flight, so
+/// beside the process's interruption pipe (``Interruption``) and this mount's own stop pipe, which
+/// the first loop to end writes, so a stop reaches every thread at once. The kernel reads ahead with several requests in flight, so
 /// the threads open chunks in parallel.
 package final class FUSEMount: Sendable {
     /// Why the loops ended.
     package enum Ending: Sendable, Equatable {
         /// The mount point was unmounted from outside (`umount`, `fusermount3 -u`).
         case unmounted
-        /// A stop was requested: Ctrl-C or a signal (named), or ``stop()``.
+        /// A stop was requested: Ctrl-C or another signal, named.
         case stopped(String)
     }
 
@@ -110,11 +110,6 @@ package final class FUSEMount: Sendable {
         }
         serve(UnsafeMutableRawPointer(bitPattern: sessionAddress)!, descriptor: descriptor)
         for _ in 0..<others { finished.wait() }
-    }
-
-    /// Asks every loop to stop; ``run(threads:whenMounted:)`` then unmounts and returns.
-    package func stop() {
-        end(.stopped("stop"))
     }
 
     private func end(_ reason: Ending) {

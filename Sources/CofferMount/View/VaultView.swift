@@ -294,28 +294,36 @@ package final class VaultView: Sendable {
     }
 
     private func top(of record: SnapshotRecord) throws(MountError) -> TreeDirectory {
-        try cachedDirectory(DirectoryKey(snapshot: record.id, path: [])) { store throws(CofferError) in
+        try cachedDirectory(DirectoryKey(snapshot: record.id, path: []), of: record) { store throws(CofferError) in
             try TreeDirectory.top(of: record, store: store)
         }
     }
 
     private func directory(_ child: TreeDirectory.Child, of record: SnapshotRecord) throws(MountError) -> TreeDirectory
     {
-        try cachedDirectory(DirectoryKey(snapshot: record.id, path: child.entry.path)) { store throws(CofferError) in
+        try cachedDirectory(DirectoryKey(snapshot: record.id, path: child.entry.path), of: record) {
+            store throws(CofferError) in
             try TreeDirectory.read(child, of: record, store: store)
         }
     }
 
     private func cachedDirectory(
         _ key: DirectoryKey,
+        of record: SnapshotRecord,
         read: (SnapshotStore) throws(CofferError) -> TreeDirectory
     ) throws(MountError) -> TreeDirectory {
         if let held = directories.value(for: key) { return held }
-        let directory = try failing("reading a snapshot's tree") { () throws(CofferError) in
+        let directory = try failing(Self.readingTree(of: record)) { () throws(CofferError) in
             try read(vault.snapshots.snapshotStore(try vault.keyRing()))
         }
         directories.insert(directory, for: key, cost: directory.children.count + 1)
         return directory
+    }
+
+    /// What a failed read of `record`'s tree was doing, naming the snapshot (the error itself may
+    /// not: a damaged chunk is reported as the chunk's problem).
+    private static func readingTree(of record: SnapshotRecord) -> String {
+        "reading the tree of snapshot \(record.info.shortID) ('\(record.name)')"
     }
 
     // MARK: Attributes
@@ -364,7 +372,7 @@ package final class VaultView: Sendable {
     /// directory `stat`s every snapshot's top, which must not read every tree.
     private func rootEntry(of record: SnapshotRecord) throws(MountError) -> TreeEntry? {
         if let held = rootEntries.withLock({ $0[record.id] }) { return held }
-        let entry = try failing("reading a snapshot's tree") { () throws(CofferError) in
+        let entry = try failing(Self.readingTree(of: record)) { () throws(CofferError) in
             try TreeDirectory.rootEntry(of: record, store: vault.snapshots.snapshotStore(try vault.keyRing()))
         }
         rootEntries.withLock { $0[record.id] = entry }

@@ -19,8 +19,6 @@ package struct TreeDirectory: Sendable {
         package let subtree: Range<UInt64>
     }
 
-    /// The directory, relative to the backed-up one (empty for the top).
-    package let path: [UInt8]
     /// The directory's own entry; `nil` for the top of a version 1 or 2 tree, which has none.
     package let entry: TreeEntry?
     /// What is directly in it, in byte order of the names.
@@ -124,6 +122,6 @@ package struct TreeDirectory: Sendable {
         }
         close(at: subtree.upperBound)
         if !sorted { children.sort { $0.name.lexicographicallyPrecedes($1.name) } }
-        return TreeDirectory(path: path, entry: own, children: children)
+        return TreeDirectory(entry: own, children: children)
     }
 }

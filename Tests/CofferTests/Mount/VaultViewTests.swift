@@ -171,6 +171,58 @@ struct VaultViewTests {
         #expect(throws: MountError.isDirectory) { try view.open(Array("snapshots".utf8)) }
     }
 
+    @Test(
+        "snapshots of one name from several hosts: one directory each, twins in a second told apart, latest the newest of any host"
+    )
+    func severalHosts() throws {
+        let root = fixture.directory.path("hosts")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: root.appendingPathComponent("x.txt"))
+        var options = BackupOptions(name: "docs")
+        options.time = Date(timeIntervalSince1970: 1_800_000_000)
+        options.hostname = "desktop"
+        let desktop = try vault.snapshots.backup(directory: root, options: options)
+        options.hostname = "laptop"
+        let laptop = try vault.snapshots.backup(directory: root, options: options)
+        options.time = Date(timeIntervalSince1970: 1_800_000_100)
+        let later = try vault.snapshots.backup(directory: root, options: options)
+        let view = view()
+        let listed = try view.list(Array("snapshots/docs".utf8)).map { String(decoding: $0.name, as: UTF8.self) }
+        let twins = [desktop, laptop].map { "2027-01-15T08:00:00Z-\($0.snapshot.shortID)" }
+        #expect(Set(listed) == Set(twins + ["2027-01-15T08:01:40Z", "latest"]), "\(listed)")
+        #expect(try view.linkTarget(of: Array("snapshots/docs/latest".utf8)) == Array("2027-01-15T08:01:40Z".utf8))
+        for (name, result) in zip(twins, [desktop, laptop]) {
+            let viaTime = try view.attributes(of: Array("snapshots/docs/\(name)/x.txt".utf8))
+            #expect(viaTime == (try view.attributes(of: Array("ids/\(result.snapshot.id)/x.txt".utf8))))
+        }
+        #expect(later.snapshot.hostname == "laptop")
+    }
+
+    @Test("threads reading one open file at once, as the kernel's read-ahead does, each get exactly their bytes")
+    func concurrentReads() throws {
+        let (root, _) = try randomTree("concurrent", seed: 4)
+        let large = SplitMix64.bytes(300_000, seed: 44)
+        try Data(large).write(to: root.appendingPathComponent("large.bin"))
+        let result = try vault.snapshots.backup(directory: root, options: BackupOptions(name: "concurrent"))
+        let view = view()
+        let file = try view.open(Array("ids/\(result.snapshot.id)/large.bin".utf8))
+        let mismatches = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            var random = SplitMix64(seed: UInt64(thread) + 100)
+            for _ in 0..<16 {
+                let offset = Int(random.next() % UInt64(large.count))
+                let count = Int(random.next() % 40_000) + 1
+                var buffer = [UInt8](repeating: 0, count: count)
+                let read =
+                    (try? buffer.withUnsafeMutableBytes { try view.read(file, at: UInt64(offset), into: $0) }) ?? -1
+                if Array(buffer.prefix(max(read, 0))) != Array(large[offset..<min(large.count, offset + count)]) {
+                    mismatches.withLock { $0.append("thread \(thread): \(offset) +\(count) read \(read)") }
+                }
+            }
+        }
+        #expect(mismatches.withLock { $0 }.isEmpty, "\(mismatches.withLock { $0 }.prefix(5))")
+    }
+
     @Test("names map to one component and back, whatever they hold")
     func names() throws {
         var random = SplitMix64(seed: 99)
@@ -228,5 +280,28 @@ struct VaultViewTests {
         var buffer = [UInt8](repeating: 0, count: 3000)
         #expect(throws: MountError.self) { try buffer.withUnsafeMutableBytes { try view.read(file, at: 0, into: $0) } }
         #expect(reports.withLock { $0 }.contains { $0.contains("/blobs/victim") }, "\(reports.withLock { $0 })")
+    }
+
+    @Test("a snapshot whose tree is damaged fails its listing with an I/O error and a report naming it, nothing else")
+    func damagedTree() throws {
+        let (root, _) = try randomTree("damaged", seed: 9)
+        let result = try vault.snapshots.backup(directory: root, options: BackupOptions(name: "damaged"))
+        _ = try vault.blobs.write("unharmed", data: Data("still here".utf8))
+        let reports = Locked<[String]>([])
+        let view = VaultView(vault: vault, owner: (uid: 0, gid: 0)) { message in reports.withLock { $0.append(message) }
+        }
+        // Every chunk of the snapshot (its tree among them) overwritten; the blob's chunk kept.
+        let store = vault.snapshots.snapshotStore(try vault.keyRing())
+        let record = try vault.snapshots.resolve(result.snapshot.id)
+        var references: Set<ChunkID> = []
+        try store.forEachReference(of: record) { references.insert($0) }
+        let schema = vault.schema
+        try vault.environment.write { txn in
+            for id in references { try txn.put(schema.chunks, key: id, value: [UInt8](repeating: 7, count: 64)) }
+        }
+        #expect(throws: MountError.self) { try view.list(Array("ids/\(result.snapshot.id)".utf8)) }
+        #expect(reports.withLock { $0 }.contains { $0.contains(result.snapshot.shortID) }, "\(reports.withLock { $0 })")
+        #expect(try view.list(Array("blobs".utf8)).map(\.name) == [Array("unharmed".utf8)])
+        #expect(try view.list(Array("snapshots".utf8)).map(\.name) == [Array("damaged".utf8)])
     }
 }
