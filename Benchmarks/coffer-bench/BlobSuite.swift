@@ -20,6 +20,7 @@ enum BlobSuite {
             Bound(corpus: corpus),
             ReadBound(corpus: corpus),
             Write(corpus: corpus, mode: .new),
+            Write(corpus: corpus, mode: .sealedToClassKey),
             Write(corpus: corpus, mode: .unchanged),
             Read(corpus: corpus),
             LargeBound(corpus: corpus),
@@ -194,16 +195,29 @@ enum BlobSuite {
         }
     }
 
+    static let write = "blobs/write (new content)"
+
+    /// Writes of the corpus: new content; new content sealed to the class key (`completeUnlessOpen`,
+    /// a key agreement per blob and chunk keys of its own, as a write-only client writes), beside
+    /// the ordinary write; and unchanged content.
     struct Write: Benchmark {
-        enum Mode { case new, unchanged }
+        enum Mode { case new, sealedToClassKey, unchanged }
         let corpus: Corpus
         let mode: Mode
         var scratch: Scratch?
         var name: String {
-            mode == .new ? "blobs/write (new content)" : "blobs/re-write (unchanged content, all dedup)"
+            switch mode {
+            case .new: return BlobSuite.write
+            case .sealedToClassKey: return "blobs/write completeUnlessOpen (new content, sealed to the class key)"
+            case .unchanged: return "blobs/re-write (unchanged content, all dedup)"
+            }
         }
         var bytesPerRun: Int { corpus.totalBytes }
         var reference: String? { BlobSuite.bound }
+        var references: [String] { [BlobSuite.bound] + (mode == .sealedToClassKey ? [BlobSuite.write] : []) }
+        private var options: BlobWriteOptions {
+            BlobWriteOptions(protection: mode == .sealedToClassKey ? .completeUnlessOpen : .afterFirstUnlock)
+        }
 
         mutating func setUp() throws {
             try corpus.prepare()
@@ -215,7 +229,7 @@ enum BlobSuite {
         mutating func prepareRun() throws {
             let blobs = scratch!.vault.blobs
             switch mode {
-            case .new:
+            case .new, .sealedToClassKey:
                 // Start empty, so every chunk is new.
                 for blob in try blobs.list() { try blobs.delete(blob.name) }
             case .unchanged:
@@ -226,7 +240,9 @@ enum BlobSuite {
         }
 
         mutating func run() throws {
-            for file in corpus.files { try scratch!.vault.blobs.write(file, contentsOf: URL(fileURLWithPath: file)) }
+            for file in corpus.files {
+                try scratch!.vault.blobs.write(file, contentsOf: URL(fileURLWithPath: file), options: options)
+            }
         }
     }
 

@@ -15,12 +15,14 @@ struct FormatFixtureTests {
     static let firstVersions = ["format-v1", "format-v1-snapshots-v2", "format-v1-snapshots-v3"]
     /// Every fixture: format 2 has a membership log, device keys, and records sealed in a key epoch
     /// after the original one; format 3, device-bound records re-sealed under a later device
-    /// generation (`coffer rekey`).
-    static let versions = firstVersions + ["format-v2", "format-v3"]
+    /// generation (`coffer rekey`); format 4, completeUnlessOpen records (one written with the
+    /// passphrase, a blob and a snapshot from a write-only client).
+    static let versions = firstVersions + ["format-v2", "format-v3", "format-v4"]
 
     /// The vault format of a fixture.
     static func format(_ version: String) -> Int {
-        version.hasPrefix("format-v3") ? 3 : version.hasPrefix("format-v2") ? 2 : 1
+        for format in [4, 3, 2] where version.hasPrefix("format-v\(format)") { return format }
+        return 1
     }
     /// The device-only blob's content: byte i = (i * 31 + 7) mod 251.
     static let pattern = Data((0..<100_000).map { UInt8(($0 * 31 + 7) % 251) })
@@ -81,6 +83,29 @@ struct FormatFixtureTests {
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: restored.appendingPathComponent("empty").path).isEmpty
         )
+        #expect(try vault.blobs.verify(readingData: true).isHealthy)
+    }
+
+    @Test("Format 4: completeUnlessOpen blobs and snapshots, a write-only client's among them, read back once unlocked")
+    func sealedToClassKey() throws {
+        let scratch = try Scratch(copying: "format-v4")
+        let locked = try Vault.open(at: scratch.url.appendingPathComponent("vault"))
+        let refused = #expect(throws: CofferError.self) { _ = try locked.blobs.data("sealed.txt") }
+        #expect(refused?.code == .interactionNotAllowed)
+        locked.close()
+        let vault = try scratch.unlockedVault()
+        defer { vault.close() }
+        #expect(try vault.blobs.data("sealed.txt") == Data("sealed to the class key\n".utf8))
+        #expect(try vault.blobs.stat("sealed.txt").protection == .completeUnlessOpen)
+        let dropped = try #require(try vault.blobs.list().first { $0.name.hasPrefix("dropped.txt@") })
+        #expect(try vault.blobs.data("dropped.txt") == Data("notes of format 1\n".utf8))
+        #expect(dropped.protection == .completeUnlessOpen)
+        let snapshot = try #require(try vault.snapshots.list().first { $0.name == "write-only-tree" })
+        #expect(snapshot.protection == .completeUnlessOpen)
+        let restored = scratch.url.appendingPathComponent("restored")
+        _ = try vault.snapshots.restore(snapshot.id, to: restored)
+        #expect(try Data(contentsOf: restored.appendingPathComponent("docs/hello.txt")) == Data("hello\n".utf8))
+        #expect(try vault.allowsWriteOnlyClients)
         #expect(try vault.blobs.verify(readingData: true).isHealthy)
     }
 

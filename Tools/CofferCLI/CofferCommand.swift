@@ -32,7 +32,8 @@ public enum CofferCommand {
         ExportCommand.self,
         ImportCommand.self, PushCommand.self, PullCommand.self, RemoteCommands.self, GCCommand.self,
         CompactCommand.self, VerifyCommand.self, RepairCommand.self, StatsCommand.self, PasswdCommand.self,
-        RekeyCommand.self, KeyCommands.self, DeviceCommands.self, DevicesCommand.self, GroupCommands.self,
+        RekeyCommand.self, KeyCommands.self, DeviceCommands.self, DevicesCommand.self, WriteOnlyCommands.self,
+        GroupCommands.self,
     ]
 
     /// The command tree.

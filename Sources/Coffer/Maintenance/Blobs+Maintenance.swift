@@ -149,13 +149,21 @@ extension Blobs {
                         let manifest = try BlobManifest.open(value, id: id, keys: keys, cipher: coder.cipher)
                         name = manifest.name
                         names.append(manifest.name)
-                        guard try BlobManifest.id(of: manifest.name, scope: manifest.scope, keys: keys) == id else {
+                        // A write-only client's blob has a random id: nothing to compare.
+                        let expectedID =
+                            manifest.isDrop
+                            ? id : try BlobManifest.id(of: manifest.name, scope: manifest.scope, keys: keys)
+                        guard expectedID == id else {
                             throw CofferError(.decode, "its manifest is stored under another blob's id")
                         }
-                        let slot = "\(manifest.scope.code)/\(manifest.level.code)"
-                        let keysForBlob =
-                            try chunkKeys[slot] ?? ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
-                        chunkKeys[slot] = keysForBlob
+                        let keysForBlob: ChunkKeys
+                        if manifest.level.isSealedToClassKey {
+                            keysForBlob = try ChunkKeys(content: manifest, keys: keys)
+                        } else {
+                            let slot = "\(manifest.scope.code)/\(manifest.level.code)"
+                            keysForBlob = try chunkKeys[slot] ?? ChunkKeys(content: manifest, keys: keys)
+                            chunkKeys[slot] = keysForBlob
+                        }
                         try store.forEachReference(of: manifest, keys: keysForBlob, coder: coder, in: txn) { chunk in
                             expected[chunk, default: 0] += 1
                         }
@@ -300,7 +308,7 @@ extension Blobs {
                     var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
                     do throws(CofferError) {
                         try reader.stream(
-                            try FileContent(entry, scope: record.scope, level: record.level),
+                            try FileContent(entry, scope: record.scope, level: record.level, write: record.write),
                             range: 0..<entry.size,
                             to: &sink,
                             progress: nil
@@ -379,10 +387,14 @@ extension Blobs {
                         damaged += 1
                         return true
                     }
+                    // A completeUnlessOpen chunk's key is its write's: it is opened when its blob or
+                    // snapshot is read in full below, not here.
+                    guard !level.isSealedToClassKey else { return true }
                     let scope = sealed.scope
                     let slot = [scope.code, level.code]
                     do {
-                        let keysForChunk = try chunkKeys[slot] ?? ChunkKeys(scope: scope, level: level, keys: keys)
+                        let keysForChunk =
+                            try chunkKeys[slot] ?? ChunkKeys(scope: scope, level: level, write: nil, keys: keys)
                         chunkKeys[slot] = keysForChunk
                         _ = try ChunkRecord.open(value, id: try ChunkID(stored: key), keys: keysForChunk, coder: coder)
                     } catch let error as CofferError where error.code == .interactionNotAllowed {

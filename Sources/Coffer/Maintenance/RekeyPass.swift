@@ -122,8 +122,8 @@ struct RekeyPass {
                 throw CofferError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
             }
             var chunkKeys: [ProtectionLevel: ChunkKeys] = [:]
-            for level in ProtectionLevel.allCases {
-                chunkKeys[level] = try ChunkKeys(scope: .deviceBound, level: level, keys: keys)
+            for level in ProtectionLevel.symmetricLevels {
+                chunkKeys[level] = try ChunkKeys(scope: .deviceBound, level: level, write: nil, keys: keys)
             }
             self.chunkKeys = chunkKeys
         }
@@ -164,6 +164,9 @@ struct RekeyPass {
                     throw CofferError(.decode, "a chunk record's header is invalid; the record was altered or damaged")
                 }
                 guard sealed.scope == .deviceBound, sealed.epoch != generation else { return nil }
+                // A completeUnlessOpen chunk is keyed by its write's secret, which the rekey moves by
+                // sealing its box (in the manifest) to the new generation's class key.
+                if value.count > 2, value[2] == ProtectionLevel.completeUnlessOpen.code { return nil }
                 guard value.count > 2, let level = ProtectionLevel(code: value[2]), let chunkKeys = chunkKeys[level]
                 else {
                     throw CofferError(.decode, "a chunk record's header is invalid; the record was altered or damaged")

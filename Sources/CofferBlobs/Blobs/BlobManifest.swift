@@ -14,10 +14,18 @@ import Foundation
 ///
 /// The manifest commits in the transaction that makes the blob visible, so a blob is all there or not
 /// there. Names appear only inside the sealed body; the key is a keyed hash of the name.
+///
+/// A blob written by a write-only client (version 2, always `completeUnlessOpen`) is filed under a
+/// random id instead: such a client holds no blob-name key, so it can neither compute the id nor
+/// find, replace or delete what is there. Listings show it as `NAME@TIME-TAG` (its write time, UTC,
+/// and the start of its id);
+/// `NAME` alone finds it when no blob of that name exists (the newest such, if several).
 package struct BlobManifest: Sendable {
     package static let version: UInt8 = 1
+    /// The version of a blob filed under a random id by a write-only client.
+    package static let dropVersion: UInt8 = 2
     /// The versions this Coffer reads.
-    package static let readableVersions: ClosedRange<UInt8> = version...version
+    package static let readableVersions: ClosedRange<UInt8> = version...dropVersion
     /// Names longer than this (in UTF-8 bytes) are refused.
     package static let maximumNameLength = 1024
 
@@ -30,6 +38,12 @@ package struct BlobManifest: Sendable {
     package var modified: Int64
     package var chunkCount: UInt64
     package var chunks: ChunkList
+    /// The write's keys, for a `completeUnlessOpen` blob.
+    package var write: WriteKeys?
+    /// Whether the blob was filed under a random id by a write-only client (``dropVersion``).
+    package var isDrop = false
+    /// The first six hex digits of a write-only client's blob's id, which its listed name ends with.
+    package var dropTag = ""
 
     package init(
         name: String,
@@ -40,8 +54,10 @@ package struct BlobManifest: Sendable {
         created: Int64,
         modified: Int64,
         chunkCount: UInt64,
-        chunks: ChunkList
+        chunks: ChunkList,
+        write: WriteKeys? = nil
     ) {
+        self.write = write
         self.name = name
         self.scope = scope
         self.level = level
@@ -92,12 +108,13 @@ package struct BlobManifest: Sendable {
         chunks.encode(into: &writer)
         return try SealedRecord.seal(
             writer.bytes,
-            version: Self.version,
+            version: isDrop ? Self.dropVersion : Self.version,
             label: Self.label,
             id: id,
             scope: scope,
             level: level,
             keys: keys,
+            write: write,
             cipher: cipher
         )
     }
@@ -112,7 +129,7 @@ package struct BlobManifest: Sendable {
         keys: KeyRing,
         cipher: AESGCM
     ) throws(CofferError) -> BlobManifest {
-        let (_, scope, level, body) = try SealedRecord.open(
+        let opened = try SealedRecord.open(
             stored,
             versions: readableVersions,
             label: label,
@@ -121,8 +138,34 @@ package struct BlobManifest: Sendable {
             cipher: cipher,
             what: "a blob manifest"
         )
-        return try parse(body, scope: scope, level: level)
+        var manifest = try parse(opened.body, scope: opened.scope, level: opened.level)
+        manifest.write = opened.write
+        manifest.isDrop = opened.version == dropVersion
+        if manifest.isDrop { manifest.dropTag = Array(id.prefix(3)).hexEncoded }
+        guard !manifest.isDrop || manifest.level.isSealedToClassKey else {
+            throw CofferError(.decode, "a write-only blob is not completeUnlessOpen; the vault is damaged")
+        }
+        return manifest
     }
+
+    /// Whether the stored manifest is a write-only client's (filed under a random id), read from its
+    /// clear header.
+    package static func isDrop(_ stored: UnsafeRawBufferPointer) -> Bool {
+        stored.first == dropVersion
+    }
+
+    /// The name a listing shows: the name, or for a write-only client's blob `NAME@TIME-TAG`, its
+    /// write time in UTC to the second and the start of its random id (two writes in one second stay
+    /// apart).
+    package var displayName: String {
+        guard isDrop else { return name }
+        return "\(name)@\(Self.timeFormat.format(Date(timeIntervalSince1970: Double(modified) / 1000)))-\(dropTag)"
+    }
+
+    private static let timeFormat = Date.ISO8601FormatStyle(timeZone: .gmt)
+
+    /// What the journal keeps of this blob: its listed name.
+    package var changeDescription: LocalJournal.Description { LocalJournal.Description(name: displayName) }
 
     /// Reads an opened manifest's body, checking that its counts and sizes add up.
     ///
@@ -167,7 +210,7 @@ package struct BlobManifest: Sendable {
     /// The public description of this blob.
     package var info: BlobInfo {
         BlobInfo(
-            name: name,
+            name: displayName,
             size: Int64(size),
             scope: scope,
             protection: level,

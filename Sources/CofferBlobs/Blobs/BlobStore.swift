@@ -11,13 +11,19 @@ package struct BlobStore {
     package var chunks: ChunkStore { content.chunks }
     package var pending: PendingWrites { content.pending }
 
-    /// The blob named `name`, in either scope, with its id.
+    /// The blob named `name`, in either scope, with its id; with `includingDrops`, a write-only
+    /// client's blob when no blob has that name (``drop(named:keys:cipher:in:)``).
     package func lookup(
         _ name: String,
         keys: KeyRing,
         cipher: AESGCM,
-        in txn: Transaction
+        in txn: Transaction,
+        includingDrops: Bool = false
     ) throws(CofferError) -> (id: [UInt8], manifest: BlobManifest)? {
+        if includingDrops {
+            if let found = try lookup(name, keys: keys, cipher: cipher, in: txn) { return found }
+            return try drop(named: name, keys: keys, cipher: cipher, in: txn)
+        }
         for scope in SyncScope.allCases {
             let id = try BlobManifest.id(of: name, scope: scope, keys: keys)
             let found = try storage("reading a blob manifest") {
@@ -26,6 +32,49 @@ package struct BlobStore {
                 }
             }
             if let found { return (id, found) }
+        }
+        return nil
+    }
+
+    /// The write-only client's blob listed as `name` (`NAME@TIME-TAG`), or else the newest one named
+    /// `name`; `nil` if there is none. Such blobs have random ids, so this reads every manifest's
+    /// clear header and opens only theirs.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when none matched and some could not be
+    ///   opened because the vault is locked.
+    package func drop(
+        named name: String,
+        keys: KeyRing,
+        cipher: AESGCM,
+        in txn: Transaction
+    ) throws(CofferError) -> (id: [UInt8], manifest: BlobManifest)? {
+        var exact: (id: [UInt8], manifest: BlobManifest)?
+        var newest: (id: [UInt8], manifest: BlobManifest)?
+        var locked = 0
+        try storage("looking for a write-only blob") {
+            try txn.forEach(in: schema.blobs) { key, value in
+                guard BlobManifest.isDrop(value) else { return true }
+                do {
+                    let manifest = try BlobManifest.open(value, id: Array(key), keys: keys, cipher: cipher)
+                    if manifest.displayName == name {
+                        exact = (Array(key), manifest)
+                        return false
+                    }
+                    if manifest.name == name, manifest.modified >= newest?.manifest.modified ?? .min {
+                        newest = (Array(key), manifest)
+                    }
+                } catch let error as CofferError where error.code == .interactionNotAllowed {
+                    locked += 1
+                }
+                return true
+            }
+        }
+        if let found = exact ?? newest { return found }
+        guard locked == 0 else {
+            throw CofferError(
+                .interactionNotAllowed,
+                "there is no blob named '\(name)' that can be read now: \(locked) blob\(locked == 1 ? "" : "s") written by write-only clients cannot be opened while the vault is locked; unlock it with its passphrase"
+            )
         }
         return nil
     }
@@ -44,7 +93,7 @@ package struct BlobStore {
         cipher: AESGCM,
         in txn: Transaction
     ) throws(CofferError) -> (id: [UInt8], manifest: BlobManifest) {
-        guard let found = try lookup(name, keys: keys, cipher: cipher, in: txn) else {
+        guard let found = try lookup(name, keys: keys, cipher: cipher, in: txn, includingDrops: true) else {
             throw CofferError(.itemNotFound, "there is no blob named '\(name)'; coffer ls lists the blobs")
         }
         return found
@@ -72,7 +121,7 @@ package struct BlobStore {
         in txn: Transaction,
         logging: Bool = true
     ) throws(CofferError) {
-        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        let chunkKeys = try ChunkKeys(content: manifest, keys: keys)
         try storage("deleting a blob") {
             // One list chunk at a time, released after its entries: memory stays bounded for any size.
             switch manifest.chunks {
@@ -86,8 +135,16 @@ package struct BlobStore {
                 }
             }
             try txn.delete(schema.blobs, key: id)
-            if logging, manifest.scope == .syncable {
-                try ChangeLog.append(.blobDelete, recordID: id, in: txn, schema: schema)
+            if logging {
+                try ChangeLog.record(
+                    .blobDelete,
+                    recordID: id,
+                    scope: manifest.scope,
+                    description: manifest.changeDescription,
+                    keys: keys,
+                    in: txn,
+                    schema: schema
+                )
             }
         }
     }

@@ -22,7 +22,7 @@ package struct BlobSyncedRecords: SyncedRecords {
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {
         guard let manifest = try open(id: id, in: txn) else { return }
-        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        let chunkKeys = try ChunkKeys(content: manifest, keys: keys)
         try store.forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn, body)
     }
 
@@ -35,7 +35,7 @@ package struct BlobSyncedRecords: SyncedRecords {
         let manifest = try stored.withBytes { (raw) throws(CofferError) in
             try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
         }
-        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        let chunkKeys = try ChunkKeys(content: manifest, keys: keys)
         return try store.content.missingReferences(
             of: [manifest.chunks],
             keys: chunkKeys,
@@ -57,9 +57,20 @@ package struct BlobSyncedRecords: SyncedRecords {
         let manifest = try stored.withBytes { (raw) throws(CofferError) in
             try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
         }
-        guard manifest.scope == .syncable, try BlobManifest.id(of: manifest.name, scope: .syncable, keys: keys) == id
-        else {
+        let expectedID = manifest.isDrop ? id : try BlobManifest.id(of: manifest.name, scope: .syncable, keys: keys)
+        guard manifest.scope == .syncable, expectedID == id else {
             throw CofferError(.decode, "a blob in the bundle does not match its id or is not syncable; it was refused")
+        }
+        if manifest.level.isSealedToClassKey {
+            try Vault.markFormat(in: txn, schema: schema, atLeast: Schema.sealedToClassKeyFormatVersion)
+        }
+        // A write-only client's blob has a random id and takes no name from anything.
+        if manifest.isDrop {
+            if let existing {
+                try store.remove(id: id, manifest: existing, keys: keys, coder: coder, in: txn, logging: false)
+            }
+            try txn.put(schema.blobs, key: id, value: stored)
+            return SyncInstallOutcome()
         }
         // The new version's references were taken first (by the importer's claim): releasing the old
         // one's cannot free chunks both share.
@@ -71,6 +82,7 @@ package struct BlobSyncedRecords: SyncedRecords {
         var outcome = SyncInstallOutcome()
         let deviceID = try BlobManifest.id(of: manifest.name, scope: .deviceBound, keys: keys)
         if var deviceBound = try open(id: deviceID, in: txn) {
+            let oldDescription = deviceBound.changeDescription
             let newName = try conflictName(for: manifest.name, in: txn)
             deviceBound.name = newName
             let newID = try BlobManifest.id(of: newName, scope: .deviceBound, keys: keys)
@@ -81,6 +93,25 @@ package struct BlobSyncedRecords: SyncedRecords {
                 value: try deviceBound.seal(id: newID, keys: keys, cipher: coder.cipher)
             )
             outcome.renamedDeviceBound.append(newName)
+            // A device-bound change: only the local journal hears of it.
+            try ChangeLog.record(
+                .blobDelete,
+                recordID: deviceID,
+                scope: .deviceBound,
+                description: oldDescription,
+                keys: keys,
+                in: txn,
+                schema: schema
+            )
+            try ChangeLog.record(
+                .blobPut,
+                recordID: newID,
+                scope: .deviceBound,
+                description: deviceBound.changeDescription,
+                keys: keys,
+                in: txn,
+                schema: schema
+            )
         }
         try txn.put(schema.blobs, key: id, value: stored)
         return outcome
@@ -100,6 +131,13 @@ package struct BlobSyncedRecords: SyncedRecords {
             .duplicateItem,
             "a synced blob '\(name)' arrived, and the device-bound blob of that name cannot be moved aside (no free name); rename it with coffer mv and import again"
         )
+    }
+
+    package func describe(id: [UInt8], stored: [UInt8]?, in txn: Transaction) -> LocalJournal.Description? {
+        guard let stored else { return (try? open(id: id, in: txn))??.changeDescription }
+        return try? stored.withBytes { (raw) throws(CofferError) in
+            try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher).changeDescription
+        }
     }
 
     private func open(id: [UInt8], in txn: Transaction) throws -> BlobManifest? {

@@ -6,6 +6,8 @@ public struct BlobWriteOptions: Sendable, Hashable {
     public var scope: SyncScope = .syncable
     /// When the blob can be read. The default, ``ProtectionLevel/afterFirstUnlock``, lets background
     /// work read it while the vault is locked (Apple's default for files, too).
+    /// ``ProtectionLevel/completeUnlessOpen`` can be written with no key in memory (a locked vault,
+    /// a write-only client); its content is deduplicated only within the write.
     public var protection: ProtectionLevel = .afterFirstUnlock
     /// The zstd level, 1 (fastest) to 19 (smallest); `nil` (the default) uses the vault's
     /// ``Vault/Configuration/compressionLevel``.
@@ -57,11 +59,16 @@ package struct BlobWriter {
     /// Stores everything `source` yields as the blob.
     package func write(from source: inout some ByteSource) throws(CofferError) -> BlobInfo {
         let result = SummaryBox()
+        let writeKeys = options.protection.isSealedToClassKey ? try vault.writeKeys(for: options.scope) : nil
+        // A handle that never held the vault's keys is a write-only client: it cannot name the blob
+        // (the blob-name key), so the blob is filed under a random id, replacing nothing.
+        let isDrop = writeKeys != nil && !keys.hasBeenUnlocked
         let session = try ContentSession<Void>(
             vault: vault,
             keys: keys,
             scope: options.scope,
             level: options.protection,
+            writeKeys: writeKeys,
             compressionLevel: options.compressionLevel ?? vault.configuration.compressionLevel,
             hashesContents: true,
             progress: progress
@@ -89,21 +96,38 @@ package struct BlobWriter {
                 created: now,
                 modified: now,
                 chunkCount: summary.chunkCount,
-                chunks: summary.chunks
+                chunks: summary.chunks,
+                write: writeKeys
             )
-            if let old = try store.lookup(name, keys: keys, cipher: context.coder.cipher, in: txn) {
-                manifest.created = old.manifest.created
-                try store.remove(id: old.id, manifest: old.manifest, keys: keys, coder: context.coder, in: txn)
+            let id: [UInt8]
+            if isDrop {
+                manifest.isDrop = true
+                id = SecureRandom.bytes(count: 32)
+                manifest.dropTag = Array(id.prefix(3)).hexEncoded
+            } else {
+                if let old = try store.lookup(name, keys: keys, cipher: context.coder.cipher, in: txn) {
+                    manifest.created = old.manifest.created
+                    try store.remove(id: old.id, manifest: old.manifest, keys: keys, coder: context.coder, in: txn)
+                }
+                id = try BlobManifest.id(of: name, scope: options.scope, keys: keys)
             }
-            let id = try BlobManifest.id(of: name, scope: options.scope, keys: keys)
+            if writeKeys != nil {
+                try Vault.markFormat(in: txn, schema: store.schema, atLeast: Schema.sealedToClassKeyFormatVersion)
+            }
             try txn.put(
                 store.schema.blobs,
                 key: id,
                 value: try manifest.seal(id: id, keys: keys, cipher: context.coder.cipher)
             )
-            if manifest.scope == .syncable {
-                try ChangeLog.append(.blobPut, recordID: id, in: txn, schema: store.schema)
-            }
+            try ChangeLog.record(
+                .blobPut,
+                recordID: id,
+                scope: manifest.scope,
+                description: manifest.changeDescription,
+                keys: keys,
+                in: txn,
+                schema: store.schema
+            )
             return manifest.info
         }
     }

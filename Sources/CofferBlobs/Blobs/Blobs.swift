@@ -254,7 +254,7 @@ public struct Blobs: Sendable {
                 return manifests
             }
         }
-        return manifests.sorted { $0.name < $1.name }
+        return manifests.sorted { $0.displayName < $1.displayName }
     }
 
     // MARK: Changing
@@ -288,14 +288,17 @@ public struct Blobs: Sendable {
         try storage("renaming blob '\(name)'") {
             try vault.environment.write { txn in
                 var found = try store.require(name, keys: keys, cipher: cipher, in: txn)
-                guard name != newName else { return }
+                guard found.manifest.displayName != newName else { return }
                 guard try store.lookup(newName, keys: keys, cipher: cipher, in: txn) == nil else {
                     throw CofferError(
                         .duplicateItem,
                         "a blob named '\(newName)' already exists; delete it first or choose another name"
                     )
                 }
+                let oldName = found.manifest.displayName
                 found.manifest.name = newName
+                // A write-only client's blob renamed by the owner is filed under its name from now on.
+                found.manifest.isDrop = false
                 let newID = try BlobManifest.id(of: newName, scope: found.manifest.scope, keys: keys)
                 try txn.delete(store.schema.blobs, key: found.id)
                 try txn.put(
@@ -303,10 +306,24 @@ public struct Blobs: Sendable {
                     key: newID,
                     value: try found.manifest.seal(id: newID, keys: keys, cipher: cipher)
                 )
-                if found.manifest.scope == .syncable {
-                    try ChangeLog.append(.blobDelete, recordID: found.id, in: txn, schema: store.schema)
-                    try ChangeLog.append(.blobPut, recordID: newID, in: txn, schema: store.schema)
-                }
+                try ChangeLog.record(
+                    .blobDelete,
+                    recordID: found.id,
+                    scope: found.manifest.scope,
+                    description: LocalJournal.Description(name: oldName),
+                    keys: keys,
+                    in: txn,
+                    schema: store.schema
+                )
+                try ChangeLog.record(
+                    .blobPut,
+                    recordID: newID,
+                    scope: found.manifest.scope,
+                    description: found.manifest.changeDescription,
+                    keys: keys,
+                    in: txn,
+                    schema: store.schema
+                )
             }
         }
     }

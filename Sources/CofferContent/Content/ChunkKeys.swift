@@ -21,10 +21,25 @@ package final class ChunkKeys {
     private let ring: KeyRing?
     private var otherEpochs: [KeyEpoch: HMACSHA256] = [:]
 
-    /// The chunk keys of `scope` and `level` from the vault's key ring.
+    /// The chunk keys of `scope` and `level`: from the vault's key ring, or for a `completeUnlessOpen`
+    /// content, from its write's keys (`write`, which such content must have).
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when that level's keys are not in memory.
-    package convenience init(scope: SyncScope, level: ProtectionLevel, keys: KeyRing) throws(CofferError) {
+    package convenience init(
+        scope: SyncScope,
+        level: ProtectionLevel,
+        write: WriteKeys?,
+        keys: KeyRing
+    ) throws(CofferError) {
+        if level.isSealedToClassKey {
+            guard let write else {
+                throw CofferError(.internalError, "completeUnlessOpen content needs its write's keys")
+            }
+            // The chunks' own epoch stays the original: their keys come from the write secret, whose
+            // box (in the manifest) names the class key's epoch.
+            try self.init(scope: scope, level: level, idKey: write.chunkID, sealKey: write.chunkSeal)
+            return
+        }
         let epoch = keys.currentEpoch(scope.keyScope)
         try self.init(
             scope: scope,

@@ -16,6 +16,9 @@ package final class ContentRangeReader: Sendable {
     private let cache: DecodedChunkCache
     private let scope: SyncScope
     private let level: ProtectionLevel
+    /// A `completeUnlessOpen` content's write keys, taken when the reader was made: like a file of
+    /// that class open when the device locks, it stays readable until the reader goes.
+    private let write: WriteKeys?
     /// The content's size in bytes.
     private let size: UInt64
     private let chunks: ChunkList
@@ -51,6 +54,7 @@ package final class ContentRangeReader: Sendable {
         self.cache = cache
         scope = content.scope
         level = content.level
+        write = content.write
         size = content.size
         chunks = content.chunks
         var starts: [UInt64] = []
@@ -93,7 +97,7 @@ package final class ContentRangeReader: Sendable {
     ) throws(CofferError) -> Int {
         guard offset < size, buffer.count > 0 else { return 0 }
         let end = min(size, offset + UInt64(buffer.count))
-        let chunkKeys = try ChunkKeys(scope: scope, level: level, keys: keys)
+        let chunkKeys = try ChunkKeys(scope: scope, level: level, write: write, keys: keys)
         let coder = try takeCoder()
         defer { coders.withLock { $0.append(PooledCoder(coder: coder)) } }
         var position = offset

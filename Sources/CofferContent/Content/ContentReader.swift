@@ -31,7 +31,7 @@ package struct ContentReader {
         progress: (@Sendable (Int64) -> Void)?
     ) throws(CofferError) {
         let isWhole = range == 0..<manifest.size
-        let chunkKeys = try ChunkKeys(scope: manifest.scope, level: manifest.level, keys: keys)
+        let chunkKeys = try ChunkKeys(content: manifest, keys: keys)
         let coder = try ChunkRecord.Coder()
         let hasher: SHA256?
         do {
@@ -41,7 +41,7 @@ package struct ContentReader {
         }
         // Contents of one or two chunks (most files in a backup) are read on this thread: starting
         // worker threads would cost more than the work.
-        let fetch = makeWorker(scope: manifest.scope, level: manifest.level)
+        let fetch = makeWorker(scope: manifest.scope, level: manifest.level, write: manifest.write)
         var direct: (ChunkEntry) throws(CofferError) -> [UInt8] = { _ in [] }
         var directResults: [[UInt8]] = []
         var pipeline: OrderedPipeline<ChunkEntry, [UInt8]>?
@@ -122,13 +122,14 @@ package struct ContentReader {
     /// Each worker's transform: load the chunk from the map, open it, check its length.
     private func makeWorker(
         scope: SyncScope,
-        level: ProtectionLevel
+        level: ProtectionLevel,
+        write: WriteKeys?
     ) -> OrderedPipeline<ChunkEntry, [UInt8]>.TransformFactory {
         let keys = keys
         let environment = environment
         let chunks = store.chunks
         return { () throws(CofferError) in
-            let chunkKeys = try ChunkKeys(scope: scope, level: level, keys: keys)
+            let chunkKeys = try ChunkKeys(scope: scope, level: level, write: write, keys: keys)
             let coder = try ChunkRecord.Coder()
             return { (entry) throws(CofferError) in
                 let plaintext = try storage("reading a chunk") {
@@ -156,8 +157,19 @@ package struct ContentReader {
 package protocol StoredContent {
     var scope: SyncScope { get }
     var level: ProtectionLevel { get }
+    /// The keys of the write that stored it, for `completeUnlessOpen` content; `nil` otherwise.
+    var write: WriteKeys? { get }
     var size: UInt64 { get }
     /// The content's SHA-256, checked after a whole read; `nil` when there is none to check.
     var expectedDigest: [UInt8]? { get }
     var chunks: ChunkList { get }
+}
+
+extension ChunkKeys {
+    /// The chunk keys `content` is sealed with.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when they are not in memory.
+    package convenience init(content: some StoredContent, keys: KeyRing) throws(CofferError) {
+        try self.init(scope: content.scope, level: content.level, write: content.write, keys: keys)
+    }
 }

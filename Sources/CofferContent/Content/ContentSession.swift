@@ -80,6 +80,9 @@ package final class ContentSession<Marker>: @unchecked Sendable {
     package let keys: KeyRing
     package let scope: SyncScope
     package let level: ProtectionLevel
+    /// A `completeUnlessOpen` session's write keys (its chunk ids, chunk keys and chunk boundaries
+    /// come from them, so it dedups only within itself); `nil` for the other levels.
+    package let writeKeys: WriteKeys?
     package let write = PendingWrites.WriteID.random()
     /// The session's chunker (its gear table is the scope's), for a caller that cuts its own stream.
     package let chunker: FastCDC
@@ -99,6 +102,7 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         keys: KeyRing,
         scope: SyncScope,
         level: ProtectionLevel,
+        writeKeys: WriteKeys? = nil,
         compressionLevel: Int,
         hashesContents: Bool,
         progress: (@Sendable (Int64) -> Void)?,
@@ -115,10 +119,16 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         self.keys = keys
         self.scope = scope
         self.level = level
+        self.writeKeys = writeKeys
         // Fail before reading anything if the keys are not in memory.
-        let committerKeys = try ChunkKeys(scope: scope, level: level, keys: keys)
+        let committerKeys = try ChunkKeys(scope: scope, level: level, write: writeKeys, keys: keys)
         let coder = try ChunkRecord.Coder(compressionLevel: compressionLevel)
-        let seed = try keys.key(.gear, scope.keyScope, .afterFirstUnlock)
+        let seed: SecureBytes
+        if let writeKeys {
+            seed = writeKeys.gearSeed
+        } else {
+            seed = try keys.key(.gear, scope.keyScope, .afterFirstUnlock)
+        }
         do {
             chunker = FastCDC(gear: try GearTable(seed: seed), sizes: vault.configuration.chunkSizes)
         } catch {
@@ -138,6 +148,7 @@ package final class ContentSession<Marker>: @unchecked Sendable {
                 keys: keys,
                 scope: scope,
                 level: level,
+                writeKeys: writeKeys,
                 compressionLevel: compressionLevel,
                 environment: vault.environment,
                 chunks: store.chunks
@@ -149,7 +160,7 @@ package final class ContentSession<Marker>: @unchecked Sendable {
             write: write,
             context: CommitContext(keys: committerKeys, coder: coder),
             flusherContext: CommitContext(
-                keys: try ChunkKeys(scope: scope, level: level, keys: keys),
+                keys: try ChunkKeys(scope: scope, level: level, write: writeKeys, keys: keys),
                 coder: try ChunkRecord.Coder(compressionLevel: compressionLevel)
             ),
             hashesContents: hashesContents,
@@ -313,12 +324,13 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         keys: KeyRing,
         scope: SyncScope,
         level: ProtectionLevel,
+        writeKeys: WriteKeys?,
         compressionLevel: Int,
         environment: Environment,
         chunks: ChunkStore
     ) -> OrderedPipeline<Job, Processed>.TransformFactory {
         { () throws(CofferError) in
-            let chunkKeys = try ChunkKeys(scope: scope, level: level, keys: keys)
+            let chunkKeys = try ChunkKeys(scope: scope, level: level, write: writeKeys, keys: keys)
             let coder = try ChunkRecord.Coder(compressionLevel: compressionLevel)
             return { (job) throws(CofferError) in
                 switch job {

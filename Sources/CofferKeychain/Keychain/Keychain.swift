@@ -179,8 +179,16 @@ public final class Keychain: Sendable {
         for entry in try session.index(prepared.item.scope).entries(for: prepared.item, id: prepared.id) {
             try txn.put(schema.itemIndex, key: entry, value: [UInt8]())
         }
-        if logging, prepared.item.scope == .syncable {
-            try ChangeLog.append(.itemPut, recordID: prepared.id, in: txn, schema: schema)
+        if logging {
+            try ChangeLog.record(
+                .itemPut,
+                recordID: prepared.id,
+                scope: prepared.item.scope,
+                description: ItemChangeDescription.describe(prepared.item),
+                keys: session.keys,
+                in: txn,
+                schema: schema
+            )
         }
     }
 
@@ -192,8 +200,16 @@ public final class Keychain: Sendable {
         for entry in try session.index(loaded.item.scope).entries(for: loaded.item, id: loaded.id) {
             try txn.delete(schema.itemIndex, key: entry)
         }
-        if logging, loaded.item.scope == .syncable {
-            try ChangeLog.append(.itemDelete, recordID: loaded.id, in: txn, schema: schema)
+        if logging {
+            try ChangeLog.record(
+                .itemDelete,
+                recordID: loaded.id,
+                scope: loaded.item.scope,
+                description: ItemChangeDescription.describe(loaded.item),
+                keys: session.keys,
+                in: txn,
+                schema: schema
+            )
         }
     }
 

@@ -57,4 +57,28 @@ package struct KeychainSyncedRecords: SyncedRecords {
         )
         return SyncInstallOutcome()
     }
+
+    package func describe(id: [UInt8], stored: [UInt8]?, in txn: Transaction) -> LocalJournal.Description? {
+        guard let (keychain, session) = installer else { return nil }
+        guard let stored else {
+            return (try? keychain.loadRecord(id: id, session: session, in: txn))??.item
+                .journalDescription
+        }
+        let item = try? stored.withBytes { (raw) throws(KeychainError) in
+            let header = try ItemRecord.Header(stored: raw)
+            return try ItemRecord.open(
+                raw,
+                id: id,
+                header: header,
+                key: try session.itemKey(header),
+                cipher: session.cipher
+            )
+        }
+        return item.map(ItemChangeDescription.describe)
+    }
+}
+
+extension KeychainItem {
+    /// What the local journal keeps of this item.
+    fileprivate var journalDescription: LocalJournal.Description { ItemChangeDescription.describe(self) }
 }

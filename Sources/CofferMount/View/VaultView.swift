@@ -179,7 +179,7 @@ package final class VaultView: Sendable {
         switch try resolve(path) {
         case .tree(let record, .child(let child)) where child.entry.kind == .file:
             return try openContent(shown, isImmutable: true) { () throws(CofferError) in
-                try FileContent(child.entry, scope: record.scope, level: record.level)
+                try FileContent(child.entry, scope: record.scope, level: record.level, write: record.write)
             }
         case .blob(let manifest):
             return try openContent(shown, isImmutable: false) { manifest }

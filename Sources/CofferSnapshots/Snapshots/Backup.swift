@@ -48,7 +48,6 @@ package final class BackupRun: @unchecked Sendable {
     private let environment: Environment
     private let store: ContentStore
     private let scope: SyncScope
-    private let level: ProtectionLevel = .afterFirstUnlock
     // Tree state, touched only on the committer thread (then, after it ends, by the caller).
     private var treeBuffer: [UInt8] = []
     private var treeSize: UInt64 = 0

@@ -41,6 +41,11 @@ public struct BackupOptions: Sendable, Equatable {
     /// The host the snapshot says it was taken on; this machine's name when `nil` (restic's
     /// `backup --host`). The previous snapshot a backup compares files with is that host's.
     public var hostname: String?
+    /// When the snapshot can be read: ``ProtectionLevel/afterFirstUnlock`` (the default), or
+    /// ``ProtectionLevel/completeUnlessOpen`` for a backup that needs no key to write (a locked vault,
+    /// a write-only client) and is readable only while the vault is unlocked. Such a backup reads
+    /// no earlier snapshot, so it stores every file: its chunks are deduplicated only within it.
+    public var protection: ProtectionLevel = .afterFirstUnlock
 
     /// Options with a name, scope and tags; everything else as by default.
     public init(name: String? = nil, scope: SyncScope = .syncable, tags: [String] = []) {
@@ -61,6 +66,17 @@ public struct BackupOptions: Sendable, Equatable {
     /// The tags, checked, sorted and unique.
     ///
     /// - Throws: ``CofferError`` `.param` naming a tag that is empty, too long or holds a comma.
+    /// ``protection``, checked: snapshots are `afterFirstUnlock` or `completeUnlessOpen`.
+    package func checkedProtection() throws(CofferError) -> ProtectionLevel {
+        guard protection != .whenUnlocked else {
+            throw CofferError(
+                .param,
+                "snapshots are afterFirstUnlock (readable for background work) or completeUnlessOpen (readable only while unlocked), not whenUnlocked"
+            )
+        }
+        return protection
+    }
+
     package func checkedTags() throws(CofferError) -> [String] {
         for tag in tags {
             guard !tag.isEmpty, tag.utf8.count <= 255, !tag.contains(",") else {

@@ -32,8 +32,11 @@ struct BackupWalk {
     }
 
     /// This host's latest snapshot of the name, read as a stream in step with the walk.
-    func previous(_ store: SnapshotStore, cipher: AESGCM) throws(CofferError) -> TreeStream {
-        TreeStream(store: store, record: try store.latest(named: name, host: hostname, cipher: cipher))
+    func previous(_ store: SnapshotStore, cipher: AESGCM, sealedToClassKey: Bool) throws(CofferError) -> TreeStream {
+        // A completeUnlessOpen backup reads no earlier snapshot: its writer may hold no key to read
+        // one, and its chunks are keyed by its own write.
+        guard !sealedToClassKey else { return TreeStream(store: store, record: nil) }
+        return TreeStream(store: store, record: try store.previous(named: name, host: hostname, cipher: cipher))
     }
 
     /// The walker, telling what it cannot read, the vault's directory, and what the options leave out.

@@ -83,6 +83,7 @@ extension Snapshots {
         let isRoot = geteuid() == 0
         let scope = record.scope
         let level = record.level
+        let write = record.write
         let workers = OrderedPipeline<RestoreJob, [SnapshotProblem]>.defaultWorkerCount
         let files = OrderedPipeline<RestoreJob, [SnapshotProblem]>(workers: workers, window: workers * 8) {
             { (job) throws(CofferError) in
@@ -91,6 +92,7 @@ extension Snapshots {
                     at: job.path,
                     scope: scope,
                     level: level,
+                    write: write,
                     reader: reader,
                     isRoot: isRoot
                 )
@@ -236,21 +238,22 @@ extension Snapshots {
         at path: [CChar],
         scope: SyncScope,
         level: ProtectionLevel,
+        write: WriteKeys?,
         reader: ContentReader,
         isRoot: Bool
     ) throws(CofferError) -> [SnapshotProblem] {
         // Checked before the file is created: a damaged tree leaves nothing half made.
-        _ = try FileContent(entry, scope: scope, level: level)
+        _ = try FileContent(entry, scope: scope, level: level, write: write)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("creating the file", entry.displayPath) }
         defer { close(descriptor) }
         if entry.isSparse {
             var sink = SparseFileSink(descriptor: descriptor)
-            try reader.streamFile(entry, scope: scope, level: level, to: &sink)
+            try reader.streamFile(entry, scope: scope, level: level, write: write, to: &sink)
             try sink.finish()
         } else {
             var sink = FileDescriptorSink(descriptor: descriptor)
-            try reader.streamFile(entry, scope: scope, level: level, to: &sink)
+            try reader.streamFile(entry, scope: scope, level: level, write: write, to: &sink)
         }
         var problems: [SnapshotProblem] = []
         if isRoot, fchown(descriptor, entry.uid, entry.gid) != 0 {

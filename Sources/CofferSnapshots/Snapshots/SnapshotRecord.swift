@@ -39,6 +39,9 @@ public struct SnapshotInfo: Sendable, Hashable {
     public let created: Date
     /// Whether it travels to sync peers.
     public let scope: SyncScope
+    /// When it can be read: ``ProtectionLevel/afterFirstUnlock``, or ``ProtectionLevel/completeUnlessOpen``
+    /// for a backup sealed to the class key (``BackupOptions/protection``).
+    public var protection: ProtectionLevel = .afterFirstUnlock
     /// What the backup found and stored.
     public let statistics: SnapshotStatistics
     /// The tags it was given (`backup --tag`), sorted; retention policies and listings select by them.
@@ -97,6 +100,8 @@ package struct SnapshotRecord: Sendable, StoredContent {
     package var paths: [String] = []
     /// The version the record (and so its tree) was written with; kept when it is sealed again.
     package var formatVersion: UInt8 = SnapshotRecord.version
+    /// The write's keys, for a `completeUnlessOpen` snapshot (its tree and files are sealed with them).
+    package var write: WriteKeys?
 
     package init(
         id: [UInt8],
@@ -170,6 +175,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
             scope: scope,
             level: level,
             keys: keys,
+            write: write,
             cipher: cipher
         )
     }
@@ -182,7 +188,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
     ) throws(CofferError)
         -> SnapshotRecord
     {
-        let (version, scope, level, body) = try SealedRecord.open(
+        let opened = try SealedRecord.open(
             stored,
             versions: readableVersions,
             label: label,
@@ -191,7 +197,9 @@ package struct SnapshotRecord: Sendable, StoredContent {
             cipher: cipher,
             what: "a snapshot record"
         )
-        return try parse(body, id: id, version: version, scope: scope, level: level)
+        var record = try parse(opened.body, id: id, version: opened.version, scope: opened.scope, level: opened.level)
+        record.write = opened.write
+        return record
     }
 
     /// Reads an opened snapshot record's body.
@@ -253,6 +261,9 @@ package struct SnapshotRecord: Sendable, StoredContent {
     /// The tree's SHA-256, checked after every whole read of the tree.
     package var expectedDigest: [UInt8]? { digest }
 
+    /// What the journal keeps of this snapshot: its name.
+    package var changeDescription: LocalJournal.Description { LocalJournal.Description(name: name) }
+
     /// `error`, a failed check of this snapshot's tree, as a message naming the snapshot.
     package func damaged(_ error: CofferError) -> CofferError {
         CofferError(.decode, "snapshot \(info.shortID) ('\(name)') is damaged: \(error.message)", underlying: error)
@@ -266,6 +277,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
             hostname: hostname,
             created: Date(timeIntervalSince1970: Double(created) / 1000),
             scope: scope,
+            protection: level,
             statistics: statistics,
             tags: tags,
             paths: paths.isEmpty ? [sourcePath] : paths
@@ -277,15 +289,24 @@ package struct SnapshotRecord: Sendable, StoredContent {
 package struct FileContent: StoredContent {
     package let scope: SyncScope
     package let level: ProtectionLevel
+    package let write: WriteKeys?
     package let size: UInt64
     /// The content's SHA-256 in a version 1 snapshot; `nil` in later ones, whose chunks are each
     /// checked against their keyed id instead.
     package let expectedDigest: [UInt8]?
     package let chunks: ChunkList
 
-    package init(scope: SyncScope, level: ProtectionLevel, size: UInt64, expectedDigest: [UInt8]?, chunks: ChunkList) {
+    package init(
+        scope: SyncScope,
+        level: ProtectionLevel,
+        write: WriteKeys?,
+        size: UInt64,
+        expectedDigest: [UInt8]?,
+        chunks: ChunkList
+    ) {
         self.scope = scope
         self.level = level
+        self.write = write
         self.size = size
         self.expectedDigest = expectedDigest
         self.chunks = chunks
@@ -296,14 +317,21 @@ extension FileContent {
     /// A snapshot file's content, with the protection of the snapshot that holds it.
     ///
     /// - Throws: ``CofferError`` `.decode` if the entry has no content record (a damaged tree).
-    package init(_ entry: TreeEntry, scope: SyncScope, level: ProtectionLevel) throws(CofferError) {
+    package init(_ entry: TreeEntry, scope: SyncScope, level: ProtectionLevel, write: WriteKeys?) throws(CofferError) {
         guard let content = entry.content else {
             throw CofferError(
                 .decode,
                 "the snapshot's file '\(entry.displayPath)' has no content record; it is damaged"
             )
         }
-        self.init(scope: scope, level: level, size: entry.size, expectedDigest: content.digest, chunks: content.chunks)
+        self.init(
+            scope: scope,
+            level: level,
+            write: write,
+            size: entry.size,
+            expectedDigest: content.digest,
+            chunks: content.chunks
+        )
     }
 }
 
@@ -314,9 +342,10 @@ extension ContentReader {
         _ entry: TreeEntry,
         scope: SyncScope,
         level: ProtectionLevel,
+        write: WriteKeys?,
         to sink: inout Sink
     ) throws(CofferError) {
-        let content = try FileContent(entry, scope: scope, level: level)
+        let content = try FileContent(entry, scope: scope, level: level, write: write)
         do throws(CofferError) {
             try stream(content, range: 0..<entry.size, to: &sink, progress: nil)
         } catch  where error.code == .decode {

@@ -14,13 +14,17 @@ package struct SnapshotStore {
 
     package var contentStore: ContentStore { ContentStore(schema: schema) }
 
-    /// Every snapshot, oldest first.
-    package func all(cipher: AESGCM) throws(CofferError) -> [SnapshotRecord] {
+    /// Every snapshot, oldest first. While the vault is locked a `completeUnlessOpen` snapshot cannot
+    /// be opened: it fails the listing, or with `skippingLocked` is left out (finding a snapshot by
+    /// name, a mounted view).
+    package func all(cipher: AESGCM, skippingLocked: Bool = true) throws(CofferError) -> [SnapshotRecord] {
         let records = try storage("listing the snapshots") {
             try environment.read { txn in
                 var records: [SnapshotRecord] = []
                 try txn.forEach(in: schema.snapshots) { key, value in
-                    records.append(try SnapshotRecord.open(value, id: Array(key), keys: keys, cipher: cipher))
+                    do {
+                        records.append(try SnapshotRecord.open(value, id: Array(key), keys: keys, cipher: cipher))
+                    } catch let error as CofferError where skippingLocked && error.code == .interactionNotAllowed {}
                     return true
                 }
                 return records
@@ -84,6 +88,12 @@ package struct SnapshotStore {
         try all(cipher: cipher).last { $0.name == name && $0.hostname == host }
     }
 
+    /// The latest `afterFirstUnlock` snapshot named `name` from `host`: what a backup compares files
+    /// with. A `completeUnlessOpen` snapshot never is (its chunks are sealed with its own write's keys).
+    package func previous(named name: String, host: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord? {
+        try all(cipher: cipher).last { $0.name == name && $0.hostname == host && !$0.level.isSealedToClassKey }
+    }
+
     /// Streams the tree's entries in order, checking the tree's digest at the end.
     package func forEachEntry(
         of record: SnapshotRecord,
@@ -111,7 +121,7 @@ package struct SnapshotStore {
         of record: SnapshotRecord,
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws(CofferError) {
-        let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
+        let chunkKeys = try ChunkKeys(content: record, keys: keys)
         let coder = try ChunkRecord.Coder()
         let store = contentStore
         let environment = environment
@@ -149,7 +159,7 @@ package struct SnapshotStore {
         coder: ChunkRecord.Coder,
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws(CofferError) {
-        let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
+        let chunkKeys = try ChunkKeys(content: record, keys: keys)
         let store = contentStore
         func loadList(_ reference: ListChunkReference) throws(CofferError) -> [ChunkEntry] {
             try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
@@ -189,6 +199,7 @@ package struct SnapshotStore {
         var ids: [ChunkID] = []
         try forEachReference(of: record) { ids.append($0) }
         let schema = schema
+        let keys = keys
         let chunks = contentStore.chunks
         try storage("forgetting a snapshot") {
             try environment.write { txn in
@@ -197,9 +208,15 @@ package struct SnapshotStore {
                 }
                 for id in ids { try chunks.release(id, in: txn) }
                 try txn.delete(schema.snapshots, key: record.id)
-                if record.scope == .syncable {
-                    try ChangeLog.append(.snapshotDelete, recordID: record.id, in: txn, schema: schema)
-                }
+                try ChangeLog.record(
+                    .snapshotDelete,
+                    recordID: record.id,
+                    scope: record.scope,
+                    description: record.changeDescription,
+                    keys: keys,
+                    in: txn,
+                    schema: schema
+                )
             }
         }
     }

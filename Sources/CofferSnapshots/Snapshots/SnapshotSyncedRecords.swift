@@ -36,7 +36,7 @@ package struct SnapshotSyncedRecords: SyncedRecords {
         let record = try stored.withBytes { (raw) throws(CofferError) in
             try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
         }
-        let chunkKeys = try ChunkKeys(scope: record.scope, level: record.level, keys: keys)
+        let chunkKeys = try ChunkKeys(content: record, keys: keys)
         let content = ContentStore(schema: schema)
         let chunks = content.chunks
         var parser = TreeEntryParser(version: record.formatVersion)
@@ -100,5 +100,12 @@ package struct SnapshotSyncedRecords: SyncedRecords {
             try txn.delete(schema.snapshots, key: id)
         }
         return SyncInstallOutcome()
+    }
+
+    package func describe(id: [UInt8], stored: [UInt8]?, in txn: Transaction) -> LocalJournal.Description? {
+        guard let stored else { return (try? store.record(id: id, cipher: coder.cipher, in: txn))??.changeDescription }
+        return try? stored.withBytes { (raw) throws(CofferError) in
+            try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher).changeDescription
+        }
     }
 }

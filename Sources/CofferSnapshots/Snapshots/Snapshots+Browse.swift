@@ -211,7 +211,7 @@ extension Snapshots {
             )
             if case .file = kind {
                 var sink = TarContentSink(writer: writer)
-                try reader.streamFile(entry, scope: record.scope, level: record.level, to: &sink)
+                try reader.streamFile(entry, scope: record.scope, level: record.level, write: record.write, to: &sink)
                 writer = sink.writer
                 try writer.endFile()
                 result.bytes += Int64(entry.size)
@@ -241,7 +241,7 @@ extension Snapshots {
         to sink: FileDescriptorSink
     ) throws(CofferError) {
         var sink = sink
-        try reader.streamFile(entry, scope: record.scope, level: record.level, to: &sink)
+        try reader.streamFile(entry, scope: record.scope, level: record.level, write: record.write, to: &sink)
     }
 
     /// `path` as the snapshot's relative bytes: relative (`docs/a`, `.` or empty for the top), or

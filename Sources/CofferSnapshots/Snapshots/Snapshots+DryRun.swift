@@ -74,7 +74,11 @@ extension Snapshots {
         visit: (BackupPlanEntry) -> Void
     ) throws(CofferError) -> BackupPlan {
         let walk = try BackupWalk(self, paths: paths, options: options)
-        let previous = try walk.previous(snapshotStore(try vault.keyRing()), cipher: try makeCipher())
+        let previous = try walk.previous(
+            snapshotStore(try vault.keyRing()),
+            cipher: try makeCipher(),
+            sealedToClassKey: try options.checkedProtection().isSealedToClassKey
+        )
         defer { previous.close() }
         var plan = BackupPlan()
         let walker = walk.walker(

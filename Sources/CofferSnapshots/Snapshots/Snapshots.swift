@@ -64,15 +64,18 @@ public struct Snapshots: Sendable {
         let tags = try options.checkedTags()
         let created = Int64((options.time ?? Date()).timeIntervalSince1970 * 1000)
         let keys = try vault.keyRing()
+        let protection = try options.checkedProtection()
+        let writeKeys = protection.isSealedToClassKey ? try vault.writeKeys(for: scope) : nil
         let store = snapshotStore(keys)
-        let previous = try walk.previous(store, cipher: try makeCipher())
+        let previous = try walk.previous(store, cipher: try makeCipher(), sealedToClassKey: writeKeys != nil)
         defer { previous.close() }
         let run = try BackupRun(environment: vault.environment, store: store.contentStore, scope: scope)
         let session = try ContentSession<BackupRun.Marker>(
             vault: vault,
             keys: keys,
             scope: scope,
-            level: .afterFirstUnlock,
+            level: protection,
+            writeKeys: writeKeys,
             compressionLevel: compressionLevel ?? vault.configuration.compressionLevel,
             hashesContents: false,
             progress: nil
@@ -155,6 +158,7 @@ public struct Snapshots: Sendable {
                     paths: walk.sources.paths,
                     run: run,
                     keys: keys,
+                    write: writeKeys,
                     in: txn,
                     context
                 )
@@ -194,20 +198,21 @@ public struct Snapshots: Sendable {
         paths: [String],
         run: BackupRun,
         keys: KeyRing,
+        write: WriteKeys?,
         in txn: Transaction,
         _ context: ContentSession<BackupRun.Marker>.CommitContext
     ) throws -> SnapshotRecord {
         guard let tree = run.tree else { throw CofferError(.internalError, "the backup's tree was not finished") }
         let scope = context.keys.scope
         let store = snapshotStore(keys)
-        let record = SnapshotRecord(
+        var record = SnapshotRecord(
             id: id,
             name: name,
             sourcePath: root,
             hostname: hostname,
             created: created,
             scope: scope,
-            level: .afterFirstUnlock,
+            level: context.keys.level,
             statistics: run.statistics,
             size: tree.size,
             digest: tree.digest,
@@ -216,22 +221,35 @@ public struct Snapshots: Sendable {
             tags: tags,
             paths: paths
         )
+        record.write = write
+        if write != nil {
+            try Vault.markFormat(in: txn, schema: vault.schema, atLeast: Schema.sealedToClassKeyFormatVersion)
+        }
         for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }
         try txn.put(
             vault.schema.snapshots,
             key: id,
             value: try record.seal(keys: keys, cipher: context.coder.cipher)
         )
-        if scope == .syncable {
-            try ChangeLog.append(.snapshotPut, recordID: id, in: txn, schema: vault.schema)
-        }
+        try ChangeLog.record(
+            .snapshotPut,
+            recordID: id,
+            scope: scope,
+            description: record.changeDescription,
+            keys: keys,
+            in: txn,
+            schema: vault.schema
+        )
         return record
     }
 
     /// Every snapshot, oldest first.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` while the vault is locked if any snapshot is
+    ///   `completeUnlessOpen` (a listing never silently leaves snapshots out).
     public func list() throws(CofferError) -> [SnapshotInfo] {
         try vault.checkOpen()
-        return try snapshotStore(try vault.keyRing()).all(cipher: try makeCipher()).map(\.info)
+        return try snapshotStore(try vault.keyRing()).all(cipher: try makeCipher(), skippingLocked: false).map(\.info)
     }
 
     /// The snapshot `reference` names: an id prefix of 6 or more hex digits, or a name (its latest

@@ -41,6 +41,57 @@ package enum ChangeLog {
         }
     }
 
+    /// Records a change made here to a record of `scope`: in the local journal always, and in the
+    /// change log (which sync reads) when the record is syncable.
+    package static func record(
+        _ kind: Kind,
+        recordID: [UInt8],
+        scope: SyncScope,
+        description: LocalJournal.Description?,
+        keys: KeyRing?,
+        in txn: Transaction,
+        schema: Schema
+    ) throws {
+        try LocalJournal.append(
+            kind.record,
+            isDelete: kind.isDelete,
+            recordID: recordID,
+            scope: scope,
+            origin: .local,
+            description: description,
+            keys: keys,
+            in: txn,
+            schema: schema
+        )
+        if scope == .syncable { try append(kind, recordID: recordID, in: txn, schema: schema) }
+    }
+
+    /// Records a change an import or a pull applied: in the local journal (with `origin`), and in the
+    /// change log with the version the record came with.
+    package static func recordApplied(
+        _ kind: SyncRecordKind,
+        recordID: [UInt8],
+        entry: VersionEntry,
+        origin: LocalJournal.Origin,
+        description: LocalJournal.Description?,
+        keys: KeyRing?,
+        in txn: Transaction,
+        schema: Schema
+    ) throws {
+        try LocalJournal.append(
+            kind,
+            isDelete: entry.isDeleted,
+            recordID: recordID,
+            scope: .syncable,
+            origin: origin,
+            description: description,
+            keys: keys,
+            in: txn,
+            schema: schema
+        )
+        try append(kind, recordID: recordID, entry: entry, in: txn, schema: schema)
+    }
+
     /// Appends the change another device made, as its version entry says (a write, or a deletion),
     /// carrying that version: how an import logs a record it applied, and how a record is logged again.
     @discardableResult

@@ -34,6 +34,10 @@ package protocol SyncedRecords {
     ///
     /// - Returns: What else the install changed for the import's summary.
     func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome
+
+    /// What the local journal keeps of a record an import changes: of `stored` (arriving), or when
+    /// `nil` (a deletion) of the record stored under `id` now; `nil` when it cannot be opened.
+    func describe(id: [UInt8], stored: [UInt8]?, in txn: Transaction) -> LocalJournal.Description?
 }
 
 /// What installing a record changed besides the record itself.

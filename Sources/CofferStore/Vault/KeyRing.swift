@@ -23,6 +23,7 @@ extension ProtectionLevel {
         switch self {
         case .whenUnlocked: return "coffer/v1/class/when-unlocked"
         case .afterFirstUnlock: return "coffer/v1/class/after-first-unlock"
+        case .completeUnlessOpen: return "coffer/v1/class/complete-unless-open"
         }
     }
 }
@@ -84,7 +85,7 @@ package enum KeyPurpose: CaseIterable, Sendable {
     /// The protection levels this purpose has a key for.
     package var levels: [ProtectionLevel] {
         switch self {
-        case .item, .chunkID, .chunkSeal, .manifest: return ProtectionLevel.allCases
+        case .item, .chunkID, .chunkSeal, .manifest: return ProtectionLevel.symmetricLevels
         case .index, .blobName, .gear: return [.afterFirstUnlock]
         }
     }
@@ -192,9 +193,9 @@ package struct KeyRing: Sendable {
         package let scope: KeyScope
         package let level: ProtectionLevel
 
-        package static let count = KeyScope.allCases.count * ProtectionLevel.allCases.count
+        package static let count = KeyScope.allCases.count * ProtectionLevel.symmetricLevels.count
         package static let all = KeyScope.allCases.flatMap { scope in
-            ProtectionLevel.allCases.map { Slot(scope: scope, level: $0) }
+            ProtectionLevel.symmetricLevels.map { Slot(scope: scope, level: $0) }
         }
 
         package var index: Int { (scope == .device ? 0 : 2) + (level == .whenUnlocked ? 0 : 1) }
@@ -225,7 +226,7 @@ package struct KeyRing: Sendable {
         init(root: SecureBytes) throws(CryptoError) {
             classKeys = [:]
             purposeKeys = [:]
-            for level in ProtectionLevel.allCases {
+            for level in ProtectionLevel.symmetricLevels {
                 let classKey = try HKDF.deriveKey(from: root, label: level.label)
                 classKeys[level] = classKey
                 for purpose in KeyPurpose.allCases where purpose.isSealing && purpose.levels.contains(level) {
@@ -373,6 +374,7 @@ package struct KeyRing: Sendable {
         _ scope: KeyScope,
         _ level: ProtectionLevel
     ) throws(CofferError) -> SecureBytes {
+        try Self.refuseSealedToClassKey(level)
         let current = currentEpochs[scope == .device ? 0 : 1]
         if !current.isOriginal && purpose.isSealing { return try key(purpose, scope, level, epoch: current) }
         guard let key = purposeKeys[PurposeSlot(purpose: purpose, slot: Slot(scope: scope, level: level)).index] else {
@@ -392,6 +394,7 @@ package struct KeyRing: Sendable {
         _ level: ProtectionLevel,
         epoch: KeyEpoch
     ) throws(CofferError) -> SecureBytes {
+        try Self.refuseSealedToClassKey(level)
         guard !epoch.isOriginal, purpose.isSealing else {
             guard let key = purposeKeys[PurposeSlot(purpose: purpose, slot: Slot(scope: scope, level: level)).index]
             else {
@@ -409,8 +412,37 @@ package struct KeyRing: Sendable {
     /// - Throws: ``CofferError`` `.interactionNotAllowed` when the vault is locked and the key is of a
     ///   level that is not available then.
     package func classKey(_ scope: KeyScope, _ level: ProtectionLevel) throws(CofferError) -> SecureBytes {
+        try Self.refuseSealedToClassKey(level)
         guard let key = classKeys[Slot(scope: scope, level: level).index] else { throw lockedError(level) }
         return key
+    }
+
+    /// The private half of the `completeUnlessOpen` class key pair of `scope` in `epoch`, derived from
+    /// that epoch's root, so it exists only while the vault is unlocked (``lock()`` drops the roots).
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` while locked, `.keyUnavailable` for an epoch
+    ///   not held.
+    package func writeClassPrivateKey(_ scope: KeyScope, epoch: KeyEpoch) throws(CofferError) -> X25519PrivateKey {
+        let root = try root(scope, epoch: epoch)
+        do {
+            return try X25519PrivateKey(
+                secret: try HKDF.deriveKey(from: root, label: ProtectionLevel.completeUnlessOpen.label)
+            )
+        } catch {
+            throw CofferError(.internalError, "deriving the write class key failed: \(error)", underlying: error)
+        }
+    }
+
+    /// `completeUnlessOpen` has no symmetric keys in the ring: its records are opened with keys agreed
+    /// per write (``WriteKeys``). Asking for one is a programming error, refused rather than answered
+    /// with another level's key.
+    private static func refuseSealedToClassKey(_ level: ProtectionLevel) throws(CofferError) {
+        guard !level.isSealedToClassKey else {
+            throw CofferError(
+                .internalError,
+                "completeUnlessOpen records are sealed with keys agreed per write, not with the key ring's keys"
+            )
+        }
     }
 
     private static func unavailable(_ epoch: KeyEpoch, _ scope: KeyScope) -> CofferError {

@@ -2,9 +2,13 @@
 /// created with the vault, so opening one never needs to write. A class: it is read on every operation,
 /// and passing one reference is cheaper than copying eleven tables.
 package final class Schema: Sendable {
-    /// The newest format version this build reads and writes: 3, for a vault whose device root was
-    /// rekeyed (docs/FORMAT.md, "Versioning").
-    package static let formatVersion: UInt32 = 3
+    /// The newest format version this build reads and writes: 4, for a vault holding
+    /// `completeUnlessOpen` records (docs/FORMAT.md, "Versioning").
+    package static let formatVersion: UInt32 = 4
+
+    /// The format version a vault is raised to by its first `completeUnlessOpen` record (an older
+    /// Coffer would call such records damaged).
+    package static let sealedToClassKeyFormatVersion: UInt32 = 4
 
     /// The format version of a new vault: 2, since nothing of format 3 is used until a rekey, so an
     /// older Coffer of format 2 still opens it.
@@ -28,6 +32,15 @@ package final class Schema: Sendable {
     package let versions: Table
     package let peers: Table
 
+    /// The local journal of every change (``LocalJournal``), or `nil` in a vault made before it
+    /// existed, until its first unlock makes it (``ensureJournal(in:)``).
+    package var journal: Table? { journalTable.withLock { $0 } }
+    private let journalTable: Locked<Table?>
+
+    /// A random token for the handle this schema belongs to: journal entries carry it, so a handle
+    /// tells its own changes from those of other handles and processes.
+    package let handleToken = UInt64.random(in: 1...UInt64.max)
+
     /// Opens (or creates) every table.
     package init(environment: Environment, create: Bool) throws {
         let tables = try environment.openTables(Self.tableNames, create: create)
@@ -35,5 +48,20 @@ package final class Schema: Sendable {
             tables[0], tables[1], tables[2], tables[3], tables[4], tables[5], tables[6], tables[7], tables[8],
             tables[9], tables[10]
         )
+        var journal: Table?
+        do {
+            journal = try environment.openTables([LocalJournal.tableName], create: create).first
+        } catch let error as LMDBError where error.code == .notFound {
+            journal = nil
+        }
+        journalTable = Locked(journal)
+    }
+
+    /// Makes the journal of a vault made before it existed (a write; at unlock). Processes that
+    /// opened the vault before keep writing no journal entries until they open it again.
+    package func ensureJournal(in environment: Environment) throws {
+        guard journal == nil else { return }
+        let table = try environment.openTables([LocalJournal.tableName], create: true).first
+        journalTable.withLock { $0 = table }
     }
 }

@@ -2,13 +2,16 @@
 ///
 /// ```
 /// header (3): version ‖ scope ‖ level [‖ key epoch (UInt64), when the scope byte's bit 7 is set]
+/// [box (93), for level 3 (completeUnlessOpen): the write secret sealed to the class key (WriteKeys)]
 /// sealed:     nonce (12) ‖ AES-256-GCM(manifest key of scope, epoch and level, body) ‖ tag (16)
-///             associated data = label ‖ 0x00 ‖ record id ‖ header
+///             associated data = label ‖ 0x00 ‖ record id ‖ header [‖ box]
 /// ```
 ///
 /// The clear header picks the key without decrypting; the associated data binds the body to its id
 /// (a record moved under another id fails) and to its header (a flipped scope, level or epoch fails).
-/// New records are sealed in the scope's current key epoch (``KeyRing/currentEpoch(_:)``).
+/// New records are sealed in the scope's current key epoch (``KeyRing/currentEpoch(_:)``). A
+/// `completeUnlessOpen` record's manifest key is its write's (``WriteKeys``), and the epoch in its
+/// header is that of the class key its box is sealed to.
 package enum SealedRecord {
     /// The fixed part of the header; an epoch id may follow it.
     package static let headerSize = 3
@@ -26,11 +29,23 @@ package enum SealedRecord {
         scope: SyncScope,
         level: ProtectionLevel,
         keys: KeyRing,
+        write: WriteKeys? = nil,
         cipher: AESGCM
     ) throws(CofferError) -> [UInt8] {
-        let sealed = SealedScope(scope, epoch: keys.currentEpoch(scope.keyScope))
-        let header = [version, sealed.code, level.code] + sealed.trailer
-        let key = try keys.key(.manifest, scope.keyScope, level, epoch: sealed.epoch)
+        let header: [UInt8]
+        let key: SecureBytes
+        if level.isSealedToClassKey {
+            guard let write, write.scope == scope.keyScope else {
+                throw CofferError(.internalError, "a completeUnlessOpen \(label) record needs its write's keys")
+            }
+            let sealed = SealedScope(scope, epoch: write.epoch)
+            header = [version, sealed.code, level.code] + sealed.trailer + write.box
+            key = write.manifest
+        } else {
+            let sealed = SealedScope(scope, epoch: keys.currentEpoch(scope.keyScope))
+            header = [version, sealed.code, level.code] + sealed.trailer
+            key = try keys.key(.manifest, scope.keyScope, level, epoch: sealed.epoch)
+        }
         do {
             return header
                 + (try cipher.seal(body, key: key, authenticating: associatedData(label: label, id: id, header: header)))
@@ -46,8 +61,11 @@ package enum SealedRecord {
         package let epoch: KeyEpoch
         package let level: ProtectionLevel
 
-        /// The header's size in the stored record.
-        package var size: Int { headerSize + (epoch.isOriginal ? 0 : SealedScope.epochSize) }
+        /// The header's size in the stored record, the box of a `completeUnlessOpen` record included.
+        package var size: Int {
+            headerSize + (epoch.isOriginal ? 0 : SealedScope.epochSize)
+                + (level.isSealedToClassKey ? WriteKeys.boxSize : 0)
+        }
     }
 
     /// The header of a stored record, without opening it.
@@ -66,18 +84,34 @@ package enum SealedRecord {
         }
         guard let sealed = SealedScope.read(code: stored[1], in: stored, fixedSize: headerSize),
             let level = ProtectionLevel(code: stored[2]),
-            stored.count >= headerSize + SealedScope.trailerSize(code: stored[1]) + AESGCM.overhead
+            stored.count >= headerSize + SealedScope.trailerSize(code: stored[1])
+                + (level.isSealedToClassKey ? WriteKeys.boxSize : 0) + AESGCM.overhead
         else {
             throw CofferError(.decode, "\(what)'s header is invalid; it was altered or damaged")
         }
         return Header(version: stored[0], scope: sealed.scope, epoch: sealed.epoch, level: level)
     }
 
+    /// An opened record.
+    package struct Opened {
+        package let version: UInt8
+        package let scope: SyncScope
+        package let level: ProtectionLevel
+        package var body: [UInt8]
+        /// The keys of the write, for a `completeUnlessOpen` record (its chunks are sealed with them).
+        package let write: WriteKeys?
+    }
+
+    /// The write-key box of a stored `completeUnlessOpen` record whose header is `header`.
+    package static func box(of stored: UnsafeRawBufferPointer, header: Header) -> [UInt8] {
+        Array(stored[(header.size - WriteKeys.boxSize)..<header.size])
+    }
+
     /// Opens a record stored under `id`: its version (one of `versions`), scope, level and body.
     ///
-    /// - Throws: ``CofferError`` `.interactionNotAllowed` if its level's key is not in memory,
-    ///   `.keyUnavailable` if its epoch is not held, `.decode` if it was altered, damaged or moved
-    ///   from another id.
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` if its level's key is not in memory (for a
+    ///   `completeUnlessOpen` record, while the vault is locked), `.keyUnavailable` if its epoch is not
+    ///   held, `.decode` if it was altered, damaged or moved from another id.
     package static func open(
         _ stored: UnsafeRawBufferPointer,
         versions: ClosedRange<UInt8>,
@@ -86,16 +120,30 @@ package enum SealedRecord {
         keys: KeyRing,
         cipher: AESGCM,
         what: String
-    ) throws(CofferError) -> (version: UInt8, scope: SyncScope, level: ProtectionLevel, body: [UInt8]) {
+    ) throws(CofferError) -> Opened {
         let header = try peekHeader(stored, versions: versions, what: what)
-        let key = try keys.key(.manifest, header.scope.keyScope, header.level, epoch: header.epoch)
+        let write: WriteKeys?
+        let key: SecureBytes
+        if header.level.isSealedToClassKey {
+            let opened = try WriteKeys.opening(
+                box(of: stored, header: header),
+                scope: header.scope.keyScope,
+                epoch: header.epoch,
+                ring: keys
+            )
+            write = opened
+            key = opened.manifest
+        } else {
+            write = nil
+            key = try keys.key(.manifest, header.scope.keyScope, header.level, epoch: header.epoch)
+        }
         do {
             let body = try cipher.open(
                 UnsafeRawBufferPointer(rebasing: stored[header.size...]),
                 key: key,
                 authenticating: associatedData(label: label, id: id, header: stored[0..<header.size])
             )
-            return (header.version, header.scope, header.level, body)
+            return Opened(version: header.version, scope: header.scope, level: header.level, body: body, write: write)
         } catch {
             throw CofferError(
                 .decode,
@@ -106,7 +154,9 @@ package enum SealedRecord {
     }
 
     /// A stored record sealed again in its scope's current epoch (``KeyRing/currentEpoch(_:)``),
-    /// with its version, scope, level and body unchanged. The body is wiped.
+    /// with its version, scope, level and body unchanged. The body is wiped. A `completeUnlessOpen`
+    /// record keeps its write's keys (its chunks are sealed with them); only the box moves to the
+    /// current epoch's class key.
     ///
     /// - Throws: ``CofferError`` as ``open(_:versions:label:id:keys:cipher:what:)`` does.
     package static func reseal(
@@ -118,7 +168,7 @@ package enum SealedRecord {
         cipher: AESGCM,
         what: String
     ) throws(CofferError) -> [UInt8] {
-        var (version, scope, level, body) = try open(
+        var opened = try open(
             stored,
             versions: versions,
             label: label,
@@ -127,14 +177,41 @@ package enum SealedRecord {
             cipher: cipher,
             what: what
         )
-        defer { body.wipe() }
+        defer { opened.body.wipe() }
+        if opened.level.isSealedToClassKey {
+            let header = try peekHeader(stored, versions: versions, what: what)
+            let scope = header.scope.keyScope
+            let target = keys.currentEpoch(scope)
+            let box = try WriteKeys.resealBox(
+                box(of: stored, header: header),
+                scope: scope,
+                from: header.epoch,
+                to: target,
+                ring: keys
+            )
+            let sealed = SealedScope(header.scope, epoch: target)
+            let newHeader = [opened.version, sealed.code, opened.level.code] + sealed.trailer + box
+            guard let write = opened.write else {
+                throw CofferError(.internalError, "an opened completeUnlessOpen record lost its keys")
+            }
+            do {
+                return newHeader
+                    + (try cipher.seal(
+                        opened.body,
+                        key: write.manifest,
+                        authenticating: associatedData(label: label, id: id, header: newHeader)
+                    ))
+            } catch {
+                throw CofferError(.internalError, "sealing \(label) failed: \(error)", underlying: error)
+            }
+        }
         return try seal(
-            body,
-            version: version,
+            opened.body,
+            version: opened.version,
             label: label,
             id: id,
-            scope: scope,
-            level: level,
+            scope: opened.scope,
+            level: opened.level,
             keys: keys,
             cipher: cipher
         )

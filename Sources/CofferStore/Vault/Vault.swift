@@ -156,6 +156,9 @@ public final class Vault: Sendable {
             }
         }
         startAutoLock()
+        // Best effort: a vault on read-only media still unlocks.
+        try? publishWriteKeys(allowingWriteOnlyClients: nil)
+        try? schema.ensureJournal(in: environment)
     }
 
     /// Drops what the tiers derived from the keys (pooled contexts), after the keys they were made
@@ -172,6 +175,7 @@ public final class Vault: Sendable {
             try state.keys.install(epochs, for: .sync)
             state.syncGroupID = group
         }
+        try? publishWriteKeys(allowingWriteOnlyClients: nil)
     }
 
     private func startAutoLock() {

@@ -45,6 +45,12 @@ extension Vault {
         /// `$COFFER_MAX_CLOCK_SKEW` in seconds.
         public var maximumClockSkew: Duration = .seconds(600)
 
+        /// The device fingerprint (``DeviceIdentity/fingerprint``) a `completeUnlessOpen` write
+        /// expects the vault's write keys to be signed by; `nil` (the default) checks only that they
+        /// are signed by the vault's own device key. A write-only client pins it, so a vault whose
+        /// keys were replaced wholesale is refused before anything is written.
+        public var expectedWriteKeyFingerprint: String?
+
         /// Default options.
         public init() {}
     }

@@ -144,6 +144,7 @@ package struct BundleImporter {
                     vault: vault,
                     keys: keys,
                     keychain: keychain,
+                    origin: origin == nil ? .bundleImport : .pull,
                     summary: summary
                 )
                 let pending = PendingWrites(schema: vault.schema)

@@ -13,6 +13,8 @@ package struct ImportApplier {
     package let session: KeychainSession
     package let coder: ChunkRecord.Coder
     private let tiers: SyncTiers
+    /// Where the records come from, for the local journal.
+    private let origin: LocalJournal.Origin
     private(set) var summary: ImportSummary
 
     private var schema: Schema { vault.schema }
@@ -22,8 +24,10 @@ package struct ImportApplier {
         vault: Vault,
         keys: KeyRing,
         keychain: Keychain,
+        origin: LocalJournal.Origin,
         summary: ImportSummary
     ) throws(CofferError) {
+        self.origin = origin
         self.txn = txn
         self.vault = vault
         self.keys = keys
@@ -126,10 +130,21 @@ package struct ImportApplier {
     /// Puts a winning record in place (its chunk references already taken) and logs it with its
     /// version.
     private mutating func place(_ kind: SyncRecordKind, id: [UInt8], entry: VersionEntry, stored: [UInt8]) throws {
+        // Described before the install: a deletion's name is the record's that goes.
+        let description = tiers[kind].describe(id: id, stored: entry.isDeleted ? nil : stored, in: txn)
         let outcome = try tiers[kind].install(id: id, stored: entry.isDeleted ? nil : stored, in: txn)
         summary.keptDeviceBoundBlobs += outcome.renamedDeviceBound.count
         summary.renamedDeviceBoundBlobs += outcome.renamedDeviceBound
-        try ChangeLog.append(kind, recordID: id, entry: entry, in: txn, schema: schema)
+        try ChangeLog.recordApplied(
+            kind,
+            recordID: id,
+            entry: entry,
+            origin: origin,
+            description: description,
+            keys: keys,
+            in: txn,
+            schema: schema
+        )
         summary.applied.count(kind, deleted: entry.isDeleted)
     }
 }

@@ -63,6 +63,8 @@ struct BadInputTests {
             "device approve": ["device", "approve", scratch.appendingPathComponent("request").path, "--yes"],
             "device revoke": ["device", "revoke", "00000000"], "group rotate": ["group", "rotate"],
             "group set": ["group", "set", "--join", "approval"],
+            "write-only enable": ["write-only", "enable"], "write-only disable": ["write-only", "disable"],
+            "write-only status": ["write-only", "status"],
         ]
     }
 
@@ -135,7 +137,7 @@ struct BadInputTests {
 
         let environment = try Environment(directory: cli.directory.path("vault"), options: .init())
         let schema = try Schema(environment: environment, create: false)
-        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 4]) }
+        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 5]) }
         environment.close()
         // repair works below the vault format, on LMDB's meta pages, and finds them sound.
         for (name, arguments) in samples.sorted(by: { $0.key < $1.key }) where name != "init" && name != "repair" {

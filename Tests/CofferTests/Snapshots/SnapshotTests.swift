@@ -390,7 +390,7 @@ struct SnapshotTests {
     func craftSnapshot(_ entries: [TreeEntry]) throws -> String {
         let keys = try vault.keyRing()
         let stream = entries.flatMap { $0.encoded() }
-        let chunkKeys = try ChunkKeys(scope: .syncable, level: .afterFirstUnlock, keys: keys)
+        let chunkKeys = try ChunkKeys(scope: .syncable, level: .afterFirstUnlock, write: nil, keys: keys)
         let coder = try ChunkRecord.Coder()
         let id = try chunkKeys.id(of: stream)
         let sealed = try stream.withUnsafeBytes { try ChunkRecord.seal($0, id: id, keys: chunkKeys, coder: coder) }

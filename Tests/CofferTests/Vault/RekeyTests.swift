@@ -179,7 +179,8 @@ struct RekeyTests {
                         }
                     case "chunks":
                         return ProtectionLevel.allCases.contains { level in
-                            guard let keys = try? ChunkKeys(scope: .deviceBound, level: level, keys: stolen) else {
+                            guard let keys = try? ChunkKeys(scope: .deviceBound, level: level, write: nil, keys: stolen)
+                            else {
                                 return false
                             }
                             return (try? keys.sealingKey(for: ChunkID(key), epoch: generation)) != nil

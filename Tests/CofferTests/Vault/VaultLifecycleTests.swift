@@ -197,10 +197,14 @@ struct VaultLifecycleTests {
         secrets.append(roots.sync.withUnsafeBytes { Array($0) })
         secrets.append(try vault.recoveryKey().bytes.withUnsafeBytes { Array($0) })
         secrets.append(Array(try vault.recoveryKey().text.utf8))
+        let ring = try vault.keyRing()
         for scope in KeyScope.allCases {
-            for level in ProtectionLevel.allCases {
+            for level in ProtectionLevel.symmetricLevels {
                 secrets.append(try vault.classKey(scope, level).withUnsafeBytes { Array($0) })
             }
+            // The completeUnlessOpen private key: its public half is stored (signed), never this.
+            let writeKey = try ring.writeClassPrivateKey(scope, epoch: ring.currentEpoch(scope))
+            secrets.append(writeKey.secret.withUnsafeBytes { Array($0) })
         }
         try vault.changePassphrase(to: Passphrase(passphrase + "-2"))
         vault.close()

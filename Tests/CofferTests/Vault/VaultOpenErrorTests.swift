@@ -66,7 +66,7 @@ struct VaultOpenErrorTests {
         try fixture.create().close()
         let environment = try Environment(directory: fixture.vaultURL, options: .init())
         let schema = try Schema(environment: environment, create: false)
-        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 4]) }
+        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 5]) }
         environment.close()
         let before = try Data(contentsOf: fixture.vaultURL.appendingPathComponent("data.mdb"))
         try expectOpenFails(.unsupportedFormat, at: fixture.vaultURL, mentioning: "upgrade Coffer")

@@ -18,11 +18,23 @@ struct PutCommand: VaultCommand {
             "coffer put photos/cat.jpg cat.jpg            # store a file as the blob photos/cat.jpg",
             "tar c ~/docs | coffer put docs.tar -        # standard input, streamed",
             "coffer put --device-only keys.tar keys.tar  # never leaves this machine",
+            "coffer put --write-only db.dump db.dump     # no passphrase: listed as db.dump@TIME-TAG",
         ],
         isCancellable: true
     )
 
     var write = BlobWriteFlags()
+
+    var writeOnly = WriteOnlyFlags()
+
+    var vaultAccess: VaultAccess { writeOnly.access }
+
+    /// The write's options: `--write-only` seals to the write key.
+    private var options: BlobWriteOptions {
+        var options = write.options
+        if writeOnly.writeOnly { options.protection = .completeUnlessOpen }
+        return options
+    }
 
     @Option(
         value: "FILE",
@@ -42,6 +54,9 @@ struct PutCommand: VaultCommand {
         if fromRNCryptor != nil, file != nil {
             throw ValidationError("give either FILE or --from-rncryptor FILE, not both")
         }
+        if writeOnly.writeOnly, write.whenUnlocked {
+            throw ValidationError("--write-only writes completeUnlessOpen blobs; leave out --when-unlocked")
+        }
         // Standard input only when asked for: `put notes.txt` alone is a file name meant as the content,
         // and reading a terminal or an empty pipe instead would store an empty blob and report success.
         if fromRNCryptor == nil, file == nil {
@@ -59,9 +74,9 @@ struct PutCommand: VaultCommand {
         let bar = context.progressBar("put \(name)", total: input?.size)
         let info: BlobInfo
         if let descriptor = input?.descriptor ?? context.console.inputDescriptor {
-            info = try vault.blobs.write(name, fileDescriptor: descriptor, options: write.options, progress: bar.report)
+            info = try vault.blobs.write(name, fileDescriptor: descriptor, options: options, progress: bar.report)
         } else {
-            info = try vault.blobs.write(name, data: context.console.readStandardInput(), options: write.options)
+            info = try vault.blobs.write(name, data: context.console.readStandardInput(), options: options)
         }
         bar.update(completed: info.size)
         bar.finish()
@@ -81,7 +96,7 @@ struct PutCommand: VaultCommand {
             name,
             from: URL(fileURLWithPath: path),
             password: String(decoding: password, as: UTF8.self),
-            options: write.options,
+            options: options,
             progress: bar.report
         )
         bar.finish()
@@ -225,12 +240,21 @@ struct ListCommand: VaultCommand {
                 table.append([
                     bytes ? String(blob.size) : ByteCount.format(blob.size),
                     blob.scope == .syncable ? "sync" : "device",
-                    blob.protection == .whenUnlocked ? "when-unlocked" : "after-first-unlock",
+                    Self.readable(blob.protection),
                     TextTable.localTime(blob.modified),
                     PrintableText.escaping(blob.name),
                 ])
             }
             return table.text
+        }
+    }
+
+    /// The READABLE column: when a blob can be read.
+    static func readable(_ protection: ProtectionLevel) -> String {
+        switch protection {
+        case .whenUnlocked: return "when-unlocked"
+        case .afterFirstUnlock: return "after-first-unlock"
+        case .completeUnlessOpen: return "complete-unless-open"
         }
     }
 }

@@ -51,6 +51,11 @@ struct InitCommand: ParsableCommand {
     @Option(value: "NAME", help: "The device's name in its sync group (default: the host name).")
     var name: String?
 
+    @Flag(
+        help: "Let write-only clients add backups with no passphrase ('coffer write-only enable' later does the same)."
+    )
+    var allowWriteOnly: Bool
+
     var remote = RemoteOptions()
 
     func validate() throws {
@@ -77,8 +82,11 @@ struct InitCommand: ParsableCommand {
         let passphrase = try context.passphrase(confirm: true)
         let vault = try Vault.create(at: directory, passphrase: passphrase, configuration: configuration)
         defer { vault.close() }
+        if allowWriteOnly { try vault.allowWriteOnlyClients(true) }
         try context.output.result(Summary(vault, at: directory)) {
             "Created vault \(vault.id.uuidString) at \(directory.path)"
+                + (allowWriteOnly
+                    ? "\nWrite-only clients allowed; write key \((try? vault.writeKeyFingerprint) ?? "unknown")" : "")
         }
         context.output.note("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
     }

@@ -28,13 +28,27 @@ struct BlobWriteFlags: ArgumentGroup {
     @Flag(help: "Readable only while the vault is unlocked (default: after first unlock).")
     var whenUnlocked: Bool
 
+    @Flag(
+        help:
+            "Readable only while the vault is unlocked, writable without any key (sealed to the vault's write key; stored in full)."
+    )
+    var completeUnlessOpen: Bool
+
     var compression = CompressionOption()
+
+    func validate() throws {
+        if whenUnlocked, completeUnlessOpen {
+            throw ValidationError(
+                "--when-unlocked and --complete-unless-open exclude each other: choose one protection"
+            )
+        }
+    }
 
     /// The library's options for the write.
     var options: BlobWriteOptions {
         BlobWriteOptions(
             scope: deviceOnly ? .deviceBound : .syncable,
-            protection: whenUnlocked ? .whenUnlocked : .afterFirstUnlock,
+            protection: completeUnlessOpen ? .completeUnlessOpen : whenUnlocked ? .whenUnlocked : .afterFirstUnlock,
             compressionLevel: compression.level?.value
         )
     }

@@ -23,9 +23,20 @@ struct BackupCommand: VaultCommand {
             "coffer backup ~ --exclude '*.tmp' --exclude node_modules --exclude '!keep.tmp'",
             "coffer backup /srv/www --name www --tag daily --exclude-file www.excludes",
             "coffer backup ~ --exclude-caches --exclude-larger-than 2G -x --dry-run   # what it would read",
+            "coffer backup /srv/db --write-only       # no passphrase: add, never read (coffer write-only enable)",
         ],
         isCancellable: true
     )
+
+    @Flag(
+        help:
+            "Readable only while the vault is unlocked, writable without any key; stored in full (no comparison with earlier snapshots)."
+    )
+    var completeUnlessOpen: Bool
+
+    var writeOnly = WriteOnlyFlags()
+
+    var vaultAccess: VaultAccess { writeOnly.access }
 
     @Option(value: "NAME", help: "Group snapshots under NAME (default: the directory's absolute path).")
     var name: String?
@@ -89,6 +100,7 @@ struct BackupCommand: VaultCommand {
         options.oneFileSystem = oneFileSystem
         options.time = time?.date
         options.hostname = host
+        if completeUnlessOpen || writeOnly.writeOnly { options.protection = .completeUnlessOpen }
         return options
     }
 
@@ -418,6 +430,7 @@ struct SnapshotListing: Encodable {
     let hostname: String
     let created: Date
     let scope: String
+    let protection: String
     let tags: [String]
     let statistics: SnapshotStatistics
 
@@ -429,6 +442,7 @@ struct SnapshotListing: Encodable {
         hostname = info.hostname
         created = info.created
         scope = info.scope.rawValue
+        protection = info.protection.rawValue
         tags = info.tags
         statistics = info.statistics
     }

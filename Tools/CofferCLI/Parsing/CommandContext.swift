@@ -39,6 +39,31 @@ struct CommandContext: Sendable {
         return URL(fileURLWithPath: home).appendingPathComponent(".local/share/coffer/default")
     }
 
+    /// Opens the vault for a write-only client: never unlocked, its write key expected to be
+    /// `expectedKey` (`--write-key`, `$COFFER_WRITE_KEY`), else the one pinned for the vault, else
+    /// pinned now (trust on first use, said on standard error).
+    private func openWriteOnly(configuration: Vault.Configuration, expectedKey: String?) throws -> Vault {
+        var configuration = configuration
+        let directory = try vaultDirectory()
+        let probe = try Vault.open(at: directory, configuration: configuration)
+        let vaultID = probe.id
+        let current = try? probe.writeKeyFingerprint
+        probe.close()
+        let pins = try WriteKeyPins(self)
+        if let expected = expectedKey ?? environment["COFFER_WRITE_KEY"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            configuration.expectedWriteKeyFingerprint = expected
+        } else if let pinned = try pins.pinned(for: vaultID) {
+            configuration.expectedWriteKeyFingerprint = pinned
+        } else if let current {
+            try pins.pin(current, for: vaultID)
+            output.note(
+                "Trusting write key \(current) of vault \(vaultID.uuidString.lowercased()) from now on (pinned in \(pins.file.path); compare it with 'coffer write-only status' on the owner's side)."
+            )
+            configuration.expectedWriteKeyFingerprint = current
+        }
+        return try Vault.open(at: directory, configuration: configuration)
+    }
+
     /// Opens the vault as `access` says, locking itself after `autoLockAfter` idle if given; the
     /// caller closes it.
     func openVault(_ access: VaultAccess, autoLockAfter: Duration? = nil) throws -> Vault {
@@ -65,10 +90,13 @@ struct CommandContext: Sendable {
                 }
             }
         }
+        if case .writeOnly(let expected) = access {
+            return try openWriteOnly(configuration: configuration, expectedKey: expected)
+        }
         let vault = try Vault.open(at: try vaultDirectory(), configuration: configuration)
         holder.vault = vault
         switch access {
-        case .locked: return vault
+        case .locked, .writeOnly: return vault
         case .unlockedIfPassphraseGiven where !SecretSource.passphrase.isProvided(file: global.passphraseFile, self):
             return vault
         default: break

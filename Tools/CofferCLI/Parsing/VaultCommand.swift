@@ -10,6 +10,9 @@ enum VaultAccess: Sendable, Equatable {
     case unlockedIfPassphraseGiven
     /// Opened locked: the command unlocks it itself (`passwd`, `rekey`).
     case locked
+    /// Opened and never unlocked, to write `completeUnlessOpen` records with no passphrase, its write
+    /// key checked against the pinned one (`put --write-only`, `backup --write-only`).
+    case writeOnly(expectedKey: String?)
 }
 
 /// A command that works on the vault: the driver opens it as ``vaultAccess`` says, runs the command,
