@@ -10,7 +10,9 @@ package final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
     private let capacity: Int
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var items: [Element] = []
+    /// Queued elements from `head` on; slots before it were taken and are emptied at once, so a
+    /// taken element is never kept alive by the queue (a batch of sealed chunks, a blob's piece).
+    private var items: [Element?] = []
     private var head = 0
     private var isFinished = false
     private var failure: (any Error)?
@@ -116,6 +118,7 @@ package final class BoundedChannel<Element: Sendable>: @unchecked Sendable {
     private func takeFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = items[head]
+        items[head] = nil
         head += 1
         if head > 32, head * 2 > items.count {
             items.removeFirst(head)

@@ -24,7 +24,9 @@ package final class OrderedPipeline<Job, Output>: @unchecked Sendable {
     package typealias TransformFactory = @Sendable () throws(CofferError) -> (Job) throws(CofferError) -> Output
 
     private struct State: ~Copyable {
-        package var waiting: [(index: Int, job: Job)] = []
+        /// Jobs not yet taken, from `waitingHead` on; taken slots are emptied at once, so a job's
+        /// data (a chunk's plaintext) is not kept alive by the queue after its worker is done.
+        package var waiting: [(index: Int, job: Job)?] = []
         package var waitingHead = 0
         package var results: [Int: Result<Output, CofferError>] = [:]
         package var submitted = 0
@@ -213,7 +215,8 @@ package final class OrderedPipeline<Job, Output>: @unchecked Sendable {
         state.withLock { state in
             if state.failure != nil { return .stop }
             guard state.waitingHead < state.waiting.count else { return state.isSubmissionFinished ? .stop : .none }
-            let entry = state.waiting[state.waitingHead]
+            guard let entry = state.waiting[state.waitingHead] else { return .none }
+            state.waiting[state.waitingHead] = nil
             state.waitingHead += 1
             if state.waitingHead > 64, state.waitingHead * 2 > state.waiting.count {
                 state.waiting.removeFirst(state.waitingHead)

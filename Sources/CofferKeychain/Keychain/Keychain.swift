@@ -186,6 +186,7 @@ public final class Keychain: Sendable {
                 scope: prepared.item.scope,
                 description: ItemChangeDescription.describe(prepared.item),
                 keys: session.keys,
+                cipher: session.cipher,
                 in: txn,
                 schema: schema
             )
@@ -207,6 +208,7 @@ public final class Keychain: Sendable {
                 scope: loaded.item.scope,
                 description: ItemChangeDescription.describe(loaded.item),
                 keys: session.keys,
+                cipher: session.cipher,
                 in: txn,
                 schema: schema
             )

@@ -49,6 +49,7 @@ package enum ChangeLog {
         scope: SyncScope,
         description: LocalJournal.Description?,
         keys: KeyRing?,
+        cipher: AESGCM? = nil,
         in txn: Transaction,
         schema: Schema
     ) throws {
@@ -60,6 +61,7 @@ package enum ChangeLog {
             origin: .local,
             description: description,
             keys: keys,
+            cipher: cipher,
             in: txn,
             schema: schema
         )
@@ -75,6 +77,7 @@ package enum ChangeLog {
         origin: LocalJournal.Origin,
         description: LocalJournal.Description?,
         keys: KeyRing?,
+        cipher: AESGCM? = nil,
         in txn: Transaction,
         schema: Schema
     ) throws {
@@ -86,6 +89,7 @@ package enum ChangeLog {
             origin: origin,
             description: description,
             keys: keys,
+            cipher: cipher,
             in: txn,
             schema: schema
         )

@@ -1,5 +1,4 @@
 import Foundation
-internal import Glibc
 
 /// The `journal` table: every change to a record of either scope, in commit order, for apps that
 /// watch their data (``Vault/changes(after:)``); it never leaves this vault (docs/FORMAT.md, "Journal").
@@ -70,6 +69,7 @@ package enum LocalJournal {
         origin: Origin,
         description: Description?,
         keys: KeyRing?,
+        cipher: AESGCM?,
         in txn: Transaction,
         schema: Schema
     ) throws {
@@ -82,12 +82,12 @@ package enum LocalJournal {
         writer.write(scope.code)
         writer.write(origin.rawValue)
         writer.write(schema.handleToken)
-        writer.write(UInt32(truncatingIfNeeded: getpid()))
+        writer.write(ProcessIdentity.current.pid)
         writer.write(Int64(Date().timeIntervalSince1970 * 1000))
         writer.write(UInt8(recordID.count))
         writer.write(raw: recordID)
         let sealed = try description.flatMap { (description) throws(CofferError) in
-            try seal(description, kind: kind, recordID: recordID, keys: keys)
+            try seal(description, kind: kind, recordID: recordID, keys: keys, cipher: cipher)
         }
         writer.write(UInt32(sealed?.count ?? 0))
         writer.write(raw: sealed ?? [])
@@ -156,7 +156,8 @@ package enum LocalJournal {
         _ description: Description,
         kind: SyncRecordKind,
         recordID: [UInt8],
-        keys: KeyRing?
+        keys: KeyRing?,
+        cipher: AESGCM?
     ) throws(CofferError) -> [UInt8]? {
         // The original device epoch's key: it is never dropped by a rekey, and the journal is local.
         guard let keys, let key = try? keys.key(.manifest, .device, .afterFirstUnlock, epoch: .original) else {
@@ -168,7 +169,8 @@ package enum LocalJournal {
         body.write(raw: name)
         body.write(raw: description.detail)
         do {
-            return try AESGCM().seal(body.bytes, key: key, authenticating: associatedData(kind, recordID))
+            // The caller's context when it has one: making a context costs more than sealing with it.
+            return try (cipher ?? AESGCM()).seal(body.bytes, key: key, authenticating: associatedData(kind, recordID))
         } catch {
             throw CofferError(.internalError, "sealing a journal entry failed: \(error)", underlying: error)
         }
