@@ -16,7 +16,10 @@ enum BlobSuite {
 
     static func benchmarks(quick: Bool, corpusDirectory: String?) -> [any Benchmark] {
         let corpus = Corpus(directory: corpusDirectory, partSize: quick ? 16 << 20 : 96 << 20)
+        let incompressible = IncompressibleFile(size: quick ? 64 << 20 : 512 << 20)
         return [
+            DiskWrite(file: incompressible),
+            DurablePut(file: incompressible),
             Bound(corpus: corpus),
             ReadBound(corpus: corpus),
             Write(corpus: corpus, mode: .new),

@@ -46,7 +46,7 @@ enum ScaleMode {
         return sizes + [items]
     }
 
-    static func run(items: Int, blobMiB: Int, jsonPath: String?) throws {
+    static func run(items: Int, blobMiB: Int, batch batchSize: Int, jsonPath: String?) throws {
         let directory = scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bundle = directory.appendingPathComponent("export.bundle")
@@ -93,7 +93,7 @@ enum ScaleMode {
         print("items      get µs   find µs    put µs   full export s (size)    incremental ms   peak MiB (own)")
         for size in sizes(upTo: items) {
             while added < size {
-                let batch = (added..<min(size, added + 20_000)).map(item)
+                let batch = (added..<min(size, added + batchSize)).map(item)
                 try vault.keychain.add(contentsOf: batch)
                 added += batch.count
             }

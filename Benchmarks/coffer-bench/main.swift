@@ -20,6 +20,7 @@ let usage = """
                         power of ten (--json FILE writes them)
       --scale-items N   default 1,000,000
       --scale-blob-mib M  default 8192 (8 GiB)
+      --scale-batch N   items per transaction while growing the vault (default 20,000)
     """
 
 var quick = false
@@ -29,6 +30,7 @@ var outputs = Outputs()
 var scale = false
 var scaleItems = 1_000_000
 var scaleBlobMiB = 8192
+var scaleBatch = 20_000
 var corpus: String?
 var tree: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
@@ -70,6 +72,11 @@ while let argument = arguments.popFirst() {
             usageError("--scale-blob-mib needs a size in MiB")
         }
         scaleBlobMiB = count
+    case "--scale-batch":
+        guard let count = Int(value(of: argument)), count >= 1 else {
+            usageError("--scale-batch needs a count of at least 1")
+        }
+        scaleBatch = count
     case "-h", "--help":
         print(usage)
         exit(0)
@@ -94,7 +101,7 @@ exit(1)
 #else
 if scale {
     do {
-        try ScaleMode.run(items: scaleItems, blobMiB: scaleBlobMiB, jsonPath: outputs.json)
+        try ScaleMode.run(items: scaleItems, blobMiB: scaleBlobMiB, batch: scaleBatch, jsonPath: outputs.json)
     } catch {
         FileHandle.standardError.write(Data("coffer-bench: \(error)\n".utf8))
         exit(1)

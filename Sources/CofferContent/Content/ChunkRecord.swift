@@ -84,22 +84,23 @@ package enum ChunkRecord {
         guard plaintext.count <= maximumPlaintext else {
             throw CofferError(.param, "a chunk of \(plaintext.count) bytes is over the \(maximumPlaintext)-byte limit")
         }
-        let compressed: [UInt8]
-        do {
-            compressed = try coder.compressor.compress(plaintext)
-        } catch {
-            throw CofferError(.internalError, "compressing a chunk failed: \(error)", underlying: error)
+        var compressed: [UInt8] = []
+        // Data that will not compress (media, archives, random bytes) is not offered to zstd at all.
+        if !CompressibilityEstimate.isLikelyIncompressible(plaintext, trial: coder.compressor) {
+            do {
+                compressed = try coder.compressor.compress(plaintext)
+            } catch {
+                throw CofferError(.internalError, "compressing a chunk failed: \(error)", underlying: error)
+            }
         }
-        let encoding: Encoding = compressed.count < plaintext.count ? .zstd : .raw
+        let encoding: Encoding = !compressed.isEmpty && compressed.count < plaintext.count ? .zstd : .raw
         let header = header(keys: keys, encoding: encoding, length: plaintext.count)
         let key = try keys.sealingKey(for: id)
         do {
             let aad = associatedData(id: id, header: header)
-            let sealed =
-                encoding == .zstd
-                ? try coder.cipher.seal(compressed, key: key, authenticating: aad)
-                : try coder.cipher.seal(plaintext, key: key, authenticating: aad)
-            return header + sealed
+            return encoding == .zstd
+                ? try coder.cipher.seal(compressed, key: key, authenticating: aad, after: header)
+                : try coder.cipher.seal(plaintext, key: key, authenticating: aad, after: header)
         } catch {
             throw CofferError(.internalError, "sealing a chunk failed: \(error)", underlying: error)
         }

@@ -60,7 +60,7 @@ package final class ContentSession<Marker>: @unchecked Sendable {
     /// Bytes read from a source at a time (plus room for one unfinished chunk carried over).
     package static var segmentSize: Int { 4 << 20 }
     /// A batch commits when it holds this many bytes or this many chunks.
-    package static var batchByteLimit: Int { 2 << 20 }
+    package static var batchByteLimit: Int { 4 << 20 }
     package static var batchChunkLimit: Int { 256 }
 
     private enum Job {

@@ -83,12 +83,13 @@ package final class ZstdCompressor {
         let result = input.withUnsafeBytes { source in
             Result { () throws(CompressionError) -> [UInt8] in
                 let bound = ZSTD_compressBound(source.count)
-                var output = [UInt8](repeating: 0, count: bound)
-                let status = output.withUnsafeMutableBytes { destination in
-                    ZSTD_compress2(context, destination.baseAddress, bound, source.baseAddress, source.count)
+                var status = 0
+                // Uninitialised capacity: zstd writes the first `count` bytes, and only those are kept.
+                let output = [UInt8](unsafeUninitializedCapacity: bound) { destination, count in
+                    status = ZSTD_compress2(context, destination.baseAddress, bound, source.baseAddress, source.count)
+                    count = ZSTD_isError(status) != 0 ? 0 : status
                 }
-                let written = try ZstdCall.check(status, "ZSTD_compress2")
-                output.removeLast(bound - written)
+                _ = try ZstdCall.check(status, "ZSTD_compress2")
                 return output
             }
         }

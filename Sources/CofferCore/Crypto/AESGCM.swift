@@ -49,18 +49,32 @@ package final class AESGCM {
         key: SecureBytes,
         authenticating associatedData: some ContiguousBytes
     ) throws(CryptoError) -> [UInt8] {
-        var nonce = [UInt8](repeating: 0, count: Self.nonceByteCount)
-        nonce.withUnsafeMutableBytes { SecureRandom.fill($0) }
-        return try seal(plaintext, key: key, nonce: nonce, authenticating: associatedData)
+        try seal(plaintext, key: key, authenticating: associatedData, after: [])
     }
 
-    /// Seals `plaintext` under `key` with the given nonce. A nonce must never repeat under one key;
-    /// outside known-answer tests, use ``seal(_:key:authenticating:)``.
+    /// Seals `plaintext` like ``seal(_:key:authenticating:)`` and returns `prefix` followed by the
+    /// sealed message, in one allocation: a record's clear header and its sealed body without a
+    /// second copy of the body.
+    package func seal(
+        _ plaintext: some ContiguousBytes,
+        key: SecureBytes,
+        authenticating associatedData: some ContiguousBytes,
+        after prefix: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        var nonce = [UInt8](repeating: 0, count: Self.nonceByteCount)
+        nonce.withUnsafeMutableBytes { SecureRandom.fill($0) }
+        return try seal(plaintext, key: key, nonce: nonce, authenticating: associatedData, after: prefix)
+    }
+
+    /// Seals `plaintext` under `key` with the given nonce, after `prefix` (empty by default). A
+    /// nonce must never repeat under one key; outside known-answer tests, use
+    /// ``seal(_:key:authenticating:)``.
     package func seal(
         _ plaintext: some ContiguousBytes,
         key: SecureBytes,
         nonce: [UInt8],
-        authenticating associatedData: some ContiguousBytes
+        authenticating associatedData: some ContiguousBytes,
+        after prefix: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         guard nonce.count == Self.nonceByteCount else {
             throw .invalidArgument("AES-GCM seal", "nonce must be \(Self.nonceByteCount) bytes, not \(nonce.count)")
@@ -68,9 +82,13 @@ package final class AESGCM {
         let inputCount = plaintext.withUnsafeBytes { $0.count }
         let tagOffset = Self.nonceByteCount + inputCount
         var failure: CryptoError?
-        // Built in uninitialised capacity: every byte is written by the nonce copy, the cipher or the tag.
-        let output = [UInt8](unsafeUninitializedCapacity: tagOffset + Self.tagByteCount) { buffer, count in
-            let out = UnsafeMutableRawBufferPointer(buffer)
+        // Built in uninitialised capacity: every byte is written by the copies, the cipher or the tag.
+        let output = [UInt8](unsafeUninitializedCapacity: prefix.count + tagOffset + Self.tagByteCount) {
+            buffer,
+            count in
+            let whole = UnsafeMutableRawBufferPointer(buffer)
+            prefix.withUnsafeBytes { whole.copyMemory(from: $0) }
+            let out = UnsafeMutableRawBufferPointer(rebasing: whole[prefix.count...])
             nonce.withUnsafeBytes { out.copyMemory(from: $0) }
             failure = key.withUnsafeBytes { keyBytes in
                 plaintext.withUnsafeBytes { input in
@@ -90,7 +108,7 @@ package final class AESGCM {
                     }
                 }
             }
-            count = failure == nil ? out.count : 0
+            count = failure == nil ? whole.count : 0
         }
         if let failure { throw failure }
         return output

@@ -239,12 +239,23 @@ package final class Environment: @unchecked Sendable {
     /// On this kernel a fault maps a whole (up to 2 MiB) folio of the file, so each scattered lookup
     /// in a large vault can map 2 MiB; counting lookups bounds what stays mapped, whatever the size
     /// of the blob or the vault.
+    ///
+    /// A map smaller than ``scatteredTouchFloor`` is left alone: all of it mapped is still little,
+    /// and a keychain adding items one after another in a small vault would otherwise pay a system
+    /// call every few items.
     package func noteScatteredTouch() {
         let total = scatteredTouches.add(1, ordering: .relaxed).newValue
-        if total % Self.scatteredTouchInterval == 0 { releaseMappedPagesUnguarded() }
+        guard total % Self.scatteredTouchInterval == 0, let handle else { return }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        guard (info.me_last_pgno + 1) * Int(pageSize) >= Self.scatteredTouchFloor else { return }
+        releaseMappedPagesUnguarded()
     }
 
     package static let scatteredTouchInterval = 8
+    /// The size of the used map below which ``noteScatteredTouch()`` drops nothing.
+    package static let scatteredTouchFloor = 32 << 20
+    private let pageSize = sysconf(Int32(_SC_PAGESIZE))
 
     /// Reader slots of dead processes cleared since opening: at open, every
     /// ``staleReaderCheckInterval`` write transactions, and whenever the reader table was full.

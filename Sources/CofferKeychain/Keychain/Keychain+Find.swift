@@ -85,11 +85,18 @@ extension Keychain {
                 continue
             }
             let others = try conditions.dropFirst().map { try index.prefix(tag: $0.tag, value: $0.value) }
+            // Each lookup lands at a random place in a large tree (Environment.noteScatteredTouch).
+            txn.noteScatteredTouch()
             try txn.forEach(in: schema.itemIndex, prefix: try index.prefix(tag: first.tag, value: first.value)) {
                 key,
                 _ in
                 let id = Array(key.dropFirst(ItemIndex.prefixSize))
-                if try others.allSatisfy({ try txn.contains(schema.itemIndex, key: $0 + id) }) { ids.append(id) }
+                if try others.allSatisfy({
+                    txn.noteScatteredTouch()
+                    return try txn.contains(schema.itemIndex, key: $0 + id)
+                }) {
+                    ids.append(id)
+                }
                 return true
             }
         }

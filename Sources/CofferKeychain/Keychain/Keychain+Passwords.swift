@@ -87,7 +87,8 @@ extension Keychain {
                         account: account,
                         group: groups[0]
                     ) { id in
-                        try txn.withValue(vault.schema.items, key: id) { stored -> DirectRead in
+                        txn.noteScatteredTouch()
+                        return try txn.withValue(vault.schema.items, key: id) { stored -> DirectRead in
                             let header = try ItemRecord.Header(stored: stored)
                             guard !header.requiresUserPresence else { return .useQuery }
                             let key = try KeychainSession.itemKey(header.accessibility) { () throws(CofferError) in

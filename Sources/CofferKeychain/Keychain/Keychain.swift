@@ -175,8 +175,12 @@ public final class Keychain: Sendable {
         logging: Bool = true
     ) throws {
         let schema = vault.schema
+        // An item's id and its index entries land at random places in large trees: in a vault of a
+        // million items each would map pages nobody reads again (Environment.noteScatteredTouch).
+        txn.noteScatteredTouch()
         try txn.put(schema.items, key: prepared.id, value: prepared.record)
         for entry in try session.index(prepared.item.scope).entries(for: prepared.item, id: prepared.id) {
+            txn.noteScatteredTouch()
             try txn.put(schema.itemIndex, key: entry, value: [UInt8]())
         }
         if logging {
@@ -197,8 +201,10 @@ public final class Keychain: Sendable {
     package func removeRecord(_ loaded: LoadedItem, session: KeychainSession, in txn: Transaction, logging: Bool) throws
     {
         let schema = vault.schema
+        txn.noteScatteredTouch()
         try txn.delete(schema.items, key: loaded.id)
         for entry in try session.index(loaded.item.scope).entries(for: loaded.item, id: loaded.id) {
+            txn.noteScatteredTouch()
             try txn.delete(schema.itemIndex, key: entry)
         }
         if logging {
@@ -228,7 +234,8 @@ public final class Keychain: Sendable {
         in txn: Transaction,
         where wanted: (ItemRecord.Header) -> Bool
     ) throws -> LoadedItem?? {
-        try txn.withValue(vault.schema.items, key: id) { stored -> LoadedItem? in
+        txn.noteScatteredTouch()
+        return try txn.withValue(vault.schema.items, key: id) { stored -> LoadedItem? in
             let header = try ItemRecord.Header(stored: stored)
             guard wanted(header) else { return nil }
             let key = try session.itemKey(header)

@@ -117,7 +117,7 @@ struct FaultInjectionTests {
             (
                 "EIO at the third fdatasync of a put",
                 ["-e", "trace=fdatasync", "-e", "inject=fdatasync:error=EIO:when=3"],
-                try .blob(11, size: 12 << 20, seed: 11, in: scratch), "input/output error"
+                try .blob(11, size: 24 << 20, seed: 11, in: scratch), "input/output error"
             ),
             (
                 "ENOSPC at the fifth multi-page write of a put",
