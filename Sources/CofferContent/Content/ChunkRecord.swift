@@ -84,8 +84,8 @@ package enum ChunkRecord {
         guard plaintext.count <= maximumPlaintext else {
             throw CofferError(.param, "a chunk of \(plaintext.count) bytes is over the \(maximumPlaintext)-byte limit")
         }
-        var compressed: [UInt8] = []
         // Data that will not compress (media, archives, random bytes) is not offered to zstd at all.
+        var compressed: [UInt8]?
         if !CompressibilityEstimate.isLikelyIncompressible(plaintext, trial: coder.compressor) {
             do {
                 compressed = try coder.compressor.compress(plaintext)
@@ -93,14 +93,13 @@ package enum ChunkRecord {
                 throw CofferError(.internalError, "compressing a chunk failed: \(error)", underlying: error)
             }
         }
-        let encoding: Encoding = !compressed.isEmpty && compressed.count < plaintext.count ? .zstd : .raw
-        let header = header(keys: keys, encoding: encoding, length: plaintext.count)
+        if let frame = compressed, frame.count >= plaintext.count { compressed = nil }
+        let header = header(keys: keys, encoding: compressed == nil ? .raw : .zstd, length: plaintext.count)
         let key = try keys.sealingKey(for: id)
         do {
             let aad = associatedData(id: id, header: header)
-            return encoding == .zstd
-                ? try coder.cipher.seal(compressed, key: key, authenticating: aad, after: header)
-                : try coder.cipher.seal(plaintext, key: key, authenticating: aad, after: header)
+            if let compressed { return try coder.cipher.seal(compressed, key: key, authenticating: aad, after: header) }
+            return try coder.cipher.seal(plaintext, key: key, authenticating: aad, after: header)
         } catch {
             throw CofferError(.internalError, "sealing a chunk failed: \(error)", underlying: error)
         }

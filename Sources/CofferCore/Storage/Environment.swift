@@ -197,10 +197,12 @@ package final class Environment: @unchecked Sendable {
         gate.shared { releaseMappedPagesUnguarded() }
     }
 
-    private func releaseMappedPagesUnguarded() {
+    /// Drops the mappings; `atLeast` skips it while the used part of the map is smaller.
+    private func releaseMappedPagesUnguarded(atLeast floor: Int = 0) {
         guard let handle else { return }
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
+        guard (info.me_last_pgno + 1) * pageSize >= floor else { return }
         let region = mapRegion.withLock { cached -> (start: UInt, length: Int, mapSize: Int)? in
             if let current = cached, current.mapSize == info.me_mapsize { return current }
             cached = findMap().map { ($0.start, $0.length, info.me_mapsize) }
@@ -245,17 +247,13 @@ package final class Environment: @unchecked Sendable {
     /// call every few items.
     package func noteScatteredTouch() {
         let total = scatteredTouches.add(1, ordering: .relaxed).newValue
-        guard total % Self.scatteredTouchInterval == 0, let handle else { return }
-        var info = MDB_envinfo()
-        mdb_env_info(handle, &info)
-        guard (info.me_last_pgno + 1) * Int(pageSize) >= Self.scatteredTouchFloor else { return }
-        releaseMappedPagesUnguarded()
+        if total % Self.scatteredTouchInterval == 0 { releaseMappedPagesUnguarded(atLeast: Self.scatteredTouchFloor) }
     }
 
     package static let scatteredTouchInterval = 8
     /// The size of the used map below which ``noteScatteredTouch()`` drops nothing.
     package static let scatteredTouchFloor = 32 << 20
-    private let pageSize = sysconf(Int32(_SC_PAGESIZE))
+    private let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
     /// Reader slots of dead processes cleared since opening: at open, every
     /// ``staleReaderCheckInterval`` write transactions, and whenever the reader table was full.
