@@ -2,8 +2,8 @@ import Foundation
 
 /// Commits a content session's batches on a thread of its own, one batch behind the committer.
 ///
-/// Each batch is one durable LMDB write transaction, and its commit waits for the disk (two
-/// `fdatasync`s). Done on the committer's thread, that wait stopped the committer from taking results,
+/// Each batch is one LMDB write transaction, and its commit waits for the disk (one `fdatasync`: the
+/// meta page's flush is left to the next commit, ``CommitDurability/untilNextCommit``). Done on the committer's thread, that wait stopped the committer from taking results,
 /// the pipeline's window filled, and the workers stood idle: about a quarter of a backup's time on
 /// this machine. Here the committer hands a full batch over and goes on hashing and collecting the
 /// next while this thread writes and syncs; at most one batch waits, so memory stays bounded.

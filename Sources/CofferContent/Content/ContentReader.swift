@@ -23,34 +23,59 @@ package struct ContentReader {
         self.keys = keys
     }
 
+    /// A context for reading content of this reader's vault, to keep on one thread.
+    package func makeContext() throws(CofferError) -> ContentReadContext {
+        try ContentReadContext(keys: keys)
+    }
+
     /// Streams the chunks overlapping `range`, in order, to `sink`.
+    ///
+    /// - Parameters:
+    ///   - manifest: The content.
+    ///   - range: The bytes to stream.
+    ///   - sink: Where they go.
+    ///   - context: A context this thread keeps from one read to the next; without one, the read
+    ///     makes its own.
+    ///   - parallelAbove: Content of more chunks than this is opened by worker threads; smaller
+    ///     content on this thread (starting threads would cost more than the work). A caller that
+    ///     already reads several contents at once passes more.
+    ///   - progress: Called with the bytes streamed so far.
     package func stream(
         _ manifest: some StoredContent,
         range: Range<UInt64>,
         to sink: inout some ByteSink,
+        context: ContentReadContext? = nil,
+        parallelAbove: Int = 2,
         progress: (@Sendable (Int64) -> Void)?
     ) throws(CofferError) {
         let isWhole = range == 0..<manifest.size
-        let chunkKeys = try ChunkKeys(content: manifest, keys: keys)
-        let coder = try ChunkRecord.Coder()
+        let chunkKeys: ChunkKeys
+        let coder: ChunkRecord.Coder
+        if let context {
+            chunkKeys = try context.chunkKeys(for: manifest)
+            coder = context.coder
+        } else {
+            chunkKeys = try ChunkKeys(content: manifest, keys: keys)
+            coder = try ChunkRecord.Coder()
+        }
         let hasher: SHA256?
         do {
             hasher = isWhole && manifest.expectedDigest != nil ? try SHA256() : nil
         } catch {
             throw CofferError(.internalError, "creating a digest context failed: \(error)", underlying: error)
         }
-        // Contents of one or two chunks (most files in a backup) are read on this thread: starting
-        // worker threads would cost more than the work.
-        let fetch = makeWorker(scope: manifest.scope, level: manifest.level, write: manifest.write)
-        var direct: (ChunkEntry) throws(CofferError) -> [UInt8] = { _ in [] }
+        // Contents of a few chunks (most files in a backup) are read on this thread, with its keys
+        // and contexts.
         var directResults: [[UInt8]] = []
         var pipeline: OrderedPipeline<ChunkEntry, [UInt8]>?
-        if case .inline(let entries) = manifest.chunks, entries.count <= 2 {
-            direct = try fetch()
+        if case .inline(let entries) = manifest.chunks, entries.count <= parallelAbove {
+            // Read on this thread below.
         } else {
             let workers = OrderedPipeline<ChunkEntry, [UInt8]>.defaultWorkerCount
+            let fetch = makeWorker(scope: manifest.scope, level: manifest.level, write: manifest.write)
             pipeline = OrderedPipeline(workers: workers, window: workers * 4, makeTransform: fetch)
         }
+        let chunks = store.chunks
         defer { pipeline?.shutDown() }
         // The slice of each submitted chunk that is inside the range, in submission order.
         var slices: [Range<Int>] = []
@@ -98,7 +123,9 @@ package struct ContentReader {
                     try pipeline.submit(entry)
                 } else {
                     slices.append(lower..<upper)
-                    directResults.append(try direct(entry))
+                    directResults.append(
+                        try Self.load(entry, from: chunks, keys: chunkKeys, coder: coder, in: environment)
+                    )
                     try deliverOne()
                 }
                 return true
@@ -132,24 +159,35 @@ package struct ContentReader {
             let chunkKeys = try ChunkKeys(scope: scope, level: level, write: write, keys: keys)
             let coder = try ChunkRecord.Coder()
             return { (entry) throws(CofferError) in
-                let plaintext = try storage("reading a chunk") {
-                    try environment.read { txn in try chunks.load(entry.id, keys: chunkKeys, coder: coder, in: txn) }
-                }
-                guard let plaintext else {
-                    throw CofferError(
-                        .decode,
-                        "a chunk is missing (the blob was deleted or replaced during the read, or the vault is damaged; coffer verify tells which)"
-                    )
-                }
-                guard plaintext.count == Int(entry.length) else {
-                    throw CofferError(
-                        .decode,
-                        "a chunk holds \(plaintext.count) bytes where its manifest says \(entry.length)"
-                    )
-                }
-                return plaintext
+                try Self.load(entry, from: chunks, keys: chunkKeys, coder: coder, in: environment)
             }
         }
+    }
+
+    /// Loads one chunk from the map, opens it and checks its length.
+    private static func load(
+        _ entry: ChunkEntry,
+        from chunks: ChunkStore,
+        keys: ChunkKeys,
+        coder: ChunkRecord.Coder,
+        in environment: Environment
+    ) throws(CofferError) -> [UInt8] {
+        let plaintext = try storage("reading a chunk") {
+            try environment.read { txn in try chunks.load(entry.id, keys: keys, coder: coder, in: txn) }
+        }
+        guard let plaintext else {
+            throw CofferError(
+                .decode,
+                "a chunk is missing (the blob was deleted or replaced during the read, or the vault is damaged; coffer verify tells which)"
+            )
+        }
+        guard plaintext.count == Int(entry.length) else {
+            throw CofferError(
+                .decode,
+                "a chunk holds \(plaintext.count) bytes where its manifest says \(entry.length)"
+            )
+        }
+        return plaintext
     }
 }
 

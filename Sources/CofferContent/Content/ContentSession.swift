@@ -474,8 +474,10 @@ package final class ContentSession<Marker>: @unchecked Sendable {
             let progress = progress
             return BatchFlusher(
                 commit: { (batch) throws(CofferError) in
+                    // A batch needs no durability of its own: the write's last transaction, which
+                    // names the content, commits immediately and so makes every batch durable.
                     try storage("storing chunks") {
-                        try environment.write { txn in
+                        try environment.write(durability: .untilNextCommit) { txn in
                             try ContentSession.retain(
                                 batch.chunks,
                                 batch: batch.number,

@@ -55,7 +55,18 @@ package final class Environment: @unchecked Sendable {
     private let growthCount = Atomic<Int>(0)
     private let laterStaleReaders = Atomic<Int>(0)
     private let scatteredTouches = Atomic<Int>(0)
+    /// How much of this process's memory is mapped file pages (``ResidentFilePages``), and the least
+    /// it was just after a drop of the map's pages: about what the process maps outside the map (its
+    /// libraries), so what a reading holds beyond it is what lookups mapped. The least, not the last:
+    /// another thread's lookups right after a drop would otherwise raise the floor drop by drop.
+    private let residentFilePages = ResidentFilePages()
+    private let residentFileBytesOutsideMap = Atomic<Int>(Int.max)
     private let writesBegun = Atomic<Int>(0)
+    /// Held across every write commit of this process: LMDB 0.9 reads `MDB_NOMETASYNC` from the
+    /// environment when a transaction commits (its `mdb_txn_begin` ignores the flag), so a commit
+    /// of ``CommitDurability/untilNextCommit`` sets it, commits and clears it with no other commit
+    /// of this process in between. Writers are serialized by LMDB anyway; this adds no waiting.
+    private let commitLock = Locked<Void>(())
     /// The file deleted to make room when a write that frees space finds the disk full.
     private let spaceReserve: SpaceReserve
     /// Whether this instance has made sure the space reserve exists (after its first commit).
@@ -197,12 +208,11 @@ package final class Environment: @unchecked Sendable {
         gate.shared { releaseMappedPagesUnguarded() }
     }
 
-    /// Drops the mappings; `atLeast` skips it while the used part of the map is smaller.
-    private func releaseMappedPagesUnguarded(atLeast floor: Int = 0) {
+    /// Drops the mappings, then notes how many file pages stay resident without them.
+    private func releaseMappedPagesUnguarded() {
         guard let handle else { return }
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
-        guard (info.me_last_pgno + 1) * pageSize >= floor else { return }
         let region = mapRegion.withLock { cached -> (start: UInt, length: Int, mapSize: Int)? in
             if let current = cached, current.mapSize == info.me_mapsize { return current }
             cached = findMap().map { ($0.start, $0.length, info.me_mapsize) }
@@ -211,6 +221,38 @@ package final class Environment: @unchecked Sendable {
         guard let region, let address = UnsafeMutableRawPointer(bitPattern: region.start) else { return }
         // Advisory: a failure leaves the mappings in place, which is harmless.
         _ = madvise(address, region.length, MADV_DONTNEED)
+        if let bytes = residentFilePages?.bytes(), bytes < residentFileBytesOutsideMap.load(ordering: .relaxed) {
+            residentFileBytesOutsideMap.store(bytes, ordering: .relaxed)
+        }
+    }
+
+    /// A watch over the mapped pages for a write transaction, if the used map is larger than the
+    /// budget (``MappedPageWatch``); runs under the shared side of the gate.
+    private func watchMappedPages(_ handle: OpaquePointer) -> MappedPageWatch? {
+        guard residentFilePages != nil else { return nil }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        guard (info.me_last_pgno + 1) * pageSize > Self.mappedPageBudget else { return nil }
+        return MappedPageWatch { [weak self] in
+            guard let self else { return }
+            gate.shared { releaseMappedPagesOverBudget() }
+        }
+    }
+
+    /// Drops the mappings if lookups have mapped more than ``mappedPageBudget`` of the map (or,
+    /// where that cannot be read, as without procfs, if the used map is larger than the budget).
+    private func releaseMappedPagesOverBudget() {
+        guard let handle else { return }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        // A map this small can be mapped whole: no system call.
+        guard (info.me_last_pgno + 1) * pageSize > Self.mappedPageBudget else { return }
+        if let residentFilePages {
+            guard let bytes = residentFilePages.bytes(),
+                bytes - residentFileBytesOutsideMap.load(ordering: .relaxed) > Self.mappedPageBudget
+            else { return }
+        }
+        releaseMappedPagesUnguarded()
     }
 
     /// The mapping of data.mdb, found by its inode in /proc/self/maps: LMDB does not expose the map's
@@ -236,23 +278,27 @@ package final class Environment: @unchecked Sendable {
 
     /// Notes one operation at a random place in a large table (a chunk's reference count, a chunk
     /// record), from inside a transaction. Every ``scatteredTouchInterval`` such operations, in any
-    /// thread, the map's pages are dropped (see ``releaseMappedPages()``).
+    /// thread, unless the used map is within the budget, the environment reads how many file pages
+    /// the process has mapped (one `pread` of `/proc/self/statm`), and drops the map's pages (see ``releaseMappedPages()``) once lookups
+    /// have mapped more than ``mappedPageBudget`` since the last drop.
     ///
-    /// On this kernel a fault maps a whole (up to 2 MiB) folio of the file, so each scattered lookup
-    /// in a large vault can map 2 MiB; counting lookups bounds what stays mapped, whatever the size
-    /// of the blob or the vault.
-    ///
-    /// A map smaller than ``scatteredTouchFloor`` is left alone: all of it mapped is still little,
-    /// and a keychain adding items one after another in a small vault would otherwise pay a system
-    /// call every few items.
+    /// On this kernel a fault maps a whole (up to 2 MiB) folio of the file, so one lookup in a large
+    /// vault can map several megabytes and a thousand may map almost nothing new (the same tree
+    /// pages again): measuring what is mapped bounds it whatever the lookups do, and spares a read
+    /// whose pages fit the budget (a restore of a small vault, a keychain in a small vault) both
+    /// the drops and the faults that map the same pages again after each.
     package func noteScatteredTouch() {
         let total = scatteredTouches.add(1, ordering: .relaxed).newValue
-        if total % Self.scatteredTouchInterval == 0 { releaseMappedPagesUnguarded(atLeast: Self.scatteredTouchFloor) }
+        if total % Self.scatteredTouchInterval == 0 { releaseMappedPagesOverBudget() }
     }
 
-    package static let scatteredTouchInterval = 8
-    /// The size of the used map below which ``noteScatteredTouch()`` drops nothing.
-    package static let scatteredTouchFloor = 32 << 20
+    /// How many scattered operations pass between two readings of the mapped pages: one lookup in a
+    /// vault of gigabytes can map 6-8 MiB (three or four folios), so what is mapped stays within the
+    /// budget and two lookups' worth.
+    package static let scatteredTouchInterval = 2
+    /// How much of the map lookups may leave mapped before its pages are dropped; a smaller map is
+    /// never dropped.
+    package static let mappedPageBudget = 16 << 20
     private let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
     /// Reader slots of dead processes cleared since opening: at open, every
@@ -319,15 +365,23 @@ package final class Environment: @unchecked Sendable {
     /// run again from the start.
     ///
     /// The corresponding C functions are `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
+    ///
+    /// - Parameters:
+    ///   - durability: Whether the commit waits until the transaction would survive a crash
+    ///     (``CommitDurability/immediate``, the default) or only until its pages are on disk.
+    ///   - body: The transaction's work; it may run more than once.
     @discardableResult
-    package func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+    package func write<R>(
+        durability: CommitDurability = .immediate,
+        _ body: (Transaction) throws -> R
+    ) throws -> R {
         if writesBegun.add(1, ordering: .relaxed).newValue % Self.staleReaderCheckInterval == 0 {
             clearStaleReaders()
         }
         while true {
             let growthsBefore = growths
             do {
-                let result = try transaction(readOnly: false, commit: true, body)
+                let result = try transaction(readOnly: false, commit: true, durability: durability, body)
                 if !spaceReserveChecked.exchange(true, ordering: .relaxed) { spaceReserve.make() }
                 return result
             } catch let error as Transaction.MapFull {
@@ -353,7 +407,12 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// Begins, runs and ends one transaction under the shared side of the gate.
-    private func transaction<R>(readOnly: Bool, commit: Bool, _ body: (Transaction) throws -> R) throws -> R {
+    private func transaction<R>(
+        readOnly: Bool,
+        commit: Bool,
+        durability: CommitDurability = .immediate,
+        _ body: (Transaction) throws -> R
+    ) throws -> R {
         while true {
             let outcome: Result<R, any Error>? = gate.shared {
                 guard let handle else {
@@ -372,7 +431,13 @@ package final class Environment: @unchecked Sendable {
                     return .failure(error)
                 }
                 let txn = Transaction(pointer: pointer!, isReadOnly: readOnly, environment: self)
-                return Result { try txn.run(body, commit: commit) }
+                let watch = readOnly ? nil : watchMappedPages(handle)
+                defer { watch?.stop() }
+                return Result {
+                    try txn.run(body, commit: commit) { pointer in
+                        readOnly ? mdb_txn_commit(pointer) : commitWrite(pointer, handle, durability)
+                    }
+                }
             }
             if let outcome {
                 do {
@@ -385,6 +450,20 @@ package final class Environment: @unchecked Sendable {
             try gate.exclusive {
                 if let handle { try LMDB.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize") }
             }
+        }
+    }
+
+    /// Commits a write transaction under ``commitLock``, with the meta page's flush left to the next
+    /// commit for ``CommitDurability/untilNextCommit``. Runs under the shared side of the gate.
+    private func commitWrite(_ pointer: OpaquePointer, _ handle: OpaquePointer, _ durability: CommitDurability) -> Int32
+    {
+        commitLock.withLock { _ in
+            guard durability == .untilNextCommit else { return mdb_txn_commit(pointer) }
+            let deferMetaSync = UInt32(MDB_NOMETASYNC)
+            guard mdb_env_set_flags(handle, deferMetaSync, 1) == MDB_SUCCESS else { return mdb_txn_commit(pointer) }
+            let status = mdb_txn_commit(pointer)
+            mdb_env_set_flags(handle, deferMetaSync, 0)
+            return status
         }
     }
 

@@ -51,8 +51,13 @@ package final class Transaction {
         return handle
     }
 
-    /// Runs `body`, then commits (or, for `commit: false`, aborts); aborts if `body` throws.
-    package func run<R>(_ body: (Transaction) throws -> R, commit: Bool) throws -> R {
+    /// Runs `body`, then commits through `committer` (`mdb_txn_commit` with the environment's
+    /// settings), or, for `commit: false`, aborts; aborts if `body` throws.
+    package func run<R>(
+        _ body: (Transaction) throws -> R,
+        commit: Bool,
+        committer: (OpaquePointer) -> Int32
+    ) throws -> R {
         defer {
             if let handle { mdb_txn_abort(handle) }
             handle = nil
@@ -69,7 +74,7 @@ package final class Transaction {
             if changed { try stamp() }
             let pointer = self.pointer
             handle = nil
-            let status = mdb_txn_commit(pointer)
+            let status = committer(pointer)
             if status == MDB_MAP_FULL { throw MapFull(underlying: LMDBError(.mapFull, operation: "mdb_txn_commit")) }
             try LMDB.check(status, "mdb_txn_commit")
         }
@@ -165,12 +170,29 @@ package final class Transaction {
             key = MDB_val(bytes)
             return try LMDB.found(mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE), "mdb_cursor_get(\(table))")
         }
+        var sinceTouch = 0
         while found {
             if !prefix.isEmpty, !key.bytes.starts(with: prefix) { return }
             guard try body(key.bytes, value.bytes) else { return }
+            // A scan reads its leaf pages in key order, but they lie anywhere in the file, and so do
+            // the pages of a value too large to share a leaf: each maps its folio. Noted as scattered
+            // touches (one per 32 entries, or per large value), the environment keeps what a scan of
+            // a large table leaves mapped within its budget (a full export's scan of a million items'
+            // change log had mapped 260 MB).
+            sinceTouch += value.mv_size > Self.largeValueSize ? Self.entriesPerTouch : 1
+            if sinceTouch >= Self.entriesPerTouch {
+                sinceTouch = 0
+                environment.noteScatteredTouch()
+            }
             found = try LMDB.found(mdb_cursor_get(cursor, &key, &value, MDB_NEXT), "mdb_cursor_get(\(table))")
         }
     }
+
+    /// How many entries of a scan count as one scattered touch.
+    private static let entriesPerTouch = 32
+    /// Values larger than this are stored on overflow pages of their own (LMDB keeps a value on its
+    /// leaf while a node fits a quarter of a 4 KiB page or so).
+    private static let largeValueSize = 1024
 
     /// A copy of the last (greatest) key in `table`, or `nil` when it is empty.
     ///

@@ -48,6 +48,7 @@ extension Keychain {
             else { continue }
             results.append(loaded)
         }
+        guard results.count > 1 else { return results }
         // Each key is built once, not once per comparison.
         return results.map { ($0.item.sortKey, $0) }
             .sorted { $0.0.lexicographicallyPrecedes($1.0) }
@@ -66,7 +67,12 @@ extension Keychain {
             guard let value = query.attributes[name], value != .text("") || name != .accessGroup else { return nil }
             return (name.code, value.encoded)
         }
-        if let itemClass = query.itemClass { conditions.append((ItemIndex.classTag, [itemClass.code])) }
+        // The class narrows only a query with nothing else indexed: otherwise each candidate's class
+        // is checked on its record's clear header (before anything is opened), which is one lookup
+        // and no keyed hash where the class's index entry would be both.
+        if let itemClass = query.itemClass, conditions.isEmpty {
+            conditions.append((ItemIndex.classTag, [itemClass.code]))
+        }
         guard let first = conditions.first else {
             var ids: [[UInt8]] = []
             try txn.forEach(in: schema.items) { key, _ in

@@ -86,7 +86,10 @@ extension Snapshots {
         let write = record.write
         let workers = OrderedPipeline<RestoreJob, [SnapshotProblem]>.defaultWorkerCount
         let files = OrderedPipeline<RestoreJob, [SnapshotProblem]>(workers: workers, window: workers * 8) {
-            { (job) throws(CofferError) in
+            () throws(CofferError) in
+            // Each worker keeps its contexts and keys for all the files it writes.
+            let context = try reader.makeContext()
+            return { (job) throws(CofferError) in
                 try Self.restoreFile(
                     job.entry,
                     at: job.path,
@@ -94,6 +97,7 @@ extension Snapshots {
                     level: level,
                     write: write,
                     reader: reader,
+                    context: context,
                     isRoot: isRoot
                 )
             }
@@ -240,6 +244,7 @@ extension Snapshots {
         level: ProtectionLevel,
         write: WriteKeys?,
         reader: ContentReader,
+        context: ContentReadContext? = nil,
         isRoot: Bool
     ) throws(CofferError) -> [SnapshotProblem] {
         // Checked before the file is created: a damaged tree leaves nothing half made.
@@ -247,13 +252,24 @@ extension Snapshots {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("creating the file", entry.displayPath) }
         defer { close(descriptor) }
+        func stream(to sink: inout some ByteSink) throws(CofferError) {
+            try reader.streamFile(
+                entry,
+                scope: scope,
+                level: level,
+                write: write,
+                to: &sink,
+                context: context,
+                parallelAbove: Self.filesParallelAbove
+            )
+        }
         if entry.isSparse {
             var sink = SparseFileSink(descriptor: descriptor)
-            try reader.streamFile(entry, scope: scope, level: level, write: write, to: &sink)
+            try stream(to: &sink)
             try sink.finish()
         } else {
             var sink = FileDescriptorSink(descriptor: descriptor)
-            try reader.streamFile(entry, scope: scope, level: level, write: write, to: &sink)
+            try stream(to: &sink)
         }
         var problems: [SnapshotProblem] = []
         if isRoot, fchown(descriptor, entry.uid, entry.gid) != 0 {
@@ -267,6 +283,10 @@ extension Snapshots {
         futimens(descriptor, &times)
         return problems
     }
+
+    /// Files of more chunks than this are opened by threads of their own; smaller ones on their
+    /// restore worker, as the workers already write several files at once.
+    static let filesParallelAbove = 16
 
     /// Creates `root` (with parents) if absent; refuses one that is not an empty directory.
     package static func prepareTarget(_ root: String) throws(CofferError) {

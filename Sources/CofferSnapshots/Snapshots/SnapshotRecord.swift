@@ -343,11 +343,20 @@ extension ContentReader {
         scope: SyncScope,
         level: ProtectionLevel,
         write: WriteKeys?,
-        to sink: inout Sink
+        to sink: inout Sink,
+        context: ContentReadContext? = nil,
+        parallelAbove: Int = 2
     ) throws(CofferError) {
         let content = try FileContent(entry, scope: scope, level: level, write: write)
         do throws(CofferError) {
-            try stream(content, range: 0..<entry.size, to: &sink, progress: nil)
+            try stream(
+                content,
+                range: 0..<entry.size,
+                to: &sink,
+                context: context,
+                parallelAbove: parallelAbove,
+                progress: nil
+            )
         } catch  where error.code == .decode {
             throw CofferError(.decode, "file '\(entry.displayPath)' of the snapshot is damaged: \(error.message)")
         }

@@ -153,6 +153,7 @@ extension Snapshots {
         let keys = try vault.keyRing()
         let store = snapshotStore(keys)
         let reader = ContentReader(environment: vault.environment, store: store.contentStore, keys: keys)
+        let context = try reader.makeContext()
         var result = DumpResult()
         var tar: TarWriter<FileDescriptorSink>?
         var found = false
@@ -211,7 +212,14 @@ extension Snapshots {
             )
             if case .file = kind {
                 var sink = TarContentSink(writer: writer)
-                try reader.streamFile(entry, scope: record.scope, level: record.level, write: record.write, to: &sink)
+                try reader.streamFile(
+                    entry,
+                    scope: record.scope,
+                    level: record.level,
+                    write: record.write,
+                    to: &sink,
+                    context: context
+                )
                 writer = sink.writer
                 try writer.endFile()
                 result.bytes += Int64(entry.size)
