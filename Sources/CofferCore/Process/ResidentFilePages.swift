@@ -29,21 +29,27 @@ package final class ResidentFilePages: Sendable {
             guard case .success(let count) = valueOrErrno({ pread(descriptor, buffer.baseAddress, 128, 0) }) else {
                 return nil
             }
-            var field = 0
-            var value = 0
-            var digits = 0
-            for byte in buffer.prefix(count) {
-                if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                    value = value &* 10 &+ Int(byte - UInt8(ascii: "0"))
-                    digits += 1
-                } else if digits > 0 {
-                    if field == 2 { return value * pageSize }
-                    field += 1
-                    value = 0
-                    digits = 0
-                }
-            }
-            return nil
+            return Self.sharedPages(inStatm: UnsafeBufferPointer(rebasing: buffer.prefix(count))).map { $0 * pageSize }
         }
+    }
+
+    /// The third number of a `statm` line (its "shared" pages), or `nil` if it has fewer than three
+    /// numbers followed by a separator.
+    package static func sharedPages(inStatm text: some Collection<UInt8>) -> Int? {
+        var field = 0
+        var value = 0
+        var digits = 0
+        for byte in text {
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                value = value &* 10 &+ Int(byte - UInt8(ascii: "0"))
+                digits += 1
+            } else if digits > 0 {
+                if field == 2 { return value }
+                field += 1
+                value = 0
+                digits = 0
+            }
+        }
+        return nil
     }
 }

@@ -40,9 +40,6 @@ extension Environment {
         do {
             try read { txn in
                 try txn.forEach(in: Self.freeList) { _, value in
-                    // A long list sits on pages of its own, anywhere in the file: reading its count
-                    // maps them (a vault with a gigabyte free mapped 340 MB for `coffer info` before
-                    // scans noted their touches).
                     if value.count >= MemoryLayout<Int>.size { freePages += value.loadUnaligned(as: Int.self) }
                     return true
                 }

@@ -229,24 +229,25 @@ package final class Environment: @unchecked Sendable {
     /// A watch over the mapped pages for a write transaction, if the used map is larger than the
     /// budget (``MappedPageWatch``); runs under the shared side of the gate.
     private func watchMappedPages(_ handle: OpaquePointer) -> MappedPageWatch? {
-        guard residentFilePages != nil else { return nil }
-        var info = MDB_envinfo()
-        mdb_env_info(handle, &info)
-        guard (info.me_last_pgno + 1) * pageSize > Self.mappedPageBudget else { return nil }
+        guard residentFilePages != nil, usedMapExceedsBudget(handle) else { return nil }
         return MappedPageWatch { [weak self] in
             guard let self else { return }
             gate.shared { releaseMappedPagesOverBudget() }
         }
     }
 
+    /// Whether the used part of the map (up to its last page) is larger than ``mappedPageBudget``.
+    private func usedMapExceedsBudget(_ handle: OpaquePointer) -> Bool {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return (info.me_last_pgno + 1) * pageSize > Self.mappedPageBudget
+    }
+
     /// Drops the mappings if lookups have mapped more than ``mappedPageBudget`` of the map (or,
     /// where that cannot be read, as without procfs, if the used map is larger than the budget).
     private func releaseMappedPagesOverBudget() {
-        guard let handle else { return }
-        var info = MDB_envinfo()
-        mdb_env_info(handle, &info)
         // A map this small can be mapped whole: no system call.
-        guard (info.me_last_pgno + 1) * pageSize > Self.mappedPageBudget else { return }
+        guard let handle, usedMapExceedsBudget(handle) else { return }
         if let residentFilePages {
             guard let bytes = residentFilePages.bytes(),
                 bytes - residentFileBytesOutsideMap.load(ordering: .relaxed) > Self.mappedPageBudget
