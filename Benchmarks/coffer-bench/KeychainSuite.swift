@@ -120,7 +120,9 @@ enum KeychainSuite {
     }
 
     /// The same work without cryptography: ids and index keys are plain hashes of the attributes,
-    /// records are stored as plain bytes of the size a sealed record has.
+    /// records are stored as plain bytes of the size a sealed record has, and each lookup is noted
+    /// to the storage layer as the keychain notes it (``MappedPageBudget/reused``), so both live
+    /// under the same bound on mapped pages.
     struct RawOperation: Benchmark {
         let operation: Operation
         let count: Int
@@ -132,19 +134,34 @@ enum KeychainSuite {
         /// The size of a sealed benchmark item, measured once.
         static let recordSize = 5 + AESGCM.overhead + 24 + 3 * 30 + 50
 
-        static func id(_ index: Int) -> [UInt8] {
-            var key = [UInt8](repeating: 0, count: 32)
-            withUnsafeBytes(of: UInt64(index).bigEndian) { key.replaceSubrange(0..<8, with: $0) }
-            return key
+        /// 32 bytes that look random, as a keyed hash's do: the keychain's ids and index prefixes land
+        /// at random places in their trees, so the reference's keys must too (sequential keys would
+        /// insert into one hot leaf page and measure a cheaper B-tree workload).
+        static func hashBytes(_ seed: UInt64, count: Int) -> [UInt8] {
+            var state = seed
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(count)
+            while bytes.count < count {
+                // SplitMix64: a cheap mixer whose outputs are uniformly spread.
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var mixed = state
+                mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+                mixed ^= mixed >> 31
+                withUnsafeBytes(of: mixed) { bytes.append(contentsOf: $0.prefix(count - bytes.count)) }
+            }
+            return bytes
         }
 
+        static func id(_ index: Int) -> [UInt8] { hashBytes(UInt64(index), count: 32) }
+
         static func indexKeys(_ index: Int) -> [[UInt8]] {
-            // Class, service, account, label, group entries: 16-byte prefix ‖ id, as in the keychain.
+            // Class, service, account, label, group entries: 16-byte prefix ‖ id, as in the keychain,
+            // the prefix a hash of the tag and the value (one value for every item's class and group,
+            // 20 services, one account and label per item).
             (0..<5).map { tag in
-                var prefix = [UInt8](repeating: UInt8(tag), count: 16)
                 let value = tag == 1 ? index % 20 : (tag == 0 || tag == 4 ? 0 : index)
-                withUnsafeBytes(of: UInt64(value).bigEndian) { prefix.replaceSubrange(8..<16, with: $0) }
-                return prefix + id(index)
+                return hashBytes(UInt64(tag) << 56 ^ UInt64(value) ^ 0x5eed_0000_0000, count: 16) + id(index)
             }
         }
 
@@ -169,8 +186,12 @@ enum KeychainSuite {
             let record = self.record
             try scratch.environment.write { txn in
                 for item in range {
+                    txn.noteScatteredTouch(.reused)
                     try txn.put(scratch.table, key: Self.id(item), value: record)
-                    for key in Self.indexKeys(item) { try txn.put(index, key: key, value: [UInt8]()) }
+                    for key in Self.indexKeys(item) {
+                        txn.noteScatteredTouch(.reused)
+                        try txn.put(index, key: key, value: [UInt8]())
+                    }
                 }
             }
         }
@@ -188,14 +209,19 @@ enum KeychainSuite {
                 for item in base..<(base + count) { try put(item..<(item + 1)) }
             case .get:
                 for item in 0..<count {
-                    _ = try scratch.environment.read { txn in try txn.get(table, key: Self.id(item)) }
+                    _ = try scratch.environment.read { txn in
+                        txn.noteScatteredTouch(.reused)
+                        return try txn.get(table, key: Self.id(item))
+                    }
                 }
             case .find:
                 for item in 0..<count {
                     let prefix = Array(Self.indexKeys(item)[2].prefix(16))
                     _ = try scratch.environment.read { txn in
                         var records: [[UInt8]] = []
+                        txn.noteScatteredTouch(.reused)
                         try txn.forEach(in: index, prefix: prefix) { key, _ in
+                            txn.noteScatteredTouch(.reused)
                             if let record = try txn.get(table, key: Array(key.dropFirst(16))) { records.append(record) }
                             return true
                         }
@@ -205,19 +231,31 @@ enum KeychainSuite {
             case .update:
                 for item in 0..<count {
                     try scratch.environment.write { txn in
+                        txn.noteScatteredTouch(.reused)
                         guard var record = try txn.get(table, key: Self.id(item)) else { return }
                         record[0] ^= 1
-                        for key in Self.indexKeys(item) { try txn.delete(index, key: key) }
+                        for key in Self.indexKeys(item) {
+                            txn.noteScatteredTouch(.reused)
+                            try txn.delete(index, key: key)
+                        }
+                        txn.noteScatteredTouch(.reused)
                         try txn.put(table, key: Self.id(item), value: record)
-                        for key in Self.indexKeys(item) { try txn.put(index, key: key, value: [UInt8]()) }
+                        for key in Self.indexKeys(item) {
+                            txn.noteScatteredTouch(.reused)
+                            try txn.put(index, key: key, value: [UInt8]())
+                        }
                     }
                 }
             case .delete:
                 for item in 0..<count {
                     try scratch.environment.write { txn in
+                        txn.noteScatteredTouch(.reused)
                         _ = try txn.get(table, key: Self.id(item))
                         try txn.delete(table, key: Self.id(item))
-                        for key in Self.indexKeys(item) { try txn.delete(index, key: key) }
+                        for key in Self.indexKeys(item) {
+                            txn.noteScatteredTouch(.reused)
+                            try txn.delete(index, key: key)
+                        }
                     }
                 }
             }

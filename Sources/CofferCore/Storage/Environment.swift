@@ -55,12 +55,9 @@ package final class Environment: @unchecked Sendable {
     private let growthCount = Atomic<Int>(0)
     private let laterStaleReaders = Atomic<Int>(0)
     private let scatteredTouches = Atomic<Int>(0)
-    /// How much of this process's memory is mapped file pages (``ResidentFilePages``), and the least
-    /// it was just after a drop of the map's pages: about what the process maps outside the map (its
-    /// libraries), so what a reading holds beyond it is what lookups mapped. The least, not the last:
-    /// another thread's lookups right after a drop would otherwise raise the floor drop by drop.
-    private let residentFilePages = ResidentFilePages()
-    private let residentFileBytesOutsideMap = Atomic<Int>(Int.max)
+    private let mapDrops = Atomic<Int>(0)
+    /// The process's account of mapped pages, which every open environment shares.
+    private let mappedPages = MappedPageLedger.shared
     private let writesBegun = Atomic<Int>(0)
     /// Held across every write commit of this process: LMDB 0.9 reads `MDB_NOMETASYNC` from the
     /// environment when a transaction commits (its `mdb_txn_begin` ignores the flag), so a commit
@@ -127,10 +124,12 @@ package final class Environment: @unchecked Sendable {
         handle = environment
         self.directoryLock = directoryLock
         createdLockFile = !lockExisted
+        mappedPages.add(self)
         releaseMappedPages()
     }
 
     deinit {
+        mappedPages.remove(self)
         if let handle { mdb_env_close(handle) }
         directoryLock.release()
     }
@@ -167,6 +166,7 @@ package final class Environment: @unchecked Sendable {
     /// Closes the environment after any transactions in progress finish (`mdb_env_close`). Later
     /// transactions fail with ``LMDBError/Code/closed``. Closing twice is harmless.
     package func close() {
+        mappedPages.remove(self)
         gate.exclusive {
             if let handle { mdb_env_close(handle) }
             handle = nil
@@ -206,9 +206,16 @@ package final class Environment: @unchecked Sendable {
     /// faults in again.
     package func releaseMappedPages() {
         gate.shared { releaseMappedPagesUnguarded() }
+        mappedPages.noteDropped()
     }
 
-    /// Drops the mappings, then notes how many file pages stay resident without them.
+    /// Drops the mappings, unless a resize or close holds the gate (or waits for it): another
+    /// environment's drop of every map (``MappedPageLedger``) must not wait on this one.
+    package func releaseMappedPagesIfIdle() {
+        _ = gate.sharedIfFree { releaseMappedPagesUnguarded() }
+    }
+
+    /// Drops the mappings; runs under the shared side of the gate.
     private func releaseMappedPagesUnguarded() {
         guard let handle else { return }
         var info = MDB_envinfo()
@@ -221,39 +228,37 @@ package final class Environment: @unchecked Sendable {
         guard let region, let address = UnsafeMutableRawPointer(bitPattern: region.start) else { return }
         // Advisory: a failure leaves the mappings in place, which is harmless.
         _ = madvise(address, region.length, MADV_DONTNEED)
-        if let bytes = residentFilePages?.bytes(), bytes < residentFileBytesOutsideMap.load(ordering: .relaxed) {
-            residentFileBytesOutsideMap.store(bytes, ordering: .relaxed)
-        }
+        mapDrops.add(1, ordering: .relaxed)
     }
+
+    /// How many times this environment's map pages have been dropped since it opened (once at open).
+    package var mapDropCount: Int { mapDrops.load(ordering: .relaxed) }
 
     /// A watch over the mapped pages for a write transaction, if the used map is larger than the
-    /// budget (``MappedPageWatch``); runs under the shared side of the gate.
-    private func watchMappedPages(_ handle: OpaquePointer) -> MappedPageWatch? {
-        guard residentFilePages != nil, usedMapExceedsBudget(handle) else { return nil }
+    /// smallest budget (``MappedPageWatch``), checking against the budget the transaction's work
+    /// asked for so far (`budget`); runs under the shared side of the gate.
+    private func watchMappedPages(_ handle: OpaquePointer, budget: Transaction.BudgetInUse) -> MappedPageWatch? {
+        guard mappedPages.canMeasure, usedMapExceeds(.readOnce, handle) else { return nil }
         return MappedPageWatch { [weak self] in
             guard let self else { return }
-            gate.shared { releaseMappedPagesOverBudget() }
+            gate.shared { releaseMappedPagesOverBudget(budget.current) }
         }
     }
 
-    /// Whether the used part of the map (up to its last page) is larger than ``mappedPageBudget``.
-    private func usedMapExceedsBudget(_ handle: OpaquePointer) -> Bool {
+    /// Whether the used part of the map (up to its last page) is larger than `budget`.
+    private func usedMapExceeds(_ budget: MappedPageBudget, _ handle: OpaquePointer) -> Bool {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
-        return (info.me_last_pgno + 1) * pageSize > Self.mappedPageBudget
+        return (info.me_last_pgno + 1) * pageSize > budget.bytes
     }
 
-    /// Drops the mappings if lookups have mapped more than ``mappedPageBudget`` of the map (or,
-    /// where that cannot be read, as without procfs, if the used map is larger than the budget).
-    private func releaseMappedPagesOverBudget() {
+    /// Drops every open environment's mappings if lookups have mapped more than `budget` of the
+    /// process's maps (or, where that cannot be read, as without procfs, if this used map is larger
+    /// than the budget); runs under the shared side of the gate.
+    private func releaseMappedPagesOverBudget(_ budget: MappedPageBudget) {
         // A map this small can be mapped whole: no system call.
-        guard let handle, usedMapExceedsBudget(handle) else { return }
-        if let residentFilePages {
-            guard let bytes = residentFilePages.bytes(),
-                bytes - residentFileBytesOutsideMap.load(ordering: .relaxed) > Self.mappedPageBudget
-            else { return }
-        }
-        releaseMappedPagesUnguarded()
+        guard let handle, usedMapExceeds(budget, handle), mappedPages.isOverBudget(budget) else { return }
+        mappedPages.dropAll(current: self) { releaseMappedPagesUnguarded() }
     }
 
     /// The mapping of data.mdb, found by its inode in /proc/self/maps: LMDB does not expose the map's
@@ -278,28 +283,25 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// Notes one operation at a random place in a large table (a chunk's reference count, a chunk
-    /// record), from inside a transaction. Every ``scatteredTouchInterval`` such operations, in any
-    /// thread, unless the used map is within the budget, the environment reads how many file pages
-    /// the process has mapped (one `pread` of `/proc/self/statm`), and drops the map's pages (see ``releaseMappedPages()``) once lookups
-    /// have mapped more than ``mappedPageBudget`` since the last drop.
+    /// record), from inside a transaction. Every ``MappedPageBudget/checkInterval`` such operations,
+    /// in any thread, unless the used map is within the budget, the environment reads how many file
+    /// pages the process has mapped (one `pread` of `/proc/self/statm`), and drops the map's pages
+    /// (see ``releaseMappedPages()``) once lookups have mapped more than the budget since the last
+    /// drop.
     ///
     /// On this kernel a fault maps a whole (up to 2 MiB) folio of the file, so one lookup in a large
     /// vault can map several megabytes and a thousand may map almost nothing new (the same tree
     /// pages again): measuring what is mapped bounds it whatever the lookups do, and spares a read
     /// whose pages fit the budget (a restore of a small vault, a keychain in a small vault) both
     /// the drops and the faults that map the same pages again after each.
-    package func noteScatteredTouch() {
+    ///
+    /// - Parameter budget: What the touched pages are: read once (the default) or read again and
+    ///   again, which may keep more mapped.
+    package func noteScatteredTouch(_ budget: MappedPageBudget = .readOnce) {
         let total = scatteredTouches.add(1, ordering: .relaxed).newValue
-        if total % Self.scatteredTouchInterval == 0 { releaseMappedPagesOverBudget() }
+        if total % budget.checkInterval == 0 { releaseMappedPagesOverBudget(budget) }
     }
 
-    /// How many scattered operations pass between two readings of the mapped pages: one lookup in a
-    /// vault of gigabytes can map 6-8 MiB (three or four folios), so what is mapped stays within the
-    /// budget and two lookups' worth.
-    package static let scatteredTouchInterval = 2
-    /// How much of the map lookups may leave mapped before its pages are dropped; a smaller map is
-    /// never dropped.
-    package static let mappedPageBudget = 16 << 20
     private let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
     /// Reader slots of dead processes cleared since opening: at open, every
@@ -432,7 +434,7 @@ package final class Environment: @unchecked Sendable {
                     return .failure(error)
                 }
                 let txn = Transaction(pointer: pointer!, isReadOnly: readOnly, environment: self)
-                let watch = readOnly ? nil : watchMappedPages(handle)
+                let watch = readOnly ? nil : watchMappedPages(handle, budget: txn.budgetInUse)
                 defer { watch?.stop() }
                 return Result {
                     try txn.run(body, commit: commit) { pointer in

@@ -29,6 +29,14 @@ package final class ResizeGate: @unchecked Sendable {
         return try body()
     }
 
+    /// Runs `body` alongside other shared holders if that needs no waiting (no holder runs alone or
+    /// waits to); otherwise runs nothing and returns `nil`.
+    package func sharedIfFree<R>(_ body: () throws -> R) rethrows -> R? {
+        guard pthread_rwlock_tryrdlock(lock) == 0 else { return nil }
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
     /// Runs `body` alone.
     package func exclusive<R>(_ body: () throws -> R) rethrows -> R {
         pthread_rwlock_wrlock(lock)

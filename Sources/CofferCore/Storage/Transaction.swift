@@ -1,5 +1,6 @@
 internal import CLMDB
 package import Foundation
+internal import Synchronization
 
 /// A read or write transaction, valid only inside the closure it was handed to.
 ///
@@ -35,10 +36,33 @@ package final class Transaction {
     }
 
     /// Notes one operation at a random place in a large table (a chunk's reference count, say), so
-    /// the environment can drop the map's pages every so often (``Environment/noteScatteredTouch()``).
-    package func noteScatteredTouch() {
-        environment.noteScatteredTouch()
+    /// the environment can drop the map's pages every so often (``Environment/noteScatteredTouch(_:)``).
+    ///
+    /// - Parameter budget: What the touched pages are. The transaction keeps the largest budget its
+    ///   work named, for its own scans and for the watch over what LMDB maps while it writes.
+    package func noteScatteredTouch(_ budget: MappedPageBudget = .readOnce) {
+        budgetInUse.include(budget)
+        environment.noteScatteredTouch(budgetInUse.current)
     }
+
+    /// The largest ``MappedPageBudget`` a transaction's touches named so far; read on another thread
+    /// by the environment's watch while the transaction writes.
+    package final class BudgetInUse: Sendable {
+        private let largest = Atomic<Int>(MappedPageBudget.readOnce.rawValue)
+
+        /// The budget in force.
+        package var current: MappedPageBudget {
+            MappedPageBudget(rawValue: largest.load(ordering: .relaxed)) ?? .readOnce
+        }
+
+        /// Raises the budget in force to `budget` if it is larger.
+        package func include(_ budget: MappedPageBudget) {
+            if budget > current { largest.store(budget.rawValue, ordering: .relaxed) }
+        }
+    }
+
+    /// The budget this transaction's work asked for.
+    package let budgetInUse = BudgetInUse()
 
     deinit {
         if let handle { mdb_txn_abort(handle) }
@@ -182,7 +206,7 @@ package final class Transaction {
             sinceTouch += value.mv_size > Self.largeValueSize ? Self.entriesPerTouch : 1
             if sinceTouch >= Self.entriesPerTouch {
                 sinceTouch = 0
-                environment.noteScatteredTouch()
+                environment.noteScatteredTouch(budgetInUse.current)
             }
             found = try LMDB.found(mdb_cursor_get(cursor, &key, &value, MDB_NEXT), "mdb_cursor_get(\(table))")
         }

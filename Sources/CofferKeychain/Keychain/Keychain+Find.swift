@@ -92,13 +92,13 @@ extension Keychain {
             }
             let others = try conditions.dropFirst().map { try index.prefix(tag: $0.tag, value: $0.value) }
             // Each lookup lands at a random place in a large tree (Environment.noteScatteredTouch).
-            txn.noteScatteredTouch()
+            txn.noteScatteredTouch(.reused)
             try txn.forEach(in: schema.itemIndex, prefix: try index.prefix(tag: first.tag, value: first.value)) {
                 key,
                 _ in
                 let id = Array(key.dropFirst(ItemIndex.prefixSize))
                 if try others.allSatisfy({
-                    txn.noteScatteredTouch()
+                    txn.noteScatteredTouch(.reused)
                     return try txn.contains(schema.itemIndex, key: $0 + id)
                 }) {
                     ids.append(id)

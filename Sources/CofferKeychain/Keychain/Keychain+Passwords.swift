@@ -87,7 +87,7 @@ extension Keychain {
                         account: account,
                         group: groups[0]
                     ) { id in
-                        txn.noteScatteredTouch()
+                        txn.noteScatteredTouch(.reused)
                         return try txn.withValue(vault.schema.items, key: id) { stored -> DirectRead in
                             let header = try ItemRecord.Header(stored: stored)
                             guard !header.requiresUserPresence else { return .useQuery }

@@ -57,22 +57,19 @@ public final class Keychain: Sendable {
         for item in items { prepared.append(try prepare(item, session: session, created: now)) }
         try storage("adding keychain items") {
             try vault.environment.write { txn in
-                var seen = Set<[UInt8]>()
-                for item in prepared {
-                    let key = item.item.itemClass.primaryKeyDescription(item.item.attributes)
-                    guard seen.insert(item.id).inserted else {
+                for (position, item) in prepared.enumerated() {
+                    // One descent per item: the put itself finds an existing id (stored before, or
+                    // earlier in this batch), and the transaction is abandoned with the error.
+                    guard try store(item, session: session, in: txn, replacing: false) else {
+                        let key = item.item.itemClass.primaryKeyDescription(item.item.attributes)
+                        let inBatch = prepared[..<position].contains { $0.id == item.id }
                         throw KeychainError(
                             .duplicateItem,
-                            "two items to add share a primary key (\(key)); nothing was added"
+                            inBatch
+                                ? "two items to add share a primary key (\(key)); nothing was added"
+                                : "an item with the same primary key (\(key)) already exists; update it, or use upsert"
                         )
                     }
-                    guard try !txn.contains(vault.schema.items, key: item.id) else {
-                        throw KeychainError(
-                            .duplicateItem,
-                            "an item with the same primary key (\(key)) already exists; update it, or use upsert"
-                        )
-                    }
-                    try store(item, session: session, in: txn)
                 }
             }
         }
@@ -168,19 +165,27 @@ public final class Keychain: Sendable {
 
     /// Writes a prepared item, its index entries and, if it is syncable and `logging` is set, a
     /// change-log entry (an import logs the item's own version instead).
+    ///
+    /// - Parameter replacing: Whether a record already stored under the item's id is overwritten;
+    ///   if not, such a record is left alone, nothing is written, and the call returns `false`.
+    @discardableResult
     package func store(
         _ prepared: PreparedItem,
         session: KeychainSession,
         in txn: Transaction,
-        logging: Bool = true
-    ) throws {
+        logging: Bool = true,
+        replacing: Bool = true
+    ) throws -> Bool {
         let schema = vault.schema
         // An item's id and its index entries land at random places in large trees: in a vault of a
-        // million items each would map pages nobody reads again (Environment.noteScatteredTouch).
-        txn.noteScatteredTouch()
-        try txn.put(schema.items, key: prepared.id, value: prepared.record)
+        // million items each would map pages nobody reads again, while a smaller vault's lookups
+        // read the same tree pages again and again (MappedPageBudget.reused).
+        txn.noteScatteredTouch(.reused)
+        guard try txn.put(schema.items, key: prepared.id, value: prepared.record, overwrite: replacing) else {
+            return false
+        }
         for entry in try session.index(prepared.item.scope).entries(for: prepared.item, id: prepared.id) {
-            txn.noteScatteredTouch()
+            txn.noteScatteredTouch(.reused)
             try txn.put(schema.itemIndex, key: entry, value: [UInt8]())
         }
         if logging {
@@ -195,16 +200,17 @@ public final class Keychain: Sendable {
                 schema: schema
             )
         }
+        return true
     }
 
     /// Removes an item's record and index entries; logs the delete of a syncable item if asked.
     package func removeRecord(_ loaded: LoadedItem, session: KeychainSession, in txn: Transaction, logging: Bool) throws
     {
         let schema = vault.schema
-        txn.noteScatteredTouch()
+        txn.noteScatteredTouch(.reused)
         try txn.delete(schema.items, key: loaded.id)
         for entry in try session.index(loaded.item.scope).entries(for: loaded.item, id: loaded.id) {
-            txn.noteScatteredTouch()
+            txn.noteScatteredTouch(.reused)
             try txn.delete(schema.itemIndex, key: entry)
         }
         if logging {
@@ -234,7 +240,7 @@ public final class Keychain: Sendable {
         in txn: Transaction,
         where wanted: (ItemRecord.Header) -> Bool
     ) throws -> LoadedItem?? {
-        txn.noteScatteredTouch()
+        txn.noteScatteredTouch(.reused)
         return try txn.withValue(vault.schema.items, key: id) { stored -> LoadedItem? in
             let header = try ItemRecord.Header(stored: stored)
             guard wanted(header) else { return nil }

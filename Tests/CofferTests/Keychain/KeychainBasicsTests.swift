@@ -111,9 +111,17 @@ struct KeychainBasicsTests {
         let collision = [Items.password("batch2", "x"), Items.password("batch", "a7")]
         let error = #expect(throws: KeychainError.self) { try vault.keychain.add(contentsOf: collision) }
         #expect(error?.code == .duplicateItem)
+        #expect(error?.message.contains("already exists") == true)
+        #expect(error?.message.contains("a7") == true)
         #expect(throws: KeychainError.self) { _ = try vault.keychain.find(Items.query(service: "batch2")) }
-        let twice = [Items.password("batch3", "x"), Items.password("batch3", "x")]
-        #expect(throws: KeychainError.self) { try vault.keychain.add(contentsOf: twice) }
+        let twice = [Items.password("batch3", "y"), Items.password("batch3", "x"), Items.password("batch3", "x")]
+        let inBatch = #expect(throws: KeychainError.self) { try vault.keychain.add(contentsOf: twice) }
+        #expect(inBatch?.code == .duplicateItem)
+        #expect(inBatch?.message.contains("two items to add share a primary key") == true)
+        #expect(throws: KeychainError.self) { _ = try vault.keychain.find(Items.query(service: "batch3")) }
+        // Neither refused batch left anything behind: the original items and their index entries only.
+        #expect(try vault.keychain.find(ItemQuery(.genericPassword)).count == 50)
+        #expect(try vault.keychain.password(service: "batch", account: "a7") == "secret")
     }
 
     @Test("setPassword and deletePassword, the SSKeychain-style layer")

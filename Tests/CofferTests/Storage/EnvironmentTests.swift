@@ -42,6 +42,62 @@ struct EnvironmentTests {
         #expect(try environment.read { try $0.count(table) } == 1)
     }
 
+    @Test("lookups over the budget in one environment drop the map pages of every open environment")
+    func mapDropsAreShared() throws {
+        // Two environments in one process: statm counts both maps together, so the pages an idle
+        // one holds count against the busy one, and dropping only the busy one's would free nothing.
+        let otherDirectory = try TemporaryDirectory()
+        let options = Environment.Options(createIfMissing: true, initialMapSize: 128 << 20)
+        let busy = try Environment(directory: directory.url, options: options)
+        let idle = try Environment(directory: otherDirectory.url, options: options)
+        defer {
+            busy.close()
+            idle.close()
+        }
+        let value = [UInt8](repeating: 7, count: 1 << 20)
+        func fill(_ environment: Environment, megabytes: Int) throws -> Table {
+            let table = try environment.openTables(["t"], create: true)[0]
+            try environment.write { txn in
+                for key in 0..<megabytes { try txn.put(table, key: [UInt8(key)], value: value) }
+            }
+            return table
+        }
+        let busyTable = try fill(busy, megabytes: 24)
+        let idleTable = try fill(idle, megabytes: 48)
+        busy.releaseMappedPages()
+        // The idle environment maps all of its 48 MiB, three times the read-once budget, then rests.
+        let sum = try idle.read { txn in
+            try (0..<48).reduce(0) { sum, key in
+                try sum + txn.withValue(idleTable, key: [UInt8(key)]) { bytes in
+                    stride(from: 0, to: bytes.count, by: 4096).reduce(0) { $0 + Int(bytes[$1]) }
+                }!
+            }
+        }
+        #expect(sum == 48 * 256 * 7)
+        let idleDropsBefore = idle.mapDropCount
+        try busy.read { txn in
+            for key in 0..<24 {
+                _ = try txn.withValue(busyTable, key: [UInt8(key)]) { $0[0] }
+                txn.noteScatteredTouch()
+            }
+        }
+        #expect(idle.mapDropCount > idleDropsBefore)
+    }
+
+    @Test("a transaction keeps the largest mapped-page budget its work named")
+    func budgetInUse() throws {
+        let (environment, tables) = try makeEnvironment()
+        try environment.read { txn in
+            #expect(txn.budgetInUse.current == .readOnce)
+            txn.noteScatteredTouch(.reused)
+            txn.noteScatteredTouch()
+            #expect(txn.budgetInUse.current == .reused)
+            _ = try txn.get(tables[0], key: [1])
+        }
+        #expect(MappedPageBudget.readOnce.bytes == 16 << 20 && MappedPageBudget.readOnce.checkInterval == 2)
+        #expect(MappedPageBudget.reused.bytes == 64 << 20 && MappedPageBudget.reused.checkInterval == 8)
+    }
+
     @Test("a write that throws is aborted: none of its changes are visible")
     func abortOnThrow() throws {
         struct Boom: Error {}
