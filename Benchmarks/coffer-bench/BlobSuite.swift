@@ -18,7 +18,8 @@ enum BlobSuite {
         let corpus = Corpus(directory: corpusDirectory, partSize: quick ? 16 << 20 : 96 << 20)
         let incompressible = IncompressibleFile(size: quick ? 64 << 20 : 512 << 20)
         return [
-            DiskWrite(file: incompressible),
+            DiskWrite(file: incompressible, name: diskWrite),
+            PutBound(file: incompressible),
             DurablePut(file: incompressible),
             Bound(corpus: corpus),
             ReadBound(corpus: corpus),
@@ -27,6 +28,7 @@ enum BlobSuite {
             Write(corpus: corpus, mode: .unchanged),
             Read(corpus: corpus),
             LargeBound(corpus: corpus),
+            DiskWrite(file: LargeFile(corpus: corpus), name: largeDiskWrite),
             LargeToFile(corpus: corpus),
             Rekey(corpus: corpus),
         ]
@@ -292,7 +294,8 @@ extension BlobSuite {
     }
 
     /// A `get` of one large blob (the corpus as one file) to a file on disk, as `coffer get NAME FILE`
-    /// does it: written under a temporary name and moved into place.
+    /// does it: written under a temporary name, `fsync`ed and moved into place; beside the read
+    /// pipeline with no storage, and beside the disk writing the same bytes durably.
     struct LargeToFile: Benchmark {
         let corpus: Corpus
         var scratch: Scratch?
@@ -300,6 +303,7 @@ extension BlobSuite {
         var name: String { "blobs/get of one large blob to a file" }
         var bytesPerRun: Int { corpus.totalBytes }
         var reference: String? { BlobSuite.largeBound }
+        var references: [String] { [BlobSuite.largeBound, BlobSuite.largeDiskWrite] }
 
         mutating func setUp() throws {
             scratch = try Scratch()
@@ -315,6 +319,7 @@ extension BlobSuite {
 
         mutating func prepareRun() throws {
             if let target { try? FileManager.default.removeItem(at: target) }
+            sync()
         }
 
         mutating func run() throws { _ = try scratch!.vault.blobs.read("large", to: target!) }

@@ -3,10 +3,18 @@ import Foundation
 
 extension BlobSuite {
     static let diskWrite = "blobs/disk sequential write (the put's file, 4 MiB writes, one fdatasync)"
+    static let putBound = "blobs/pipeline bound of the put's file (chunk+hash+AES, all cores, no storage)"
+    static let largeDiskWrite = "blobs/disk sequential write (the large blob's bytes, 4 MiB writes, one fdatasync)"
+
+    /// A file on disk that figures read, with its size known once prepared.
+    protocol SourceFile: SharedFixture {
+        var path: String { get }
+        var size: Int { get }
+    }
 
     /// A file of random bytes (nothing to compress or deduplicate), made once for the figures that
     /// share it and removed by the last.
-    final class IncompressibleFile: SharedFixture {
+    final class IncompressibleFile: SourceFile {
         let size: Int
         let path = scratchDirectory().path + ".random"
         private var users = 0
@@ -25,20 +33,36 @@ extension BlobSuite {
         }
     }
 
+    /// The corpus as one large file (``Corpus/largeFile()``), the content of the large blob's get.
+    final class LargeFile: SourceFile {
+        let corpus: Corpus
+        private(set) var path = ""
+        var size: Int { corpus.totalBytes }
+
+        init(corpus: Corpus) { self.corpus = corpus }
+
+        func prepare() throws { path = try corpus.largeFile() }
+        func release() { corpus.remove() }
+    }
+
     /// `coffer put` of incompressible data, durable, into a fresh vault each run (so every chunk is
-    /// new), beside the disk writing the same file the way `dd bs=4M conv=fdatasync` does.
+    /// new), beside the disk writing the same file the way `dd bs=4M conv=fdatasync` does, and beside
+    /// the write pipeline on the same file with no storage (what the two cores can do at best).
     struct DurablePut: Benchmark {
         let file: IncompressibleFile
         var scratch: Scratch?
         var name: String { "blobs/put of incompressible data (a fresh vault, durable)" }
         var bytesPerRun: Int { file.size }
         var reference: String? { BlobSuite.diskWrite }
+        var references: [String] { [BlobSuite.diskWrite, BlobSuite.putBound] }
 
         mutating func setUp() throws { try file.prepare() }
 
         mutating func prepareRun() throws {
             scratch?.remove()
             scratch = try Scratch()
+            // The last round's writes still on their way to the disk would slow this one's syncs.
+            sync()
         }
 
         mutating func run() throws {
@@ -51,19 +75,38 @@ extension BlobSuite {
         }
     }
 
-    /// The disk's bound for ``DurablePut``: the same file read and written in 4 MiB pieces to a new
-    /// file beside the vaults, then `fdatasync`ed once.
-    struct DiskWrite: Benchmark {
+    /// The write pipeline bound of ``DurablePut``'s file: chunking, ids, the compressibility
+    /// estimate, zstd where it would pay, AES-GCM and the content digest on all cores, no storage.
+    struct PutBound: Benchmark {
         let file: IncompressibleFile
+        var name: String { BlobSuite.putBound }
+        var bytesPerRun: Int { file.size }
+        mutating func setUp() throws { try file.prepare() }
+        mutating func tearDown() throws { file.release() }
+        mutating func run() throws { _ = try PipelineBound.run(file: file.path) }
+    }
+
+    /// The disk's bound for writing a file's bytes durably (``DurablePut``, and a get to a file, which
+    /// also ends with an `fsync`): the same file read and written in 4 MiB pieces to a new file
+    /// beside the vaults, then `fdatasync`ed once.
+    struct DiskWrite: Benchmark {
+        let file: any SourceFile
+        let name: String
         private let target = scratchDirectory()
-        var name: String { BlobSuite.diskWrite }
         var bytesPerRun: Int { file.size }
 
-        init(file: IncompressibleFile) { self.file = file }
+        init(file: any SourceFile, name: String) {
+            self.file = file
+            self.name = name
+        }
 
         mutating func setUp() throws { try file.prepare() }
 
-        mutating func prepareRun() throws { try? FileManager.default.removeItem(at: target) }
+        mutating func prepareRun() throws {
+            try? FileManager.default.removeItem(at: target)
+            // Every durable write starts with nothing of an earlier round left to write back.
+            sync()
+        }
 
         mutating func run() throws {
             let input = open(file.path, O_RDONLY)
