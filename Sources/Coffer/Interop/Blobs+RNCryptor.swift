@@ -49,11 +49,8 @@ extension Blobs {
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
         try vault.refuseOwnFile(url, reading: false)
-        var file = try OutputFile(path: url.path)
-        var sink = try RNCryptor.EncryptingSink(
-            base: FileDescriptorSink(descriptor: file.descriptor),
-            password: Array(password.utf8)
-        )
+        let file = try WriteBehindFile(path: url.path)
+        var sink = try RNCryptor.EncryptingSink(base: file, password: Array(password.utf8))
         let info = try reader().read(name, to: &sink, progress: progress)
         try sink.finish()
         try file.commit()

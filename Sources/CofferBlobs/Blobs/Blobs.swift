@@ -173,9 +173,8 @@ public struct Blobs: Sendable {
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
         try vault.refuseOwnFile(url, reading: false)
-        var file = try OutputFile(path: url.path)
-        var sink = FileDescriptorSink(descriptor: file.descriptor)
-        let info = try reader().read(name, range: range, to: &sink, progress: progress)
+        var file = try WriteBehindFile(path: url.path)
+        let info = try reader().read(name, range: range, to: &file, progress: progress)
         try file.commit()
         return info
     }

@@ -77,10 +77,9 @@ extension Vault {
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
         try refuseOwnFile(url, reading: false)
-        var output = try OutputFile(path: url.path)
-        let descriptor = output.descriptor
+        let output = try WriteBehindFile(path: url.path)
         let result = try writeBundle(
-            into: { _ in FileDescriptorSink(descriptor: descriptor) },
+            into: { _ in output },
             progress: progress,
             excluding: excluded,
             cursor: cursor

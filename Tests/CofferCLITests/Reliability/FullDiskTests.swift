@@ -128,6 +128,42 @@ struct FullDiskTests {
         }
     }
 
+    @Test("get to a file on a full disk: exit 1 saying so, no file or temporary left, the space back")
+    func getToFullDisk() throws {
+        guard let disk = try LoopDisk(megabytes: 32) else { return }
+        let (scratch, mountPoint, sh) = (disk.scratch, disk.mountPoint, LoopDisk.sh)
+        let coffer = try Products.executable("coffer")
+        let environment = ["COFFER_VAULT": scratch.path("vault").path, "COFFER_PASSPHRASE": "pw"]
+        func run(_ arguments: [String]) throws -> Products.Result {
+            try Products.run(coffer, arguments, environment: environment)
+        }
+        #expect(try run(["init"]).status == 0)
+        let data = scratch.path("data")
+        _ = try sh("head -c 40000000 /dev/urandom > '\(data.path)'")
+        #expect(try run(["put", "data", data.path]).status == 0)
+        func freeBytes() -> UInt64 {
+            var status = statvfs()
+            guard statvfs(mountPoint.path, &status) == 0 else { return 0 }
+            return UInt64(status.f_bavail) * UInt64(status.f_frsize)
+        }
+        let free = freeBytes()
+        let target = mountPoint.appendingPathComponent("out").path
+        let get = try run(["get", "data", target])
+        #expect(get.status == 1)
+        #expect(get.error.contains("disk is full"), "\(get.error)")
+        #expect(TemporaryDirectory.listing(mountPoint) == ["lost+found"])
+        _ = try sh("sync")
+        #expect(freeBytes() == free, "the failed get's blocks are free again")
+        // With room, the same get writes the blob exactly.
+        _ = try sh("head -c 20000000 '\(data.path)' > '\(data.path).small'")
+        #expect(try run(["put", "small", data.path + ".small"]).status == 0)
+        #expect(try run(["get", "small", target]).status == 0)
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: target))
+                == Data(contentsOf: URL(fileURLWithPath: data.path + ".small"))
+        )
+    }
+
     @Test(
         "init and init --join with 0 KiB to 3 MiB free: done, or exit 1 saying the disk is full; never a crash or a leftover"
     )
