@@ -1,5 +1,6 @@
 import CofferTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import Coffer
@@ -52,6 +53,73 @@ struct BlobEndToEndTests {
         #expect(try run(["rm", "docs/report"]).status == 0)
         let stats = try #require(try json(["stats"]) as? [String: Any])
         #expect(stats["chunks"] as? Int == 0, "deleting the last blob freed every chunk")
+    }
+
+    @Test(
+        "get to what is already at the path: a link's target replaced and the link kept, a device, a FIFO and /dev/stdout written in place, a directory refused"
+    )
+    func getToExistingPaths() throws {
+        let input = directory.path("input.bin")
+        let content = Data(SplitMix64.bytes(5_000_000, seed: 26))
+        try content.write(to: input)
+        #expect(try run(["put", "blob", input.path]).status == 0)
+
+        // A symbolic link to a regular file: the target gets the blob, the link stays a link.
+        let target = directory.path("target.bin")
+        try Data("old".utf8).write(to: target)
+        let link = directory.path("link.bin")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        #expect(try run(["get", "blob", link.path]).status == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
+        #expect(try Data(contentsOf: target) == content)
+
+        // A directory: refused before anything is written.
+        let refused = try run(["get", "blob", directory.url.path])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("is a directory"), "\(refused.error)")
+
+        // A named pipe: a reader on the other end gets every byte, and the pipe stays a pipe.
+        let fifo = directory.path("pipe")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let received = directory.path("received.bin")
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", "cat '\(fifo.path)' > '\(received.path)'"]
+        try reader.run()
+        #expect(try run(["get", "blob", fifo.path]).status == 0)
+        reader.waitUntilExit()
+        #expect(try Data(contentsOf: received) == content)
+        #expect(Self.fileType(fifo.path) == S_IFIFO)
+
+        // A character device (root only: mknod): a null device stays one.
+        if getuid() == 0 {
+            let null = directory.path("null")
+            // Device 1:3, /dev/null (glibc's makedev is a macro Swift does not import).
+            #expect(mknod(null.path, S_IFCHR | 0o666, dev_t((1 << 8) | 3)) == 0)
+            #expect(try run(["get", "blob", null.path]).status == 0)
+            #expect(Self.fileType(null.path) == S_IFCHR, "the device was replaced")
+        }
+
+        // /dev/stdout goes through the descriptor: a shell's >> appends after what is there.
+        let appended = directory.path("appended.bin")
+        try Data("header\n".utf8).write(to: appended)
+        let shell = try Products.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "'\(coffer.path)' get blob /dev/stdout >> '\(appended.path)'"],
+            environment: environment
+        )
+        #expect(shell.status == 0, "\(shell.error)")
+        #expect(try Data(contentsOf: appended) == Data("header\n".utf8) + content)
+        #expect(
+            TemporaryDirectory.listing(directory.url).allSatisfy { !$0.contains(".coffer-") },
+            "a temporary is left"
+        )
+    }
+
+    static func fileType(_ path: String) -> mode_t {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return 0 }
+        return status.st_mode & S_IFMT
     }
 
     @Test("bad input fails with exit 1 and a message naming the problem, changing nothing")

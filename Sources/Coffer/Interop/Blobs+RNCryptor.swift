@@ -49,7 +49,7 @@ extension Blobs {
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
         try vault.refuseOwnFile(url, reading: false)
-        let file = try WriteBehindFile(path: url.path)
+        let file = try FileOutput(path: url.path)
         var sink = try RNCryptor.EncryptingSink(base: file, password: Array(password.utf8))
         let info = try reader().read(name, to: &sink, progress: progress)
         try sink.finish()

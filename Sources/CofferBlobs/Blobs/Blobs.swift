@@ -165,6 +165,8 @@ public struct Blobs: Sendable {
 
     /// Writes the blob `name` (or the bytes in `range` of it) to a new file at `url`, replacing any
     /// file there only once everything has been read and checked; on failure no file is left behind.
+    /// Through a symbolic link, its target is replaced and the link kept. A device, FIFO or socket at
+    /// `url`, or `/dev/stdout` and the like, is written in place; a directory is refused (`.param`).
     @discardableResult
     public func read(
         _ name: String,
@@ -173,7 +175,7 @@ public struct Blobs: Sendable {
         progress: BlobProgress? = nil
     ) throws(CofferError) -> BlobInfo {
         try vault.refuseOwnFile(url, reading: false)
-        var file = try WriteBehindFile(path: url.path)
+        var file = try FileOutput(path: url.path)
         let info = try reader().read(name, range: range, to: &file, progress: progress)
         try file.commit()
         return info

@@ -77,7 +77,7 @@ extension Vault {
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
         try refuseOwnFile(url, reading: false)
-        let output = try WriteBehindFile(path: url.path)
+        let output = try FileOutput(path: url.path)
         let result = try writeBundle(
             into: { _ in output },
             progress: progress,

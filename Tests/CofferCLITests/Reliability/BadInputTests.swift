@@ -211,4 +211,26 @@ struct BadInputTests {
         )
         try expectRefused(["put", String(repeating: "n", count: 5_000), file], status: 1, mentioning: "name")
     }
+
+    @Test("Output on a full disk (/dev/full): exit 1 saying so, for results on standard output and a get to a file")
+    func fullOutput() throws {
+        let shell = URL(fileURLWithPath: "/bin/bash")
+        let before = try Data(contentsOf: dataFile)
+        for script in [
+            "\"$COFFER\" ls > /dev/full", "\"$COFFER\" --help > /dev/full", "\"$COFFER\" get blob > /dev/full",
+        ] {
+            let result = try Products.run(
+                shell,
+                ["-c", script],
+                environment: cli.environment.merging(["COFFER": cli.coffer.path]) { _, new in new }
+            )
+            // Foundation's non-throwing write had stopped the process with a crash (exit 132).
+            #expect(result.status == 1, "\(script): \(result.status) \(result.error)")
+            #expect(result.error.contains("disk is full"), "\(script): \(result.error)")
+        }
+        let get = try cli.run(["get", "blob", "/dev/full"])
+        #expect(get.status == 1)
+        #expect(get.error.contains("disk is full"), "\(get.error)")
+        #expect(try Data(contentsOf: dataFile) == before)
+    }
 }

@@ -157,8 +157,9 @@ struct FaultInjectionTests {
         let bundle = exports.appendingPathComponent("out.bundle").path
         let exportCases: [(String, [String], String)] = [
             (
-                "ENOSPC at the second write of an export",
-                ["-e", "trace=write", "-e", "inject=write:error=ENOSPC:when=2"], "disk is full"
+                // The bundle is written in pieces with pwrite (WriteBehindFile).
+                "ENOSPC at the first piece of an export",
+                ["-e", "trace=pwrite64", "-e", "inject=pwrite64:error=ENOSPC:when=1"], "disk is full"
             ),
             (
                 "EIO at the fsync of an export", ["-e", "trace=fsync", "-e", "inject=fsync:error=EIO:when=1"],

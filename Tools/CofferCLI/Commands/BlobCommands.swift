@@ -114,7 +114,8 @@ struct GetCommand: VaultCommand {
         discussion: """
             Every chunk is authenticated as it is read and the whole content's SHA-256 is checked at the
             end of a full read; damage fails the command (exit 1) naming the blob. A file is written under
-            a temporary name and moved into place only when complete.
+            a temporary name and moved into place only when complete (through a symbolic link, the link's
+            target); a device, a named pipe or /dev/stdout is written in place.
             """,
         examples: [
             "coffer get photos/cat.jpg restored.jpg       # to a file",

@@ -1,3 +1,4 @@
+internal import Coffer
 public import Foundation
 internal import Glibc
 
@@ -62,10 +63,24 @@ public final class Console: @unchecked Sendable {
             inputIsTerminal: isatty(STDIN_FILENO) == 1,
             errorIsTerminal: isatty(STDERR_FILENO) == 1,
             descriptors: (STDIN_FILENO, STDOUT_FILENO),
-            output: { data in FileHandle.standardOutput.write(data) },
-            error: { text in FileHandle.standardError.write(Data(text.utf8)) },
+            output: { data in writeStandardOutput(data) },
+            error: { text in try? FileHandle.standardError.write(contentsOf: Data(text.utf8)) },
             input: { FileHandle.standardInput.readDataToEndOfFile() }
         )
+    }
+
+    /// Writes to standard output. A write that fails (standard output on a full disk, say) ends the
+    /// process with exit 1 and a message naming the problem: results that did not arrive cannot be
+    /// reported any other way, and Foundation's non-throwing write would stop the process with a
+    /// crash. (A message that cannot be written to standard error is dropped.)
+    private static func writeStandardOutput(_ data: Data) {
+        var sink = FileDescriptorSink(descriptor: STDOUT_FILENO)
+        let written = data.withUnsafeBytes { bytes in Result { () throws(CofferError) in try sink.write(bytes) } }
+        if case .failure(let error) = written {
+            let message = "coffer: error: writing standard output failed: \(error.message)\n"
+            try? FileHandle.standardError.write(contentsOf: Data(message.utf8))
+            exit(CofferCommand.failure)
+        }
     }
 
     /// The terminal's width in columns: standard error's window size (`TIOCGWINSZ`), else `$COLUMNS`,
