@@ -74,13 +74,23 @@ public final class Console: @unchecked Sendable {
     /// reported any other way, and Foundation's non-throwing write would stop the process with a
     /// crash. (A message that cannot be written to standard error is dropped.)
     private static func writeStandardOutput(_ data: Data) {
-        var sink = FileDescriptorSink(descriptor: STDOUT_FILENO)
-        let written = data.withUnsafeBytes { bytes in Result { () throws(CofferError) in try sink.write(bytes) } }
-        if case .failure(let error) = written {
-            let message = "coffer: error: writing standard output failed: \(error.message)\n"
-            try? FileHandle.standardError.write(contentsOf: Data(message.utf8))
-            exit(CofferCommand.failure)
+        // Plain writes, not a `FileDescriptorSink`: output after Ctrl-C ("Unmounted …", a summary)
+        // must still go out, where the sink refuses to write once a stop was requested.
+        let failure = data.withUnsafeBytes { (bytes) -> Errno? in
+            var offset = 0
+            while offset < bytes.count {
+                switch valueOrErrno({ Glibc.write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset) }) {
+                case .success(let count): offset += count
+                case .failure(let error): return error
+                }
+            }
+            return nil
         }
+        guard let failure else { return }
+        let reason = failure.isNoSpace ? "its disk is full; free some space and try again" : failure.description
+        let message = "coffer: error: writing standard output failed: \(reason)\n"
+        try? FileHandle.standardError.write(contentsOf: Data(message.utf8))
+        exit(CofferCommand.failure)
     }
 
     /// The terminal's width in columns: standard error's window size (`TIOCGWINSZ`), else `$COLUMNS`,
