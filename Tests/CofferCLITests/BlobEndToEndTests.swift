@@ -73,6 +73,16 @@ struct BlobEndToEndTests {
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
         #expect(try Data(contentsOf: target) == content)
 
+        // A loop of links: refused, the links left as they were.
+        let loopA = directory.path("loop-a")
+        let loopB = directory.path("loop-b")
+        try FileManager.default.createSymbolicLink(atPath: loopA.path, withDestinationPath: loopB.path)
+        try FileManager.default.createSymbolicLink(atPath: loopB.path, withDestinationPath: loopA.path)
+        let looped = try run(["get", "blob", loopA.path])
+        #expect(looped.status == 1)
+        #expect(looped.error.contains("cannot write to \(loopA.path)"), "\(looped.error)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: loopA.path) == loopB.path)
+
         // A directory: refused before anything is written.
         let refused = try run(["get", "blob", directory.url.path])
         #expect(refused.status == 1)

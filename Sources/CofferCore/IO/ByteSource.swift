@@ -112,10 +112,8 @@ package struct FileDescriptorSink: ByteSink {
                 offset += count
             case .failure(let error) where error.code == EINTR:
                 continue
-            case .failure(let error) where error.isNoSpace:
-                throw CofferError(.diskFull, "the output's disk is full; free some space and try again")
             case .failure(let error):
-                throw error.cofferError("writing the output failed")
+                throw error.outputWriteError
             }
         }
     }

@@ -7,42 +7,48 @@ internal import Glibc
 /// - nothing, or a regular file: a ``WriteBehindFile`` replaces it only once everything is written and
 ///   flushed. Through a symbolic link, the link's target is replaced and the link kept, as `cp` does;
 /// - a device, FIFO or socket (`/dev/null`, a named pipe, a block device taking a disk image):
-///   written in place, as `cp` or a shell's `>` would. Replacing it by a regular file, the rule for
-///   files, had turned `/dev/null` into a 300 MB file for root;
+///   written in place as the read goes, as `cp` or a shell's `>` would (a read that fails midway
+///   leaves what it wrote there, every chunk of it authenticated first). Replacing it by a regular
+///   file, the rule for files, had turned `/dev/null` into a 300 MB file for root;
 /// - one of this process's descriptors by name (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
 ///   `/proc/self/fd/N`): written through that descriptor, at its offset, whatever it is open on (a
 ///   shell's `>>` appends as it asked);
 /// - a directory: refused before anything is read.
 package final class FileOutput: ByteSink {
-    private let behind: WriteBehindFile?
-    private let inPlace: InPlaceFile?
+    private enum Target {
+        case replaced(WriteBehindFile)
+        case inPlace(InPlaceFile)
+    }
+
+    private let target: Target
 
     /// Prepares the output at `path`.
     ///
     /// - Throws: ``CofferError`` `.param` when `path` is a directory, or `.io` when the file cannot
-    ///   be created or opened.
+    ///   be created or opened, or what is at `path` cannot be examined (a loop of links, say).
     package init(path: String) throws(CofferError) {
         if let descriptor = Self.descriptorNamed(by: path) {
-            behind = nil
-            inPlace = try InPlaceFile(duplicating: descriptor, path: path)
+            target = .inPlace(try InPlaceFile(duplicating: descriptor, path: path))
             return
         }
         var status = stat()
-        guard stat(path, &status) == 0 else {
-            // Nothing there (or a link to nothing): a new file.
-            behind = try WriteBehindFile(path: path)
-            inPlace = nil
+        switch nothingOrErrno({ stat(path, &status) }) {
+        case .failure(let error) where error.code == ENOENT:
+            // Nothing there (or a link to nothing, which the new file replaces): a new file.
+            target = .replaced(try WriteBehindFile(path: path))
             return
+        case .failure(let error):
+            throw error.cofferError("cannot write to \(path)")
+        case .success:
+            break
         }
         switch status.st_mode & S_IFMT {
         case S_IFREG:
-            behind = try WriteBehindFile(path: Self.resolvingLinks(path))
-            inPlace = nil
+            target = .replaced(try WriteBehindFile(path: Self.resolvingLinks(path)))
         case S_IFDIR:
             throw CofferError(.param, "\(path) is a directory; name a file to write (a new one, or one to replace)")
         default:
-            behind = nil
-            inPlace = try InPlaceFile(opening: path)
+            target = .inPlace(try InPlaceFile(opening: path))
         }
     }
 
@@ -65,14 +71,20 @@ package final class FileOutput: ByteSink {
     /// - Throws: ``CofferError`` `.diskFull` or `.io` when a write fails, `.userCanceled` when a stop
     ///   was requested.
     package func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError) {
-        if let behind { try behind.write(bytes) } else { try inPlace?.write(bytes) }
+        switch target {
+        case .replaced(let file): try file.write(bytes)
+        case .inPlace(let file): try file.write(bytes)
+        }
     }
 
     /// Finishes the output: a file is flushed and moved into place, a block device flushed.
     ///
     /// - Throws: ``CofferError`` when a write, the flush or the rename fails.
     package func commit() throws(CofferError) {
-        if let behind { try behind.commit() } else { try inPlace?.commit() }
+        switch target {
+        case .replaced(let file): try file.commit()
+        case .inPlace(let file): try file.commit()
+        }
     }
 
     /// `path` with its symbolic links resolved, or `path` itself when that fails.

@@ -24,6 +24,14 @@ package struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     package func cofferError(_ action: String) -> CofferError {
         CofferError(isNoSpace ? .diskFull : .io, "\(action): \(description)")
     }
+
+    /// The error for a failed write of a command's output (a file, a device, standard output):
+    /// `.diskFull` saying what to do, else `.io` with the C library's text.
+    package var outputWriteError: CofferError {
+        isNoSpace
+            ? CofferError(.diskFull, "the output's disk is full; free some space and try again")
+            : cofferError("writing the output failed")
+    }
 }
 
 /// Runs a libc call that returns -1 (or another negative value) and sets `errno` on failure, again

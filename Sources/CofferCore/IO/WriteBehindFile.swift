@@ -236,11 +236,9 @@ private final class PieceWriter: @unchecked Sendable {
             case .failure(let error) where error.code == EINVAL && isDirect:
                 // This file system (or this device's block size) takes no direct I/O: the page cache.
                 dropDirect()
-                if isDirect { throw error.cofferError("writing the output failed") }
-            case .failure(let error) where error.isNoSpace:
-                throw CofferError(.diskFull, "the output's disk is full; free some space and try again")
+                if isDirect { throw error.outputWriteError }
             case .failure(let error):
-                throw error.cofferError("writing the output failed")
+                throw error.outputWriteError
             }
         }
     }

@@ -1,6 +1,7 @@
 import CofferCLI
 import CofferTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import Coffer
@@ -214,6 +215,13 @@ struct BadInputTests {
 
     @Test("Output on a full disk (/dev/full): exit 1 saying so, for results on standard output and a get to a file")
     func fullOutput() throws {
+        // Some sandboxes make /dev entries ordinary files (see Products.nullDevice); /dev/full must
+        // be the device that refuses every write with ENOSPC.
+        var status = stat()
+        guard stat("/dev/full", &status) == 0, status.st_mode & S_IFMT == S_IFCHR else {
+            Issue.record("/dev/full is not the full device here; this test needs it")
+            return
+        }
         let shell = URL(fileURLWithPath: "/bin/bash")
         let before = try Data(contentsOf: dataFile)
         for script in [

@@ -87,8 +87,7 @@ public final class Console: @unchecked Sendable {
             return nil
         }
         guard let failure else { return }
-        let reason = failure.isNoSpace ? "its disk is full; free some space and try again" : failure.description
-        let message = "coffer: error: writing standard output failed: \(reason)\n"
+        let message = "coffer: error: standard output: \(failure.outputWriteError.message)\n"
         try? FileHandle.standardError.write(contentsOf: Data(message.utf8))
         exit(CofferCommand.failure)
     }
