@@ -3,7 +3,7 @@ package import Foundation
 /// The last state a ``GroupContext`` replayed, and what it was replayed from.
 private final class StateMemo {
     struct Key: Equatable {
-        let head: [UInt8]
+        let heads: [[UInt8]]
         let count: Int
         let keys: Set<KeyEpoch>
     }
@@ -65,7 +65,7 @@ package struct GroupContext {
     /// The state the log describes (replayed once per log and set of keys: the memo is shared by
     /// copies, and keyed by the log's head and the keys held).
     package func state() throws(CofferError) -> GroupState {
-        let key = StateMemo.Key(head: log.head, count: log.entries.count, keys: Set(roots.keys))
+        let key = StateMemo.Key(heads: log.heads, count: log.entries.count, keys: Set(roots.keys))
         if let state = memo.state(for: key) { return state }
         let state = try log.state(roots: { roots[$0] })
         memo.store(state, for: key)
@@ -106,7 +106,7 @@ package struct GroupContext {
     package mutating func append(_ change: GroupEntry.Change) throws(CofferError) {
         let entry = try GroupEntry(
             change: change,
-            previous: log.head,
+            parents: log.heads,
             author: device,
             signing: deviceKeys.signing,
             group: log.group
@@ -122,7 +122,7 @@ package struct GroupContext {
             throw CofferError(.keyUnavailable, "this device does not hold the group key of epoch \(epoch) to join with")
         }
         let message = GroupEntry.proofMessage(
-            previous: log.head,
+            previous: GroupEntry.placeDigest(log.heads),
             author: device,
             keys: publicKeys,
             name: name,
@@ -158,11 +158,11 @@ package struct GroupContext {
     }
 
     /// Merges `other`, another device's log of the group: learns the keys it seals to this device,
-    /// checks it from its first entry, then keeps whichever log every device keeps
-    /// (``GroupLog/relation(to:)``). When the other side of a fork wins, the membership changes of
-    /// the losing branch this vault held are appended again on top of the winning one, where they
-    /// still mean something (a device that joined or was added, a device revoked; this device's own
-    /// new epochs and join policies too), so no membership change is lost whoever hears of it first.
+    /// checks it from its first entry, then keeps the union of both (``GroupLog/union(_:)``), whose
+    /// meaning every device that has seen the same entries computes alike (``GroupState``). When the
+    /// union leaves the current key epoch unsafe (a revocation or rekey its author did not know of,
+    /// or a device admitted without its key) and this device is an active member, it starts a new
+    /// epoch at once, sealed to exactly the members that remain.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when `other` is not a valid log of the group.
     package mutating func merge(_ other: GroupLog) throws(CofferError) {
@@ -171,89 +171,19 @@ package struct GroupContext {
         }
         learnKeys(from: other)
         _ = try other.state(roots: { roots[$0] })
-        switch log.relation(to: other) {
-        case .same, .ahead:
-            return
-        case .behind:
-            adopt(other)
-        case .forked(let common, let otherWins):
-            guard otherWins else { return }
-            let kept = log
-            let keptChanged = changed
-            defer {
-                // A device whose own admission lost the fork, and that cannot join again on the
-                // winning side (it lacks the key of an epoch started without it), keeps its branch:
-                // its bundles then show a member the device's admission, and that member adds it.
-                let wasMember = (try? kept.state(roots: { roots[$0] }).member(device)?.isActive) == true
-                let isKnown = (try? state().member(device)) != nil
-                if wasMember, !isKnown {
-                    log = kept
-                    changed = keptChanged
-                }
-            }
-            let displaced = Array(log.entries[common...])
-            let winning = Array(other.entries[common...])
-            adopt(other)
-            var revokedAgain = false
-            for entry in displaced {
-                guard try reapply(entry) else { continue }
-                revokedAgain = true
-                // What the device revoked again did on the winning side, beside its revocation,
-                // is not trusted: the devices it added there are revoked with it.
-                if case .revoked(let revoked, let clock) = entry.change {
-                    for case .added(let added, _, _, _, _) in winning.filter({ $0.author == revoked }).map(\.change)
-                    where added != device {
-                        guard try state().member(added)?.isActive == true else { continue }
-                        try append(.revoked(device: added, clock: clock))
-                    }
-                }
-            }
-            // A revocation this device repeated for another needs its own epoch; one of this
-            // device's was followed by an epoch entry, repeated above.
-            let ownEpoch = displaced.contains { entry in
-                if case .epochStarted = entry.change { return entry.author == device }
-                return false
-            }
-            if revokedAgain, !ownEpoch { try startEpoch() }
-        }
+        let union = try log.union(other)
+        guard union != log else { return }
+        adopt(union)
+        try settle()
     }
 
-    /// Appends anew, on top of the winning branch, what a displaced entry did, if it still applies;
-    /// returns whether it revoked a device again.
-    private mutating func reapply(_ entry: GroupEntry) throws(CofferError) -> Bool {
+    /// Starts a new epoch when the log needs one and this device may start it.
+    package mutating func settle() throws(CofferError) {
         let state = try state()
-        let own = entry.author == device
-        if own, case .joined(_, let name, _, _) = entry.change {
-            // This device joined on the losing side: it joins again, if passphrase joins are open.
-            if state.member(device) == nil, state.policy == .passphrase, roots[state.currentEpoch] != nil {
-                try appendJoined(name: name)
-            }
-            return false
+        guard state.needsNewEpoch, state.member(device)?.isActive == true, roots[state.currentEpoch] != nil else {
+            return
         }
-        guard state.member(device)?.isActive == true else { return false }
-        // What a device revoked on the winning side wrote stays undone (two members revoking each
-        // other at once: one revocation stands, the same on every device).
-        if !own, !entry.change.isJoin, state.member(entry.author)?.isActive != true { return false }
-        switch entry.change {
-        case .joined(let keys, let name, _, _):
-            // Another device joined on the losing side: this member vouches for it.
-            try readd(entry.author, keys: keys, name: name, state: state)
-        case .added(let added, let keys, let name, _, _):
-            try readd(added, keys: keys, name: name, state: state)
-        case .revoked(let revoked, let clock):
-            guard revoked != device, state.member(revoked)?.isActive == true else { return false }
-            try append(.revoked(device: revoked, clock: clock))
-            return true
-        case .epochStarted:
-            // A fresh key, not the displaced one: a device revoked on the winning side may hold that.
-            // Records sealed under the displaced key stay readable: the new epoch carries it.
-            if own { try startEpoch() }
-        case .policy(let policy):
-            if own, state.policy != policy { try append(.policy(policy)) }
-        case .keysShared:
-            break  // shareKeysTheLogLacks() shares again what is still missing
-        }
-        return false
+        try startEpoch()
     }
 
     /// Appends the group keys this device holds that a holder of the current key could not read from
@@ -270,32 +200,6 @@ package struct GroupContext {
             .keysShared(
                 epoch: epoch,
                 history: try GroupKeys.sealHistory(missing, under: root, epoch: epoch, group: log.group)
-            )
-        )
-    }
-
-    /// Adds a device another log admitted (its own join lost a fork) with the current group key
-    /// sealed to it, unless the log knows it already.
-    package mutating func vouch(for member: GroupMemberRecord) throws(CofferError) {
-        try readd(member.device, keys: member.keys, name: member.name, state: try state())
-    }
-
-    /// Adds `device` with the current group key sealed to it, unless the log knows it already.
-    private mutating func readd(
-        _ added: UUID,
-        keys: DevicePublicKeys,
-        name: String,
-        state: GroupState
-    ) throws(CofferError) {
-        guard state.member(added) == nil else { return }
-        let (epoch, root) = try currentRoot()
-        try append(
-            .added(
-                device: added,
-                keys: keys,
-                name: name,
-                epoch: epoch,
-                box: try GroupKeys.box(root, epoch: epoch, to: keys, group: log.group)
             )
         )
     }

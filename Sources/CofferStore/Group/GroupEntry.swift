@@ -3,16 +3,25 @@ package import Foundation
 /// One entry of a sync group's membership log (docs/FORMAT.md, "Membership log"):
 ///
 /// ```
-/// entry     = version (1) = 1 ‖ kind (1) ‖ previous (32) ‖ author device id (16) ‖ time (Int64 ms)
+/// entry     = version (1) = 1 ‖ kind (1) ‖ parent (32) ‖ author device id (16) ‖ time (Int64 ms)
 ///             ‖ body length (UInt32) ‖ body ‖ signature (64)
-/// previous  = SHA-256 of the entry before; for the first, SHA-256("coffer/v2/group" ‖ 0 ‖ group id)
+///           | version (1) = 2 ‖ kind (1) ‖ parent count (1, 2…64) ‖ parents (32 × count, ascending)
+///             ‖ author device id (16) ‖ time (Int64 ms) ‖ body length (UInt32) ‖ body ‖ signature (64)
+/// parent    = SHA-256 of an earlier entry; for the first, SHA-256("coffer/v2/group" ‖ 0 ‖ group id)
 /// signature = Ed25519 by the author over "coffer/v2/group-entry" ‖ 0 ‖ group id ‖ the entry up to it
 /// ```
 ///
-/// Each entry names the one before it by hash, so the log is a chain that only grows; each is signed
-/// by its author, so only a device holding a member's private key can extend it.
+/// Each entry names, by hash, every entry its author had not yet seen named (the heads of the log it
+/// held), so the entries form a graph that only grows, and an entry's ancestors are exactly what its
+/// author knew when it wrote it. Each is signed by its author, so only a device holding a member's
+/// private key can add one.
 package struct GroupEntry: Equatable, Sendable {
+    /// The version of an entry with one parent (the only kind older Coffers read).
     package static let version: UInt8 = 1
+    /// The version of an entry with several parents.
+    package static let mergeVersion: UInt8 = 2
+    /// The most parents an entry may name.
+    package static let maximumParents = 64
 
     /// What an entry does.
     package enum Change: Equatable, Sendable {
@@ -33,6 +42,11 @@ package struct GroupEntry: Equatable, Sendable {
         /// current key (epochs of a branch that lost a fork, whose records it holds), sealed under the
         /// group key of `epoch`, the current one.
         case keysShared(epoch: KeyEpoch, history: [UInt8])
+        /// The author replaces its own device keys with `keys` (a rekey): entries it signs after this
+        /// one are signed with the new key, and a copy of the device made before it, which holds only
+        /// the old keys, can add nothing after it. `possession` is the new Ed25519 key's signature over
+        /// ``GroupEntry/possessionMessage(group:parents:author:keys:)``.
+        case keysReplaced(keys: DevicePublicKeys, possession: [UInt8])
 
         /// Whether this is a device joining by itself.
         package var isJoin: Bool {
@@ -48,11 +62,13 @@ package struct GroupEntry: Equatable, Sendable {
             case .epochStarted: return 4
             case .policy: return 5
             case .keysShared: return 6
+            case .keysReplaced: return 7
             }
         }
     }
 
-    package let previous: [UInt8]
+    /// The hashes of the entries this one follows, ascending (one for a version-1 entry).
+    package let parents: [[UInt8]]
     package let author: UUID
     package let time: Int64
     package let change: Change
@@ -67,17 +83,32 @@ package struct GroupEntry: Equatable, Sendable {
         (try? SHA256.hash(Array("coffer/v2/group".utf8) + [0] + group.bytes)) ?? []
     }
 
-    /// A new entry by `author`, signed with its key.
+    /// What a joining device's proof names as its place in the log: the one parent, or for several
+    /// SHA-256("coffer/v3/parents" ‖ 0 ‖ the parents in order).
+    package var previous: [UInt8] { Self.placeDigest(parents) }
+
+    /// ``previous`` for a list of parents.
+    package static func placeDigest(_ parents: [[UInt8]]) -> [UInt8] {
+        guard parents.count != 1 else { return parents[0] }
+        return (try? SHA256.hash(Array("coffer/v3/parents".utf8) + [0] + parents.flatMap { $0 })) ?? []
+    }
+
+    /// A new entry by `author`, signed with its key, following `parents` (sorted and deduplicated
+    /// here).
     package init(
         change: Change,
-        previous: [UInt8],
+        parents: [[UInt8]],
         author: UUID,
         signing key: Ed25519PrivateKey,
         group: UUID,
         time: Date = Date()
     ) throws(CofferError) {
         let milliseconds = Int64((time.timeIntervalSince1970 * 1000).rounded(.down))
-        let unsigned = Self.unsignedBytes(change: change, previous: previous, author: author, time: milliseconds)
+        let parents = Array(Set(parents)).sorted { $0.lexicographicallyPrecedes($1) }
+        guard (1...Self.maximumParents).contains(parents.count) else {
+            throw CofferError(.internalError, "a membership entry must follow 1 to \(Self.maximumParents) entries")
+        }
+        let unsigned = Self.unsignedBytes(change: change, parents: parents, author: author, time: milliseconds)
         let signature: [UInt8]
         do {
             signature = try key.signature(of: Self.signedMessage(unsigned, group: group))
@@ -93,11 +124,27 @@ package struct GroupEntry: Equatable, Sendable {
     package init(decoding bytes: [UInt8]) throws(CofferError) {
         var reader = BinaryReader(bytes, what: "a membership log entry")
         let version = try reader.readUInt8()
-        guard version == Self.version else {
+        guard version == Self.version || version == Self.mergeVersion else {
             throw CofferError(.unsupportedFormat, "a membership log entry has version \(version); upgrade Coffer")
         }
         let kind = try reader.readUInt8()
-        previous = try reader.readBytes(32)
+        if version == Self.version {
+            parents = [try reader.readBytes(32)]
+        } else {
+            let count = Int(try reader.readUInt8())
+            guard (2...Self.maximumParents).contains(count) else {
+                throw CofferError(.decode, "a membership log entry names \(count) parents")
+            }
+            var parents: [[UInt8]] = []
+            for _ in 0..<count {
+                let parent = try reader.readBytes(32)
+                if let last = parents.last, !last.lexicographicallyPrecedes(parent) {
+                    throw CofferError(.decode, "a membership log entry's parents are not in ascending order")
+                }
+                parents.append(parent)
+            }
+            self.parents = parents
+        }
         author = try UUID(storedBytes: try reader.readBytes(16), what: "a membership entry's author")
         time = try reader.readInt64()
         let body = try reader.readBytes(Int(try reader.readUInt32()))
@@ -123,11 +170,12 @@ package struct GroupEntry: Equatable, Sendable {
     /// When the entry was made, by its author's clock.
     package var date: Date { Date(timeIntervalSince1970: Double(time) / 1000) }
 
-    private static func unsignedBytes(change: Change, previous: [UInt8], author: UUID, time: Int64) -> [UInt8] {
+    private static func unsignedBytes(change: Change, parents: [[UInt8]], author: UUID, time: Int64) -> [UInt8] {
         var writer = BinaryWriter()
-        writer.write(version)
+        writer.write(parents.count == 1 ? version : mergeVersion)
         writer.write(change.kind)
-        writer.write(raw: previous)
+        if parents.count > 1 { writer.write(UInt8(parents.count)) }
+        for parent in parents { writer.write(raw: parent) }
         writer.write(raw: author.bytes)
         writer.write(time)
         let body = encodeBody(change)
@@ -152,6 +200,18 @@ package struct GroupEntry: Equatable, Sendable {
         writer.write(lengthPrefixed: Array(name.utf8))
         writer.write(epoch.id)
         return writer.bytes
+    }
+
+    /// What a ``Change/keysReplaced(keys:possession:)`` entry's new key signs, proving the author
+    /// holds it: "coffer/v3/keys-replaced" ‖ 0 ‖ group id ‖ ``placeDigest(_:)`` of the parents ‖
+    /// author ‖ device-public.
+    package static func possessionMessage(
+        group: UUID,
+        parents: [[UInt8]],
+        author: UUID,
+        keys: DevicePublicKeys
+    ) -> [UInt8] {
+        Array("coffer/v3/keys-replaced".utf8) + [0] + group.bytes + placeDigest(parents) + author.bytes + keys.encoded
     }
 
     private static func encodeBody(_ change: Change) -> [UInt8] {
@@ -186,6 +246,9 @@ package struct GroupEntry: Equatable, Sendable {
             writer.write(epoch.id)
             writer.write(UInt32(history.count))
             writer.write(raw: history)
+        case .keysReplaced(let keys, let possession):
+            writer.write(raw: keys.encoded)
+            writer.write(raw: possession)
         }
         return writer.bytes
     }
@@ -243,6 +306,11 @@ package struct GroupEntry: Equatable, Sendable {
             change = .policy(policy)
         case 6:
             change = .keysShared(epoch: try epoch(), history: try reader.readBytes(Int(try reader.readUInt32())))
+        case 7:
+            change = .keysReplaced(
+                keys: try DevicePublicKeys(decoding: try reader.readBytes(DevicePublicKeys.size)),
+                possession: try reader.readBytes(64)
+            )
         default:
             throw CofferError(.unsupportedFormat, "a membership log entry is of unknown kind \(kind); upgrade Coffer")
         }

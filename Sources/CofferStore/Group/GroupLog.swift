@@ -1,23 +1,32 @@
 package import Foundation
 
-/// A sync group's membership log: the chain of ``GroupEntry`` values every device keeps, checks from
+/// A sync group's membership log: the graph of ``GroupEntry`` values every device keeps, checks from
 /// its first entry, and merges with the logs other devices' bundles carry.
 ///
-/// Replaying the log gives the group's state (``GroupState``): who is a member, who was revoked, the
-/// current key epoch and the join policy. An entry is refused (and with it the whole log) when its
-/// signature does not verify, when it does not name the entry before it, when its author is not a
-/// member at that point (or was revoked before it), or when it breaks a rule of its kind.
+/// Every entry names the entries its author knew last (its parents), so the log is a graph in which
+/// an entry's ancestors are exactly what its author knew. Merging two logs is their union, so every
+/// device that has seen the same entries holds the same log, whatever order they came in, and what
+/// the log means is decided from everything the deciding device knows, never from one branch alone
+/// (``GroupState``, docs/FORMAT.md "Membership log"). The entries are kept in one canonical order
+/// (parents first, then the smaller hash), so equal sets encode to equal bytes.
 package struct GroupLog: Equatable, Sendable {
     package let group: UUID
     package private(set) var entries: [GroupEntry]
 
+    /// A log of `entries`, which must already be in canonical order (``GroupLog/init(group:decoding:)``
+    /// and ``union(_:)`` put them there).
     package init(group: UUID, entries: [GroupEntry] = []) {
         self.group = group
         self.entries = entries
     }
 
-    /// The hash the next entry must name.
-    package var head: [UInt8] { entries.last?.hash ?? GroupEntry.anchor(group: group) }
+    /// The hashes of the entries no other entry names: what the next entry follows (the anchor for
+    /// an empty log).
+    package var heads: [[UInt8]] {
+        guard !entries.isEmpty else { return [GroupEntry.anchor(group: group)] }
+        let named = Set(entries.flatMap(\.parents))
+        return entries.map(\.hash).filter { !named.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
 
     /// The stored form: `count (UInt32) ‖ [length (UInt32) ‖ entry] × count`.
     package var encoded: [UInt8] {
@@ -30,104 +39,199 @@ package struct GroupLog: Equatable, Sendable {
         return writer.bytes
     }
 
-    /// Reads a stored or carried log (not yet checked: ``state(roots:)`` checks it).
+    /// Reads a stored or carried log and puts it in canonical order (not yet checked:
+    /// ``state(roots:)`` checks it).
+    ///
+    /// - Throws: ``CofferError`` `.decode` for a malformed log, `.notTrusted` for entries that do not
+    ///   form one log of the group (an entry twice, a parent missing, two first entries).
     package init(group: UUID, decoding bytes: [UInt8]) throws(CofferError) {
         var reader = BinaryReader(bytes, what: "a membership log")
         let count = Int(try reader.readUInt32())
-        guard count <= 1 << 20 else { throw CofferError(.decode, "a membership log claims \(count) entries") }
+        guard count <= 1 << 16 else { throw CofferError(.decode, "a membership log claims \(count) entries") }
         var entries: [GroupEntry] = []
         for _ in 0..<count {
             entries.append(try GroupEntry(decoding: try reader.readBytes(Int(try reader.readUInt32()))))
         }
         try reader.finish()
-        self.init(group: group, entries: entries)
+        self.init(group: group, entries: try Self.canonicalOrder(entries, group: group))
     }
 
-    /// Appends an entry that extends the log; checks it against the state first.
+    /// Whether every entry of `other` is in this log.
+    package func contains(_ other: GroupLog) -> Bool {
+        let mine = Set(entries.map(\.hash))
+        return other.entries.allSatisfy { mine.contains($0.hash) }
+    }
+
+    /// The log holding the entries of both.
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` when together they do not form one log.
+    package func union(_ other: GroupLog) throws(CofferError) -> GroupLog {
+        guard !contains(other) else { return self }
+        let mine = Set(entries.map(\.hash))
+        let all = entries + other.entries.filter { !mine.contains($0.hash) }
+        return GroupLog(group: group, entries: try Self.canonicalOrder(all, group: group))
+    }
+
+    /// Adds an entry that follows entries of the log; checks it against the state first.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
     package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) {
-        var state = try state(roots: roots)
-        try state.apply(entry, index: entries.count, previous: head, group: group, roots: roots)
-        entries.append(entry)
+        let extended = GroupLog(group: group, entries: try Self.canonicalOrder(entries + [entry], group: group))
+        _ = try extended.state(roots: roots)
+        self = extended
     }
 
-    /// Replays the log from its first entry, checking every entry.
+    /// Replays the log, checking every entry against what its author knew (its ancestors), then
+    /// says what the whole log means.
     ///
     /// - Parameter roots: The group keys this device holds, by epoch, to check joining devices'
     ///   proofs; a proof under an epoch it does not hold is left unchecked (``GroupState/uncheckedProofs``).
     /// - Throws: ``CofferError`` `.notTrusted` naming the first entry that breaks a rule.
     package func state(roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) -> GroupState {
-        var state = GroupState()
-        var previous = GroupEntry.anchor(group: group)
-        for (index, entry) in entries.enumerated() {
-            try state.apply(entry, index: index, previous: previous, group: group, roots: roots)
-            previous = entry.hash
+        let graph = try GroupGraph(entries, group: group)
+        var unchecked = false
+        for index in entries.indices {
+            let past = GroupState(graph: graph, members: graph.ancestors[index])
+            unchecked = try past.check(entries[index], index: index, group: group, roots: roots) || unchecked
         }
+        var state = GroupState(graph: graph, members: graph.everything)
+        state.uncheckedProofs = unchecked
         return state
     }
 
-    /// How two logs of one group relate.
-    package enum Relation: Equatable {
-        /// They are the same log.
-        case same
-        /// The other log extends this one (it holds everything this one does, and more).
-        case behind
-        /// This log extends the other.
-        case ahead
-        /// They share the first `commonCount` entries and then differ; `otherWins` tells which side
-        /// every device keeps (``forkWinner(_:_:)``).
-        case forked(commonCount: Int, otherWins: Bool)
-    }
-
-    /// How `other` relates to this log.
-    package func relation(to other: GroupLog) -> Relation {
-        var common = 0
-        while common < entries.count, common < other.entries.count, entries[common].hash == other.entries[common].hash {
-            common += 1
+    /// `entries` in canonical order: an entry after its parents, and of the entries that may come
+    /// next the one with the smallest hash first.
+    private static func canonicalOrder(_ entries: [GroupEntry], group: UUID) throws(CofferError) -> [GroupEntry] {
+        let anchor = GroupEntry.anchor(group: group)
+        var byHash: [[UInt8]: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            guard byHash.updateValue(index, forKey: entry.hash) == nil else {
+                throw CofferError(.notTrusted, "the sync group's membership log holds one entry twice; it was refused")
+            }
         }
-        if common == entries.count && common == other.entries.count { return .same }
-        if common == entries.count { return .behind }
-        if common == other.entries.count { return .ahead }
-        let mine = Array(entries[common...])
-        let theirs = Array(other.entries[common...])
-        return .forked(commonCount: common, otherWins: Self.forkWinner(mine, theirs) == .second)
+        var waiting = [Int](repeating: 0, count: entries.count)
+        var children = [[Int]](repeating: [], count: entries.count)
+        var ready: [Int] = []
+        for (index, entry) in entries.enumerated() {
+            if entry.parents == [anchor] {
+                ready.append(index)
+                continue
+            }
+            for parent in entry.parents {
+                guard let position = byHash[parent] else {
+                    throw CofferError(
+                        .notTrusted,
+                        "the sync group's membership log is not valid: an entry by device \(entry.author.uuidString) follows an entry the log does not hold; it was refused"
+                    )
+                }
+                waiting[index] += 1
+                children[position].append(index)
+            }
+        }
+        guard ready.count <= 1 || entries.isEmpty else {
+            throw CofferError(.notTrusted, "the sync group's membership log has two first entries; it was refused")
+        }
+        var ordered: [GroupEntry] = []
+        ordered.reserveCapacity(entries.count)
+        while !ready.isEmpty {
+            let pick = ready.indices.min { entries[ready[$0]].hash.lexicographicallyPrecedes(entries[ready[$1]].hash) }!
+            let index = ready.remove(at: pick)
+            ordered.append(entries[index])
+            for child in children[index] {
+                waiting[child] -= 1
+                if waiting[child] == 0 { ready.append(child) }
+            }
+        }
+        guard ordered.count == entries.count else {
+            throw CofferError(
+                .notTrusted,
+                "the sync group's membership log is not valid: its entries do not start from the group's first entry; it was refused"
+            )
+        }
+        return ordered
+    }
+}
+
+/// The entries of a log in canonical order with what each one's author knew: its ancestors.
+struct GroupGraph {
+    let entries: [GroupEntry]
+    /// For each entry, the set of its ancestors (by index).
+    let ancestors: [IndexSet]
+    /// Every entry.
+    let everything: IndexSet
+
+    init(_ entries: [GroupEntry], group: UUID) throws(CofferError) {
+        self.entries = entries
+        var position: [[UInt8]: Int] = [:]
+        var ancestors: [IndexSet] = []
+        let anchor = GroupEntry.anchor(group: group)
+        for (index, entry) in entries.enumerated() {
+            var known = IndexSet()
+            if index == 0 {
+                guard entry.parents == [anchor] else {
+                    throw CofferError(
+                        .notTrusted,
+                        "the sync group's membership log is not valid at entry 1 (by device \(entry.author.uuidString)): it does not start this group's log; it was refused and nothing changed"
+                    )
+                }
+            } else {
+                for parent in entry.parents {
+                    guard let earlier = position[parent] else {
+                        throw CofferError(
+                            .notTrusted,
+                            "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): it does not follow entries of the log before it; it was refused and nothing changed"
+                        )
+                    }
+                    known.insert(earlier)
+                    known.formUnion(ancestors[earlier])
+                }
+            }
+            position[entry.hash] = index
+            ancestors.append(known)
+        }
+        self.ancestors = ancestors
+        everything = IndexSet(integersIn: 0..<entries.count)
     }
 
-    /// Which side of a fork stands: the branch whose first entry has the smaller hash. This is a
-    /// total order on logs (lexicographic on entry hashes, a log before its extensions), so every
-    /// device keeps the same log whatever order logs arrive in, however many branches meet. What the
-    /// losing side did is appended again on top by the devices that hold it
-    /// (``GroupContext/merge(_:)``), revocations included: a revoked device that wins a fork from
-    /// before its revocation is revoked again, with the devices it added there.
-    package static func forkWinner(_ first: [GroupEntry], _ second: [GroupEntry]) -> Side {
-        first[0].hash.lexicographicallyPrecedes(second[0].hash) ? .first : .second
-    }
-
-    /// One side of a fork.
-    package enum Side: Equatable {
-        case first
-        case second
+    /// Whether neither entry was known to the other's author.
+    func concurrent(_ first: Int, _ second: Int) -> Bool {
+        first != second && !ancestors[first].contains(second) && !ancestors[second].contains(first)
     }
 }
 
 /// A member of a sync group as its membership log records it.
 package struct GroupMemberRecord: Equatable, Sendable {
     package let device: UUID
-    package let keys: DevicePublicKeys
+    /// The device's keys now: those it was admitted with, or those its latest rekey gave it.
+    package var keys: DevicePublicKeys
     package let name: String
     package let added: Date
     /// Who added it: itself, for a device that joined with the group key.
     package let addedBy: UUID
     package var revoked: Date?
+    /// Who revoked it; itself when two rekeys of the device conflict (a copy of it rekeyed too).
     package var revokedBy: UUID?
 
     package var isActive: Bool { revoked == nil }
 }
 
-/// What a membership log says, replayed from its first entry.
+/// What a set of membership entries means (docs/FORMAT.md, "Membership log", "What a log means").
+///
+/// Every entry was checked against its own ancestors when it was added. Taken together, entries may
+/// void one another when neither author knew of the other (they are *concurrent*):
+/// - a revocation always stands: two devices revoking each other at once are both revoked;
+/// - anything else a device wrote at the same time as its revocation was written, or at the same
+///   time as its rekey (by a copy holding its old keys), has no effect, nor does a revocation by such
+///   a copy;
+/// - a passphrase join at the same time as a new key epoch (every revocation and rotation starts one)
+///   or a change of policy has no effect: the device proved a key that was being replaced, or joined
+///   by a door that was being closed;
+/// - two rekeys of one device at once revoke it (one of them came from a copy).
+///
+/// An entry whose author is not a member once these are applied has no effect either; they are
+/// applied again until nothing changes.
 package struct GroupState: Equatable, Sendable {
-    /// Every device the log ever added, revoked ones included, in the order they were added.
+    /// Every device the log admits, revoked ones included, in the order they were admitted.
     package private(set) var members: [GroupMemberRecord] = []
     package private(set) var policy: GroupJoinPolicy = .passphrase
     /// The epoch new records are sealed in.
@@ -135,7 +239,15 @@ package struct GroupState: Equatable, Sendable {
     /// Every epoch the log started, in order, after the original.
     package private(set) var epochs: [KeyEpoch] = []
     /// Whether a joining device's proof was left unchecked for want of its epoch's key.
-    package private(set) var uncheckedProofs = false
+    package fileprivate(set) var uncheckedProofs = false
+    /// Whether an active member should start a new key epoch: a revocation, a rekey or an admission
+    /// happened that the current epoch's author did not know of, so a revoked device (or a copy) may
+    /// hold the current key, or a member may lack it.
+    package private(set) var needsNewEpoch = false
+    /// Every epoch any entry started, those without effect included: a new epoch must be none of them.
+    private var startedEpochs: Set<KeyEpoch> = []
+    /// The entries without effect, by hash.
+    package private(set) var voided: Set<[UInt8]> = []
 
     package init() {}
 
@@ -145,23 +257,160 @@ package struct GroupState: Equatable, Sendable {
     /// The devices that are members now.
     package var activeMembers: [GroupMemberRecord] { members.filter(\.isActive) }
 
-    mutating func apply(
+    /// The meaning of the entries `subset` of `graph` (closed under ancestors: the whole log, or what
+    /// one entry's author knew).
+    init(graph: GroupGraph, members subset: IndexSet) {
+        let entries = graph.entries
+        var effective = subset
+        // Apply the voiding rules until they settle (bounded: a pathological graph keeps the last
+        // round's answer, the same on every device).
+        for _ in 0..<16 {
+            let next = Self.effectiveEntries(graph: graph, subset: subset, effective: effective)
+            if next == effective { break }
+            effective = next
+        }
+        for index in subset { startedEpochs.formUnion(entries[index].startedEpoch.map { [$0] } ?? []) }
+        voided = Set(subset.subtracting(effective).map { entries[$0].hash })
+
+        var lastEpoch: Int?
+        var lastPolicy: (index: Int, policy: GroupJoinPolicy)?
+        var revocations: [Int] = []
+        var rekeys: [UUID: [Int]] = [:]
+        var admissions: [Int] = []
+        for index in effective {
+            let entry = entries[index]
+            switch entry.change {
+            case .joined(let keys, let name, _, _):
+                guard member(entry.author) == nil else { continue }
+                members.append(
+                    GroupMemberRecord(
+                        device: entry.author,
+                        keys: keys,
+                        name: name,
+                        added: entry.date,
+                        addedBy: entry.author
+                    )
+                )
+                admissions.append(index)
+            case .added(let device, let keys, let name, _, _):
+                guard member(device) == nil else { continue }
+                members.append(
+                    GroupMemberRecord(device: device, keys: keys, name: name, added: entry.date, addedBy: entry.author)
+                )
+                admissions.append(index)
+            case .revoked(let device, _):
+                revocations.append(index)
+                if let position = members.firstIndex(where: { $0.device == device }), members[position].isActive {
+                    members[position].revoked = entry.date
+                    members[position].revokedBy = entry.author
+                }
+            case .epochStarted(let epoch, _, _):
+                epochs.append(epoch)
+                currentEpoch = epoch
+                lastEpoch = index
+            case .policy(let policy):
+                lastPolicy = (index, policy)
+            case .keysShared:
+                break
+            case .keysReplaced(let keys, _):
+                if let position = members.firstIndex(where: { $0.device == entry.author }) {
+                    members[position].keys = keys
+                }
+                let earlier = rekeys[entry.author, default: []]
+                if earlier.contains(where: { graph.concurrent($0, index) }),
+                    let position = members.firstIndex(where: { $0.device == entry.author }),
+                    members[position].isActive
+                {
+                    members[position].revoked = entry.date
+                    members[position].revokedBy = entry.author
+                }
+                rekeys[entry.author, default: []].append(index)
+            }
+        }
+        // A revocation closes passphrase joins until a member who knew of it opens them again.
+        if let lastPolicy, lastPolicy.policy == .passphrase,
+            revocations.allSatisfy({ graph.ancestors[lastPolicy.index].contains($0) })
+        {
+            policy = .passphrase
+        } else if lastPolicy != nil || !revocations.isEmpty {
+            policy = .approval
+        }
+        func knownToCurrentEpoch(_ index: Int) -> Bool {
+            guard let lastEpoch else { return false }
+            return graph.ancestors[lastEpoch].contains(index)
+        }
+        let active = Set(activeMembers.map(\.device))
+        needsNewEpoch =
+            revocations.contains { !knownToCurrentEpoch($0) }
+            || rekeys.contains { device, indices in
+                active.contains(device) && indices.contains { !knownToCurrentEpoch($0) }
+            }
+            || admissions.contains { index in
+                guard let lastEpoch else { return false }
+                return graph.concurrent(index, lastEpoch) && active.contains(entries[index].admittedDevice ?? UUID())
+            }
+    }
+
+    /// One round of the voiding rules: which entries of `subset` have effect, given that those in
+    /// `effective` had in the round before.
+    private static func effectiveEntries(graph: GroupGraph, subset: IndexSet, effective: IndexSet) -> IndexSet {
+        let entries = graph.entries
+        var admission: [UUID: Int] = [:]
+        var revocationsOf: [UUID: [Int]] = [:]
+        var rekeysOf: [UUID: [Int]] = [:]
+        var closings: [Int] = []
+        for index in effective {
+            let entry = entries[index]
+            if let device = entry.admittedDevice, admission[device] == nil { admission[device] = index }
+            switch entry.change {
+            case .revoked(let device, _): revocationsOf[device, default: []].append(index)
+            case .keysReplaced: rekeysOf[entry.author, default: []].append(index)
+            case .epochStarted, .policy(.approval): closings.append(index)
+            default: break
+            }
+        }
+        var result = IndexSet()
+        for index in subset {
+            let entry = entries[index]
+            let author = entry.author
+            func concurrentWithAny(_ others: [Int]?) -> Bool {
+                (others ?? []).contains { graph.concurrent($0, index) }
+            }
+            if case .joined = entry.change {
+                if admission[author] != index || concurrentWithAny(closings) { continue }
+            } else {
+                // The author's own admission must have effect and have been known to it.
+                guard let admitted = admission[author], graph.ancestors[index].contains(admitted) else { continue }
+            }
+            switch entry.change {
+            case .revoked:
+                if concurrentWithAny(rekeysOf[author]) { continue }
+            case .keysReplaced:
+                if concurrentWithAny(revocationsOf[author]) { continue }
+            default:
+                if concurrentWithAny(revocationsOf[author]) || concurrentWithAny(rekeysOf[author]) { continue }
+            }
+            result.insert(index)
+        }
+        return result
+    }
+
+    /// Checks `entry` against this state, the meaning of exactly its ancestors; returns whether a
+    /// join proof was left unchecked.
+    func check(
         _ entry: GroupEntry,
         index: Int,
-        previous: [UInt8],
         group: UUID,
         roots: (KeyEpoch) -> SecureBytes?
-    ) throws(CofferError) {
+    ) throws(CofferError) -> Bool {
         func refuse(_ why: String) -> CofferError {
             CofferError(
                 .notTrusted,
                 "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): \(why); it was refused and nothing changed"
             )
         }
-        guard entry.previous == previous else {
-            throw refuse(index == 0 ? "it does not start this group's log" : "it does not follow the entry before it")
-        }
         let signer: DevicePublicKeys
+        var unchecked = false
         if case .joined(let keys, let name, let epoch, let proof) = entry.change {
             if let existing = member(entry.author) {
                 throw refuse(
@@ -187,7 +436,7 @@ package struct GroupState: Equatable, Sendable {
                     throw refuse("its proof of the group key does not verify")
                 }
             } else {
-                uncheckedProofs = true
+                unchecked = true
             }
             signer = keys
         } else {
@@ -204,52 +453,68 @@ package struct GroupState: Equatable, Sendable {
         guard valid else { throw refuse("its signature does not verify") }
 
         switch entry.change {
-        case .joined(let keys, let name, _, _):
-            members.append(
-                GroupMemberRecord(
-                    device: entry.author,
-                    keys: keys,
-                    name: name,
-                    added: entry.date,
-                    addedBy: entry.author
-                )
-            )
-        case .added(let device, let keys, let name, let epoch, _):
+        case .joined:
+            break
+        case .added(let device, _, _, let epoch, _):
             guard member(device) == nil else { throw refuse("device \(device.uuidString) was already added") }
             guard epoch == currentEpoch else {
                 throw refuse("it gives the new device epoch \(epoch), not the current epoch \(currentEpoch)")
             }
-            members.append(
-                GroupMemberRecord(device: device, keys: keys, name: name, added: entry.date, addedBy: entry.author)
-            )
         case .revoked(let device, _):
             guard device != entry.author else { throw refuse("a device cannot revoke itself") }
-            guard let position = members.firstIndex(where: { $0.device == device }), members[position].isActive else {
+            guard member(device)?.isActive == true else {
                 throw refuse("device \(device.uuidString) is not an active member")
             }
-            members[position].revoked = entry.date
-            members[position].revokedBy = entry.author
         case .epochStarted(let epoch, let boxes, _):
-            guard !epoch.isOriginal, !epochs.contains(epoch) else { throw refuse("epoch \(epoch) was started before") }
+            guard !epoch.isOriginal, !startedEpochs.contains(epoch) else {
+                throw refuse("epoch \(epoch) was started before")
+            }
             guard Set(boxes.keys) == Set(activeMembers.map(\.device)) else {
                 throw refuse("the new group key is not sealed to exactly the group's members")
             }
-            epochs.append(epoch)
-            currentEpoch = epoch
-        case .policy(let policy):
-            self.policy = policy
+        case .policy:
+            break
         case .keysShared(let epoch, _):
             guard epoch == currentEpoch else {
                 throw refuse("it shares keys under epoch \(epoch), not the current epoch \(currentEpoch)")
             }
+        case .keysReplaced(let keys, let possession):
+            guard keys != signer else { throw refuse("it replaces the device's keys with the same keys") }
+            let message = GroupEntry.possessionMessage(
+                group: group,
+                parents: entry.parents,
+                author: entry.author,
+                keys: keys
+            )
+            guard (try? Ed25519PrivateKey.isValidSignature(possession, of: message, by: keys.signing)) == true else {
+                throw refuse("it does not prove that the device holds its new signing key")
+            }
         }
+        return unchecked
+    }
+}
+
+extension GroupEntry {
+    /// The device this entry admits, for a join or an addition.
+    var admittedDevice: UUID? {
+        switch change {
+        case .joined: return author
+        case .added(let device, _, _, _, _): return device
+        default: return nil
+        }
+    }
+
+    /// The epoch this entry starts, if it starts one.
+    var startedEpoch: KeyEpoch? {
+        if case .epochStarted(let epoch, _, _) = change { return epoch }
+        return nil
     }
 }
 
 /// The entries whose signatures this process has verified, by entry hash and signing key, so that
 /// replaying a log again (every export and import does, several times) verifies each entry once. An
-/// entry's hash covers the hash of the one before it, so the whole chain, and with it who had to sign
-/// the entry: a hit is the same check with the same answer.
+/// entry's hash covers the hashes of its parents, so the whole past, and with it who had to sign the
+/// entry: a hit is the same check with the same answer.
 private enum VerifiedSignatures {
     private static let verified = Locked<Set<[UInt8]>>([])
     private static let limit = 16_384

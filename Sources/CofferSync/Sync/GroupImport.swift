@@ -10,10 +10,6 @@ package final class ImportPlan {
     package let signer: [UInt8]?
     /// Whether the bundle's log changes this vault's.
     package let changesLog: Bool
-    /// The exporting device, when only its own log admits it (its admission lost a fork): this
-    /// vault adds it to the log it keeps, sealing the current group key to it, so it can read what
-    /// the group seals from now on.
-    package let adoptedSource: GroupMemberRecord?
     private let vault: Vault
     private let remote: GroupLog?
     private let source: UUID
@@ -26,10 +22,8 @@ package final class ImportPlan {
         remote: GroupLog?,
         source: UUID,
         merged: GroupContext,
-        changesLog: Bool,
-        adoptedSource: GroupMemberRecord? = nil
+        changesLog: Bool
     ) {
-        self.adoptedSource = adoptedSource
         self.vault = vault
         self.root = root
         self.signer = signer
@@ -45,9 +39,6 @@ package final class ImportPlan {
         let roots = try vault.unlockedRoots()
         var context = try vault.groupContext(in: txn, roots: roots, deviceKeys: try vault.deviceKeys())
         if let remote { try context.merge(remote) }
-        if let adopted = adoptedSource, try context.state().member(context.device)?.isActive == true {
-            try context.vouch(for: adopted)
-        }
         try context.shareKeysTheLogLacks()
         if context.changed {
             try context.store(in: txn, schema: vault.schema, roots: roots, vaultID: vault.id)
@@ -120,17 +111,19 @@ extension Vault {
                 "this device was revoked from its sync group by \(describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and nothing was changed. Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it"
             )
         }
+        if state.member(device) == nil, (try? local.state().member(device)?.isActive) == true {
+            throw CofferError(
+                .notTrusted,
+                "this device's join no longer counts: it joined with a group key that a member replaced at the same time (a revocation, a key rotation or a switch to approval-only joins), so no member can trust it; nothing was changed. Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
+            )
+        }
         let signer: [UInt8]
-        var adopted: GroupMemberRecord?
         let root: SecureBytes
         do throws(CofferError) {
             if source == device {
                 signer = merged.publicKeys.signing
             } else {
-                if state.member(source) == nil {
-                    adopted = Self.admitted(source, in: remote, merged: state, roots: merged.roots)
-                }
-                guard let member = state.member(source) ?? adopted else {
+                guard let member = state.member(source) else {
                     throw CofferError(
                         .notTrusted,
                         "the bundle was made by device \(source.uuidString), which is not a member of this sync group: approve its join request first (coffer device approve), or the bundle is forged. Its records were refused"
@@ -166,8 +159,7 @@ extension Vault {
             remote: remote,
             source: source,
             merged: merged,
-            changesLog: merged.log != local.log || adopted != nil,
-            adoptedSource: adopted
+            changesLog: merged.log != local.log
         )
     }
 
@@ -251,24 +243,6 @@ extension Vault {
         try installGroupKeys(try context.epochRoots(), group: group)
         // Pooled contexts were keyed with the placeholder's naming keys.
         dropDerivedContexts()
-    }
-
-    /// The exporting device as its own bundle's log admits it, when the merged log does not know it
-    /// yet: its admission lost a fork (two devices joined at once) and it has not re-joined on top
-    /// of the winning side yet. Accepted only if whoever admitted it (itself, for a passphrase join)
-    /// is still a member here, so a revoked device's branch admits no one.
-    private static func admitted(
-        _ source: UUID,
-        in remote: GroupLog,
-        merged: GroupState,
-        roots: [KeyEpoch: SecureBytes]
-    ) -> GroupMemberRecord? {
-        // Every join proof in that log must have been checked: a self-admission is worth its proof.
-        guard let state = try? remote.state(roots: { roots[$0] }), !state.uncheckedProofs,
-            let member = state.member(source), member.isActive
-        else { return nil }
-        guard member.addedBy == source || merged.member(member.addedBy)?.isActive == true else { return nil }
-        return member
     }
 
     private func revokedSource(_ member: GroupMemberRecord, _ state: GroupState) -> CofferError {

@@ -146,13 +146,7 @@ struct GroupModelTests {
             )
         }
         var winner = try log(vaults[0])
-        for vault in vaults.dropFirst() {
-            let other = try log(vault)
-            switch winner.relation(to: other) {
-            case .behind, .forked(_, otherWins: true): winner = other
-            default: break
-            }
-        }
+        for vault in vaults.dropFirst() { winner = try winner.union(try log(vault)) }
         let activeIDs = Set(try winner.state(roots: { _ in nil }).activeMembers.map(\.device))
         let members = vaults.filter { activeIDs.contains($0.deviceID) }
         #expect(!members.isEmpty, "seed \(seed)")
@@ -169,6 +163,7 @@ struct GroupModelTests {
                 case .epochStarted: return "\(name(entry.author))E"
                 case .policy: return "\(name(entry.author))P"
                 case .keysShared: return "\(name(entry.author))K"
+                case .keysReplaced: return "\(name(entry.author))R"
                 }
             }
             return "\(name(vault.deviceID)): " + entries.joined(separator: " ")

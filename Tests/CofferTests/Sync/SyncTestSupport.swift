@@ -29,6 +29,18 @@ struct SyncGroupFixture {
 
     /// A fresh bundle path.
     func bundle(_ name: String) -> URL { directory.path(name + ".bundle") }
+
+    /// A syncable password item of account "ann".
+    static func password(_ service: String, _ value: String = "secret") -> KeychainItem {
+        Items.password(service, "ann", value: value, scope: .syncable)
+    }
+
+    /// Exports `from` to the bundle `name` and imports it into `to`.
+    func exchange(_ from: Vault, _ to: Vault, _ name: String) throws -> ImportSummary {
+        let url = bundle(name)
+        try from.export(to: url)
+        return try to.import(from: url)
+    }
 }
 
 extension Vault {

@@ -1,0 +1,157 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// The membership log against a revoked or copied device that knows the passphrase, keeps old
+/// bundles and races the members (issue 37; docs/FORMAT.md, "What a log means").
+@Suite("Sync group adversaries: rejoining from old bundles, racing revocations")
+struct GroupAdversaryTests {
+    let group: SyncGroupFixture
+
+    init() throws { group = try SyncGroupFixture() }
+
+    func password(_ service: String, _ value: String = "secret") -> KeychainItem {
+        SyncGroupFixture.password(service, value)
+    }
+
+    func exchange(_ from: Vault, _ to: Vault, _ name: String) throws -> ImportSummary {
+        try group.exchange(from, to, name)
+    }
+
+    /// Imports, returning the refusal instead of throwing it.
+    func offer(_ from: Vault, _ to: Vault, _ name: String) throws -> CofferError? {
+        let bundle = group.bundle(name)
+        try from.export(to: bundle)
+        do {
+            _ = try to.import(from: bundle)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func active(_ vault: Vault, in viewer: Vault) throws -> Bool {
+        try viewer.members().first { $0.deviceID == vault.deviceID }?.isActive == true
+    }
+
+    /// `a` founded the group with one item, `b` and `c` joined by passphrase, and everyone knows
+    /// everyone; `old` is a bundle of `a`'s from before any change.
+    func foundedTrio() throws -> (a: Vault, b: Vault, c: Vault, old: URL) {
+        let a = try group.createFirst()
+        try a.keychain.add(password("before"))
+        let old = group.bundle("old")
+        try a.export(to: old)
+        let (b, _) = try group.join("b", from: old)
+        _ = try exchange(b, a, "b-to-a")
+        let start = group.bundle("start")
+        try a.export(to: start)
+        let (c, _) = try group.join("c", from: start)
+        _ = try exchange(c, a, "c-to-a")
+        _ = try exchange(a, b, "a-to-b")
+        _ = try exchange(a, c, "a-to-c")
+        return (a, b, c, old)
+    }
+
+    @Test(
+        "A revoked device's owner who knows the passphrase makes a new vault from an old bundle: it is never admitted",
+        arguments: ["a bundle of a member", "a bundle of the revoked vault itself"]
+    )
+    func rejoinFromOldBundle(source: String) throws {
+        let (a, b, c, old) = try foundedTrio()
+        // b's owner keeps a bundle b made before the revocation too.
+        let fromB = group.bundle("from-b-before")
+        try b.export(to: fromB)
+        try a.revoke(device: b.deviceID)
+        try a.keychain.add(password("after", "written after the revocation"))
+        let (rejoined, _) = try group.join("b-again", from: source == "a bundle of a member" ? old : fromB)
+        try rejoined.keychain.add(password("planted", "from the rejoined vault"))
+
+        // a refuses it, and its next bundle seals nothing new to it.
+        let refused = try offer(rejoined, a, "rejoined-to-a")
+        #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+        #expect(try !active(rejoined, in: a))
+        #expect(try a.keychain.password(service: "planted", account: "ann") == nil)
+        let told = try offer(a, rejoined, "a-to-rejoined")
+        #expect(told?.code == .notTrusted, "\(told?.message ?? "accepted")")
+        #expect(try rejoined.keychain.password(service: "after", account: "ann") == nil)
+
+        // c, which has not heard of the revocation, takes it in; once c hears from a it stops.
+        _ = try exchange(rejoined, c, "rejoined-to-c")
+        _ = try exchange(a, c, "a-to-c-after")
+        #expect(try !active(rejoined, in: c))
+        try c.keychain.add(password("from-c-later"))
+        let cut = try offer(c, rejoined, "c-to-rejoined")
+        #expect(cut?.code == .notTrusted, "\(cut?.message ?? "accepted")")
+        #expect(try rejoined.keychain.password(service: "from-c-later", account: "ann") == nil)
+        _ = try exchange(c, a, "c-to-a-after")
+        #expect(try !active(rejoined, in: a))
+        #expect(try a.keyRing().currentEpoch(.sync) == c.keyRing().currentEpoch(.sync))
+        // No key of an epoch started after the revocation reached the new vault.
+        let held = Set(try rejoined.keyRing().epochs(.sync))
+        #expect(!held.contains(try a.keyRing().currentEpoch(.sync)))
+    }
+
+    @Test("A passphrase join from a bundle made before approval-only was set is void once that is known")
+    func joinAcrossPolicyChange() throws {
+        let (a, _, _, old) = try foundedTrio()
+        try a.setJoinPolicy(.approval)
+        let (late, _) = try group.join("late", from: old)
+        let refused = try offer(late, a, "late-to-a")
+        #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+        #expect(try !active(late, in: a))
+        let told = try offer(a, late, "a-to-late")
+        #expect(told?.message.contains("join no longer counts") == true, "\(told?.message ?? "accepted")")
+    }
+
+    @Test("Two devices revoking each other at once are both revoked, in every exchange order; the rest carry on")
+    func mutualRevocation() throws {
+        for order in 0..<3 {
+            let trio = try GroupAdversaryTests().foundedTrio()
+            let (a, b, c) = (trio.a, trio.b, trio.c)
+            try a.revoke(device: b.deviceID)
+            try b.revoke(device: a.deviceID)
+            switch order {
+            case 0:
+                _ = try? exchange(a, c, "o0-a-c")
+                _ = try? exchange(b, c, "o0-b-c")
+            case 1:
+                _ = try? exchange(b, c, "o1-b-c")
+                _ = try? exchange(a, c, "o1-a-c")
+            default:
+                _ = try? exchange(a, b, "o2-a-b")
+                _ = try? exchange(b, c, "o2-b-c")
+            }
+            for vault in [a, b] { _ = try? exchange(vault, c, "final-\(order)-\(vault.deviceID)") }
+            let members = try c.members()
+            #expect(members.first { $0.deviceID == a.deviceID }?.isActive == false, "order \(order)")
+            #expect(members.first { $0.deviceID == b.deviceID }?.isActive == false, "order \(order)")
+            #expect(members.first { $0.deviceID == c.deviceID }?.isActive == true, "order \(order)")
+            // c started an epoch neither holds, and carries on alone.
+            let epoch = try c.keyRing().currentEpoch(.sync)
+            for revoked in [a, b] {
+                #expect(!(try revoked.keyRing().epochs(.sync)).contains(epoch), "order \(order)")
+            }
+            try c.keychain.add(password("c-alone-\(order)"))
+            #expect(try offer(a, c, "late-a-\(order)")?.code == .notTrusted)
+        }
+    }
+
+    @Test("A thief's copy that revokes the revoker does not stay a member and gets no later key")
+    func thiefRevokesRevoker() throws {
+        let (a, b, c, _) = try foundedTrio()
+        // The thief's copy of b, not yet told, revokes a while a revokes b.
+        try a.revoke(device: b.deviceID)
+        try b.revoke(device: a.deviceID)
+        // c hears from the thief first, then from a.
+        _ = try exchange(b, c, "thief-to-c")
+        _ = try? exchange(a, c, "a-to-c")
+        #expect(try !active(b, in: c))
+        try c.keychain.add(password("secret-after"))
+        let refused = try offer(c, b, "c-to-thief")
+        #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+        #expect(try b.keychain.password(service: "secret-after", account: "ann") == nil)
+        #expect(!(try b.keyRing().epochs(.sync)).contains(try c.keyRing().currentEpoch(.sync)))
+    }
+}
