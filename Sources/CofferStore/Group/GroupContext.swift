@@ -28,8 +28,8 @@ package struct GroupContext {
     /// Every group key held, the original epoch's (the sync root) included.
     package private(set) var roots: [KeyEpoch: SecureBytes]
     package let device: UUID
-    package let deviceKeys: DeviceKeys
-    package let publicKeys: DevicePublicKeys
+    package private(set) var deviceKeys: DeviceKeys
+    package private(set) var publicKeys: DevicePublicKeys
     /// Whether anything changed since it was loaded.
     package private(set) var changed = false
 
@@ -131,6 +131,27 @@ package struct GroupContext {
         try append(
             .joined(keys: publicKeys, name: name, epoch: epoch, proof: try GroupKeys.proof(of: message, root: root))
         )
+    }
+
+    /// Replaces this device's keys with `fresh` in the log (a rekey): appends the replacement, signed
+    /// with the keys it replaces and proving `fresh` with its own signature, then signs with `fresh`
+    /// from now on. A copy of the vault made before, holding the old keys, can add nothing the group
+    /// accepts afterwards, and a new epoch started after this (``startEpoch()``) is sealed to the
+    /// new X25519 key alone.
+    package mutating func replaceKeys(with fresh: DeviceKeys) throws(CofferError) {
+        let keys: DevicePublicKeys
+        let possession: [UInt8]
+        do {
+            keys = DevicePublicKeys(agreement: try fresh.agreement.publicKey(), signing: try fresh.signing.publicKey())
+            possession = try fresh.signing.signature(
+                of: GroupEntry.possessionMessage(group: log.group, parents: log.heads, author: device, keys: keys)
+            )
+        } catch {
+            throw CofferError(.internalError, "signing with the device's new keys failed: \(error)", underlying: error)
+        }
+        try append(.keysReplaced(keys: keys, possession: possession))
+        deviceKeys = fresh
+        publicKeys = keys
     }
 
     /// Starts a new key epoch: a fresh group key sealed to every active member, carrying every group

@@ -54,8 +54,8 @@ extension Vault {
         let (schema, vaultID) = (schema, id)
         let recovery = RecoveryKey.generate()
         let recoveryKEK = try Self.recoveryKeyEncryptionKey(recovery, vaultID: vaultID)
-        let (newRoot, generations) = try storage("ending the rekey") {
-            try environment.write { txn -> (SecureBytes, DeviceGenerations) in
+        let (newRoot, generations, group) = try storage("ending the rekey") {
+            try environment.write { txn -> (SecureBytes, DeviceGenerations, GroupContext?) in
                 try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
                 let stored = try DeviceGenerations.read(in: txn, schema: schema, root: roots.device, vaultID: vaultID)
                 guard let pending = stored.pending, pending.epoch == generation else {
@@ -81,11 +81,21 @@ extension Vault {
                 entries.append(
                     (MetaKey.recoveryEscrow, try Self.escrow(recovery, deviceRoot: pending.root, vaultID: vaultID))
                 )
+                var group: GroupContext?
                 if let sealed = try txn.get(schema.meta, key: Array(MetaKey.deviceKeys.utf8)) {
                     let deviceKeys = try DeviceKeys.open(sealed, deviceRoot: roots.device, vaultID: vaultID)
-                    entries += try deviceKeys.metaEntries(deviceRoot: pending.root, vaultID: vaultID)
+                    // New device keys too: a copy of the files taken before holds the old ones, and the
+                    // group stops trusting them (a member's new keys go in its membership log).
+                    let fresh = DeviceKeys.generate()
+                    group = try replacingGroupKeys(of: deviceKeys, with: fresh, in: txn, roots: roots)
+                    entries += try (group == nil ? deviceKeys : fresh).metaEntries(
+                        deviceRoot: pending.root,
+                        vaultID: vaultID
+                    )
                 }
-                if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
+                if let group {
+                    entries += try group.metaEntries(deviceRoot: pending.root, vaultID: vaultID)
+                } else if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
                     let groupKeys = try GroupKeys.store.open(sealed, under: roots.device, vaultID: vaultID)
                     entries.append(
                         (GroupKeys.metaKey, try GroupKeys.store.seal(groupKeys, under: pending.root, vaultID: vaultID))
@@ -94,13 +104,36 @@ extension Vault {
                 for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
                 _ = try txn.delete(schema.meta, key: Array(DeviceGenerations.Meta.rekey.utf8))
                 let ended = try DeviceGenerations.read(in: txn, schema: schema, root: pending.root, vaultID: vaultID)
-                return (pending.root, ended)
+                return (pending.root, ended, group)
             }
         }
         try installRoots(RootKeys(device: newRoot, generations: generations, sync: roots.sync))
+        if let group { try installGroupKeys(try group.epochRoots(), group: syncGroupID) }
         dropDerivedContexts()
         if passphrase.isNew { try refreshJoinBlock(kdf: passphrase.kdf, kek: passphrase.kek, force: true) }
         return recovery
+    }
+
+    /// The group with this device's keys replaced by `fresh` and a new key epoch sealed to them, in
+    /// `txn`, when the vault is an active member of a group with a membership log; `nil` otherwise
+    /// (the vault then keeps its device keys: a vault waiting for approval is known by them).
+    private func replacingGroupKeys(
+        of current: DeviceKeys,
+        with fresh: DeviceKeys,
+        in txn: Transaction,
+        roots: RootKeys
+    ) throws -> GroupContext? {
+        guard try txn.get(schema.meta, key: Array(GroupContext.Meta.log.utf8)) != nil,
+            try txn.get(schema.meta, key: Array(GroupContext.Meta.joinRequest.utf8)) == nil
+        else { return nil }
+        var context = try groupContext(in: txn, roots: roots, deviceKeys: current)
+        guard try context.state().member(deviceID)?.isActive == true else { return nil }
+        try context.replaceKeys(with: fresh)
+        try context.startEpoch()
+        // The join block wraps the previous epoch's key; the next unlock with the passphrase (or
+        // the end of this rekey, for a new one) writes one for the new epoch.
+        _ = try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
+        return context
     }
 
     /// The passphrase's key-encryption key and KDF record, once `passphrase` is shown to open this

@@ -154,4 +154,45 @@ struct GroupAdversaryTests {
         #expect(try b.keychain.password(service: "secret-after", account: "ann") == nil)
         #expect(!(try b.keyRing().epochs(.sync)).contains(try c.keyRing().currentEpoch(.sync)))
     }
+
+    @Test("After a leak of a member's files and passphrase, rekey and rotate shut the leaked copy out")
+    func leakedCopyAfterRekey() throws {
+        let (a, b, c, _) = try foundedTrio()
+        // b's files and passphrase leak.
+        b.close()
+        let leakDirectory = group.directory.path("b-leaked")
+        try FileManager.default.copyItem(at: group.directory.path("b"), to: leakDirectory)
+        let owner = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
+        try owner.unlock(passphrase: SyncGroupFixture.passphrase)
+        // b's owner rekeys with a new passphrase; a rotates, as the README advises.
+        try owner.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "a brand new passphrase")
+        _ = try exchange(owner, a, "rekeyed-to-a")
+        try a.rotateGroupKey()
+        try a.keychain.add(password("after-leak", "written after the leak"))
+        _ = try exchange(a, owner, "a-to-owner")
+        _ = try exchange(a, c, "a-to-c")
+        #expect(try owner.keychain.password(service: "after-leak", account: "ann") == "written after the leak")
+
+        // The leaked copy, opened with the old passphrase, reads nothing new and plants nothing.
+        let leak = try Vault.open(at: leakDirectory, configuration: group.fixture.configuration)
+        try leak.unlock(passphrase: SyncGroupFixture.passphrase)
+        try leak.keychain.add(password("planted", "by the thief"))
+        for (member, name) in [(a, "leak-to-a"), (c, "leak-to-c"), (owner, "leak-to-owner")] {
+            let refused = try offer(leak, member, name)
+            #expect(refused?.code == .notTrusted, "\(name): \(refused?.message ?? "accepted")")
+            #expect(try member.keychain.password(service: "planted", account: "ann") == nil, "\(name)")
+        }
+        let told = try offer(a, leak, "a-to-leak")
+        #expect(told != nil, "the leaked copy took a's bundle")
+        #expect(try leak.keychain.password(service: "after-leak", account: "ann") == nil)
+        let current = try a.keyRing().currentEpoch(.sync)
+        #expect(!(try leak.keyRing().epochs(.sync)).contains(current))
+        // Even a leaked copy that revokes a member at the same time achieves nothing: its entries
+        // are concurrent with the rekey.
+        try? leak.revoke(device: c.deviceID)
+        _ = try? offer(leak, a, "leak-revokes")
+        _ = try exchange(a, c, "a-to-c-last")
+        #expect(try active(c, in: a))
+        #expect(try active(owner, in: a))
+    }
 }

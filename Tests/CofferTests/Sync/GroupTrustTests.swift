@@ -131,15 +131,19 @@ struct GroupTrustTests {
         #expect(try a.keychain.password(service: "from-b", account: "ann") == "secret")
     }
 
-    @Test("A member that rekeys keeps its device keys and group keys: it signs, approves and reads after a reopen")
+    @Test("A member that rekeys gets new device keys the group learns: it signs, approves and reads after a reopen")
     func rekeyedMember() throws {
         let (a, b) = try foundedPair()
         try a.rotateGroupKey()  // meta group-keys now holds a later epoch, sealed under a's device root
         _ = try exchange(a, b, "rotated")
         let identity = try a.deviceIdentity()
+        let epoch = try a.keyRing().currentEpoch(.sync)
         try a.rekey(passphrase: SyncGroupFixture.passphrase)
         let reopened = try reopen(a, as: "vault")
-        #expect(try reopened.deviceIdentity() == identity, "the same device, its keys re-sealed")
+        let renewed = try reopened.deviceIdentity()
+        #expect(renewed.deviceID == identity.deviceID && renewed.signingKey != identity.signingKey)
+        #expect(try reopened.members().first { $0.deviceID == a.deviceID }?.identity == renewed)
+        #expect(try reopened.keyRing().currentEpoch(.sync) != epoch, "a new epoch, sealed to the new keys")
         #expect(try reopened.keychain.password(service: "before", account: "ann") == "secret")
         // It still signs what b accepts, under the epoch it holds.
         try reopened.keychain.add(password("after", "after the rekey"))
