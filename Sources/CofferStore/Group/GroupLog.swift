@@ -128,9 +128,6 @@ package struct GroupLog: Equatable, Sendable {
                 children[position].append(index)
             }
         }
-        guard ready.count <= 1 || entries.isEmpty else {
-            throw CofferError(.notTrusted, "the sync group's membership log has two first entries; it was refused")
-        }
         var ordered: [GroupEntry] = []
         ordered.reserveCapacity(entries.count)
         while !ready.isEmpty {
@@ -167,14 +164,14 @@ struct GroupGraph {
         let anchor = GroupEntry.anchor(group: group)
         for (index, entry) in entries.enumerated() {
             var known = IndexSet()
-            if index == 0 {
-                guard entry.parents == [anchor] else {
-                    throw CofferError(
-                        .notTrusted,
-                        "the sync group's membership log is not valid at entry 1 (by device \(entry.author.uuidString)): it does not start this group's log; it was refused and nothing changed"
-                    )
-                }
-            } else {
+            let founding = entry.parents == [anchor]
+            guard founding ? entry.change.isJoin : index > 0 else {
+                throw CofferError(
+                    .notTrusted,
+                    "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): it does not start this group's log; it was refused and nothing changed"
+                )
+            }
+            if !founding {
                 for parent in entry.parents {
                     guard let earlier = position[parent] else {
                         throw CofferError(
@@ -335,20 +332,24 @@ package struct GroupState: Equatable, Sendable {
         } else if lastPolicy != nil || !revocations.isEmpty {
             policy = .approval
         }
-        func knownToCurrentEpoch(_ index: Int) -> Bool {
-            guard let lastEpoch else { return false }
-            return graph.ancestors[lastEpoch].contains(index)
-        }
+        // The current key is safe when exactly the active members hold it: every box of its epoch
+        // is sealed to an active member under the keys it has now, and every active member has one
+        // (or was added after it, with the key sealed to it in its admission).
         let active = Set(activeMembers.map(\.device))
-        needsNewEpoch =
-            revocations.contains { !knownToCurrentEpoch($0) }
-            || rekeys.contains { device, indices in
-                active.contains(device) && indices.contains { !knownToCurrentEpoch($0) }
+        if let lastEpoch, case .epochStarted(_, let boxes, _) = entries[lastEpoch].change {
+            let sealedTo = Set(boxes.keys)
+            let addedSince = Set(
+                admissions.filter { graph.ancestors[$0].contains(lastEpoch) }.compactMap { entries[$0].admittedDevice }
+            )
+            let rekeyedSince = rekeys.contains { device, indices in
+                active.contains(device) && indices.contains { !graph.ancestors[lastEpoch].contains($0) }
             }
-            || admissions.contains { index in
-                guard let lastEpoch else { return false }
-                return graph.concurrent(index, lastEpoch) && active.contains(entries[index].admittedDevice ?? UUID())
-            }
+            needsNewEpoch =
+                !sealedTo.isSubset(of: active) || !active.isSubset(of: sealedTo.union(addedSince)) || rekeyedSince
+        } else {
+            // Every device that ever joined holds the original key.
+            needsNewEpoch = !revocations.isEmpty || !rekeys.isEmpty || !voided.isEmpty
+        }
     }
 
     /// One round of the voiding rules: which entries of `subset` have effect, given that those in
@@ -418,7 +419,7 @@ package struct GroupState: Equatable, Sendable {
                         ? "the device is already a member" : "the device was revoked and cannot join again"
                 )
             }
-            guard index == 0 || policy == .passphrase else {
+            guard policy == .passphrase else {
                 throw refuse("the group accepts new devices by approval only, not by passphrase")
             }
             guard epoch == currentEpoch else {

@@ -195,4 +195,37 @@ struct GroupAdversaryTests {
         #expect(try active(c, in: a))
         #expect(try active(owner, in: a))
     }
+
+    @Test("Two devices of a group made before logs existed each found a log; the logs merge with both as members")
+    func twoFounders() throws {
+        let groupID = UUID()
+        let root = SecureBytes.random(count: 32)
+        var first = try GroupContext(
+            log: GroupLog(group: groupID),
+            roots: [.original: root],
+            device: UUID(),
+            deviceKeys: DeviceKeys.generate()
+        )
+        var second = try GroupContext(
+            log: GroupLog(group: groupID),
+            roots: [.original: root],
+            device: UUID(),
+            deviceKeys: DeviceKeys.generate()
+        )
+        try first.appendJoined(name: "first")
+        try second.appendJoined(name: "second")
+        try first.merge(second.log)
+        try second.merge(first.log)
+        #expect(first.log == second.log)
+        #expect(Set(try first.state().activeMembers.map(\.device)) == [first.device, second.device])
+        // Founding needs the group key: a stranger's founding entry is refused.
+        var stranger = try GroupContext(
+            log: GroupLog(group: groupID),
+            roots: [.original: SecureBytes.random(count: 32)],
+            device: UUID(),
+            deviceKeys: DeviceKeys.generate()
+        )
+        try stranger.appendJoined(name: "stranger")
+        #expect(throws: CofferError.self) { try first.merge(stranger.log) }
+    }
 }

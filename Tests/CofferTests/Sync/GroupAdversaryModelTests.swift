@@ -1,0 +1,333 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// A randomized model of a sync group with an adversary among its devices (issue 37).
+///
+/// Three to five honest devices change records and membership (approvals, rotations, rekeys,
+/// switching to approval-only, revocations) and exchange bundles in random orders, some lost, some
+/// replayed from a pool of every bundle ever made. One device is stolen at a random step: from then on
+/// the thief holds its vault and file copies of it taken earlier, knows the passphrase, keeps every
+/// bundle, and acts: it writes records, revokes honest members (racing the owner), makes new vaults
+/// from any old bundle with the passphrase, and offers all of it, and old bundles, to anyone. At a
+/// random later step an honest member revokes the stolen device and every device the thief made that
+/// it sees as a member.
+///
+/// After every step:
+/// - no vault of the thief holds the key of an epoch that an honest log started knowing the
+///   revocation of a device of the thief's;
+/// - no honest device that knew of that revocation accepted a bundle of the thief's.
+/// At the end, after exchanges among the honest members that are still members, they agree on the
+/// log, the epoch and the records. The seed is printed on failure; `COFFER_GROUP_ADVERSARY_SEEDS` (a
+/// count, or a comma-separated list) runs more, as `Tools/sync-model` does.
+@Suite("Randomized model: a sync group with a thief among its devices")
+struct GroupAdversaryModelTests {
+    static var seeds: [UInt64] {
+        ModelSeeds.seeds("COFFER_GROUP_ADVERSARY_SEEDS", defaults: Array(1...6))
+    }
+
+    @Test(
+        "random membership changes, a theft, replays and races; revoked means out, honest members agree",
+        arguments: seeds
+    )
+    func adversary(seed: UInt64) throws {
+        let model = try AdversaryModel(seed: seed)
+        for step in 0..<70 {
+            do {
+                try model.step(step)
+                model.checkInvariants(step)
+            } catch {
+                Issue.record("seed \(seed), step \(step): \(error)")
+                throw error
+            }
+        }
+        try model.settleAndCompare()
+    }
+}
+
+/// The state of one run of ``GroupAdversaryModelTests``.
+final class AdversaryModel {
+    /// One vault of the model and who holds it.
+    final class Device {
+        var vault: Vault
+        let directory: URL
+        let thief: Bool
+        init(_ vault: Vault, directory: URL, thief: Bool) {
+            self.vault = vault
+            self.directory = directory
+            self.thief = thief
+        }
+    }
+
+    let seed: UInt64
+    var random: SplitMix64
+    let group: SyncGroupFixture
+    var names = 0
+    var pool: [(url: URL, byThief: Bool)] = []
+    var devices: [Device] = []
+    /// The stolen device's id, once stolen.
+    var stolen: UUID?
+    /// The ids of every device of the thief's.
+    var thiefIdentities: Set<UUID> = []
+    /// File copies of the device that will be stolen, taken before the theft.
+    var stolenCopies: [URL] = []
+    /// The index of the honest device that will be stolen.
+    var owned: Int?
+    var revokedThief = false
+    var approvals = 0
+
+    init(seed: UInt64) throws {
+        self.seed = seed
+        random = SplitMix64(seed: seed)
+        group = try SyncGroupFixture()
+        // The group: a founder and two to four devices joined by passphrase.
+        let founder = try group.createFirst()
+        devices = [Device(founder, directory: group.directory.path("vault"), thief: false)]
+        for _ in 0..<(2 + pick(3)) {
+            let name = freshName("p")
+            let (vault, _) = try group.join(name, from: try export(devices[0]))
+            devices.append(Device(vault, directory: group.directory.path(name), thief: false))
+            _ = try devices[0].vault.import(from: try export(devices[devices.count - 1]))
+        }
+        for device in devices.dropFirst() { _ = try device.vault.import(from: try export(devices[0])) }
+        owned = 1 + pick(devices.count - 1)
+    }
+
+    func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+
+    func freshName(_ prefix: String) -> String {
+        names += 1
+        return "\(prefix)\(names)"
+    }
+
+    func export(_ device: Device) throws -> URL {
+        let url = group.bundle(freshName("b"))
+        try device.vault.export(to: url)
+        pool.append((url, device.thief))
+        return url
+    }
+
+    func isMember(_ id: UUID, in vault: Vault) -> Bool {
+        ((try? vault.members())?.first { $0.deviceID == id }?.isActive) ?? false
+    }
+
+    func knowsRevocation(_ vault: Vault) -> Bool {
+        guard let stolen, let members = try? vault.members() else { return false }
+        return members.contains { $0.deviceID == stolen && !$0.isActive }
+    }
+
+    /// Imports, accepting the refusals a group in flux gives; an honest device that knew of the
+    /// revocation must refuse every bundle of the thief's.
+    func offer(_ url: URL, to device: Device, byThief: Bool) throws {
+        let knew = !device.thief && byThief && knowsRevocation(device.vault)
+        let refusal: CofferError?
+        do {
+            _ = try device.vault.import(from: url)
+            refusal = nil
+        } catch {
+            refusal = error
+        }
+        if let refusal, ![.notTrusted, .keyUnavailable, .param].contains(refusal.code) { throw refusal }
+        if refusal == nil, knew {
+            Issue.record("seed \(seed): an honest device that knew of the revocation accepted a bundle of the thief's")
+        }
+    }
+
+    func copyVault(_ device: Device, to name: String) throws -> URL {
+        device.vault.close()
+        let target = group.directory.path(name)
+        try FileManager.default.copyItem(at: device.directory, to: target)
+        device.vault = try openVault(device.directory)
+        return target
+    }
+
+    func openVault(_ directory: URL) throws -> Vault {
+        let vault = try Vault.open(at: directory, configuration: group.fixture.configuration)
+        try vault.unlock(passphrase: SyncGroupFixture.passphrase)
+        return vault
+    }
+
+    /// Every epoch an honest log started knowing of a revocation of a device of the thief's.
+    func epochsAfterRevocations() -> Set<KeyEpoch> {
+        var epochs = Set<KeyEpoch>()
+        for device in devices where !device.thief {
+            guard let stored = try? device.vault.readMetaIfPresent(GroupContext.Meta.log),
+                let log = try? GroupLog(group: device.vault.syncGroupID, decoding: stored),
+                let graph = try? GroupGraph(log.entries, group: log.group)
+            else { continue }
+            let revocations = log.entries.indices.filter { index in
+                if case .revoked(let target, _) = log.entries[index].change { return thiefIdentities.contains(target) }
+                return false
+            }
+            for (index, entry) in log.entries.enumerated() {
+                guard let epoch = entry.startedEpoch,
+                    revocations.contains(where: { graph.ancestors[index].contains($0) })
+                else { continue }
+                epochs.insert(epoch)
+            }
+        }
+        return epochs
+    }
+
+    func checkInvariants(_ step: Int) {
+        let forbidden = epochsAfterRevocations()
+        for device in devices where device.thief {
+            let held = Set((try? device.vault.keyRing().epochs(.sync)) ?? [])
+            #expect(
+                held.isDisjoint(with: forbidden),
+                "seed \(seed), step \(step): a vault of the thief's holds a key of an epoch started after its revocation"
+            )
+        }
+    }
+
+    /// A random honest device that is a member in its own eyes, if one is.
+    func honestMember() -> Device? {
+        let honest = devices.filter { !$0.thief && isMember($0.vault.deviceID, in: $0.vault) }
+        return honest.isEmpty ? nil : honest[pick(honest.count)]
+    }
+
+    func step(_ number: Int) throws {
+        let honest = devices.filter { !$0.thief }
+        let thieves = devices.filter(\.thief)
+        switch random.next() % 32 {
+        case 0...5:  // an honest edit
+            try honestMember()?.vault.keychain.setPassword(
+                "v\(random.next() % 1000)",
+                service: "s\(pick(5))",
+                account: "ann",
+                scope: .syncable
+            )
+        case 6...15:  // an exchange between two devices, sometimes lost, honest or not
+            let from = devices[pick(devices.count)]
+            let to = devices[pick(devices.count)]
+            guard from !== to else { return }
+            let url = try export(from)
+            if random.next() % 6 != 0 { try offer(url, to: to, byThief: from.thief) }
+        case 16...17:  // a replay of any old bundle to anyone
+            guard !pool.isEmpty else { return }
+            let (url, byThief) = pool[pick(pool.count)]
+            try offer(url, to: devices[pick(devices.count)], byThief: byThief)
+        case 18:
+            try honestMember()?.vault.rotateGroupKey()
+        case 19:
+            try honestMember()?.vault.rekey(passphrase: SyncGroupFixture.passphrase)
+        case 20:
+            try honestMember()?.vault.setJoinPolicy(.approval)
+        case 21:  // an honest device approved by a member
+            guard approvals < 2, let member = honestMember() else { return }
+            approvals += 1
+            let name = freshName("r")
+            let (vault, request) = try Vault.requestJoin(
+                at: group.directory.path(name),
+                passphrase: SyncGroupFixture.passphrase,
+                configuration: group.fixture.configuration
+            )
+            try member.vault.approve(request)
+            _ = try vault.import(from: try export(member))
+            devices.append(Device(vault, directory: group.directory.path(name), thief: false))
+        case 22:  // a backup copy of the device that will be stolen
+            guard stolen == nil, let owned else { return }
+            stolenCopies.append(try copyVault(devices[owned], to: freshName("copy")))
+        case 23:  // the theft
+            guard stolen == nil, let index = owned else { return }
+            let thief = Device(devices[index].vault, directory: devices[index].directory, thief: true)
+            devices[index] = thief
+            stolen = thief.vault.deviceID
+            thiefIdentities.insert(thief.vault.deviceID)
+            for copy in stolenCopies { devices.append(Device(try openVault(copy), directory: copy, thief: true)) }
+            owned = nil
+        case 24...25:  // the owner notices: a member revokes every device of the thief's it sees
+            guard stolen != nil, let member = honestMember() else { return }
+            for id in thiefIdentities where isMember(id, in: member.vault) {
+                try member.vault.revoke(device: id)
+            }
+            revokedThief = true
+        case 26...28:  // the thief writes, or revokes an honest member (racing the owner)
+            guard !thieves.isEmpty else { return }
+            let thief = thieves[pick(thieves.count)]
+            if random.next() % 2 == 0 {
+                try? thief.vault.keychain.setPassword(
+                    "planted",
+                    service: "plant\(pick(3))",
+                    account: "ann",
+                    scope: .syncable
+                )
+            } else if !honest.isEmpty {
+                try? thief.vault.revoke(device: honest[pick(honest.count)].vault.deviceID)
+            }
+        case 29...30:  // the thief makes a new vault from any old bundle, with the passphrase
+            guard revokedThief, !pool.isEmpty else { return }
+            let url = pool[pick(pool.count)].url
+            let name = freshName("t")
+            let joined = try? Vault.join(
+                bundle: url,
+                at: group.directory.path(name),
+                passphrase: SyncGroupFixture.passphrase,
+                configuration: group.fixture.configuration
+            )
+            guard let vault = joined?.0 else { return }
+            thiefIdentities.insert(vault.deviceID)
+            devices.append(Device(vault, directory: group.directory.path(name), thief: true))
+        default:  // the thief's device offers its bundle to an honest one
+            guard !thieves.isEmpty, !honest.isEmpty else { return }
+            try offer(try export(thieves[pick(thieves.count)]), to: honest[pick(honest.count)], byThief: true)
+        }
+    }
+
+    /// Exchanges among the honest devices until they settle, then compares the members among them.
+    func settleAndCompare() throws {
+        let honest = devices.filter { !$0.thief }
+        for round in 0..<4 {
+            for from in honest {
+                for to in honest where to !== from {
+                    guard let url = try? export(from) else { continue }
+                    try offer(url, to: to, byThief: false)
+                }
+            }
+            checkInvariants(1000 + round)
+        }
+        // The members are the honest devices active in the union of every honest log.
+        var union: GroupLog?
+        for device in honest {
+            guard let stored = try device.vault.readMetaIfPresent(GroupContext.Meta.log) else { continue }
+            let log = try GroupLog(group: device.vault.syncGroupID, decoding: stored)
+            union = try union?.union(log) ?? log
+        }
+        let active = Set(try union?.state(roots: { _ in nil }).activeMembers.map(\.device) ?? [])
+        let members = honest.filter { active.contains($0.vault.deviceID) }
+        if ProcessInfo.processInfo.environment["COFFER_MODEL_DEBUG"] != nil {
+            for device in honest {
+                let log = try GroupLog(
+                    group: device.vault.syncGroupID,
+                    decoding: try device.vault.readMetaIfPresent(GroupContext.Meta.log) ?? []
+                )
+                let state = try log.state(roots: { _ in nil })
+                print(
+                    "device \(device.vault.deviceID.uuidString.prefix(4)) entries \(log.entries.count) active \(state.activeMembers.map { $0.device.uuidString.prefix(4) }) epoch \(state.currentEpoch) needs \(state.needsNewEpoch) holds \((try? device.vault.keyRing().epochs(.sync)) ?? [])"
+                )
+            }
+        }
+        guard let reference = members.first else {
+            print("group adversary model: seed \(seed), \(devices.count) vaults, no honest member left")
+            return
+        }
+        let referenceLog = try reference.vault.readMetaIfPresent(GroupContext.Meta.log)
+        for device in members {
+            #expect(
+                try device.vault.readMetaIfPresent(GroupContext.Meta.log) == referenceLog,
+                "seed \(seed): the logs differ"
+            )
+            #expect(
+                try device.vault.keyRing().currentEpoch(.sync) == reference.vault.keyRing().currentEpoch(.sync),
+                "seed \(seed): the epochs differ"
+            )
+            #expect(
+                try device.vault.syncableState() == reference.vault.syncableState(),
+                "seed \(seed): the records differ"
+            )
+        }
+        print("group adversary model: seed \(seed), \(devices.count) vaults, \(members.count) honest members agree")
+    }
+}
