@@ -5,15 +5,17 @@ import Foundation
 struct RekeyCommand: VaultCommand {
     static let configuration = CommandConfiguration(
         name: "rekey",
-        abstract: "Move this vault's device-bound records to a fresh device root, for when its files may have leaked.",
+        abstract: "Give this vault a fresh device root and device keys, for when its files may have leaked.",
         discussion: """
             Makes a fresh random device root and seals every device-bound record (items, blobs, chunks,
             snapshots) again under it, in batches, then wraps the new root under the passphrase and a new
             recovery key. A copy of the vault's files taken before, with its old recovery key or its
             device root, opens nothing written or re-sealed since; with --change-passphrase (or
-            --new-passphrase-file), neither does the old passphrase. Syncable records are the sync
-            group's: to shut out a leaked member, run 'coffer device revoke' or 'coffer group rotate'
-            on another device.
+            --new-passphrase-file), neither does the old passphrase. In a sync group, the device also
+            gets new device keys, recorded in the group's log, and a new key epoch sealed to them: the
+            copy, which holds the old keys, reads nothing the group writes afterwards and can add
+            nothing the group accepts. Export or push afterwards so the other devices learn the new
+            keys.
 
             Safe to interrupt: the vault reads everything at every moment, and running 'coffer rekey'
             again resumes where it stopped. Afterwards, run 'coffer key export' and keep the new
