@@ -40,11 +40,19 @@ struct GroupEndToEndTests {
             try cli.run(["item", "add", "--service", "mail", "--account", "ann", "--value", "v", "--sync"]).status == 0
         )
         let request = cli.directory.path("laptop.request").path
-        let created = try cli.run(["init", "--request-join", request, "--name", "laptop"], extra: vault("b"))
+        let ofGroup = bundle("of-the-group")
+        #expect(try cli.run(["export", "--out", ofGroup]).status == 0)
+        let unnamed = try cli.run(["init", "--request-join", request, "--name", "laptop"], extra: vault("b"))
+        #expect(unnamed.status != 0 && unnamed.error.contains("--group"), "\(unnamed.error)")
+        let created = try cli.run(
+            ["init", "--request-join", request, "--group", ofGroup, "--name", "laptop"],
+            extra: vault("b")
+        )
         #expect(created.status == 0, "\(created.error)")
-        #expect(created.error.contains("Fingerprint: "))
+        #expect(created.error.contains("Fingerprint: ") && created.error.contains("Group fingerprint: "))
         let text = try String(contentsOfFile: request, encoding: .utf8)
         #expect(text.hasPrefix("coffer-join-request 1\n") && text.contains("name laptop\n"))
+        #expect(text.contains("\ngroup ") && text.contains("\ngroup-fingerprint "))
 
         // Not approved yet: info and devices say so; a bundle is refused with what to do; a syncable
         // item too.
@@ -75,7 +83,10 @@ struct GroupEndToEndTests {
 
         let joined = try exchange(from: nil, to: "b", "approved")
         #expect(joined.status == 0, "\(joined.error)")
-        #expect(joined.error.contains("Joined sync group"))
+        #expect(
+            joined.error.contains("Joined sync group") && joined.error.contains("approved by device"),
+            "\(joined.error)"
+        )
         #expect(try itemValue("mail", in: "b").output == "v")
         let listed = try devices()
         #expect(listed.count == 2)
@@ -196,5 +207,41 @@ struct GroupEndToEndTests {
         #expect(try cli.run(["init", "--join", bundle("whole")], extra: vault("e")).status == 0)
         #expect(try itemValue("s", in: "e").output == "v")
         #expect(kills > 0)
+    }
+
+    @Test(
+        "A join request names its group: another group's member cannot approve it, and the vault joins no other group"
+    )
+    func requestBoundToGroup() throws {
+        let ofGroup = bundle("group-a")
+        #expect(try cli.run(["export", "--out", ofGroup]).status == 0)
+        // Another group, founded by vault "other".
+        #expect(try cli.run(["init"], extra: vault("other")).status == 0)
+        let request = cli.directory.path("bound.request").path
+        #expect(
+            try cli.run(["init", "--request-join", request, "--group", ofGroup, "--name", "phone"], extra: vault("b"))
+                .status == 0
+        )
+        // A member of the other group is refused, naming both groups, and its vault is unchanged.
+        let foreign = try cli.run(["device", "approve", request, "--yes"], extra: vault("other"))
+        #expect(foreign.status == 1 && foreign.error.contains("not this device's group"), "\(foreign.error)")
+        #expect(try devices("other").count == 1)
+        // Even an approval smuggled in by another group (a request file edited to name it) is not
+        // joined: the waiting vault takes only the group it asked for.
+        let requestText = try String(contentsOfFile: request, encoding: .utf8)
+        let unbound = cli.directory.path("unbound.request").path
+        try requestText.split(separator: "\n").filter { !$0.hasPrefix("group") }.joined(separator: "\n")
+            .appending("\n").write(toFile: unbound, atomically: true, encoding: .utf8)
+        let smuggled = try cli.run(["device", "approve", unbound, "--yes"], extra: vault("other"))
+        #expect(smuggled.status == 0, "\(smuggled.error)")
+        #expect(smuggled.error.contains("names no group"), "\(smuggled.error)")
+        let approvedElsewhere = bundle("approved-elsewhere")
+        #expect(try cli.run(["export", "--out", approvedElsewhere], extra: vault("other")).status == 0)
+        let refused = try cli.run(["import", approvedElsewhere], extra: vault("b"))
+        #expect(refused.status == 1 && refused.error.contains("asked to join sync group"), "\(refused.error)")
+        // Its own group's member approves it; the join names the group and the approver.
+        #expect(try cli.run(["device", "approve", request, "--yes"]).status == 0)
+        let joined = try exchange(from: nil, to: "b", "approved-here")
+        #expect(joined.status == 0 && joined.error.contains("approved by device"), "\(joined.error)")
     }
 }

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// What a device that wants to join a sync group by approval hands to a member: its id, name and
-/// public keys (``Vault/requestJoin(at:passphrase:name:configuration:)-7cdl6``, ``Vault/approve(_:)-3q91o``).
+/// public keys (``Vault/requestJoin(at:passphrase:name:group:configuration:)-51kop``, ``Vault/approve(_:)-3q91o``).
 ///
 /// Its text form is a few lines anyone can read, send and compare:
 ///
@@ -11,36 +11,45 @@ public import Foundation
 /// name laptop
 /// keys 01…            (device-public: version ‖ X25519 public ‖ Ed25519 public, 130 hex digits)
 /// fingerprint 3f2a-91bc-…
+/// group 5d0e…          (the group it asks to join, when it names one)
+/// group-fingerprint 91c0-…
 /// ```
 ///
 /// It holds no secret. Its fingerprint is what the two people compare before approving: a request
-/// swapped on its way shows another one.
+/// swapped on its way shows another one. A request that names its group is approved only by a member
+/// of that group, and its vault joins only that group.
 public struct JoinRequest: Sendable, Hashable {
     /// The requesting device's identity (id, public keys, fingerprint).
     public let identity: DeviceIdentity
     /// The name it asks to join with.
     public let name: String
+    /// The group it asks to join, if it names one (every request `coffer init --request-join` makes
+    /// does).
+    public let group: GroupReference?
 
     package var publicKeys: DevicePublicKeys {
         DevicePublicKeys(agreement: Array(identity.encryptionKey), signing: Array(identity.signingKey))
     }
 
-    package init(identity: DeviceIdentity, name: String) {
+    package init(identity: DeviceIdentity, name: String, group: GroupReference? = nil) {
         self.identity = identity
         self.name = name
+        self.group = group
     }
 
     private static let firstLine = "coffer-join-request 1"
 
     /// The request as text.
     public var text: String {
-        [
+        ([
             Self.firstLine,
             "device \(identity.deviceID.uuidString.lowercased())",
             "name \(name)",
             "keys \(publicKeys.encoded.hexEncoded)",
             "fingerprint \(identity.fingerprint)",
-        ].joined(separator: "\n") + "\n"
+        ]
+            + (group.map { ["group \($0.id.uuidString.lowercased())", "group-fingerprint \($0.fingerprint)"] } ?? []))
+            .joined(separator: "\n") + "\n"
     }
 
     /// Reads a request's text.
@@ -86,7 +95,14 @@ public struct JoinRequest: Sendable, Hashable {
         }
         let name = try field("name")
         try Vault.validateDeviceName(name)
-        self.init(identity: identity, name: name)
+        var group: GroupReference?
+        if fields["group"] != nil || fields["group-fingerprint"] != nil {
+            guard let id = UUID(uuidString: try field("group")) else {
+                throw CofferError(.param, "the join request's group id is not a UUID")
+            }
+            group = GroupReference(id: id, fingerprint: try field("group-fingerprint"))
+        }
+        self.init(identity: identity, name: name, group: group)
     }
 }
 
@@ -100,6 +116,10 @@ extension Vault {
     ///   - directory: Where the vault lives; absent or empty.
     ///   - passphrase: The passphrase that protects the new vault.
     ///   - name: The name to join with; the host name by default.
+    ///   - group: The group to join (read it from a bundle of the group with
+    ///     ``GroupReference``'s `init(bundle:)`, and compare its fingerprint with the one a member's
+    ///     ``groupReference()`` shows): only a member of that group can approve the request, and the
+    ///     vault joins only that group. `nil` makes a request any group may approve.
     ///   - configuration: KDF cost and storage options.
     /// - Throws: the errors of ``create(at:passphrase:configuration:)``, `.param` for a name that is
     ///   empty, over 200 bytes or holds a line break.
@@ -107,6 +127,7 @@ extension Vault {
         at directory: URL,
         passphrase: Passphrase,
         name: String? = nil,
+        group: GroupReference? = nil,
         configuration: Configuration = Configuration()
     ) throws(CofferError) -> (vault: Vault, request: JoinRequest) {
         let name = name ?? defaultDeviceName
@@ -115,7 +136,7 @@ extension Vault {
             at: directory,
             passphrase: passphrase,
             configuration: configuration,
-            joining: .request(name: name)
+            joining: .request(name: name, group: group)
         )
         guard let request = try vault.pendingJoinRequest() else {
             throw CofferError(.internalError, "the new vault holds no join request")

@@ -89,6 +89,20 @@ extension Vault {
         return try log.state(roots: { epoch in try? keys?.root(.sync, epoch: epoch) }).policy
     }
 
+    /// This vault's sync group as a join request names it: its id and the fingerprint of its founding
+    /// entries, for a device asking to join to compare (founding the membership log first if this
+    /// vault has none yet).
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` while locked, `.notTrusted` while this vault
+    ///   waits for approval.
+    public func groupReference() throws(CofferError) -> GroupReference {
+        if let stored = try readMetaIfPresent(GroupContext.Meta.log) {
+            return try GroupReference(log: try GroupLog(group: syncGroupID, decoding: stored))
+        }
+        let log = try changeGroup("founding the membership log") { (context, _, _) in context.log }
+        return try GroupReference(log: log)
+    }
+
     /// Sets how devices may join: `.approval` stops passphrase joins (bundles then carry no
     /// passphrase-wrapped group key); `.passphrase` allows them again, with a join block wrapped
     /// under `passphrase`, which must be this vault's.
@@ -138,6 +152,15 @@ extension Vault {
     public func approve(_ request: JoinRequest) throws(CofferError) -> GroupMember {
         try changeGroup("approving a device") { (context, _, _) throws in
             try Self.requireActiveMember(context)
+            if let asked = request.group {
+                let mine = try GroupReference(log: context.log)
+                guard asked == mine else {
+                    throw CofferError(
+                        .param,
+                        "the request asks to join sync group \(asked.description), not this device's group \(mine.description); it was not approved and nothing was changed. Ask for a request made with a bundle of this group"
+                    )
+                }
+            }
             let state = try context.state()
             if let existing = state.member(request.identity.deviceID) {
                 throw CofferError(

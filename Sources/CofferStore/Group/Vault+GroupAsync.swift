@@ -30,11 +30,12 @@ extension Vault {
     }
 
     /// Creates a vault that asks to join a sync group by approval; see
-    /// ``requestJoin(at:passphrase:name:configuration:)-7cdl6``.
+    /// ``requestJoin(at:passphrase:name:group:configuration:)-51kop``.
     public static func requestJoin(
         at directory: URL,
         passphrase: Passphrase,
         name: String? = nil,
+        group: GroupReference? = nil,
         configuration: Configuration = Configuration()
     ) async throws(CofferError) -> (vault: Vault, request: JoinRequest) {
         let made = try await offload { () throws(CofferError) in
@@ -42,6 +43,7 @@ extension Vault {
                 at: directory,
                 passphrase: passphrase,
                 name: name,
+                group: group,
                 configuration: configuration
             )
             return Requested(vault: vault, request: request)

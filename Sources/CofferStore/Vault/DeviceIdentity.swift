@@ -27,11 +27,7 @@ public struct DeviceIdentity: Sendable, Hashable, Codable {
         } catch {
             throw CofferError(.internalError, "hashing the device fingerprint failed: \(error)", underlying: error)
         }
-        let hex = Array(digest.prefix(10)).hexEncoded
-        fingerprint = stride(from: 0, to: hex.count, by: 4).map { start in
-            let from = hex.index(hex.startIndex, offsetBy: start)
-            return String(hex[from..<hex.index(from, offsetBy: 4)])
-        }.joined(separator: "-")
+        fingerprint = FingerprintText.of(digest)
     }
 }
 

@@ -94,6 +94,8 @@ extension Vault {
         package let name: String
         /// Whether this is a request to join by approval (no group key yet).
         package let isRequest: Bool
+        /// The group a request asks to join, when it names one.
+        package let requested: GroupReference?
 
         package init(id: UUID, roots: [KeyEpoch: SecureBytes], log: GroupLog?, name: String = Vault.defaultDeviceName) {
             self.id = id
@@ -101,18 +103,23 @@ extension Vault {
             self.log = log
             self.name = name
             self.isRequest = false
+            self.requested = nil
         }
 
-        private init(requestNamed name: String) {
+        private init(requestNamed name: String, group: GroupReference?) {
             id = UUID()
             roots = [:]
             log = nil
             self.name = name
             isRequest = true
+            requested = group
         }
 
-        /// A vault that asks to join a group by approval, under `name`.
-        package static func request(name: String) -> JoinedGroup { JoinedGroup(requestNamed: name) }
+        /// A vault that asks to join a group by approval, under `name`: `group`, or whichever group
+        /// approves it first when it names none.
+        package static func request(name: String, group: GroupReference? = nil) -> JoinedGroup {
+            JoinedGroup(requestNamed: name, group: group)
+        }
     }
 
     private static func createContents(
@@ -152,7 +159,8 @@ extension Vault {
             if let group, group.isRequest {
                 let request = JoinRequest(
                     identity: try deviceKeys.identity(deviceID: identity.deviceID),
-                    name: group.name
+                    name: group.name,
+                    group: group.requested
                 )
                 entries.append((GroupContext.Meta.joinRequest, Array(request.text.utf8)))
             } else {

@@ -189,17 +189,25 @@ extension Vault {
     ///
     /// - Throws: ``CofferError`` `.notTrusted` while no member has approved this device in that
     ///   log, `.param` for a version-1 bundle.
-    package func completeJoin(from header: BundleHeader) throws(CofferError) {
+    @discardableResult
+    package func completeJoin(from header: BundleHeader) throws(CofferError) -> JoinedBy? {
         guard header.version >= 2, !header.log.isEmpty else {
             throw CofferError(
                 .param,
                 "this vault is waiting for approval to join a sync group, and the bundle (format version 1) carries no membership log to join from; import a bundle a member made after approving this device"
             )
         }
-        guard let request = try pendingJoinRequest() else { return }
+        guard let request = try pendingJoinRequest() else { return nil }
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()
         let remote = try GroupLog(group: header.syncGroupID, decoding: header.log)
+        let reference = try GroupReference(log: remote)
+        if let asked = request.group, asked != reference {
+            throw CofferError(
+                .notTrusted,
+                "this vault asked to join sync group \(asked.description), and the bundle is of group \(reference.description): it was refused and nothing was changed. Import a bundle of the group this vault asked to join"
+            )
+        }
         let keys = GroupKeys.collect(from: remote, device: deviceID, key: deviceKeys.agreement, known: [:])
         let state = try remote.state(roots: { keys[$0] })
         guard let me = state.member(deviceID), me.keys == request.publicKeys else {
@@ -243,6 +251,8 @@ extension Vault {
         try installGroupKeys(try context.epochRoots(), group: group)
         // Pooled contexts were keyed with the placeholder's naming keys.
         dropDerivedContexts()
+        let approver = state.member(me.addedBy)
+        return JoinedBy(group: reference, approver: me.addedBy, approverName: approver?.name ?? "")
     }
 
     private func revokedSource(_ member: GroupMemberRecord, _ state: GroupState) -> CofferError {

@@ -117,7 +117,9 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     /// key epoch, a join policy).
     public var membershipChanged = false
     /// Whether this vault joined the group with this import (it had asked to join by approval).
-    public var joinedGroup = false
+    public var joinedGroup: Bool { joined != nil }
+    /// The group this vault joined with this import, and the member that approved it.
+    public var joined: JoinedBy?
     /// The size of the bundle file.
     public var bytes: Int64 = 0
 

@@ -258,11 +258,8 @@ extension Vault {
         _ = try unlockedRoots()
         let (header, headerBytes) = try BundleHeader.read(from: &source)
         try expect(header)
-        var joined = false
-        if try keyRing().isAwaitingJoin {
-            try completeJoin(from: header)
-            joined = true
-        }
+        var joined: JoinedBy?
+        if try keyRing().isAwaitingJoin { joined = try completeJoin(from: header) }
         guard header.syncGroupID == syncGroupID else {
             throw CofferError(
                 .param,
@@ -296,7 +293,7 @@ extension Vault {
         )
         try installGroupKeys(try plan.epochsAfter(), group: syncGroupID)
         summary.membershipChanged = plan.changesLog
-        summary.joinedGroup = joined
+        summary.joined = joined
         return summary
     }
 

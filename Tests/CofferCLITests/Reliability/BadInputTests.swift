@@ -34,7 +34,11 @@ struct BadInputTests {
         // A join request from another machine, for `device approve`.
         let requesting = ["COFFER_VAULT": cli.directory.path("requesting").path]
         let request = cli.directory.path("scratch/request").path
-        #expect(try cli.run(["init", "--request-join", request], extra: requesting).status == 0)
+        let groupBundle = cli.directory.path("scratch/group.bundle").path
+        #expect(try cli.run(["export", "--out", groupBundle]).status == 0)
+        #expect(
+            try cli.run(["init", "--request-join", request, "--group", groupBundle], extra: requesting).status == 0
+        )
     }
 
     /// For every command: arguments that would make it do its job on this vault.

@@ -139,8 +139,9 @@ struct DeviceApproveCommand: VaultCommand {
         abstract: "Approve a device's join request: add it to the group and seal the group key to it.",
         discussion: """
             REQUEST is the file 'coffer init --request-join' wrote on the other device ('-' for standard
-            input). Compare the fingerprint shown here with the one the other device showed: a request
-            swapped on its way has another. On a terminal you are asked to confirm; otherwise pass --yes.
+            input). Compare the fingerprints shown here with the ones the other device showed: a request
+            swapped on its way has another device fingerprint, and a request for another group (or made
+            from a bundle of a look-alike group) another group fingerprint, and is refused. On a terminal you are asked to confirm; otherwise pass --yes.
             The device joins when it imports any bundle this vault exports afterwards (or pulls from the
             group's remote after this vault pushes).
             """,
@@ -172,6 +173,7 @@ struct DeviceApproveCommand: VaultCommand {
             }
         }
         let joinRequest = try JoinRequest(text: String(decoding: data, as: UTF8.self))
+        let mine = try vault.groupReference()
         context.console.message(
             """
             Join request from device \(joinRequest.identity.deviceID.uuidString.lowercased()) named \
@@ -179,6 +181,18 @@ struct DeviceApproveCommand: VaultCommand {
             Fingerprint: \(joinRequest.identity.fingerprint)
             """
         )
+        if let asked = joinRequest.group {
+            guard asked == mine else {
+                throw CLIFailure(
+                    "the request asks to join sync group \(asked.description), not this device's group \(mine.description); not approved, nothing changed. Ask the device for a request made with a bundle of this group (coffer init --request-join FILE --group BUNDLE)"
+                )
+            }
+            context.console.message("Group fingerprint: \(mine.fingerprint) (the request names this group)")
+        } else {
+            context.console.message(
+                "warning: the request names no group (made by an older Coffer); compare the device fingerprint with care"
+            )
+        }
         if !yes {
             guard let answer = context.console.ask("Does the other device show this fingerprint? Approve it [y/N]: ")
             else {

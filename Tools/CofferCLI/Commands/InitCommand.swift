@@ -17,12 +17,14 @@ struct InitCommand: ParsableCommand {
             joins the group whose vaults push there and pulls everything they pushed (give the passphrase
             of one of them; --endpoint, --region and --credentials-file as for 'coffer pull').
 
-            With --request-join FILE the new vault asks to join a group by approval instead: it writes a
-            join request (its device id, name and public keys; no secret) to FILE ('-' for standard
-            output) and shows its fingerprint. Give the file to a member, who runs 'coffer device approve
-            FILE'; then import any bundle that member exports afterwards (or pull from the group's remote)
-            and this vault joins. Until then it holds device-bound records only. --name sets the name the
-            device joins with (default: the host name).
+            With --request-join FILE --group BUNDLE the new vault asks to join, by approval, the group
+            BUNDLE (any member's export) belongs to: it writes a join request (its device id, name and
+            public keys, the group's id and fingerprint; no secret) to FILE ('-' for standard output) and
+            shows both fingerprints. Give the file to a member, who runs 'coffer device approve FILE' and
+            compares them; only a member of that group can approve it. Then import any bundle that member
+            exports afterwards (or pull from the group's remote) and this vault joins that group, and no
+            other. Until then it holds device-bound records only. --name sets the name the device joins
+            with (default: the host name).
             """,
         examples: [
             "coffer init                                  # asks for a passphrase twice",
@@ -48,6 +50,9 @@ struct InitCommand: ParsableCommand {
     @Option(value: "FILE", help: "Ask to join a sync group by approval: write a join request to FILE (- for stdout).")
     var requestJoin: String?
 
+    @Option(value: "BUNDLE", help: "With --request-join: a bundle of the group to ask to join (names the group).")
+    var group: String?
+
     @Option(value: "NAME", help: "The device's name in its sync group (default: the host name).")
     var name: String?
 
@@ -64,6 +69,15 @@ struct InitCommand: ParsableCommand {
                 "--join and --request-join exclude each other: join with the passphrase, or ask for approval"
             )
         }
+        if requestJoin != nil, group == nil {
+            throw ValidationError(
+                "--request-join needs --group BUNDLE: a bundle of the group to join (any member's 'coffer export'), so that only that group can approve the request"
+            )
+        }
+        if requestJoin == nil, group != nil {
+            throw ValidationError("--group names the group a --request-join asks to join; give --request-join FILE too")
+        }
+        if let group { try InputFile.checkReadable(group) }
     }
 
     func run(_ context: CommandContext) throws {
@@ -104,11 +118,13 @@ struct InitCommand: ParsableCommand {
                 throw CLIFailure("cannot write the join request to \(output): its directory is missing or not writable")
             }
         }
+        let reference = try GroupReference(bundle: URL(fileURLWithPath: group ?? ""))
         let passphrase = try context.passphrase(confirm: true)
         let (vault, request) = try Vault.requestJoin(
             at: directory,
             passphrase: passphrase,
             name: name,
+            group: reference,
             configuration: configuration
         )
         defer { vault.close() }
@@ -125,10 +141,12 @@ struct InitCommand: ParsableCommand {
         }
         let target = output == "-" ? "the request above" : output
         try context.output.status(Summary(vault, at: directory)) {
-            "Created vault \(vault.id.uuidString) at \(directory.path), waiting to join a sync group.\n"
+            "Created vault \(vault.id.uuidString) at \(directory.path), waiting to join sync group "
+                + "\(reference.id.uuidString.lowercased()).\n"
                 + "Fingerprint: \(request.identity.fingerprint)\n"
-                + "Next: give \(target) to a member, who runs 'coffer device approve' and compares this "
-                + "fingerprint; then import a bundle that member exports (or pull from the group's remote)."
+                + "Group fingerprint: \(reference.fingerprint)\n"
+                + "Next: give \(target) to a member, who runs 'coffer device approve' and compares both "
+                + "fingerprints; then import a bundle that member exports (or pull from the group's remote)."
         }
     }
 

@@ -102,8 +102,10 @@ struct ImportCommand: VaultCommand {
     static func finish(_ summary: ImportSummary, _ context: CommandContext) throws {
         let output = context.output
         if output.mode != .json {
-            if summary.joinedGroup {
-                output.warning("Joined sync group: a member approved this device.")
+            if let joined = summary.joined {
+                output.warning(
+                    "Joined sync group \(joined.group.description): approved by device \(joined.approver.uuidString.lowercased()) ('\(PrintableText.escaping(joined.approverName))')."
+                )
             } else if summary.membershipChanged {
                 output.warning("note: the sync group's membership changed; see coffer devices")
             }
