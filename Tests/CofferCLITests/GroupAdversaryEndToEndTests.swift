@@ -1,0 +1,146 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// Issue 37's trust findings through the stock `coffer` command, by bundle files: a revoked device's
+/// owner who knows the passphrase, a thief racing its revoker, a leaked copy after rekey and rotate.
+@Suite("Sync group adversaries through the coffer command")
+struct GroupAdversaryEndToEndTests {
+    let cli: CLIHarness
+
+    init() throws { cli = try CLIHarness() }
+
+    func vault(_ name: String, passphrase: String = "pw") -> [String: String] {
+        ["COFFER_VAULT": cli.directory.path(name).path, "COFFER_PASSPHRASE": passphrase]
+    }
+
+    func bundle(_ name: String) -> String { cli.directory.path(name + ".bundle").path }
+
+    /// Exports from `from` (nil: the harness's vault) and imports into `to`.
+    @discardableResult
+    func exchange(from: [String: String]?, to: [String: String]?, _ name: String) throws -> Products.Result {
+        let path = bundle(name)
+        let exported = try cli.run(["export", "--out", path], extra: from ?? [:])
+        #expect(exported.status == 0, "\(exported.error)")
+        return try cli.run(["import", path], extra: to ?? [:])
+    }
+
+    func addItem(_ service: String, in vault: [String: String]? = nil) throws {
+        let added = try cli.run(
+            ["item", "add", "--service", service, "--account", "ann", "--value", service, "--sync"],
+            extra: vault ?? [:]
+        )
+        #expect(added.status == 0, "\(added.error)")
+    }
+
+    func has(_ service: String, in vault: [String: String]? = nil) throws -> Bool {
+        try cli.run(["item", "get", "--service", service, "--account", "ann"], extra: vault ?? [:]).status == 0
+    }
+
+    func deviceID(_ vault: [String: String]) throws -> String {
+        let result = try cli.run(["devices", "--json"], extra: vault)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
+        return try #require(list.first { $0["isThisDevice"] as? Bool == true }?["deviceID"] as? String)
+    }
+
+    func isActive(_ id: String, in vault: [String: String]? = nil) throws -> Bool? {
+        let result = try cli.run(["devices", "--json"], extra: vault ?? [:])
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
+        return list.first { $0["deviceID"] as? String == id }?["isActive"] as? Bool
+    }
+
+    /// The harness's vault "a" with an item, and "b" joined by passphrase and known to a; returns the
+    /// bundle b joined from.
+    func pair() throws -> String {
+        try addItem("before")
+        let start = bundle("start")
+        #expect(try cli.run(["export", "--out", start]).status == 0)
+        #expect(try cli.run(["init", "--join", start], extra: vault("b")).status == 0)
+        #expect(try exchange(from: vault("b"), to: nil, "b-to-a").status == 0)
+        return start
+    }
+
+    @Test("A revoked device's owner makes a new vault from an old bundle with the passphrase: never admitted")
+    func rejoinFromOldBundle() throws {
+        let start = try pair()
+        // b's owner also keeps a bundle the revoked vault makes of itself.
+        #expect(try cli.run(["export", "--out", bundle("b-own")], extra: vault("b")).status == 0)
+        let bID = try deviceID(vault("b"))
+        #expect(try cli.run(["device", "revoke", bID]).status == 0)
+        try addItem("after")
+        for (name, source) in [("b2", start), ("b3", bundle("b-own"))] {
+            let made = try cli.run(["init", "--join", source, "--name", name], extra: vault(name))
+            #expect(made.status == 0, "\(made.error)")
+            try addItem("planted-\(name)", in: vault(name))
+            let refused = try exchange(from: vault(name), to: nil, "\(name)-to-a")
+            #expect(refused.status == 1 && refused.error.contains("not a member"), "\(name): \(refused.error)")
+            #expect(try !has("planted-\(name)"))
+            let told = try exchange(from: nil, to: vault(name), "a-to-\(name)")
+            #expect(told.status == 1 && told.error.contains("join no longer counts"), "\(name): \(told.error)")
+            #expect(try !has("after", in: vault(name)))
+        }
+    }
+
+    @Test("A passphrase join from a bundle made before approval-only was set never counts")
+    func joinAcrossApprovalOnly() throws {
+        let start = try pair()
+        #expect(try cli.run(["group", "set", "--join", "approval"]).status == 0)
+        #expect(try cli.run(["init", "--join", start], extra: vault("late")).status == 0)
+        let refused = try exchange(from: vault("late"), to: nil, "late-to-a")
+        #expect(refused.status == 1 && refused.error.contains("not a member"), "\(refused.error)")
+        try addItem("after")
+        let told = try exchange(from: nil, to: vault("late"), "a-to-late")
+        #expect(told.status == 1 && told.error.contains("join no longer counts"), "\(told.error)")
+    }
+
+    @Test("A thief's copy revoking its revoker at the same time: both are out, the third carries on")
+    func thiefRevokesRevoker() throws {
+        let start = try pair()
+        #expect(try cli.run(["init", "--join", start], extra: vault("c")).status == 0)
+        #expect(try exchange(from: vault("c"), to: nil, "c-to-a").status == 0)
+        #expect(try exchange(from: nil, to: vault("b"), "a-to-b").status == 0)
+        #expect(try exchange(from: nil, to: vault("c"), "a-to-c").status == 0)
+        let (aID, bID) = (try deviceID([:]), try deviceID(vault("b")))
+        #expect(try cli.run(["device", "revoke", bID]).status == 0)
+        #expect(try cli.run(["device", "revoke", aID], extra: vault("b")).status == 0)
+        // c hears from the thief first, then from a.
+        #expect(try exchange(from: vault("b"), to: vault("c"), "thief-to-c").status == 0)
+        _ = try exchange(from: nil, to: vault("c"), "a-to-c-after")
+        #expect(try isActive(aID, in: vault("c")) == false)
+        #expect(try isActive(bID, in: vault("c")) == false)
+        #expect(try isActive(try deviceID(vault("c")), in: vault("c")) == true)
+        try addItem("c-alone", in: vault("c"))
+        let refused = try exchange(from: vault("c"), to: vault("b"), "c-to-thief")
+        #expect(refused.status == 1, "\(refused.error)")
+        #expect(try !has("c-alone", in: vault("b")))
+        let thiefBundle = try exchange(from: vault("b"), to: vault("c"), "thief-again")
+        #expect(thiefBundle.status == 1 && thiefBundle.error.contains("revoked"), "\(thiefBundle.error)")
+    }
+
+    @Test("After a leak of b's files and passphrase, rekey --change-passphrase and group rotate shut the copy out")
+    func leakedCopy() throws {
+        _ = try pair()
+        try FileManager.default.copyItem(at: cli.directory.path("b"), to: cli.directory.path("b-leaked"))
+        var rekeying = vault("b")
+        rekeying["COFFER_NEW_PASSPHRASE"] = "new pw"
+        let rekeyed = try cli.run(["rekey", "--change-passphrase"], extra: rekeying)
+        #expect(rekeyed.status == 0, "\(rekeyed.error)")
+        let renewed = vault("b", passphrase: "new pw")
+        #expect(try exchange(from: renewed, to: nil, "rekeyed-to-a").status == 0)
+        #expect(try cli.run(["group", "rotate"]).status == 0)
+        try addItem("after-leak")
+        #expect(try exchange(from: nil, to: renewed, "a-to-b").status == 0)
+        #expect(try has("after-leak", in: renewed))
+
+        let leak = vault("b-leaked")
+        _ = try exchange(from: nil, to: leak, "a-to-leak")
+        #expect(try !has("after-leak", in: leak))
+        try addItem("planted", in: leak)
+        for (target, name) in [(nil, "leak-to-a"), (renewed, "leak-to-b")] as [([String: String]?, String)] {
+            let refused = try exchange(from: leak, to: target, name)
+            #expect(refused.status == 1, "\(name): \(refused.error)")
+        }
+        #expect(try !has("planted"))
+        #expect(try !has("planted", in: renewed))
+    }
+}
