@@ -79,13 +79,20 @@ package final class Environment: @unchecked Sendable {
     /// The corresponding C functions are `mdb_env_create`, `mdb_env_open` and `mdb_reader_check`.
     ///
     /// - Throws: ``LMDBError``: `noSuchFile` when there is no `data.mdb` and `createIfMissing` is false,
-    ///   `invalid` when `data.mdb` is not an LMDB file, `versionMismatch`, or an `errno` code.
+    ///   `invalid` when `data.mdb` is not an LMDB file, `versionMismatch`, `EINVAL` when `data.mdb` or
+    ///   `lock.mdb` is not a regular file (a FIFO, a directory; nothing is opened), or an `errno` code.
     package init(directory: URL, options: Options) throws(LMDBError) {
         self.directory = directory
         self.options = options
         spaceReserve = SpaceReserve(directory: directory.path)
         let dataFile = directory.appendingPathComponent("data.mdb").path
         let lockFile = directory.appendingPathComponent("lock.mdb").path
+        // Before any open: a FIFO would block it forever, a directory or device would fail obscurely.
+        for path in [dataFile, lockFile] {
+            if let found = FileKind.irregularContents(at: path) {
+                throw LMDBError(LMDBError.Code(rawValue: EINVAL), operation: "open \(path), which is \(found)")
+            }
+        }
         if !options.createIfMissing, access(dataFile, F_OK) != 0 {
             throw LMDBError(.noSuchFile, operation: "open \(dataFile)")
         }
