@@ -237,13 +237,7 @@ extension Vault {
 
     /// Removes the staging directories in `parent` named `prefix` ‖ pid ‖ … whose process is gone.
     private static func removeDeadStaging(in parent: URL, prefix: String) {
-        let files = FileManager.default
-        for name in (try? files.contentsOfDirectory(atPath: parent.path)) ?? [] where name.hasPrefix(prefix) {
-            let pid = Int32(name.dropFirst(prefix.count).prefix { $0.isNumber }) ?? 0
-            if pid > 0, kill(pid, 0) != 0, Errno.current.code == ESRCH {
-                try? files.removeItem(at: parent.appendingPathComponent(name))
-            }
-        }
+        DeadProcessLeftovers.remove(in: parent.path, prefix: prefix)
     }
 
     /// A new, empty, mode 0700 directory to build a vault in: inside `directory` when it exists (an
