@@ -65,7 +65,7 @@ package final class Environment: @unchecked Sendable {
     /// of this process in between. Writers are serialized by LMDB anyway; this adds no waiting.
     private let commitLock = Locked<Void>(())
     /// The file deleted to make room when a write that frees space finds the disk full.
-    private let spaceReserve: SpaceReserve
+    package let spaceReserve: SpaceReserve
     /// Whether this instance has made sure the space reserve exists (after its first commit).
     private let spaceReserveChecked = Atomic<Bool>(false)
     /// Where the map is (start, length) for the map size it was found at.
@@ -403,16 +403,17 @@ package final class Environment: @unchecked Sendable {
     /// Runs `body` in a write transaction that frees space (releasing a failed write's chunks,
     /// deleting): like ``write(_:)``, but when the disk is too full for even this transaction, the
     /// space reserve (``SpaceReserve``) is deleted to make room and the transaction run again; the
-    /// reserve is made again after it commits, if there is room.
+    /// reserve is made again afterwards, if there is room.
     @discardableResult
     package func writeFreeingSpace<R>(_ body: (Transaction) throws -> R) throws -> R {
         do {
             return try write(body)
         } catch let error as LMDBError where error.code == .noSpace {
             guard spaceReserve.release() else { throw error }
-            let result = try write(body)
-            spaceReserve.make()
-            return result
+            // Made again after the retry whatever its outcome, where there is room (a deletion frees
+            // pages inside data.mdb, not on the file system, so often there is not).
+            defer { spaceReserve.make() }
+            return try write(body)
         }
     }
 
