@@ -225,6 +225,7 @@ extension Vault {
         removeDeadStaging(in: directory, prefix: stagingMarker)
         let contents = (try? files.contentsOfDirectory(atPath: directory.path)) ?? []
         if contents.contains("data.mdb") {
+            try refuseIrregularFiles(in: directory)  // a FIFO there is no vault: say what it is
             throw CofferError(
                 .vaultExists,
                 "a vault already exists at \(directory.path); open it, or choose another directory"

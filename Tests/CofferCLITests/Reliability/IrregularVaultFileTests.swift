@@ -67,7 +67,7 @@ struct IrregularVaultFileTests {
         ["ls"], ["info"], ["stats"], ["get", "kept", "OUT"], ["put", "new", "IN"], ["rm", "kept"],
         ["verify", "--read-data"], ["export", "--out", "OUT"], ["compact"], ["repair"],
         ["passwd", "--new-passphrase-file", "IN"], ["item", "add", "--service", "s", "--account", "a", "--value", "v"],
-        ["item", "find"], ["backup", "TREE"], ["snapshots"], ["key", "export"], ["devices"],
+        ["item", "find"], ["backup", "TREE"], ["snapshots"], ["key", "export"], ["devices"], ["init"],
     ]
 
     @Test(
