@@ -260,7 +260,8 @@ public struct Blobs: Sendable {
 
     // MARK: Changing
 
-    /// Deletes the blob `name`; its chunks are freed unless other blobs share them.
+    /// Deletes the blob `name`; its chunks are freed unless other blobs share them. On a full disk the
+    /// vault's space reserve makes room for the deletion.
     ///
     /// - Throws: ``CofferError`` `.itemNotFound` if there is no such blob.
     public func delete(_ name: String) throws(CofferError) {
@@ -268,11 +269,9 @@ public struct Blobs: Sendable {
         let keys = try vault.keyRing()
         let coder = try ChunkRecord.Coder()
         let store = BlobStore(schema: vault.schema)
-        try storage("deleting blob '\(name)'") {
-            try vault.environment.write { txn in
-                let found = try store.require(name, keys: keys, cipher: coder.cipher, in: txn)
-                try store.remove(id: found.id, manifest: found.manifest, keys: keys, coder: coder, in: txn)
-            }
+        try deletion("deleting blob '\(name)'", in: vault.environment) { txn in
+            let found = try store.require(name, keys: keys, cipher: coder.cipher, in: txn)
+            try store.remove(id: found.id, manifest: found.manifest, keys: keys, coder: coder, in: txn)
         }
     }
 

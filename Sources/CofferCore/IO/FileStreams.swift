@@ -29,7 +29,8 @@ package struct InputFile: ~Copyable {
 
 /// An output file written under a temporary name beside its destination and renamed into place only
 /// when complete (after `fsync`), so a failed or interrupted read never leaves a partial file under
-/// the final name. Removed if it is dropped without ``commit()``.
+/// the final name. Removed if it is dropped without ``commit()``; one a killed run left is removed
+/// by the next run that writes the same file (``DeadProcessLeftovers``).
 package struct OutputFile: ~Copyable {
     package let descriptor: Int32
     private let path: String
@@ -40,9 +41,11 @@ package struct OutputFile: ~Copyable {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         let base = (path as NSString).lastPathComponent
+        let prefix = ".\(base).coffer-"
+        // What a run that was killed while writing this file left (a SIGKILL runs no clean-up).
+        DeadProcessLeftovers.remove(in: directory.isEmpty ? "." : directory, prefix: prefix)
         temporaryPath =
-            (directory.isEmpty ? "" : directory + "/")
-            + ".\(base).coffer-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            (directory.isEmpty ? "" : directory + "/") + prefix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let temporaryPath = temporaryPath
         switch valueOrErrno({ open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }) {
         case .success(let descriptor):

@@ -65,7 +65,7 @@ package final class Environment: @unchecked Sendable {
     /// of this process in between. Writers are serialized by LMDB anyway; this adds no waiting.
     private let commitLock = Locked<Void>(())
     /// The file deleted to make room when a write that frees space finds the disk full.
-    private let spaceReserve: SpaceReserve
+    package let spaceReserve: SpaceReserve
     /// Whether this instance has made sure the space reserve exists (after its first commit).
     private let spaceReserveChecked = Atomic<Bool>(false)
     /// Where the map is (start, length) for the map size it was found at.
@@ -79,13 +79,20 @@ package final class Environment: @unchecked Sendable {
     /// The corresponding C functions are `mdb_env_create`, `mdb_env_open` and `mdb_reader_check`.
     ///
     /// - Throws: ``LMDBError``: `noSuchFile` when there is no `data.mdb` and `createIfMissing` is false,
-    ///   `invalid` when `data.mdb` is not an LMDB file, `versionMismatch`, or an `errno` code.
+    ///   `invalid` when `data.mdb` is not an LMDB file, `versionMismatch`, `EINVAL` when `data.mdb` or
+    ///   `lock.mdb` is not a regular file (a FIFO, a directory; nothing is opened), or an `errno` code.
     package init(directory: URL, options: Options) throws(LMDBError) {
         self.directory = directory
         self.options = options
         spaceReserve = SpaceReserve(directory: directory.path)
         let dataFile = directory.appendingPathComponent("data.mdb").path
         let lockFile = directory.appendingPathComponent("lock.mdb").path
+        // Before any open: a FIFO would block it forever, a directory or device would fail obscurely.
+        for path in [dataFile, lockFile] {
+            if let found = FileKind.irregularContents(at: path) {
+                throw LMDBError(LMDBError.Code(rawValue: EINVAL), operation: "open \(path), which is \(found)")
+            }
+        }
         if !options.createIfMissing, access(dataFile, F_OK) != 0 {
             throw LMDBError(.noSuchFile, operation: "open \(dataFile)")
         }
@@ -396,16 +403,17 @@ package final class Environment: @unchecked Sendable {
     /// Runs `body` in a write transaction that frees space (releasing a failed write's chunks,
     /// deleting): like ``write(_:)``, but when the disk is too full for even this transaction, the
     /// space reserve (``SpaceReserve``) is deleted to make room and the transaction run again; the
-    /// reserve is made again after it commits, if there is room.
+    /// reserve is made again afterwards, if there is room.
     @discardableResult
     package func writeFreeingSpace<R>(_ body: (Transaction) throws -> R) throws -> R {
         do {
             return try write(body)
         } catch let error as LMDBError where error.code == .noSpace {
             guard spaceReserve.release() else { throw error }
-            let result = try write(body)
-            spaceReserve.make()
-            return result
+            // Made again after the retry whatever its outcome, where there is room (a deletion frees
+            // pages inside data.mdb, not on the file system, so often there is not).
+            defer { spaceReserve.make() }
+            return try write(body)
         }
     }
 

@@ -49,15 +49,13 @@ extension Keychain {
     @discardableResult
     public func delete(_ query: ItemQuery) throws(KeychainError) -> Int {
         let session = try KeychainSession(self)
-        return try storage("deleting keychain items") {
-            try vault.environment.write { txn in
-                let loaded = try matches(query, session: session, in: txn)
-                guard !loaded.isEmpty else {
-                    throw KeychainError(.itemNotFound, "no keychain item matches the query (\(query.summary))")
-                }
-                for item in loaded { try removeRecord(item, session: session, in: txn, logging: true) }
-                return loaded.count
+        return try deletion("deleting keychain items", in: vault.environment) { txn in
+            let loaded = try matches(query, session: session, in: txn)
+            guard !loaded.isEmpty else {
+                throw KeychainError(.itemNotFound, "no keychain item matches the query (\(query.summary))")
             }
+            for item in loaded { try removeRecord(item, session: session, in: txn, logging: true) }
+            return loaded.count
         }
     }
 }

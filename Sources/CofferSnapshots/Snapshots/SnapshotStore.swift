@@ -194,30 +194,29 @@ package struct SnapshotStore {
     }
 
     /// Drops a snapshot: releases every reference it holds (freeing chunks nothing else uses) and
-    /// deletes its record, logging the deletion if it was syncable, in one transaction.
+    /// deletes its record, logging the deletion if it was syncable, in one transaction (for which the
+    /// space reserve makes room on a full disk).
     package func forget(_ record: SnapshotRecord) throws(CofferError) {
         var ids: [ChunkID] = []
         try forEachReference(of: record) { ids.append($0) }
         let schema = schema
         let keys = keys
         let chunks = contentStore.chunks
-        try storage("forgetting a snapshot") {
-            try environment.write { txn in
-                guard try txn.contains(schema.snapshots, key: record.id) else {
-                    throw CofferError(.itemNotFound, "the snapshot was forgotten meanwhile")
-                }
-                for id in ids { try chunks.release(id, in: txn) }
-                try txn.delete(schema.snapshots, key: record.id)
-                try ChangeLog.record(
-                    .snapshotDelete,
-                    recordID: record.id,
-                    scope: record.scope,
-                    description: record.changeDescription,
-                    keys: keys,
-                    in: txn,
-                    schema: schema
-                )
+        try deletion("forgetting a snapshot", in: environment) { txn in
+            guard try txn.contains(schema.snapshots, key: record.id) else {
+                throw CofferError(.itemNotFound, "the snapshot was forgotten meanwhile")
             }
+            for id in ids { try chunks.release(id, in: txn) }
+            try txn.delete(schema.snapshots, key: record.id)
+            try ChangeLog.record(
+                .snapshotDelete,
+                recordID: record.id,
+                scope: record.scope,
+                description: record.changeDescription,
+                keys: keys,
+                in: txn,
+                schema: schema
+            )
         }
     }
 }

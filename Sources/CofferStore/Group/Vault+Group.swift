@@ -238,31 +238,39 @@ extension Vault {
     /// while the group accepts passphrase joins, or removes it when it does not. Without `force`,
     /// only a missing or stale block is written.
     package func refreshJoinBlock(kdf: KDFRecord, kek: SecureBytes, force: Bool = false) throws(CofferError) {
+        guard let change = try joinBlockChange(kdf: kdf, kek: kek, force: force) else { return }
+        let schema = schema
+        try storage(change.action) {
+            try environment.write { txn in try change.apply(in: txn, schema: schema) }
+        }
+    }
+
+    /// What ``refreshJoinBlock(kdf:kek:force:)`` would change, or `nil` for nothing: for a caller that
+    /// commits it in its own transaction, with the change that calls for it (a new passphrase and its
+    /// join block are one commit, so no failure can leave them apart).
+    package func joinBlockChange(
+        kdf: KDFRecord,
+        kek: SecureBytes,
+        force: Bool = false
+    ) throws(CofferError)
+        -> JoinBlock.Change?
+    {
         let keys = try keyRing()
-        guard !keys.isAwaitingJoin else { return }
+        guard !keys.isAwaitingJoin else { return nil }
         let policy = try joinPolicy()
         let epoch = keys.currentEpoch(.sync)
         let stored = try readMetaIfPresent(JoinBlock.metaKey).flatMap { try? JoinBlock(decoding: $0) }
-        let name = Array(JoinBlock.metaKey.utf8)
-        let schema = schema
-        if policy == .approval {
-            guard stored != nil else { return }
-            try storage("removing the join block") {
-                try environment.write { txn in _ = try txn.delete(schema.meta, key: name) }
-            }
-            return
-        }
-        guard force || stored?.epoch != epoch else { return }
-        let block = try JoinBlock(
-            syncRoot: try keys.root(.sync, epoch: epoch),
-            kdf: kdf,
-            kek: kek,
-            syncGroupID: syncGroupID,
-            epoch: epoch
+        if policy == .approval { return stored == nil ? nil : .remove }
+        guard force || stored?.epoch != epoch else { return nil }
+        return .write(
+            try JoinBlock(
+                syncRoot: try keys.root(.sync, epoch: epoch),
+                kdf: kdf,
+                kek: kek,
+                syncGroupID: syncGroupID,
+                epoch: epoch
+            )
         )
-        try storage("writing the join block") {
-            try environment.write { txn in _ = try txn.put(schema.meta, key: name, value: block.encoded) }
-        }
     }
 
     /// This machine's name in the group unless another is given: its host name.

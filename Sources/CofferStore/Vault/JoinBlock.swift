@@ -41,6 +41,31 @@ package struct JoinBlock: Equatable {
         epoch.isOriginal ? metaKey : "\(metaKey) \(epoch)"
     }
 
+    /// A change to meta `sync-join`, applied inside the caller's transaction.
+    package enum Change {
+        /// Store this block.
+        case write(JoinBlock)
+        /// Remove the block: the group no longer accepts joins by passphrase.
+        case remove
+
+        /// What the change does, for messages: `writing the join block`.
+        package var action: String {
+            switch self {
+            case .write: "writing the join block"
+            case .remove: "removing the join block"
+            }
+        }
+
+        /// Makes the change in `txn`.
+        package func apply(in txn: Transaction, schema: Schema) throws {
+            let name = Array(JoinBlock.metaKey.utf8)
+            switch self {
+            case .write(let block): try txn.put(schema.meta, key: name, value: block.encoded)
+            case .remove: _ = try txn.delete(schema.meta, key: name)
+            }
+        }
+    }
+
     package init(decoding bytes: [UInt8]) throws(CofferError) {
         var reader = BinaryReader(bytes, what: "the bundle's join block")
         let kdfLength = Int(try reader.readUInt16())

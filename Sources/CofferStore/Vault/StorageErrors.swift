@@ -56,3 +56,34 @@ package func storage<R>(_ action: @autoclosure () -> String, _ body: () throws -
         throw CofferError.wrapping(error, while: action())
     }
 }
+
+/// Runs `body` in a write transaction that frees space (a deletion, ``Environment/writeFreeingSpace(_:)``:
+/// on a full disk the space reserve makes room for it), turning any error into a ``CofferError``. A
+/// disk too full even for that is reported with what to do: deleting is how one makes room, so
+/// "free some space" alone leaves the user nowhere to start.
+package func deletion<R>(
+    _ action: @autoclosure () -> String,
+    in environment: Environment,
+    _ body: (Transaction) throws -> R
+) throws(CofferError) -> R {
+    let hadReserve = environment.spaceReserve.exists
+    do {
+        return try environment.writeFreeingSpace(body)
+    } catch let error as LMDBError where error.code == .noSpace {
+        let directory = environment.directory.path
+        let reserve =
+            hadReserve
+            ? "its \(SpaceReserve.size >> 20) MiB space reserve, given up for this, was not enough"
+            : "its space reserve was used up by an earlier deletion and comes back once the disk has room"
+        throw CofferError(
+            .diskFull,
+            "the disk holding the vault \(directory) is full, and \(action()) needs room for a few new pages before "
+                + "it frees any (the vault copies what it changes; \(reserve)); nothing was changed. Make room on that "
+                + "file system outside the vault: delete or move other files there (`df \(directory)` shows how full "
+                + "it is), then run the command again",
+            underlying: error
+        )
+    } catch {
+        throw CofferError.wrapping(error, while: action())
+    }
+}

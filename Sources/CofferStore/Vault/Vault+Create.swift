@@ -233,6 +233,7 @@ extension Vault {
         removeDeadStaging(in: directory, prefix: stagingMarker)
         let contents = (try? files.contentsOfDirectory(atPath: directory.path)) ?? []
         if contents.contains("data.mdb") {
+            try refuseIrregularFiles(in: directory)  // a FIFO there is no vault: say what it is
             throw CofferError(
                 .vaultExists,
                 "a vault already exists at \(directory.path); open it, or choose another directory"
@@ -245,13 +246,7 @@ extension Vault {
 
     /// Removes the staging directories in `parent` named `prefix` ‖ pid ‖ … whose process is gone.
     private static func removeDeadStaging(in parent: URL, prefix: String) {
-        let files = FileManager.default
-        for name in (try? files.contentsOfDirectory(atPath: parent.path)) ?? [] where name.hasPrefix(prefix) {
-            let pid = Int32(name.dropFirst(prefix.count).prefix { $0.isNumber }) ?? 0
-            if pid > 0, kill(pid, 0) != 0, Errno.current.code == ESRCH {
-                try? files.removeItem(at: parent.appendingPathComponent(name))
-            }
-        }
+        DeadProcessLeftovers.remove(in: parent.path, prefix: prefix)
     }
 
     /// A new, empty, mode 0700 directory to build a vault in: inside `directory` when it exists (an

@@ -58,6 +58,7 @@ extension Vault {
     /// - Throws: ``CofferError`` `.decode` when the damage is of another kind (restore from a copy),
     ///   `.param` when there is nothing to repair.
     public static func repairDataFile(at directory: URL) throws(CofferError) -> String {
+        try refuseIrregularFiles(in: directory)
         guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else {
             throw CofferError(
                 .notAVault,

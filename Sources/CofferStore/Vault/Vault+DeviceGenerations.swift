@@ -38,7 +38,7 @@ extension Vault {
     }
 
     /// Ends the rekey to `generation` in one transaction: the passphrase (or `newPassphrase`, with a
-    /// fresh salt) and a fresh recovery key wrap the new root; the earlier roots, the device keys, the
+    /// fresh salt, and its join block) and a fresh recovery key wrap the new root; the earlier roots, the device keys, the
     /// group keys and the recovery key are sealed under it; meta `rekey` goes.
     ///
     /// - Parameter passphrase: The key-encryption key of the passphrase that stays, with its KDF
@@ -54,6 +54,10 @@ extension Vault {
         let (schema, vaultID) = (schema, id)
         let recovery = RecoveryKey.generate()
         let recoveryKEK = try Self.recoveryKeyEncryptionKey(recovery, vaultID: vaultID)
+        // A new passphrase's join block commits with it (``changePassphrase(to:)``), unless the rekey
+        // starts a new key epoch in the group: then the next unlock writes one for that epoch.
+        let joinBlock =
+            passphrase.isNew ? try joinBlockChange(kdf: passphrase.kdf, kek: passphrase.kek, force: true) : nil
         let (newRoot, generations, group) = try storage("ending the rekey") {
             try environment.write { txn -> (SecureBytes, DeviceGenerations, GroupContext?) in
                 try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
@@ -103,6 +107,7 @@ extension Vault {
                 }
                 for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
                 _ = try txn.delete(schema.meta, key: Array(DeviceGenerations.Meta.rekey.utf8))
+                if group == nil { try joinBlock?.apply(in: txn, schema: schema) }
                 let ended = try DeviceGenerations.read(in: txn, schema: schema, root: pending.root, vaultID: vaultID)
                 return (pending.root, ended, group)
             }
@@ -110,7 +115,6 @@ extension Vault {
         try installRoots(RootKeys(device: newRoot, generations: generations, sync: roots.sync))
         if let group { try installGroupKeys(try group.epochRoots(), group: syncGroupID) }
         dropDerivedContexts()
-        if passphrase.isNew { try refreshJoinBlock(kdf: passphrase.kdf, kek: passphrase.kek, force: true) }
         return recovery
     }
 

@@ -24,6 +24,7 @@ extension Vault {
         guard isDirectory.boolValue else {
             throw CofferError(.notAVault, "\(directory.path) is a file, not a vault directory")
         }
+        try refuseIrregularFiles(in: directory)
         try refuseDamagedDataFile(in: directory)
         let environment: Environment
         do {

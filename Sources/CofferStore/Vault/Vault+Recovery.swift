@@ -2,8 +2,8 @@ package import Foundation
 
 extension Vault {
     /// Changes the passphrase: the two roots are wrapped again under a key from `newPassphrase` (with a
-    /// new salt and the configuration's KDF cost). No data is re-encrypted, and the recovery key keeps
-    /// working.
+    /// new salt and the configuration's KDF cost), and the join block with them, in one transaction.
+    /// No data is re-encrypted, and the recovery key keeps working.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` if the vault is locked (unlock it first, with
     ///   the old passphrase or the recovery key), `.param` for an empty passphrase.
@@ -23,15 +23,19 @@ extension Vault {
             if scope == .sync, try readMetaIfPresent(name) == nil { continue }
             entries.append((name, try KeyWrap.wrap(roots.wrappedRoot(scope), under: kek, vaultID: id, name: name)))
         }
+        // The join block (which bundles carry) is wrapped under the same passphrase: it commits with
+        // the wrapped roots, so a failure leaves the old passphrase opening both the vault and its
+        // bundles, and success the new one both.
+        let joinBlock = try joinBlockChange(kdf: kdf, kek: kek, force: true)
         let schema = schema
         try storage("changing the passphrase") {
             try environment.write { txn in
                 // A rekey that ended meanwhile wrapped another root: this one would shadow it.
                 try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
                 for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
+                try joinBlock?.apply(in: txn, schema: schema)
             }
         }
-        try refreshJoinBlock(kdf: kdf, kek: kek, force: true)
     }
 
     /// The vault's recovery key, which unlocks it in place of the passphrase. Keep its

@@ -5,6 +5,28 @@ extension Vault {
     /// The names of the vault's own files in its directory.
     package static let ownFileNames = ["data.mdb", "lock.mdb", SpaceReserve.fileName]
 
+    /// Refuses a vault directory where `data.mdb` or `lock.mdb` is anything but a regular file (or a
+    /// symbolic link to one): a FIFO, a directory, a device, a socket, a link to one or to nothing.
+    /// LMDB would wait forever opening a FIFO, and fail on the others with a message that names
+    /// neither the file nor what is wrong. Runs before anything opens either file; only `lstat` and
+    /// `stat` look at them. A missing file is left to the open, which says what is missing.
+    ///
+    /// - Throws: ``CofferError`` `.notAVault` naming the file and what is there instead.
+    package static func refuseIrregularFiles(in directory: URL) throws(CofferError) {
+        for name in ["data.mdb", "lock.mdb"] {
+            let path = directory.appendingPathComponent(name).path
+            guard let found = FileKind.irregularContents(at: path) else { continue }
+            let remedy =
+                name == "lock.mdb"
+                ? "lock.mdb holds only the table of readers: with no coffer process using the vault, remove \(path) and it is made again"
+                : "the vault's data lives in that file: put the vault's real data.mdb there (restore it from a copy of the vault)"
+            throw CofferError(
+                .notAVault,
+                "\(path) is \(found), not a regular file, so \(directory.path) cannot be opened as a vault; \(remedy)"
+            )
+        }
+    }
+
     /// The identity (device and inode) of the vault's directory, which a backup leaves out.
     package func ownDirectoryIdentity() throws(CofferError) -> FileIdentity {
         guard let identity = FileIdentity(path: directory.path) else {

@@ -214,4 +214,83 @@ struct FullDiskTests {
             _ = try sh("rm -f '\(mount)/fill'")
         }
     }
+
+    @Test(
+        "rm, forget and item delete on a full disk: done with the space reserve, or a message saying how to make room"
+    )
+    func deletionsOnFullDisk() throws {
+        guard let disk = try LoopDisk(megabytes: 32) else { return }
+        let (scratch, mount, sh) = (disk.scratch, disk.mountPoint.path, LoopDisk.sh)
+        let coffer = try Products.executable("coffer")
+        let vault = mount + "/vault"
+        func run(_ arguments: [String]) throws -> Products.Result {
+            try Products.run(coffer, arguments, environment: ["COFFER_VAULT": vault, "COFFER_PASSPHRASE": "pw"])
+        }
+        #expect(try run(["init"]).status == 0)
+        let tree = scratch.path("tree")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        for name in ["a", "b"] {
+            _ = try sh("head -c 3000000 /dev/urandom > '\(scratch.path(name).path)'")
+            #expect(try run(["put", name, scratch.path(name).path]).status == 0)
+        }
+        _ = try sh("head -c 3000000 /dev/urandom > '\(tree.path)/t'")
+        #expect(try run(["backup", tree.path]).status == 0)
+        #expect(try run(["item", "add", "--service", "kept", "--account", "a", "--value", "v"]).status == 0)
+        let snapshot = try #require(
+            (try JSONSerialization.jsonObject(with: Data(try run(["snapshots", "--json"]).output.utf8))
+                as? [[String: Any]])?.first?["id"] as? String
+        )
+
+        /// Fills the disk with no free page left inside data.mdb (compacted first) and proves it full:
+        /// a small write into the vault fails for want of space.
+        /// Without `reserve`, the space reserve is removed first, as a deletion just before would have.
+        func fillDisk(_ what: String, reserve: Bool = true) throws {
+            _ = try sh("rm -f '\(mount)'/fill*; sync")
+            // A write with room makes the space reserve again if an earlier deletion used it.
+            #expect(try run(["item", "add", "--service", "room", "--account", what, "--value", "v"]).status == 0)
+            #expect(try run(["compact"]).status == 0, "\(what)")
+            if !reserve { try FileManager.default.removeItem(atPath: vault + "/space-reserve") }
+            _ = try sh(
+                "cat /dev/zero > '\(mount)/fill' 2>/dev/null || true; for i in $(seq 1 64); do head -c 1024 /dev/zero > '\(mount)/fill'$i 2>/dev/null || break; done; sync"
+            )
+            let full = try (1...50).lazy.map { index in
+                try run(["item", "add", "--service", "filler", "--account", "\(what) \(index)", "--value", "v"])
+            }.first { $0.status != 0 }
+            #expect(
+                full?.error.contains("disk is full") == true,
+                "\(what): the disk did not fill: \(full?.error ?? "")"
+            )
+            #expect(FileManager.default.fileExists(atPath: vault + "/space-reserve") == reserve, "\(what)")
+        }
+
+        // Each deletion alone on a full disk, with the reserve there: it is done.
+        let deletions: [(String, [String])] = [
+            ("rm", ["rm", "a"]), ("forget", ["forget", snapshot]),
+            ("item delete", ["item", "delete", "--service", "kept", "--account", "a"]),
+        ]
+        for (what, arguments) in deletions {
+            try fillDisk(what)
+            let result = try run(arguments)
+            #expect(result.status == 0, "\(what) on a full disk: \(result.error)")
+        }
+        #expect(try run(["ls"]).output.contains("b"))
+        #expect(!(try run(["ls"]).output.contains("a ")))
+        #expect(try run(["snapshots", "--json"]).output.filter { !$0.isWhitespace } == "[]")
+        #expect(try run(["item", "get", "--service", "kept", "--account", "a"]).status == 1)
+
+        // With the reserve used up (as by a deletion just before), a deletion that finds no room says
+        // what to do, and changes nothing; with room made as it says, it is done.
+        try fillDisk("no reserve", reserve: false)
+        let listing = try run(["ls", "--json"]).output
+        let refused = try run(["rm", "b"])
+        #expect(refused.status == 1)
+        for words in ["disk holding the vault \(vault) is full", "space reserve was used up", "nothing was changed"] {
+            #expect(refused.error.contains(words), "\(refused.error)")
+        }
+        #expect(refused.error.contains("`df \(vault)`"), "\(refused.error)")
+        #expect(try run(["ls", "--json"]).output == listing)
+        _ = try sh("rm -f '\(mount)'/fill*; sync")
+        #expect(try run(["rm", "b"]).status == 0)
+        #expect(try run(["verify", "--read-data"]).status == 0)
+    }
 }

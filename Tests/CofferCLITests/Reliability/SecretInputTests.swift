@@ -55,6 +55,36 @@ struct SecretInputTests {
         #expect(opened.error.contains("run coffer passwd"))
     }
 
+    @Test("a passphrase in $COFFER_PASSPHRASE that is not UTF-8 is its bytes, exactly as from --passphrase-file")
+    func binaryEnvironmentPassphrase() throws {
+        let vault = directory.path("environment").path
+        /// Runs coffer with `COFFER_PASSPHRASE` set to `bytes` by the shell (Foundation's `Process`
+        /// takes only text for the environment).
+        func coffer(_ arguments: [String], passphrase bytes: [UInt8]) throws -> Products.Result {
+            let escaped = bytes.map { "\\x" + String($0, radix: 16) }.joined()
+            return try Products.run(
+                URL(fileURLWithPath: "/bin/bash"),
+                ["-c", "COFFER_PASSPHRASE=\"$(printf '\(escaped)')\" exec \"$@\"", "coffer", self.coffer.path]
+                    + arguments + ["--vault", vault]
+            )
+        }
+        let bytes: [UInt8] = [0x80, 0x81, 0x41, 0xFF, 0x70, 0x77]
+        #expect(try coffer(["init"], passphrase: bytes).status == 0)
+        #expect(try coffer(["ls"], passphrase: bytes).status == 0)
+        #expect(try run(["ls", "--passphrase-file", try keyFile("same", bytes)], vault: vault).status == 0)
+        // Read lossily, other invalid bytes and their replacement text were the same passphrase.
+        let other = try coffer(["ls"], passphrase: [0x80, 0x81, 0x41, 0xFE, 0x70, 0x77])
+        #expect(other.status == 1)
+        #expect(other.error.contains("passphrase is wrong"), "\(other.error)")
+        let lossy = Array(String(decoding: bytes, as: UTF8.self).utf8)
+        #expect(try run(["ls", "--passphrase-file", try keyFile("lossy-text", lossy)], vault: vault).status == 1)
+        // The same bytes change the passphrase (COFFER_NEW_PASSPHRASE is read the same way).
+        let newFile = try keyFile("new", [0xC3, 0x28, 0x61])
+        #expect(try coffer(["passwd", "--new-passphrase-file", newFile], passphrase: bytes).status == 0)
+        #expect(try coffer(["ls"], passphrase: [0xC3, 0x28, 0x61]).status == 0)
+        #expect(try coffer(["ls"], passphrase: bytes).status == 1)
+    }
+
     @Test("item add and update refuse an empty standard input or file; nothing is stored")
     func emptyValues() throws {
         let vault = directory.path("items").path

@@ -103,6 +103,20 @@ public final class Console: @unchecked Sendable {
         return 80
     }
 
+    /// The environment variable `name` exactly as the process holds it, bytes that are not UTF-8
+    /// included (Foundation's `ProcessInfo` decodes values as UTF-8, replacing such bytes), or `nil`
+    /// when it is unset or this console is not the process's (a test's, with an environment of its
+    /// own).
+    func processEnvironmentBytes(_ name: String) -> [UInt8]? {
+        guard isProcessConsole, let value = getenv(name) else { return nil }
+        return Array(
+            UnsafeBufferPointer(
+                start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self),
+                count: strlen(value)
+            )
+        )
+    }
+
     /// Whether this console is the process's own standard streams (not a test's capture).
     private var isProcessConsole: Bool { outputDescriptor != nil }
 

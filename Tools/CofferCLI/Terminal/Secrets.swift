@@ -48,8 +48,8 @@ struct SecretSource {
         file != nil || context.environment[environmentVariable] != nil
     }
 
-    /// Reads the secret's bytes: from `file` (the value of ``fileOption``), else the environment
-    /// variable, else a no-echo prompt.
+    /// Reads the secret's bytes, exactly as given (not decoded as text): from `file` (the value of
+    /// ``fileOption``), else the environment variable, else a no-echo prompt.
     ///
     /// - Parameter confirm: On a terminal, ask twice and require the same answer (for new secrets).
     func read(file: String?, _ context: CommandContext, confirm: Bool = false) throws -> [UInt8] {
@@ -59,7 +59,16 @@ struct SecretSource {
             }
             return Array(data)
         }
-        if let value = context.environment[environmentVariable] { return Array(value.utf8) }
+        if let value = context.environment[environmentVariable] {
+            // A secret is bytes, from the environment as from a file (docs/FORMAT.md, "Keys"): the
+            // process's own bytes, unless the command was given another environment than the process's.
+            if let raw = context.console.processEnvironmentBytes(environmentVariable),
+                String(decoding: raw, as: UTF8.self) == value
+            {
+                return raw
+            }
+            return Array(value.utf8)
+        }
         guard context.console.inputIsTerminal, let first = context.console.readSecret(prompt: prompt) else {
             throw CLIFailure(
                 "no \(what) given: set \(environmentVariable), pass --\(fileOption) FILE, or run in a terminal to be asked"
