@@ -143,4 +143,37 @@ struct GroupAdversaryEndToEndTests {
         #expect(try !has("planted"))
         #expect(try !has("planted", in: renewed))
     }
+
+    @Test("Two devices revoking each other: the honest one founds a new group with group new; the thief cannot follow")
+    func loneDeviceRecovers() throws {
+        let start = try pair()
+        let (aID, bID) = (try deviceID([:]), try deviceID(vault("b")))
+        #expect(try cli.run(["device", "revoke", bID]).status == 0)
+        #expect(try cli.run(["device", "revoke", aID], extra: vault("b")).status == 0)
+        let told = try exchange(from: vault("b"), to: nil, "thief-to-a")
+        #expect(told.status == 1 && told.error.contains("coffer group new"), "\(told.error)")
+        #expect(try isActive(aID) == false)
+        let founded = try cli.run(["group", "new"])
+        #expect(founded.status == 0 && founded.output.contains("fingerprint"), "\(founded.error)")
+        try addItem("after")
+        let ofGroup = bundle("new-group")
+        #expect(try cli.run(["export", "--out", ofGroup]).status == 0)
+        let request = cli.directory.path("c.request").path
+        #expect(
+            try cli.run(["init", "--request-join", request, "--group", ofGroup, "--name", "c"], extra: vault("c"))
+                .status
+                == 0
+        )
+        #expect(try cli.run(["device", "approve", request, "--yes"]).status == 0)
+        let joined = try exchange(from: nil, to: vault("c"), "to-c")
+        #expect(joined.status == 0, "\(joined.error)")
+        #expect(try has("before", in: vault("c")) && has("after", in: vault("c")))
+        // The thief: refused both ways, and cannot join the new group with the passphrase.
+        #expect(try exchange(from: vault("b"), to: nil, "thief-again").status == 1)
+        #expect(try exchange(from: nil, to: vault("b"), "to-thief").status == 1)
+        #expect(try !has("after", in: vault("b")))
+        #expect(try cli.run(["init", "--join", ofGroup], extra: vault("thief-new")).status == 1)
+        #expect(try cli.run(["init", "--join", start], extra: vault("thief-old")).status == 0)
+        #expect(try exchange(from: vault("thief-old"), to: nil, "old-group").status == 1)
+    }
 }

@@ -234,7 +234,9 @@ package struct GroupContext {
     /// The `meta` entries that store the log, the current epoch and the keys (sealed under the
     /// device root).
     package func metaEntries(deviceRoot: SecureBytes, vaultID: UUID) throws(CofferError) -> [(String, [UInt8])] {
-        let epoch = try state().currentEpoch
+        // The epoch this device seals with: the current one, or the latest it holds while it lacks
+        // that (left out of an epoch, or revoked), so a reopened vault still seals and exports.
+        let epoch = try sealingRoot().epoch
         return [
             (Meta.log, log.encoded),
             (Meta.epoch, withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }),

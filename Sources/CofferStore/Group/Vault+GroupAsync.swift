@@ -24,6 +24,12 @@ extension Vault {
         try await offload { () throws(CofferError) in try self.rotateGroupKey() }
     }
 
+    /// Leaves the sync group and founds a new one with this device alone; see ``startNewGroup()-4fuyt``.
+    @discardableResult
+    public func startNewGroup() async throws(CofferError) -> GroupReference {
+        try await offload { () throws(CofferError) in try self.startNewGroup() }
+    }
+
     /// Sets how devices may join; see ``setJoinPolicy(_:passphrase:)-6bana``.
     public func setJoinPolicy(_ policy: GroupJoinPolicy, passphrase: Passphrase? = nil) async throws(CofferError) {
         try await offload { () throws(CofferError) in try self.setJoinPolicy(policy, passphrase: passphrase) }

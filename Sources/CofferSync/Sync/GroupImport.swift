@@ -105,16 +105,20 @@ extension Vault {
         var merged = local
         try merged.merge(remote)
         let state = try merged.state()
+        // A device that is out learns so (the log that says it is kept, so it stops acting as a
+        // member: `coffer devices` shows it), and takes no record.
         if let me = state.member(device), !me.isActive {
+            let kept = (try? learnMembership(from: remote)) == true
             throw CofferError(
                 .notTrusted,
-                "this device was revoked from its sync group by \(describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and nothing was changed. Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it"
+                "this device was revoked from its sync group by \(describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
             )
         }
-        if state.member(device) == nil, (try? local.state().member(device)?.isActive) == true {
+        if state.member(device) == nil {
+            let kept = (try? learnMembership(from: remote)) == true
             throw CofferError(
                 .notTrusted,
-                "this device's join no longer counts: it joined with a group key that a member replaced at the same time (a revocation, a key rotation or a switch to approval-only joins), so no member can trust it; nothing was changed. Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
+                "this device's join no longer counts: it joined with a group key that a member replaced at the same time (a revocation, a key rotation or a switch to approval-only joins), so no member can trust it; no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
             )
         }
         let signer: [UInt8]

@@ -36,15 +36,22 @@ struct GroupAdversaryTests {
         try viewer.members().first { $0.deviceID == vault.deviceID }?.isActive == true
     }
 
-    /// `a` founded the group with one item, `b` and `c` joined by passphrase, and everyone knows
-    /// everyone; `old` is a bundle of `a`'s from before any change.
-    func foundedTrio() throws -> (a: Vault, b: Vault, c: Vault, old: URL) {
+    /// `a` founded the group with one item and `b` joined by passphrase, known to `a`; `old` is the
+    /// bundle `b` joined from.
+    func foundedPair() throws -> (a: Vault, b: Vault, old: URL) {
         let a = try group.createFirst()
         try a.keychain.add(password("before"))
         let old = group.bundle("old")
         try a.export(to: old)
         let (b, _) = try group.join("b", from: old)
         _ = try exchange(b, a, "b-to-a")
+        return (a, b, old)
+    }
+
+    /// `a` founded the group with one item, `b` and `c` joined by passphrase, and everyone knows
+    /// everyone; `old` is a bundle of `a`'s from before any change.
+    func foundedTrio() throws -> (a: Vault, b: Vault, c: Vault, old: URL) {
+        let (a, b, old) = try foundedPair()
         let start = group.bundle("start")
         try a.export(to: start)
         let (c, _) = try group.join("c", from: start)
@@ -67,6 +74,8 @@ struct GroupAdversaryTests {
         try a.keychain.add(password("after", "written after the revocation"))
         let (rejoined, _) = try group.join("b-again", from: source == "a bundle of a member" ? old : fromB)
         try rejoined.keychain.add(password("planted", "from the rejoined vault"))
+        // c, which has not heard of the revocation, takes it in (it cannot know better).
+        _ = try exchange(rejoined, c, "rejoined-to-c")
 
         // a refuses it, and its next bundle seals nothing new to it.
         let refused = try offer(rejoined, a, "rejoined-to-a")
@@ -77,8 +86,7 @@ struct GroupAdversaryTests {
         #expect(told?.code == .notTrusted, "\(told?.message ?? "accepted")")
         #expect(try rejoined.keychain.password(service: "after", account: "ann") == nil)
 
-        // c, which has not heard of the revocation, takes it in; once c hears from a it stops.
-        _ = try exchange(rejoined, c, "rejoined-to-c")
+        // Once c hears from a, the rejoined vault is out there too.
         _ = try exchange(a, c, "a-to-c-after")
         #expect(try !active(rejoined, in: c))
         try c.keychain.add(password("from-c-later"))
@@ -227,5 +235,49 @@ struct GroupAdversaryTests {
         )
         try stranger.appendJoined(name: "stranger")
         #expect(throws: CofferError.self) { try first.merge(stranger.log) }
+    }
+
+    @Test("A lone honest device revoked by a thief it revoked founds a new group; the thief cannot follow")
+    func loneDeviceRecovers() throws {
+        let (a, b, old) = try foundedPair()
+        // Mutual revocation: both are out, and no member is left.
+        try a.revoke(device: b.deviceID)
+        try b.revoke(device: a.deviceID)
+        _ = try? exchange(b, a, "thief-to-a")
+        #expect(try !active(a, in: a))
+        #expect(throws: CofferError.self) { try a.rotateGroupKey() }
+
+        let fresh = try a.startNewGroup()
+        #expect(fresh.id != b.syncGroupID && a.syncGroupID == fresh.id)
+        #expect(try a.members().filter(\.isActive).map(\.deviceID) == [a.deviceID])
+        #expect(try a.joinPolicy() == .approval)
+        try a.keychain.add(password("after"))
+        #expect(try a.keychain.password(service: "before", account: "ann") == "secret")
+
+        // A new device joins by approval, naming the new group, and reads everything.
+        let ofGroup = group.bundle("of-new-group")
+        try a.export(to: ofGroup)
+        #expect(try GroupReference(bundle: ofGroup) == fresh)
+        let (c, request) = try Vault.requestJoin(
+            at: group.directory.path("c"),
+            passphrase: SyncGroupFixture.passphrase,
+            name: "c",
+            group: fresh,
+            configuration: group.fixture.configuration
+        )
+        try a.approve(request)
+        #expect(try exchange(a, c, "a-to-c").joinedGroup)
+        #expect(try c.keychain.password(service: "before", account: "ann") == "secret")
+        #expect(try c.keychain.password(service: "after", account: "ann") == "secret")
+
+        // The thief: its bundles are another group's, the new group's bundles carry no join block, and
+        // a vault it makes from an old bundle is of the old group.
+        #expect(throws: CofferError.self) { try exchange(b, a, "thief-to-new") }
+        #expect(throws: CofferError.self) { try exchange(a, b, "new-to-thief") }
+        #expect(try b.keychain.password(service: "after", account: "ann") == nil)
+        #expect(throws: CofferError.self) { _ = try group.join("thief-joins", from: ofGroup) }
+        let (fromOld, _) = try group.join("thief-old", from: old)
+        #expect(throws: CofferError.self) { try exchange(fromOld, a, "old-to-new") }
+        #expect(!(try b.keyRing().epochs(.sync)).contains(try a.keyRing().currentEpoch(.sync)))
     }
 }

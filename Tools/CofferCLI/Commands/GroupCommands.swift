@@ -60,12 +60,13 @@ struct DevicesCommand: VaultCommand {
 struct GroupCommands: CommandGroup {
     static let configuration = CommandConfiguration(
         name: "group",
-        abstract: "Change the sync group: rotate its key, or set how devices may join.",
+        abstract: "Change the sync group: rotate its key, set how devices may join, or found a new one.",
         examples: [
             "coffer group rotate                        # a new key epoch",
             "coffer group set --join approval          # new devices need an approval",
+            "coffer group new                           # leave the group, found a new one",
         ],
-        subcommands: [GroupRotateCommand.self, GroupSetCommand.self]
+        subcommands: [GroupRotateCommand.self, GroupSetCommand.self, GroupNewCommand.self]
     )
 }
 
@@ -91,6 +92,35 @@ struct GroupRotateCommand: VaultCommand {
         try context.output.result(["rotated": true]) {
             "Started a new key epoch; export or push so the other devices take it."
         }
+    }
+}
+
+/// `coffer group new`: leave the sync group and found a new one with this device alone.
+struct GroupNewCommand: VaultCommand {
+    static let configuration = CommandConfiguration(
+        name: "new",
+        abstract: "Leave the sync group and found a new one, with this device as its only member.",
+        discussion: """
+            For a device that can no longer trust its group: a thief revoked it while it revoked the
+            thief, and no member it trusts is left. The new group has a fresh id, accepts devices by
+            approval only, and starts a key epoch only this device holds; it keeps every group key this
+            vault held, so its records stay readable here and by the devices it approves. Whoever held
+            the old group's keys cannot join it. Other devices ask to join with a bundle this vault
+            exports ('coffer init --request-join FILE --group BUNDLE'); push to a new store prefix.
+            """,
+        examples: [
+            "coffer group new && coffer export --out group.bundle"
+        ]
+    )
+
+    func run(_ vault: Vault, _ context: CommandContext) throws {
+        let group = try vault.startNewGroup()
+        try context.output.result(group) {
+            "Founded sync group \(group.id.uuidString.lowercased()), fingerprint \(group.fingerprint), with this device alone."
+        }
+        context.output.note(
+            "Next: export a bundle for the devices to approve ('coffer init --request-join FILE --group BUNDLE' there, 'coffer device approve FILE' here), and push to a new store prefix."
+        )
     }
 }
 
