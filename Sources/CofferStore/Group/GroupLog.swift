@@ -128,6 +128,12 @@ package struct GroupLog: Equatable, Sendable {
                 children[position].append(index)
             }
         }
+        guard ready.count <= 1 else {
+            throw CofferError(
+                .notTrusted,
+                "the sync group's membership log has two founding entries (one was made with the group's original key outside the group, or the logs are of two groups made before membership logs existed); it was refused and nothing changed"
+            )
+        }
         var ordered: [GroupEntry] = []
         ordered.reserveCapacity(entries.count)
         while !ready.isEmpty {
@@ -165,7 +171,7 @@ struct GroupGraph {
         for (index, entry) in entries.enumerated() {
             var known = IndexSet()
             let founding = entry.parents == [anchor]
-            guard founding ? entry.change.isJoin : index > 0 else {
+            guard founding ? entry.change.isJoin && index == 0 : index > 0 else {
                 throw CofferError(
                     .notTrusted,
                     "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): it does not start this group's log; it was refused and nothing changed"
@@ -258,13 +264,26 @@ package struct GroupState: Equatable, Sendable {
     /// one entry's author knew).
     init(graph: GroupGraph, members subset: IndexSet) {
         let entries = graph.entries
+        // Apply the voiding rules until nothing changes. Each round walks the entries in canonical
+        // order and decides each with what was decided before it in the same round, so whatever
+        // depends on an ancestor (an admission down a chain of additions) settles in one round;
+        // only what depends on a concurrent entry later in the order takes another. A graph that
+        // does not settle (it cannot, short of a crafted cycle) keeps only what had effect in each
+        // of the last two rounds: nothing unresolved is ever taken as admitted.
         var effective = subset
-        // Apply the voiding rules until they settle (bounded: a pathological graph keeps the last
-        // round's answer, the same on every device).
-        for _ in 0..<16 {
+        var settled = false
+        for _ in 0..<Self.maximumRounds {
             let next = Self.effectiveEntries(graph: graph, subset: subset, effective: effective)
-            if next == effective { break }
+            if next == effective {
+                settled = true
+                break
+            }
             effective = next
+        }
+        if !settled {
+            effective = effective.intersection(
+                Self.effectiveEntries(graph: graph, subset: subset, effective: effective)
+            )
         }
         for index in subset { startedEpochs.formUnion(entries[index].startedEpoch.map { [$0] } ?? []) }
         voided = Set(subset.subtracting(effective).map { entries[$0].hash })
@@ -352,17 +371,23 @@ package struct GroupState: Equatable, Sendable {
         }
     }
 
-    /// One round of the voiding rules: which entries of `subset` have effect, given that those in
-    /// `effective` had in the round before.
-    private static func effectiveEntries(graph: GroupGraph, subset: IndexSet, effective: IndexSet) -> IndexSet {
+    /// How many rounds of the voiding rules settle a graph at most before the unresolved entries are
+    /// taken as without effect.
+    static let maximumRounds = 32
+
+    /// One round of the voiding rules over `subset`, in canonical order: an entry is decided with the
+    /// decisions of this round for the entries before it and of the round before (`effective`) for
+    /// those after it.
+    private static func effectiveEntries(graph: GroupGraph, subset: IndexSet, effective previous: IndexSet) -> IndexSet
+    {
         let entries = graph.entries
+        var decided = previous
         var admission: [UUID: Int] = [:]
         var revocationsOf: [UUID: [Int]] = [:]
         var rekeysOf: [UUID: [Int]] = [:]
         var closings: [Int] = []
-        for index in effective {
+        for index in subset {
             let entry = entries[index]
-            if let device = entry.admittedDevice, admission[device] == nil { admission[device] = index }
             switch entry.change {
             case .revoked(let device, _): revocationsOf[device, default: []].append(index)
             case .keysReplaced: rekeysOf[entry.author, default: []].append(index)
@@ -370,30 +395,39 @@ package struct GroupState: Equatable, Sendable {
             default: break
             }
         }
-        var result = IndexSet()
         for index in subset {
             let entry = entries[index]
             let author = entry.author
             func concurrentWithAny(_ others: [Int]?) -> Bool {
-                (others ?? []).contains { graph.concurrent($0, index) }
+                (others ?? []).contains { decided.contains($0) && graph.concurrent($0, index) }
             }
+            var hasEffect = true
             if case .joined = entry.change {
-                if admission[author] != index || concurrentWithAny(closings) { continue }
-            } else {
+                hasEffect = admission[author] == nil && !concurrentWithAny(closings)
+            } else if let admitted = admission[author] {
                 // The author's own admission must have effect and have been known to it.
-                guard let admitted = admission[author], graph.ancestors[index].contains(admitted) else { continue }
+                hasEffect = graph.ancestors[index].contains(admitted)
+            } else {
+                hasEffect = false
             }
-            switch entry.change {
-            case .revoked:
-                if concurrentWithAny(rekeysOf[author]) { continue }
-            case .keysReplaced:
-                if concurrentWithAny(revocationsOf[author]) { continue }
-            default:
-                if concurrentWithAny(revocationsOf[author]) || concurrentWithAny(rekeysOf[author]) { continue }
+            if hasEffect {
+                switch entry.change {
+                case .revoked:
+                    hasEffect = !concurrentWithAny(rekeysOf[author])
+                case .keysReplaced:
+                    hasEffect = !concurrentWithAny(revocationsOf[author])
+                default:
+                    hasEffect = !concurrentWithAny(revocationsOf[author]) && !concurrentWithAny(rekeysOf[author])
+                }
             }
-            result.insert(index)
+            if hasEffect {
+                decided.insert(index)
+                if let device = entry.admittedDevice, admission[device] == nil { admission[device] = index }
+            } else {
+                decided.remove(index)
+            }
         }
-        return result
+        return decided
     }
 
     /// Checks `entry` against this state, the meaning of exactly its ancestors; returns whether a

@@ -12,11 +12,37 @@ public struct GroupReference: Sendable, Hashable, Codable {
     /// SHA-256("coffer/v3/group-fingerprint" ‖ 0x00 ‖ group id ‖ the founding entries' hashes in
     /// ascending order), first 10 bytes, as five groups of four hex digits.
     public let fingerprint: String
+    /// The heads of the membership log this reference was read from: a device asking to join keeps
+    /// them, and takes an approval only from a log that holds them, so a member's stale copy that
+    /// has not heard of a revocation the asking device saw cannot admit it. Not part of equality.
+    package private(set) var seenHeads: [[UInt8]] = []
 
     /// A reference from its parts (as a join request carries them).
     public init(id: UUID, fingerprint: String) {
         self.id = id
         self.fingerprint = fingerprint
+    }
+
+    /// Whether both name the same group (id and fingerprint).
+    public static func == (lhs: GroupReference, rhs: GroupReference) -> Bool {
+        lhs.id == rhs.id && lhs.fingerprint == rhs.fingerprint
+    }
+
+    /// Hashes the id and fingerprint.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(fingerprint)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, fingerprint
+    }
+
+    /// This reference with `heads` as the log heads seen.
+    package func seeing(_ heads: [[UInt8]]) -> GroupReference {
+        var copy = self
+        copy.seenHeads = heads
+        return copy
     }
 
     /// The reference of the group whose membership log is `log`.
@@ -33,6 +59,7 @@ public struct GroupReference: Sendable, Hashable, Codable {
             throw CofferError(.internalError, "hashing the group fingerprint failed: \(error)", underlying: error)
         }
         self.init(id: log.group, fingerprint: FingerprintText.of(digest))
+        seenHeads = log.heads
     }
 
     /// The group as people read it: its id and fingerprint.

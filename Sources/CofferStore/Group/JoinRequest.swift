@@ -13,6 +13,7 @@ public import Foundation
 /// fingerprint 3f2a-91bc-…
 /// group 5d0e…          (the group it asks to join, when it names one)
 /// group-fingerprint 91c0-…
+/// group-seen 5e1f…,…   (the heads of the group's log the device saw)
 /// ```
 ///
 /// It holds no secret. Its fingerprint is what the two people compare before approving: a request
@@ -48,7 +49,11 @@ public struct JoinRequest: Sendable, Hashable {
             "keys \(publicKeys.encoded.hexEncoded)",
             "fingerprint \(identity.fingerprint)",
         ]
-            + (group.map { ["group \($0.id.uuidString.lowercased())", "group-fingerprint \($0.fingerprint)"] } ?? []))
+            + (group.map { group in
+                ["group \(group.id.uuidString.lowercased())", "group-fingerprint \(group.fingerprint)"]
+                    + (group.seenHeads.isEmpty
+                        ? [] : ["group-seen \(group.seenHeads.map(\.hexEncoded).joined(separator: ","))"])
+            } ?? []))
             .joined(separator: "\n") + "\n"
     }
 
@@ -100,7 +105,14 @@ public struct JoinRequest: Sendable, Hashable {
             guard let id = UUID(uuidString: try field("group")) else {
                 throw CofferError(.param, "the join request's group id is not a UUID")
             }
-            group = GroupReference(id: id, fingerprint: try field("group-fingerprint"))
+            var heads: [[UInt8]] = []
+            for hex in (fields["group-seen"] ?? "").split(separator: ",") {
+                guard let head = [UInt8](hexDigits: String(hex)), head.count == 32 else {
+                    throw CofferError(.param, "the join request's group-seen line is malformed")
+                }
+                heads.append(head)
+            }
+            group = GroupReference(id: id, fingerprint: try field("group-fingerprint")).seeing(heads)
         }
         self.init(identity: identity, name: name, group: group)
     }

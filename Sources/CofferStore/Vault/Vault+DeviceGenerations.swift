@@ -133,6 +133,9 @@ extension Vault {
         var context = try groupContext(in: txn, roots: roots, deviceKeys: current)
         guard try context.state().member(deviceID)?.isActive == true else { return nil }
         try context.replaceKeys(with: fresh)
+        // As after a revocation: whoever holds the leaked files may know the passphrase, and members'
+        // bundles would carry the new key under it. A member opens passphrase joins again.
+        if try context.state().policy == .passphrase { try context.append(.policy(.approval)) }
         try context.startEpoch()
         // The join block wraps the previous epoch's key; the next unlock with the passphrase (or
         // the end of this rekey, for a new one) writes one for the new epoch.

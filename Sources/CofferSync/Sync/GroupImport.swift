@@ -212,6 +212,15 @@ extension Vault {
                 "this vault asked to join sync group \(asked.description), and the bundle is of group \(reference.description): it was refused and nothing was changed. Import a bundle of the group this vault asked to join"
             )
         }
+        if let asked = request.group {
+            let known = Set(remote.entries.map(\.hash))
+            guard asked.seenHeads.allSatisfy(known.contains) else {
+                throw CofferError(
+                    .notTrusted,
+                    "this vault asked to join sync group \(asked.description) knowing changes to its membership that the bundle's log lacks (a revocation, perhaps): the approval comes from a device that has not heard of them, and was refused; nothing was changed. Import a bundle of a member that has"
+                )
+            }
+        }
         let keys = GroupKeys.collect(from: remote, device: deviceID, key: deviceKeys.agreement, known: [:])
         let state = try remote.state(roots: { keys[$0] })
         guard let me = state.member(deviceID), me.keys == request.publicKeys else {

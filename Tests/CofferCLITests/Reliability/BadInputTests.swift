@@ -67,7 +67,7 @@ struct BadInputTests {
             "devices": ["devices"],
             "device approve": ["device", "approve", scratch.appendingPathComponent("request").path, "--yes"],
             "device revoke": ["device", "revoke", "00000000"], "group rotate": ["group", "rotate"],
-            "group set": ["group", "set", "--join", "approval"],
+            "group set": ["group", "set", "--join", "approval"], "group new": ["group", "new"],
             "write-only enable": ["write-only", "enable"], "write-only disable": ["write-only", "disable"],
             "write-only status": ["write-only", "status"],
         ]

@@ -191,7 +191,7 @@ final class AdversaryModel {
     func step(_ number: Int) throws {
         let honest = devices.filter { !$0.thief }
         let thieves = devices.filter(\.thief)
-        switch random.next() % 32 {
+        switch random.next() % 33 {
         case 0...5:  // an honest edit
             try honestMember()?.vault.keychain.setPassword(
                 "v\(random.next() % 1000)",
@@ -215,6 +215,21 @@ final class AdversaryModel {
             try honestMember()?.vault.rekey(passphrase: SyncGroupFixture.passphrase)
         case 20:
             try honestMember()?.vault.setJoinPolicy(.approval)
+        case 31:  // an honest device joins by passphrase from a member's fresh bundle, while it may
+            guard approvals < 3, let member = honestMember(), (try? member.vault.joinPolicy()) == .passphrase else {
+                return
+            }
+            approvals += 1
+            let name = freshName("j")
+            guard
+                let joined = try? Vault.join(
+                    bundle: try export(member),
+                    at: group.directory.path(name),
+                    passphrase: SyncGroupFixture.passphrase,
+                    configuration: group.fixture.configuration
+                )
+            else { return }
+            devices.append(Device(joined.vault, directory: group.directory.path(name), thief: false))
         case 21:  // an honest device approved by a member
             guard approvals < 2, let member = honestMember() else { return }
             approvals += 1
@@ -244,10 +259,13 @@ final class AdversaryModel {
                 try member.vault.revoke(device: id)
             }
             revokedThief = true
-        case 26...28:  // the thief writes, or revokes an honest member (racing the owner)
+        case 26...28:  // the thief writes, rekeys, or revokes an honest member (racing the owner)
             guard !thieves.isEmpty else { return }
             let thief = thieves[pick(thieves.count)]
-            if random.next() % 2 == 0 {
+            let choice = random.next() % 5
+            if choice == 4 {
+                _ = try? thief.vault.rekey(passphrase: SyncGroupFixture.passphrase)
+            } else if choice < 2 {
                 try? thief.vault.keychain.setPassword(
                     "planted",
                     service: "plant\(pick(3))",
@@ -270,9 +288,11 @@ final class AdversaryModel {
             guard let vault = joined?.0 else { return }
             thiefIdentities.insert(vault.deviceID)
             devices.append(Device(vault, directory: group.directory.path(name), thief: true))
-        default:  // the thief's device offers its bundle to an honest one
+        case 32:  // the thief's device offers its bundle to an honest one
             guard !thieves.isEmpty, !honest.isEmpty else { return }
             try offer(try export(thieves[pick(thieves.count)]), to: honest[pick(honest.count)], byThief: true)
+        default:
+            return
         }
     }
 

@@ -174,6 +174,7 @@ struct GroupAdversaryTests {
         try owner.unlock(passphrase: SyncGroupFixture.passphrase)
         // b's owner rekeys with a new passphrase; a rotates, as the README advises.
         try owner.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "a brand new passphrase")
+        #expect(try owner.joinPolicy() == .approval, "a rekey closes passphrase joins, as a revocation does")
         _ = try exchange(owner, a, "rekeyed-to-a")
         try a.rotateGroupKey()
         try a.keychain.add(password("after-leak", "written after the leak"))
@@ -204,37 +205,26 @@ struct GroupAdversaryTests {
         #expect(try active(owner, in: a))
     }
 
-    @Test("Two devices of a group made before logs existed each found a log; the logs merge with both as members")
-    func twoFounders() throws {
+    @Test("A log with a second founding entry is refused: the group's key outside the group founds nothing")
+    func secondFounder() throws {
         let groupID = UUID()
         let root = SecureBytes.random(count: 32)
-        var first = try GroupContext(
-            log: GroupLog(group: groupID),
-            roots: [.original: root],
-            device: UUID(),
-            deviceKeys: DeviceKeys.generate()
-        )
-        var second = try GroupContext(
-            log: GroupLog(group: groupID),
-            roots: [.original: root],
-            device: UUID(),
-            deviceKeys: DeviceKeys.generate()
-        )
-        try first.appendJoined(name: "first")
-        try second.appendJoined(name: "second")
-        try first.merge(second.log)
-        try second.merge(first.log)
-        #expect(first.log == second.log)
-        #expect(Set(try first.state().activeMembers.map(\.device)) == [first.device, second.device])
-        // Founding needs the group key: a stranger's founding entry is refused.
-        var stranger = try GroupContext(
-            log: GroupLog(group: groupID),
-            roots: [.original: SecureBytes.random(count: 32)],
-            device: UUID(),
-            deviceKeys: DeviceKeys.generate()
-        )
-        try stranger.appendJoined(name: "stranger")
-        #expect(throws: CofferError.self) { try first.merge(stranger.log) }
+        func founder(_ name: String) throws -> GroupContext {
+            var context = try GroupContext(
+                log: GroupLog(group: groupID),
+                roots: [.original: root],
+                device: UUID(),
+                deviceKeys: DeviceKeys.generate()
+            )
+            try context.appendJoined(name: name)
+            return context
+        }
+        var first = try founder("first")
+        let usurper = try founder("usurper")
+        let before = first.log
+        let refusal = #expect(throws: CofferError.self) { try first.merge(usurper.log) }
+        #expect(refusal?.code == .notTrusted && refusal?.message.contains("two founding entries") == true)
+        #expect(first.log == before)
     }
 
     @Test("A lone honest device revoked by a thief it revoked founds a new group; the thief cannot follow")
@@ -279,5 +269,86 @@ struct GroupAdversaryTests {
         let (fromOld, _) = try group.join("thief-old", from: old)
         #expect(throws: CofferError.self) { try exchange(fromOld, a, "old-to-new") }
         #expect(!(try b.keyRing().epochs(.sync)).contains(try a.keyRing().currentEpoch(.sync)))
+    }
+
+    @Test("A revoked device's stale keys sign a chain of additions 40 deep: no device of the chain is admitted")
+    func chainOfAdditions() throws {
+        let (a, b, c, _) = try foundedTrio()
+        let stale = try GroupLog(
+            group: b.syncGroupID,
+            decoding: try #require(try b.readMetaIfPresent(GroupContext.Meta.log))
+        )
+        let root = try b.keyRing().root(.sync, epoch: .original)
+        try a.revoke(device: b.deviceID)
+        // The thief, holding b's keys, signs b adds d1, d1 adds d2, ..., d40 adds t.
+        var log = stale
+        var author = (id: b.deviceID, keys: try b.deviceKeys())
+        var chain: [UUID] = []
+        for depth in 0...40 {
+            let next = (id: UUID(), keys: DeviceKeys.generate())
+            let keys = DevicePublicKeys(
+                agreement: try next.keys.agreement.publicKey(),
+                signing: try next.keys.signing.publicKey()
+            )
+            var context = try GroupContext(
+                log: log,
+                roots: [.original: root],
+                device: author.id,
+                deviceKeys: author.keys
+            )
+            try context.append(
+                .added(
+                    device: next.id,
+                    keys: keys,
+                    name: "d\(depth)",
+                    epoch: .original,
+                    box: try GroupKeys.box(root, epoch: .original, to: keys, group: log.group)
+                )
+            )
+            log = context.log
+            author = next
+            chain.append(next.id)
+        }
+        // a merges it (a bundle carrying it is refused, but its log is signed and kept).
+        let stored = try GroupLog(
+            group: a.syncGroupID,
+            decoding: try #require(try a.readMetaIfPresent(GroupContext.Meta.log))
+        )
+        let merged = try stored.union(log)
+        let state = try merged.state(roots: { _ in nil })
+        for (depth, device) in chain.enumerated() {
+            #expect(state.member(device)?.isActive != true, "depth \(depth) is admitted")
+        }
+        #expect(state.member(b.deviceID)?.isActive == false)
+        #expect(Set(state.activeMembers.map(\.device)) == [a.deviceID, c.deviceID])
+        #expect(!state.needsNewEpoch, "no epoch is needed for devices that were never admitted")
+    }
+
+    @Test("A revoked device's stale copy approves a request made from a bundle that shows the revocation: refused")
+    func staleApproval() throws {
+        let (a, b, _, _) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        let afterRevocation = group.bundle("after-revocation")
+        try a.export(to: afterRevocation)
+        let reference = try GroupReference(bundle: afterRevocation)
+        let (w, request) = try Vault.requestJoin(
+            at: group.directory.path("w"),
+            passphrase: SyncGroupFixture.passphrase,
+            name: "w",
+            group: reference,
+            configuration: group.fixture.configuration
+        )
+        #expect(!(request.group?.seenHeads.isEmpty ?? true))
+        #expect(try JoinRequest(text: request.text).group?.seenHeads == request.group?.seenHeads)
+        // The stale copy of b has not heard of its revocation; it approves and exports.
+        try b.approve(request)
+        let fromStale = group.bundle("from-stale")
+        try b.export(to: fromStale)
+        let refused = #expect(throws: CofferError.self) { try w.import(from: fromStale) }
+        #expect(refused?.message.contains("has not heard") == true, "\(refused?.message ?? "")")
+        #expect(try w.pendingJoinRequest() != nil)
+        // A member that has heard approves it; it joins.
+        try a.approve(request)
+        #expect(try exchange(a, w, "a-to-w").joinedGroup)
     }
 }
