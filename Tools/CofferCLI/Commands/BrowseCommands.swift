@@ -32,7 +32,7 @@ struct FindCommand: VaultCommand {
     @Option(value: "TIME", help: "Only paths modified at or before TIME.")
     var newest: SnapshotTime?
 
-    @Argument("PATTERN", help: "An fnmatch pattern: a name (*.pdf) or, with a /, a whole path.")
+    @Argument("PATTERN", help: "A glob (restic's syntax, [^a] negates): a name (*.pdf) or, with a /, a whole path.")
     var pattern: String
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
@@ -102,7 +102,7 @@ struct DumpCommand: VaultCommand {
 
     var host = HostOption()
 
-    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")
+    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits), a name (its latest snapshot), or latest (the newest).")
     var snapshot: String
 
     @Argument("PATH", help: "The file or directory in the snapshot.")

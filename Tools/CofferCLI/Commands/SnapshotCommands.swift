@@ -286,7 +286,7 @@ struct ShowCommand: VaultCommand {
 
     var host = HostOption()
 
-    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")
+    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits), a name (its latest snapshot), or latest (the newest).")
     var snapshot: String
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
@@ -368,7 +368,7 @@ struct RestoreCommand: VaultCommand {
     @Option(value: "PATTERN", help: "Like --exclude, ignoring case (repeatable; a list of its own).")
     var iexclude: [String]
 
-    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")
+    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits), a name (its latest snapshot), or latest (the newest).")
     var snapshot: String
 
     @Argument("DIR", help: "Where to restore; must be empty or absent.")

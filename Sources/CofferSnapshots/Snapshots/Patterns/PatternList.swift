@@ -28,7 +28,7 @@ struct PatternList: Sendable {
             guard !text.isEmpty, text != "!" else {
                 throw CofferError(
                     .param,
-                    "the \(option) pattern '\(text)' is empty and would match nothing; give a name, a glob like '*.log', or a path like '/home/*/cache'"
+                    "the \(option) pattern '\(text)' matches nothing (it is empty); give a name, a glob like '*.log', or a path like '/home/*/cache'"
                 )
             }
             do {
