@@ -38,15 +38,15 @@ extension Snapshots {
     /// chunk against its keyed id; in snapshots of record version 1, also each file's SHA-256).
     ///
     /// - Parameters:
-    ///   - reference: The snapshot: a unique prefix of its id (at least 6 hex digits), or a name (the
-    ///     latest snapshot of that name taken on `host`).
-    ///   - host: Whose snapshot a name means; this machine's when `nil`.
+    ///   - reference: The snapshot: a unique prefix of its id (at least 6 hex digits), a name (the
+    ///     latest snapshot of that name taken on `host`), or `latest` (the newest taken on `host`).
+    ///   - host: Whose snapshot a name or `latest` means; this machine's when `nil`.
     ///   - directory: Where to restore; must be empty or absent.
     ///   - including: Restore only paths these patterns match (`--include`), and everything under a
     ///     matching directory: `docs`, `report.pdf` (at any depth), `docs/*.txt`, `!docs/old`.
-    ///     Patterns follow ``PathSelection``'s rules (restic's), as excludes do, matched against each
-    ///     path as it was backed up (the backed-up directory's absolute path, then the path under
-    ///     it). Empty: everything.
+    ///     Patterns follow restic's rules, as excludes do, matched against each path as it was
+    ///     backed up (the backed-up directory's absolute path, then the path under it). Empty:
+    ///     everything.
     ///   - includingIgnoringCase: The same, matched ignoring case (`--iinclude`), a list of its own.
     ///   - patterns: Leave out paths these patterns match (`--exclude`): `*.iso`, `cache`,
     ///     `!cache/keep`.

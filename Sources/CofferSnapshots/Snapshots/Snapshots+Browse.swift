@@ -31,7 +31,8 @@ extension Snapshots {
     /// read as a stream: memory stays bounded whatever the tree's size.
     ///
     /// - Parameters:
-    ///   - reference: The snapshot: an id prefix (6+ hex digits) or a name (its latest on `host`).
+    ///   - reference: The snapshot: an id prefix (6+ hex digits), a name (its latest on `host`), or
+    ///     `latest` (the newest on `host`).
     ///   - host: Whose snapshot a name means; this machine's when `nil`.
     ///   - path: The directory, relative to the backed-up one (`docs/deep`; empty or `.` for the top)
     ///     or absolute as it was backed up (`/home/ann/docs/deep`); bytes that are not UTF-8 as
@@ -77,8 +78,8 @@ extension Snapshots {
 
     /// Every path matching `pattern` in the snapshots `filter` passes (or the ones named), oldest
     /// snapshot first, each read as a stream (restic's `find`). A pattern without `/` matches a path's
-    /// last component, one with `/` its whole path as it was backed up (a ``GoGlob``, the glob syntax of
-    /// restic's patterns: `*` inside one component, `[^a]` for "not `a`").
+    /// last component, one with `/` its whole path as it was backed up (a glob in Go's `filepath.Match`
+    /// syntax, as restic's patterns: `*` inside one component, `[^a]` for "not `a`").
     ///
     /// - Parameters:
     ///   - pattern: The glob: a name (`*.pdf`) or, with a `/`, a whole path.
@@ -137,7 +138,8 @@ extension Snapshots {
     /// streaming: memory stays bounded whatever it holds. Every chunk is checked as it is read.
     ///
     /// - Parameters:
-    ///   - reference: The snapshot: an id prefix (6+ hex digits) or a name (its latest on `host`).
+    ///   - reference: The snapshot: an id prefix (6+ hex digits), a name (its latest on `host`), or
+    ///     `latest` (the newest on `host`).
     ///   - host: Whose snapshot a name means; this machine's when `nil`.
     ///   - path: As ``entries(of:host:under:recursive:visit:)`` takes it; `.` (or the backed-up
     ///     directory) dumps the whole snapshot.
