@@ -339,7 +339,10 @@ struct RestoreCommand: VaultCommand {
             Contents, modes, modification times, symbolic links, empty directories, names as stored,
             hard links, sparse files' holes and extended attributes are restored (and owners when run as
             root). Paths that would escape DIR are refused. A name means this host's latest snapshot of
-            that name unless --host says whose.
+            that name unless --host says whose; latest means its newest snapshot of any name. Patterns
+            follow backup's rules (restic's): --include report.pdf matches it at any depth, several
+            --include restore what any of them matches, and the last matching pattern of each list
+            decides.
             """,
         examples: [
             "coffer restore ~/docs /tmp/docs-back       # into an empty or new directory",
