@@ -52,7 +52,9 @@ struct FindCommand: VaultCommand {
                 context.console.print(
                     "\(match.snapshot.shortID)  \(TextTable.localTime(entry.modified))  "
                         + "\((entry.kind == .file ? ByteCount.format(entry.size) : "-").leftPadded(to: 10))  "
-                        + PrintableText.escaping(match.absolutePath) + (entry.kind == .directory ? "/" : "")
+                        // The entry's path is escaped already (escaping it again doubled each `\`).
+                        + PrintableText.escaping(match.snapshot.sourcePath)
+                        + (entry.pathBytes.isEmpty ? "" : "/" + entry.path) + (entry.kind == .directory ? "/" : "")
                 )
             }
         }
