@@ -56,13 +56,20 @@ public enum CofferCommand {
     )
 
     /// Runs the program on the process's raw arguments (`argv` without the program name), refusing
-    /// any that is not UTF-8 instead of letting it be silently repaired into a different name.
+    /// any that is not UTF-8 instead of letting it be silently repaired into a different name, except
+    /// where bytes are what is asked for (see ``byteArgument(_:at:of:)``).
     ///
-    /// - Returns: The exit status: 64 for an argument that is not UTF-8, else that of
+    /// - Returns: The exit status: 64 for an argument that is not UTF-8 elsewhere, else that of
     ///   ``main(arguments:environment:console:)``.
     public static func main(rawArguments: [[UInt8]], environment: [String: String], console: Console) -> Int32 {
         var arguments: [String] = []
         for (index, raw) in rawArguments.enumerated() {
+            if String(validating: raw, as: UTF8.self) == nil,
+                let argument = byteArgument(raw, at: index, of: rawArguments)
+            {
+                arguments.append(argument)
+                continue
+            }
             guard let argument = String(validating: raw, as: UTF8.self) else {
                 let shown = String(decoding: raw, as: UTF8.self)
                 console.message(
@@ -75,6 +82,27 @@ public enum CofferCommand {
             arguments.append(argument)
         }
         return main(arguments: arguments, environment: environment, console: console)
+    }
+
+    /// Options whose values are path patterns, matched as bytes.
+    static let patternOptions = ["--exclude", "--iexclude", "--include", "--iinclude"]
+
+    /// An argument that is not UTF-8 where bytes are asked for, as the text that stands for them: a
+    /// path pattern (the value of ``patternOptions``, `find`'s PATTERN) with each byte that is not
+    /// UTF-8 as `\xHH`, which patterns read as that byte; a path of `ls` escaped as listings show it.
+    /// `nil` elsewhere.
+    static func byteArgument(_ raw: [UInt8], at index: Int, of all: [[UInt8]]) -> String? {
+        let earlier = all[..<index].map { String(decoding: $0, as: UTF8.self) }
+        if let option = earlier.last, patternOptions.contains(option) { return PatternText.from(raw) }
+        if let equals = raw.firstIndex(of: UInt8(ascii: "=")),
+            patternOptions.contains(String(decoding: raw[..<equals], as: UTF8.self))
+        {
+            return String(decoding: raw[...equals], as: UTF8.self) + PatternText.from(Array(raw[(equals + 1)...]))
+        }
+        guard raw.first != UInt8(ascii: "-") else { return nil }
+        if earlier.contains("find") { return PatternText.from(raw) }
+        if earlier.contains("ls") { return PrintableText.escaping(raw) }
+        return nil
     }
 
     /// Runs the program and returns its exit status.

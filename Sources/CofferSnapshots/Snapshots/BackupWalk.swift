@@ -7,7 +7,7 @@ struct BackupWalk {
     let sources: BackupSources
     let name: String
     let hostname: String
-    private let rules: ExcludeRules
+    private let rules: PathSelection
     private let limits: WalkLimits
     private let vaultDirectory: FileIdentity
 
@@ -18,7 +18,7 @@ struct BackupWalk {
     init(_ snapshots: Snapshots, paths: [URL], options: BackupOptions) throws(CofferError) {
         sources = try BackupSources(paths)
         try snapshots.vault.checkOpen()
-        rules = try ExcludeRules(patterns: options.excluding, caseInsensitive: options.excludingIgnoringCase)
+        rules = try PathSelection(excluding: options.excluding, excludingIgnoringCase: options.excludingIgnoringCase)
         limits = try options.walkLimits()
         hostname = try options.checkedHostname()
         vaultDirectory = try snapshots.vault.ownDirectoryIdentity()

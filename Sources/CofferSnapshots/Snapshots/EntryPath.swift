@@ -29,22 +29,6 @@ package enum EntryPath {
         path.count > directory.count && path.starts(with: directory) && path[directory.count] == UInt8(ascii: "/")
     }
 
-    /// Whether `path` matches the `fnmatch(3)` pattern (compared as bytes).
-    package static func matches(_ path: [UInt8], pattern: String) -> Bool {
-        glob(Array(pattern.utf8CString), path.map { CChar(bitPattern: $0) } + [0], ignoringCase: false)
-    }
-
-    /// `fnmatch(3)` of NUL-terminated `name` against NUL-terminated `pattern`, as bytes, without
-    /// `FNM_PERIOD` (a leading dot matches `*`), with `FNM_CASEFOLD` when `ignoringCase`.
-    package static func glob(_ pattern: [CChar], _ name: [CChar], ignoringCase: Bool) -> Bool {
-        let caseFold: Int32 = 1 << 4  // FNM_CASEFOLD, a GNU extension Glibc's module does not name
-        return pattern.withUnsafeBufferPointer { pattern in
-            name.withUnsafeBufferPointer {
-                fnmatch(pattern.baseAddress, $0.baseAddress, ignoringCase ? caseFold : 0) == 0
-            }
-        }
-    }
-
     /// `root/path` as a C path for system calls (the bytes, NUL-terminated).
     package static func absolute(_ root: [UInt8], _ path: [UInt8]) -> [CChar] {
         let joined = path.isEmpty ? root : root + [UInt8(ascii: "/")] + path

@@ -12,7 +12,8 @@ package struct RestoreJob {
     }
 }
 
-/// What ``Snapshots/restore(_:host:to:include:excluding:excludingIgnoringCase:progress:)`` did.
+/// What ``Snapshots/restore(_:host:to:including:includingIgnoringCase:excluding:excludingIgnoringCase:progress:)``
+/// did.
 public struct RestoreResult: Sendable {
     /// Files, directories and links created.
     public let restoredPaths: Int
@@ -37,32 +38,41 @@ extension Snapshots {
     /// chunk against its keyed id; in snapshots of record version 1, also each file's SHA-256).
     ///
     /// - Parameters:
-    ///   - reference: The snapshot: a unique prefix of its id (at least 6 hex digits), or a name (the
-    ///     latest snapshot of that name taken on `host`).
-    ///   - host: Whose snapshot a name means; this machine's when `nil`.
+    ///   - reference: The snapshot: a unique prefix of its id (at least 6 hex digits), a name (the
+    ///     latest snapshot of that name taken on `host`), or `latest` (the newest taken on `host`).
+    ///   - host: Whose snapshot a name or `latest` means; this machine's when `nil`.
     ///   - directory: Where to restore; must be empty or absent.
-    ///   - include: Restore only paths matching this `fnmatch` pattern, and everything under a
-    ///     matching directory (`docs`, `docs/*.txt`, `*.jpg`).
-    ///   - patterns: Leave out paths matching these, by the rules of backup's excludes, matched
-    ///     against each path as it was backed up (the backed-up directory's absolute path, then the
-    ///     path under it): `*.iso`, `cache`, `!keep.iso`.
-    ///   - caseInsensitivePatterns: The same, matched ignoring case.
+    ///   - including: Restore only paths these patterns match (`--include`), and everything under a
+    ///     matching directory: `docs`, `report.pdf` (at any depth), `docs/*.txt`, `!docs/old`.
+    ///     Patterns follow restic's rules, as excludes do, matched against each path as it was
+    ///     backed up (the backed-up directory's absolute path, then the path under it). Empty:
+    ///     everything.
+    ///   - includingIgnoringCase: The same, matched ignoring case (`--iinclude`), a list of its own.
+    ///   - patterns: Leave out paths these patterns match (`--exclude`): `*.iso`, `cache`,
+    ///     `!cache/keep`.
+    ///   - caseInsensitivePatterns: The same, matched ignoring case (`--iexclude`), a list of its own.
     ///   - progress: Called with the files and bytes restored so far.
     public func restore(
         _ reference: String,
         host: String? = nil,
         to directory: URL,
-        include: String? = nil,
+        including: [String] = [],
+        includingIgnoringCase: [String] = [],
         excluding patterns: [String] = [],
         excludingIgnoringCase caseInsensitivePatterns: [String] = [],
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> RestoreResult {
-        let rules = try ExcludeRules(patterns: patterns, caseInsensitive: caseInsensitivePatterns)
+        let rules = try PathSelection(
+            excluding: patterns,
+            excludingIgnoringCase: caseInsensitivePatterns,
+            including: including,
+            includingIgnoringCase: includingIgnoringCase
+        )
         let record = try resolve(reference, host: host)
         let sourceComponents = Array(record.sourcePath.utf8).split(separator: UInt8(ascii: "/")).map(Array.init)
         /// The directory the patterns last left out wholly: entries come in walk order, so only it
-        /// can hold the next one. And the directories left out but waiting for a `!` pattern to put
-        /// back something under them (each then restored just before it).
+        /// can hold the next one. And the directories left out but waiting for something under them
+        /// to be taken (each then restored just before it).
         var excludedDirectory: [UInt8]?
         var pendingDirectories: [TreeEntry] = []
         let keys = try vault.keyRing()
@@ -75,7 +85,6 @@ extension Snapshots {
         var bytes: Int64 = 0
         var problems: [SnapshotProblem] = []
         var directories: [TreeEntry] = []
-        var includedDirectories: [[UInt8]] = []
         /// The first restored name of each file with several, and the names to link to it at the end
         /// (its worker may not have created it yet).
         var firstNames: [FileIdentity: [UInt8]] = [:]
@@ -121,22 +130,13 @@ extension Snapshots {
                     "the snapshot holds the path '\(entry.displayPath)', which would escape the target; nothing more was restored"
                 )
             }
-            if let include {
-                let underIncluded = includedDirectories.contains { EntryPath.isInside(entry.path, $0) }
-                guard underIncluded || EntryPath.matches(entry.path, pattern: include) else { return }
-                if entry.kind == .directory { includedDirectories.append(entry.path) }
-            }
             if !rules.isEmpty {
                 if let excludedDirectory, EntryPath.isInside(entry.path, excludedDirectory) { return }
                 while let last = pendingDirectories.last, !EntryPath.isInside(entry.path, last.path) {
                     pendingDirectories.removeLast()
                 }
                 let components = sourceComponents + entry.path.split(separator: UInt8(ascii: "/")).map(Array.init)
-                switch rules.decision(
-                    for: components,
-                    isDirectory: entry.kind == .directory,
-                    parentExcluded: !pendingDirectories.isEmpty
-                ) {
+                switch rules.decision(for: components, isDirectory: entry.kind == .directory) {
                 case .included:
                     // Something put back: the directories above it first.
                     for parent in pendingDirectories {

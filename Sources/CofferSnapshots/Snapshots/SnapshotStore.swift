@@ -35,12 +35,14 @@ package struct SnapshotStore {
         }
     }
 
-    /// The snapshot `reference` names: a unique prefix of its id (at least 6 hex digits), or a name
-    /// (the latest snapshot of that name taken on `host`, this machine unless given). Names belong to
+    /// The snapshot `reference` names: a unique prefix of its id (at least 6 hex digits), a name
+    /// (the latest snapshot of that name taken on `host`, this machine unless given), or
+    /// ``latestReference`` (the newest snapshot taken on `host`, whatever its name). Names belong to
     /// hosts: two machines backing up `/home/ann/docs` into one sync group have snapshots of the same
-    /// name, and a name alone never picks another machine's.
+    /// name, and a name alone never picks another machine's; nor does `latest`.
     package func resolve(_ reference: String, host: String?, cipher: AESGCM) throws(CofferError) -> SnapshotRecord {
         let records = try all(cipher: cipher)
+        if reference == Self.latestReference { return try latest(of: records, host: host) }
         let lowered = reference.lowercased()
         if lowered.count >= 6, lowered.allSatisfy(\.isHexDigit) {
             let matches = records.filter { $0.info.id.hasPrefix(lowered) && (host == nil || $0.hostname == host) }
@@ -73,6 +75,24 @@ package struct SnapshotStore {
         throw CofferError(
             .itemNotFound,
             "there is no snapshot '\(reference)' (by id prefix of 6 or more hex digits, or by name); coffer snapshots lists them"
+        )
+    }
+
+    /// restic's name for the newest snapshot. It always means that: a snapshot named `latest` is
+    /// reached by its id.
+    package static let latestReference = "latest"
+
+    /// The newest of `records` (sorted oldest first) taken on `host` (this machine when `nil`).
+    private func latest(of records: [SnapshotRecord], host: String?) throws(CofferError) -> SnapshotRecord {
+        let wantedHost = host ?? Snapshots.hostname
+        if let newest = records.last(where: { $0.hostname == wantedHost }) { return newest }
+        guard !records.isEmpty else {
+            throw CofferError(.itemNotFound, "there is no snapshot yet, so no 'latest'; coffer backup DIR takes one")
+        }
+        let hosts = Set(records.map(\.hostname)).sorted().map { "'\($0)'" }.joined(separator: ", ")
+        throw CofferError(
+            .itemNotFound,
+            "there is no snapshot from \(host == nil ? "this host, " : "")'\(wantedHost)', so no 'latest'; the snapshots come from \(hosts): give --host NAME or an id"
         )
     }
 

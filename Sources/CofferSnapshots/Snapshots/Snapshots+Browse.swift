@@ -31,7 +31,8 @@ extension Snapshots {
     /// read as a stream: memory stays bounded whatever the tree's size.
     ///
     /// - Parameters:
-    ///   - reference: The snapshot: an id prefix (6+ hex digits) or a name (its latest on `host`).
+    ///   - reference: The snapshot: an id prefix (6+ hex digits), a name (its latest on `host`), or
+    ///     `latest` (the newest on `host`).
     ///   - host: Whose snapshot a name means; this machine's when `nil`.
     ///   - path: The directory, relative to the backed-up one (`docs/deep`; empty or `.` for the top)
     ///     or absolute as it was backed up (`/home/ann/docs/deep`); bytes that are not UTF-8 as
@@ -77,11 +78,11 @@ extension Snapshots {
 
     /// Every path matching `pattern` in the snapshots `filter` passes (or the ones named), oldest
     /// snapshot first, each read as a stream (restic's `find`). A pattern without `/` matches a path's
-    /// last component, one with `/` its whole path as it was backed up (`fnmatch`, `*` inside one
-    /// component).
+    /// last component, one with `/` its whole path as it was backed up (a glob in Go's `filepath.Match`
+    /// syntax, as restic's patterns: `*` inside one component, `[^a]` for "not `a`").
     ///
     /// - Parameters:
-    ///   - pattern: The `fnmatch` pattern: a name (`*.pdf`) or, with a `/`, a whole path.
+    ///   - pattern: The glob: a name (`*.pdf`) or, with a `/`, a whole path.
     ///   - filter: Only the snapshots it passes.
     ///   - references: Only these snapshots (ids or names, as `restore` takes them); all when empty.
     ///   - modifiedAfter: Only paths modified at or after it (restic's `--oldest`).
@@ -106,7 +107,12 @@ extension Snapshots {
             records = records.filter { ids.contains($0.id) }
         }
         let wholePath = pattern.contains("/")
-        let compiled = Array(pattern.utf8CString)
+        let compiled: GoGlob
+        do {
+            compiled = try GoGlob(Array(pattern.utf8))
+        } catch {
+            throw CofferError(.param, "'\(PrintableText.escaping(pattern))' is not a valid glob: \(error.reason)")
+        }
         var matches = 0
         for record in records {
             let info = record.info
@@ -119,9 +125,7 @@ extension Snapshots {
                     wholePath
                     ? (entry.isRoot ? source : source + [UInt8(ascii: "/")] + entry.path)
                     : Array((entry.isRoot ? source : entry.path).split(separator: UInt8(ascii: "/")).last ?? [])
-                guard EntryPath.glob(compiled, subject.map { CChar(bitPattern: $0) } + [0], ignoringCase: false) else {
-                    return
-                }
+                guard compiled.matches(subject) else { return }
                 matches += 1
                 visit(FoundEntry(snapshot: info, entry: SnapshotEntry(entry)))
             }
@@ -134,7 +138,8 @@ extension Snapshots {
     /// streaming: memory stays bounded whatever it holds. Every chunk is checked as it is read.
     ///
     /// - Parameters:
-    ///   - reference: The snapshot: an id prefix (6+ hex digits) or a name (its latest on `host`).
+    ///   - reference: The snapshot: an id prefix (6+ hex digits), a name (its latest on `host`), or
+    ///     `latest` (the newest on `host`).
     ///   - host: Whose snapshot a name means; this machine's when `nil`.
     ///   - path: As ``entries(of:host:under:recursive:visit:)`` takes it; `.` (or the backed-up
     ///     directory) dumps the whole snapshot.

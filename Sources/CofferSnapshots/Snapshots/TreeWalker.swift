@@ -85,7 +85,7 @@ package struct TreeWalker {
     package let report: ([UInt8], String) -> Void
     package let exclude: ([UInt8]) -> Void
     /// The exclude patterns, and what is told of each path they leave out.
-    package let rules: ExcludeRules
+    package let rules: PathSelection
     /// Markers, a size limit, one file system.
     package let limits: WalkLimits
     /// The paths under the root to walk (and the directories on the way to them); `nil` for all.
@@ -97,7 +97,7 @@ package struct TreeWalker {
     package init(
         root: [UInt8],
         excluded: Set<FileIdentity>,
-        rules: ExcludeRules = .none,
+        rules: PathSelection = .none,
         limits: WalkLimits = .none,
         targets: [[UInt8]]? = nil,
         report: @escaping ([UInt8], String) -> Void,
@@ -140,7 +140,6 @@ package struct TreeWalker {
             try walk(
                 relative: [],
                 device: status.st_dev,
-                parentExcluded: false,
                 insideTarget: targets == nil,
                 pending: &pending,
                 visit
@@ -154,7 +153,6 @@ package struct TreeWalker {
     private func walk(
         relative: [UInt8],
         device: UInt,
-        parentExcluded: Bool,
         insideTarget: Bool,
         pending: inout [WalkedPath],
         _ visit: (WalkedPath) throws(CofferError) -> Void
@@ -203,11 +201,7 @@ package struct TreeWalker {
                 var walkingExcluded = false
                 if !rules.isEmpty {
                     let components = rootComponents + path.split(separator: UInt8(ascii: "/")).map(Array.init)
-                    switch rules.decision(
-                        for: components,
-                        isDirectory: walked.kind == .directory,
-                        parentExcluded: parentExcluded
-                    ) {
+                    switch rules.decision(for: components, isDirectory: walked.kind == .directory) {
                     case .included: break
                     case .excluded:
                         leftOut(path)
@@ -220,7 +214,6 @@ package struct TreeWalker {
                     try walk(
                         relative: path,
                         device: device,
-                        parentExcluded: true,
                         insideTarget: inside,
                         pending: &pending,
                         visit
@@ -240,7 +233,6 @@ package struct TreeWalker {
                     try walk(
                         relative: path,
                         device: device,
-                        parentExcluded: false,
                         insideTarget: inside,
                         pending: &pending,
                         visit

@@ -303,13 +303,13 @@ struct SnapshotTests {
     func include() throws {
         let snapshot = try vault.snapshots.backup(directory: source).snapshot
         let target = fixture.directory.path("subset")
-        _ = try vault.snapshots.restore(snapshot.id, to: target, include: "docs/deep")
+        _ = try vault.snapshots.restore(snapshot.id, to: target, including: ["docs/deep"])
         let restored = try TreeFixture.describe(target).keys.sorted()
         #expect(
             restored == [".", "docs", "docs/deep", "docs/deep/b.bin", "docs/deep/deeper", "docs/deep/deeper/big.log"]
         )
         let second = fixture.directory.path("texts")
-        _ = try vault.snapshots.restore(snapshot.id, to: second, include: "*.txt")
+        _ = try vault.snapshots.restore(snapshot.id, to: second, including: ["*.txt"])
         #expect(try TreeFixture.describe(second).keys.sorted() == [".", "docs", "docs/a.txt"])
     }
 

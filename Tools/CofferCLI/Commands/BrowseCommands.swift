@@ -32,7 +32,7 @@ struct FindCommand: VaultCommand {
     @Option(value: "TIME", help: "Only paths modified at or before TIME.")
     var newest: SnapshotTime?
 
-    @Argument("PATTERN", help: "An fnmatch pattern: a name (*.pdf) or, with a /, a whole path.")
+    @Argument("PATTERN", help: "A glob (restic's syntax, [^a] negates): a name (*.pdf) or, with a /, a whole path.")
     var pattern: String
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
@@ -52,7 +52,9 @@ struct FindCommand: VaultCommand {
                 context.console.print(
                     "\(match.snapshot.shortID)  \(TextTable.localTime(entry.modified))  "
                         + "\((entry.kind == .file ? ByteCount.format(entry.size) : "-").leftPadded(to: 10))  "
-                        + PrintableText.escaping(match.absolutePath) + (entry.kind == .directory ? "/" : "")
+                        // The entry's path is escaped already (escaping it again doubled each `\`).
+                        + PrintableText.escaping(match.snapshot.sourcePath)
+                        + (entry.pathBytes.isEmpty ? "" : "/" + entry.path) + (entry.kind == .directory ? "/" : "")
                 )
             }
         }
@@ -102,7 +104,7 @@ struct DumpCommand: VaultCommand {
 
     var host = HostOption()
 
-    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")
+    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits), a name (its latest snapshot), or latest (the newest).")
     var snapshot: String
 
     @Argument("PATH", help: "The file or directory in the snapshot.")

@@ -64,7 +64,10 @@ struct BackupCommand: VaultCommand {
     @Option(value: "PATTERN", help: "Like --exclude, ignoring case (repeatable).")
     var iexclude: [String]
 
-    @Option(value: "FILE", help: "Read exclude patterns from FILE, one a line; # starts a comment (repeatable).")
+    @Option(
+        value: "FILE",
+        help: "Read exclude patterns from FILE, one a line, as bytes; # starts a comment (repeatable)."
+    )
     var excludeFile: [String]
 
     @Flag(help: "Leave out the contents of cache directories (a valid CACHEDIR.TAG marks them).")
@@ -222,7 +225,8 @@ struct BackupCommand: VaultCommand {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw CLIFailure("cannot read --exclude-file '\(path)': no such readable file")
             }
-            patterns += ExcludeRules.lines(of: String(decoding: data, as: UTF8.self))
+            // As bytes: a line that is not UTF-8 names files whose names are not.
+            patterns += PatternText.lines(of: Array(data))
         }
         return patterns
     }
@@ -282,7 +286,7 @@ struct ShowCommand: VaultCommand {
 
     var host = HostOption()
 
-    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")
+    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits), a name (its latest snapshot), or latest (the newest).")
     var snapshot: String
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
@@ -335,11 +339,15 @@ struct RestoreCommand: VaultCommand {
             Contents, modes, modification times, symbolic links, empty directories, names as stored,
             hard links, sparse files' holes and extended attributes are restored (and owners when run as
             root). Paths that would escape DIR are refused. A name means this host's latest snapshot of
-            that name unless --host says whose.
+            that name unless --host says whose; latest means its newest snapshot of any name. Patterns
+            follow backup's rules (restic's): --include report.pdf matches it at any depth, several
+            --include restore what any of them matches, and the last matching pattern of each list
+            decides.
             """,
         examples: [
             "coffer restore ~/docs /tmp/docs-back       # into an empty or new directory",
-            "coffer restore 3f9c2a71 /tmp/txt --include '*.txt'",
+            "coffer restore 3f9c2a71 /tmp/txt --include '*.txt' --include report.pdf",
+            "coffer restore latest /tmp/last                # this host's newest snapshot",
             "coffer restore ~/docs /tmp/small --exclude '*.iso' --exclude cache",
         ],
         isCancellable: true
@@ -347,16 +355,23 @@ struct RestoreCommand: VaultCommand {
 
     var host = HostOption()
 
-    @Option(value: "PATTERN", help: "Only paths matching PATTERN (fnmatch), and all under a matching directory.")
-    var include: String?
+    @Option(
+        value: "PATTERN",
+        help:
+            "Only paths matching PATTERN, and all under a matching directory (repeatable: any of them; backup's rules)."
+    )
+    var include: [String]
+
+    @Option(value: "PATTERN", help: "Like --include, ignoring case (repeatable; a list of its own).")
+    var iinclude: [String]
 
     @Option(value: "PATTERN", help: "Leave out paths matching PATTERN, by backup's exclude rules (repeatable).")
     var exclude: [String]
 
-    @Option(value: "PATTERN", help: "Like --exclude, ignoring case (repeatable).")
+    @Option(value: "PATTERN", help: "Like --exclude, ignoring case (repeatable; a list of its own).")
     var iexclude: [String]
 
-    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits) or a name (its latest snapshot).")
+    @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits), a name (its latest snapshot), or latest (the newest).")
     var snapshot: String
 
     @Argument("DIR", help: "Where to restore; must be empty or absent.")
@@ -365,14 +380,15 @@ struct RestoreCommand: VaultCommand {
     func run(_ vault: Vault, _ context: CommandContext) throws {
         // The snapshot's size is the total, unless --include restores a part of it.
         let total =
-            include == nil && exclude.isEmpty && iexclude.isEmpty
+            include.isEmpty && iinclude.isEmpty && exclude.isEmpty && iexclude.isEmpty
             ? try vault.snapshots.snapshot(snapshot, host: host.host).statistics.bytes : nil
         let bar = context.progressBar("restore \(snapshot)", total: total)
         let result = try vault.snapshots.restore(
             snapshot,
             host: host.host,
             to: URL(fileURLWithPath: directory),
-            include: include,
+            including: include,
+            includingIgnoringCase: iinclude,
             excluding: exclude,
             excludingIgnoringCase: iexclude,
             progress: { bar.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
