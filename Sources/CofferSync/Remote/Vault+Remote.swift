@@ -47,12 +47,19 @@ extension Vault {
         _ = try unlockedRoots()
         let client = S3Client(remote)
         let layout = RemoteLayout(location: remote.location)
-        let device = deviceID
         let schema = schema
-        let headKey = layout.headKey(device)
-        let head = try client.get(headKey).map { (bytes) throws(CofferError) in
-            try verifiedHead(bytes, key: headKey, device: device)
+        // The store's head of this device counts only when it is the one this vault last wrote; a
+        // copy of this vault that finds another copy's head becomes a new device first, and pulls
+        // the old device's changes like another device's.
+        let original = deviceID
+        let own = try reconcileOwnHead(client: client, layout: layout, remote: remote)
+        var notices = own.notices
+        if deviceID != original {
+            let pulled = try pull(from: remote)
+            notices += pulled.notices
         }
+        let device = deviceID
+        let headKey = layout.headKey(device)
         // A bundle past the head, left by a push that never finished, is not deleted (pushes never
         // delete, so their credentials need not allow it): no pull applies it before a head covers
         // it, and then it holds only this device's changes, in versions no newer than those
@@ -128,12 +135,12 @@ extension Vault {
                     // The same state, and the same bundle (its name from the same cursor and last change).
                     guard let upload = resumable, txn.snapshotID == upload.state else { return nil }
                     let last = try ChangeLog.lastSequence(in: txn, schema: schema)
-                    let name = RemoteLayout.BundleName(first: (head?.sentThrough ?? 0) + 1, last: last)
+                    let name = RemoteLayout.BundleName(first: (own.cursor ?? 0) + 1, last: last)
                     guard layout.bundleKey(device, name) == upload.key else { return nil }
                     resuming.withLock { $0 = true }
                     return (upload.salt, upload.noncePrefix)
                 },
-                cursor: { _ in head?.sentThrough }
+                cursor: { _ in own.cursor }
             )
         } catch {
             // An upload the vault recorded is kept for the next push to resume (a network failure,
@@ -153,6 +160,7 @@ extension Vault {
         var export = written.summary
         export.resentFromRevoked = relogged
         var summary = PushSummary(remote: remote.location.description, export: export)
+        summary.notices = notices
         // The membership log this bundle carries, and the one the last push carried.
         let logKey = Array("remote-log \(remote.identity)".utf8)
         let (logDigest, pushedDigest) = try storage("reading the membership log") {
@@ -163,7 +171,7 @@ extension Vault {
         }
         // Nothing to say: no change, no chunk another device asked for, nothing this vault asks for,
         // no membership change. (Such a bundle is smaller than a part: nothing was uploaded yet.)
-        if head != nil, export.records.total == 0, export.chunks == 0, export.wantedChunks == 0,
+        if own.head != nil, !own.mustWriteHead, export.records.total == 0, export.chunks == 0, export.wantedChunks == 0,
             export.resendRequests == 0, pushedDigest == logDigest
         {
             written.sink.abort()
@@ -182,11 +190,31 @@ extension Vault {
         let newHead = RemoteHead(device: device, sentThrough: written.sentThrough, latest: name)
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
-        try client.put(headKey, body: try newHead.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch)))
+        let headBytes = try newHead.encoded(
+            epoch: epoch,
+            root: try keys.root(.sync, epoch: epoch),
+            signer: try deviceKeys().signing
+        )
+        // The record says which head this vault is writing before it goes up, so a push stopped
+        // after the PUT still knows the head for its own.
+        var record =
+            try storage("reading the record of this vault's pushes") {
+                try environment.read { txn in
+                    try RemotePushRecord.load(device: device, remote: identity, in: txn, schema: schema)
+                }
+            } ?? RemotePushRecord(device: device)
+        record.writing = RemotePushRecord.Head(newHead)
+        try storage("recording the push") {
+            try environment.write { txn in try record.store(remote: identity, in: txn, schema: schema) }
+        }
+        try client.put(headKey, body: headBytes)
+        record.pushed = record.writing
+        record.writing = nil
         try storage("recording the push") {
             try environment.write { txn in
                 _ = try txn.put(schema.meta, key: logKey, value: logDigest)
                 _ = try txn.delete(schema.meta, key: PendingUpload.metaKey(identity))
+                try record.store(remote: identity, in: txn, schema: schema)
             }
         }
         summary.resumedParts = written.sink.reusedParts
@@ -270,6 +298,11 @@ extension Vault {
                 layout: layout,
                 origin: remote.identity
             )
+        } else if devices[deviceID]?.hasHead == true {
+            // A copy of this vault that finds another copy's head becomes a new device, and then
+            // pulls the old device's changes (its own earlier ones among them) like another device's.
+            summary.notices += try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false)
+                .notices
         }
         // A revoked device may go on pushing; its objects are refused, so they are not even fetched.
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
@@ -292,7 +325,7 @@ extension Vault {
             }
             let headKey = layout.headKey(device)
             guard let bytes = try client.get(headKey) else { continue }
-            let head = try pulledHead(
+            let trusted = try pulledHead(
                 bytes,
                 key: headKey,
                 device: device,
@@ -301,6 +334,13 @@ extension Vault {
                 layout: layout,
                 origin: remote.identity
             )
+            guard case .success(let head) = trusted else {
+                // A head its device did not write (forged with an old epoch's key) counts for nothing.
+                if case .failure(let error) = trusted {
+                    summary.notices.append("Ignored device \(device.uuidString.lowercased())'s head: \(error.message).")
+                }
+                continue
+            }
             summary.devices += 1
             var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
             // A push with no new change but chunks others asked for, or requests of its own, is named
@@ -382,34 +422,11 @@ extension Vault {
             )
     }
 
-    /// A head authenticated under the key of the epoch it names. A version-1 head (under the
-    /// original epoch's key) is accepted only while the group has no later epoch: a revoked device
-    /// holds the original key.
-    ///
-    /// - Throws: ``CofferError`` `.keyUnavailable` for an epoch this vault does not hold, `.decode`
-    ///   for a head that does not verify.
-    func verifiedHead(_ bytes: [UInt8], key: String, device: UUID) throws(CofferError) -> RemoteHead {
-        guard let (epoch, isFirstVersion) = RemoteHead.epoch(of: bytes) else {
-            throw CofferError(.decode, "the head object \(key) is not a Coffer head object")
-        }
-        let keys = try keyRing()
-        if isFirstVersion, !keys.epochs(.sync).isEmpty {
-            throw CofferError(
-                .notTrusted,
-                "the head object \(key) is of format version 1, authenticated with the group's original key; the group has started a new key epoch since, so it is refused. Update Coffer on device \(device.uuidString.lowercased()) and push again"
-            )
-        }
-        return try RemoteHead(
-            decoding: bytes,
-            key: key,
-            expectedDevice: device,
-            syncRoot: try keys.root(.sync, epoch: epoch)
-        )
-    }
-
-    /// The head a pull follows. One under an epoch this vault does not hold yet is checked again after
-    /// the device's newest bundle, whose membership log may seal that epoch's key to this device
-    /// (or tell it it was revoked), has been imported.
+    /// The head a pull follows. One under an epoch this vault does not hold yet, or of a device its
+    /// membership log does not know yet, is checked again after the device's newest bundle, whose
+    /// membership log may seal that epoch's key to this device, admit the device (or tell this vault
+    /// it was revoked), has been imported. A head no active member signed is the failure (`.notTrusted`)
+    /// the pull reports and ignores; anything else is thrown.
     private func pulledHead(
         _ bytes: [UInt8],
         key: String,
@@ -418,15 +435,26 @@ extension Vault {
         client: S3Client,
         layout: RemoteLayout,
         origin: String
-    ) throws(CofferError) -> RemoteHead {
-        switch Result(catching: { () throws(CofferError) in try verifiedHead(bytes, key: key, device: device) }) {
+    ) throws(CofferError) -> Result<RemoteHead, CofferError> {
+        func trusted() throws(CofferError) -> Result<RemoteHead, CofferError> {
+            let result = Result { () throws(CofferError) in try trustedHead(bytes, key: key, device: device) }
+            if case .failure(let error) = result, error.code != .notTrusted { throw error }
+            return result
+        }
+        switch Result(catching: { () throws(CofferError) in try trustedHead(bytes, key: key, device: device) }) {
         case .success(let head):
-            return head
+            return .success(head)
         case .failure(let error):
-            guard error.code == .keyUnavailable, let newest = objects.bundles.max() else { throw error }
+            let known = try knowsDevice(device)
+            guard error.code == .keyUnavailable || (error.code == .notTrusted && !known),
+                let newest = objects.bundles.max()
+            else {
+                if error.code == .notTrusted { return .failure(error) }
+                throw error
+            }
             let name = layout.bundleKey(device, newest)
             _ = try pullBundle(name, from: client, origin: origin, expecting: (device, newest)) { _ in }
-            return try verifiedHead(bytes, key: key, device: device)
+            return try trusted()
         }
     }
 
