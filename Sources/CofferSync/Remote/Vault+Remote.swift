@@ -60,6 +60,12 @@ extension Vault {
         }
         let device = deviceID
         let headKey = layout.headKey(device)
+        let origins = RemoteOrigins(schema: schema, remote: remote.identity)
+        if own.resendAll {
+            try storage("forgetting what the store held") {
+                try environment.write { txn in try origins.forgetAll(in: txn) }
+            }
+        }
         // A bundle past the head, left by a push that never finished, is not deleted (pushes never
         // delete, so their credentials need not allow it): no pull applies it before a head covers
         // it, and then it holds only this device's changes, in versions no newer than those
@@ -68,7 +74,6 @@ extension Vault {
 
         // What pulls from this store brought is there already and is left out. What came from
         // devices revoked since is logged again first: the others refuse those devices' bundles.
-        let origins = RemoteOrigins(schema: schema, remote: remote.identity)
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
         let relogged = try storage("sending again what revoked devices pushed") { () throws -> Int in
             let sources = try environment.read { txn in Set(try origins.load(in: txn).keys) }

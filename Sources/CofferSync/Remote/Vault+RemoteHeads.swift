@@ -83,6 +83,9 @@ extension Vault {
         /// Whether the push must write its head even with nothing new to send (the store's head is
         /// not this vault's last one).
         var mustWriteHead = false
+        /// Whether the store lost changes (it was rolled back or reset): the push sends everything,
+        /// what this vault pulled from there included, since the bundles that held it may be gone.
+        var resendAll = false
         /// What to tell the user.
         var notices: [String] = []
     }
@@ -115,6 +118,7 @@ extension Vault {
         let pushed = record?.pushed
         guard let bytes = try client.get(headKey) else {
             if let pushed, pushing {
+                own.resendAll = true
                 own.notices.append(
                     "This device's head is gone from \(remote.location), though this vault pushed there (changes through \(pushed.sentThrough)): the store was reset or rolled back, so this push sends everything again."
                 )
@@ -142,11 +146,11 @@ extension Vault {
             head.sentThrough < pushed.sentThrough
                 || (head.sentThrough == pushed.sentThrough && head.latest.last < pushed.latest.last)
         {
-            own.cursor = head.sentThrough
             own.mustWriteHead = true
+            own.resendAll = true
             guard pushing else { return own }
             own.notices.append(
-                "The store \(remote.location) was rolled back: this device's head there says changes through \(head.sentThrough), but this vault pushed through \(pushed.sentThrough). Pushing again what the store lost."
+                "The store \(remote.location) was rolled back: this device's head there says changes through \(head.sentThrough), but this vault pushed through \(pushed.sentThrough). Pushing everything again, what it pulled from there included, since the bundles that held it may be gone."
             )
             return own
         }
