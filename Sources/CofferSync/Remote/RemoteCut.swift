@@ -15,9 +15,11 @@ package import Foundation
 /// signature <Ed25519 signature of the lines above by the compacting device, hex>
 /// ```
 ///
-/// A version-1 cut (no signature) is not trusted: pullers ignore it and compactions leave it.
+/// A version-1 cut (no signature) is trusted only under the group's current epoch, which no revoked
+/// device holds (see ``Vault/verifiedCut(_:key:id:)``).
 package struct RemoteCut: Equatable {
     package static let magic = "coffer-remote-cut 2"
+    private static let firstVersionMagic = "coffer-remote-cut 1"
     private static let label = "coffer/v3/remote-cut"
 
     /// The checkpoint's id, which names its objects.
@@ -51,27 +53,25 @@ package struct RemoteCut: Equatable {
         return try AuthenticatedText.seal(Array(text.utf8), label: Self.label, root: root, signer: signer)
     }
 
-    /// The epoch and the compacting device a stored cut names, read before it is authenticated, to
-    /// pick the keys that do.
+    /// The format version (1 or 2), epoch and compacting device a stored cut names, read before it
+    /// is authenticated, to pick the keys and rules that apply.
     ///
-    /// - Throws: ``CofferError`` `.notTrusted` naming `key` for a version-1 cut (unsigned), `.decode`
-    ///   for anything else that is not a cut.
-    package static func signer(of bytes: [UInt8], key: String) throws(CofferError) -> (epoch: KeyEpoch, device: UUID) {
+    /// - Throws: ``CofferError`` `.decode` naming `key` for anything that is not a cut.
+    package static func signer(
+        of bytes: [UInt8],
+        key: String
+    ) throws(CofferError) -> (version: Int, epoch: KeyEpoch, device: UUID) {
         let (first, fields) = AuthenticatedText.fields(of: bytes)
-        if first == "coffer-remote-cut 1" {
-            throw CofferError(
-                .notTrusted,
-                "the checkpoint cut \(key) is of format version 1, not signed by the device that wrote it, so it is not trusted; run coffer remote compact again to replace it"
-            )
-        }
-        guard first == Substring(magic), let text = fields["epoch"]?.first, let id = UInt64(text, radix: 16),
+        guard let first, first == Substring(magic) || first == Substring(firstVersionMagic),
+            let text = fields["epoch"]?.first, let id = UInt64(text, radix: 16),
             let device = fields["device"]?.first.flatMap(UUID.init(uuidString:))
         else { throw CofferError(.decode, "the checkpoint cut \(key) is not a Coffer cut") }
-        return (KeyEpoch(id: id), device)
+        return (first == Substring(magic) ? 2 : 1, KeyEpoch(id: id), device)
     }
 
     /// Reads and authenticates the cut stored under `key`: its signature by `signingKey` (the
-    /// Ed25519 public key of the device it names), then its mac under `root`.
+    /// Ed25519 public key of the device it names; a version-1 cut has none), then its mac under
+    /// `root`.
     ///
     /// - Throws: ``CofferError`` `.decode` naming `key` if it is not a cut, does not verify, or
     ///   names another checkpoint than its object's name; `.notTrusted` when the signature does not
@@ -84,10 +84,14 @@ package struct RemoteCut: Equatable {
         signingKey: [UInt8]
     ) throws(CofferError) {
         let what = "the checkpoint cut \(key)"
-        let sealed = try AuthenticatedText.verifySignature(bytes, label: Self.label, signingKey: signingKey, what: what)
+        let isSigned = AuthenticatedText.fields(of: bytes).first != Substring(Self.firstVersionMagic)
+        let sealed =
+            isSigned
+            ? try AuthenticatedText.verifySignature(bytes, label: Self.label, signingKey: signingKey, what: what)
+            : bytes
         let body = try AuthenticatedText.open(sealed, label: Self.label, root: root, what: what)
         let (first, fields) = AuthenticatedText.fields(of: body)
-        guard first == Substring(Self.magic) else {
+        guard first == Substring(Self.magic) || first == Substring(Self.firstVersionMagic) else {
             throw CofferError(.decode, "\(what) has an unknown format version; upgrade Coffer")
         }
         guard let id = fields["checkpoint"]?.first, let device = fields["device"]?.first.flatMap(UUID.init(uuidString:))

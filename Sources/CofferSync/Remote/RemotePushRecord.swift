@@ -13,8 +13,11 @@ package import Foundation
 package struct RemotePushRecord: Equatable {
     /// A head as the record keeps it.
     package struct Head: Equatable {
+        /// The head's cursor: changes through it were pushed.
         package var sentThrough: UInt64
+        /// The newest bundle the head names.
         package var latest: RemoteLayout.BundleName
+        /// The push that wrote it (32 hex digits).
         package var push: String
 
         /// The parts of `head` the record keeps.
@@ -22,6 +25,7 @@ package struct RemotePushRecord: Equatable {
             self.init(sentThrough: head.sentThrough, latest: head.latest, push: head.push)
         }
 
+        /// A head from its parts.
         package init(sentThrough: UInt64, latest: RemoteLayout.BundleName, push: String) {
             self.sentThrough = sentThrough
             self.latest = latest
@@ -39,6 +43,7 @@ package struct RemotePushRecord: Equatable {
     /// The head a push is writing now (or was, when it stopped).
     package var writing: Head?
 
+    /// A record of `device`'s pushes.
     package init(device: UUID, pushed: Head? = nil, writing: Head? = nil) {
         self.device = device
         self.pushed = pushed

@@ -164,7 +164,7 @@ extension Vault {
                     // log may seal the key to this device, or admit its writer.
                     let writer = try? RemoteCut.signer(of: bytes, key: cutKey).device
                     let known = try knowsDevice(writer)
-                    guard error.code == .keyUnavailable || !known else { throw error }
+                    guard error.code == .keyUnavailable || (writer != nil && !known) else { throw error }
                     summary.bytes +=
                         try pullCheckpoint(bundleKey, client: client, origin: remote.identity, writer: writer).bytes
                     summary.checkpoints.append(bundleKey)

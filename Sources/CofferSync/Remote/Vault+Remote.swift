@@ -51,12 +51,16 @@ extension Vault {
         // The store's head of this device counts only when it is the one this vault last wrote; a
         // copy of this vault that finds another copy's head becomes a new device first, and pulls
         // the old device's changes like another device's.
-        let original = deviceID
-        let own = try reconcileOwnHead(client: client, layout: layout, remote: remote)
+        var own = try reconcileOwnHead(client: client, layout: layout, remote: remote)
         var notices = own.notices
-        if deviceID != original {
-            let pulled = try pull(from: remote)
-            notices += pulled.notices
+        if own.copy != nil {
+            // The pull merges the group's log, re-enrols, and brings the old device's changes.
+            notices = try pull(from: remote).notices
+            own = try reconcileOwnHead(client: client, layout: layout, remote: remote)
+            notices += own.notices
+            guard own.copy == nil else {
+                throw CofferError(.internalError, "this copy of the vault could not enrol as a new device")
+            }
         }
         let device = deviceID
         let headKey = layout.headKey(device)
@@ -303,12 +307,14 @@ extension Vault {
                 layout: layout,
                 origin: remote.identity
             )
-        } else if devices[deviceID]?.hasHead == true {
-            // A copy of this vault that finds another copy's head becomes a new device, and then
-            // pulls the old device's changes (its own earlier ones among them) like another device's.
-            summary.notices += try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false)
-                .notices
         }
+        // A copy of this vault that finds another copy's head becomes a new device once this pull has
+        // merged the group's log, and then pulls the old device's changes (its own earlier ones among
+        // them) like another device's.
+        let awaiting = try keyRing().isAwaitingJoin
+        let copy =
+            devices[deviceID]?.hasHead == true && !awaiting
+            ? try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false).copy : nil
         // A revoked device may go on pushing; its objects are refused, so they are not even fetched.
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
         try applyCheckpoints(
@@ -322,15 +328,12 @@ extension Vault {
         let applied = try storage("reading how far this vault has pulled") {
             try environment.read { txn in try cursors.load(in: txn) }
         }
-        for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
-        where device != deviceID && objects.hasHead {
-            if revoked.contains(device) {
-                summary.revokedDevices.append(device)
-                continue
-            }
+        // A device admitted by another whose own admission this vault has yet to learn (a join that
+        // lost a log fork, an added device's adder) is tried again after the others.
+        func pullDevice(_ device: UUID, _ objects: RemoteLayout.DeviceObjects) throws(CofferError) {
             let headKey = layout.headKey(device)
-            guard let bytes = try client.get(headKey) else { continue }
-            let trusted = try pulledHead(
+            guard let bytes = try client.get(headKey) else { return }
+            let (trusted, imported) = try pulledHead(
                 bytes,
                 key: headKey,
                 device: device,
@@ -344,7 +347,7 @@ extension Vault {
                 if case .failure(let error) = trusted {
                     summary.notices.append("Ignored device \(device.uuidString.lowercased())'s head: \(error.message).")
                 }
-                continue
+                return
             }
             summary.devices += 1
             var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
@@ -363,10 +366,14 @@ extension Vault {
             for name in due.sorted() {
                 let key = layout.bundleKey(device, name)
                 let before = summary.bytes
-                let imported = try pullBundle(key, from: client, origin: remote.identity, expecting: (device, name)) {
-                    bytes in
-                    progress?(before + bytes)
+                // The newest bundle may have been imported already, to check the head: not again.
+                var done = imported.flatMap { $0.name == name ? $0.summary : nil }
+                if done == nil {
+                    done = try pullBundle(key, from: client, origin: remote.identity, expecting: (device, name)) {
+                        bytes in progress?(before + bytes)
+                    }
                 }
+                guard let imported = done else { continue }
                 summary.bundles.append(PulledBundle(object: key, imported: imported))
                 summary.applied.add(imported.applied)
                 summary.bytes += imported.bytes
@@ -380,7 +387,44 @@ extension Vault {
                 }
             }
         }
-        return summary
+        var deferred: [(UUID, RemoteLayout.DeviceObjects)] = []
+        for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
+        where device != deviceID && objects.hasHead {
+            if revoked.contains(device) {
+                summary.revokedDevices.append(device)
+                continue
+            }
+            let unknown = try !knowsDevice(device)
+            do throws(CofferError) {
+                try pullDevice(device, objects)
+            } catch  where unknown && error.code == .notTrusted {
+                deferred.append((device, objects))
+            }
+        }
+        while !deferred.isEmpty {
+            var failed: [(UUID, RemoteLayout.DeviceObjects)] = []
+            var refusal: CofferError?
+            for (device, objects) in deferred {
+                do throws(CofferError) {
+                    try pullDevice(device, objects)
+                } catch  where error.code == .notTrusted {
+                    failed.append((device, objects))
+                    refusal = error
+                }
+            }
+            if let refusal, failed.count == deferred.count { throw refusal }
+            deferred = failed
+        }
+        guard let copy else { return summary }
+        let notice = try reenrol(copy, remote: remote)
+        var next = try pullOnce(from: remote, progress: progress, afterListing: afterListing)
+        next.notices = summary.notices + [notice] + next.notices
+        next.bundles = summary.bundles + next.bundles
+        next.applied.add(summary.applied)
+        next.bytes += summary.bytes
+        next.checkpoints = summary.checkpoints + next.checkpoints
+        next.devices = max(next.devices, summary.devices)
+        return next
     }
 
     /// Completes the join of a vault waiting for approval from the first device whose newest bundle
@@ -430,8 +474,9 @@ extension Vault {
     /// The head a pull follows. One under an epoch this vault does not hold yet, or of a device its
     /// membership log does not know yet, is checked again after the device's newest bundle, whose
     /// membership log may seal that epoch's key to this device, admit the device (or tell this vault
-    /// it was revoked), has been imported. A head no active member signed is the failure (`.notTrusted`)
-    /// the pull reports and ignores; anything else is thrown.
+    /// it was revoked), has been imported (returned with the head, so the pull does not import it
+    /// again). A head no active member signed is the failure (`.notTrusted`) the pull reports and
+    /// ignores; anything else is thrown.
     private func pulledHead(
         _ bytes: [UInt8],
         key: String,
@@ -440,7 +485,9 @@ extension Vault {
         client: S3Client,
         layout: RemoteLayout,
         origin: String
-    ) throws(CofferError) -> Result<RemoteHead, CofferError> {
+    ) throws(CofferError) -> (
+        head: Result<RemoteHead, CofferError>, imported: (name: RemoteLayout.BundleName, summary: ImportSummary)?
+    ) {
         func trusted() throws(CofferError) -> Result<RemoteHead, CofferError> {
             let result = Result { () throws(CofferError) in try trustedHead(bytes, key: key, device: device) }
             if case .failure(let error) = result, error.code != .notTrusted { throw error }
@@ -448,18 +495,18 @@ extension Vault {
         }
         switch Result(catching: { () throws(CofferError) in try trustedHead(bytes, key: key, device: device) }) {
         case .success(let head):
-            return .success(head)
+            return (.success(head), nil)
         case .failure(let error):
             let known = try knowsDevice(device)
             guard error.code == .keyUnavailable || (error.code == .notTrusted && !known),
                 let newest = objects.bundles.max()
             else {
-                if error.code == .notTrusted { return .failure(error) }
+                if error.code == .notTrusted { return (.failure(error), nil) }
                 throw error
             }
             let name = layout.bundleKey(device, newest)
-            _ = try pullBundle(name, from: client, origin: origin, expecting: (device, newest)) { _ in }
-            return try trusted()
+            let imported = try pullBundle(name, from: client, origin: origin, expecting: (device, newest)) { _ in }
+            return (try trusted(), (newest, imported))
         }
     }
 

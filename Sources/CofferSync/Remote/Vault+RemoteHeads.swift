@@ -52,17 +52,24 @@ extension Vault {
     }
 
     /// A checkpoint's cut this vault trusts: signed by the compacting device while an active member,
-    /// and authenticated under the key of the epoch it names.
+    /// and authenticated under the key of the epoch it names. A version-1 cut (not signed) is trusted
+    /// only under the group's current epoch, as an unsigned head.
     ///
-    /// - Throws: ``CofferError`` `.notTrusted` for a cut not signed by an active member (or of
-    ///   version 1), `.keyUnavailable` for an epoch this vault does not hold, `.decode` for a cut that
+    /// - Throws: ``CofferError`` `.notTrusted` for a cut not signed by an active member (or one of
+    ///   version 1 under an earlier epoch), `.keyUnavailable` for an epoch this vault does not hold, `.decode` for a cut that
     ///   does not verify.
     package func verifiedCut(_ bytes: [UInt8], key: String, id: String) throws(CofferError) -> RemoteCut {
-        let (epoch, device) = try RemoteCut.signer(of: bytes, key: key)
+        let (version, epoch, device) = try RemoteCut.signer(of: bytes, key: key)
         guard let signingKey = try activeSigningKeys()[device] else {
             throw CofferError(
                 .notTrusted,
                 "the checkpoint cut \(key) was written by device \(device.uuidString.lowercased()), which is not an active member of the sync group"
+            )
+        }
+        if version < 2, epoch != (try keyRing()).currentEpoch(.sync) {
+            throw CofferError(
+                .notTrusted,
+                "the checkpoint cut \(key) is of format version 1, not signed by its device, under a key epoch that is not the group's current one, so it is not trusted; run coffer remote compact again to replace it"
             )
         }
         return try RemoteCut(
@@ -88,15 +95,18 @@ extension Vault {
         var resendAll = false
         /// What to tell the user.
         var notices: [String] = []
+        /// Set when the head was written by another copy of this vault: the caller pulls, then
+        /// re-enrols (``reenrol(_:remote:)``).
+        var copy: Copy?
     }
 
     /// Reads this device's head in `remote` and compares it with this vault's own record of its
     /// pushes. A head that is not trusted is ignored and reported, and the record decides; a head
     /// older than the record (a store rolled back) makes the push send again what the store lost; a
     /// head another copy of this vault wrote (a vault restored from a file copy, or cloned, finds the
-    /// store ahead of it) re-enrols this vault as a new device of the group, so both copies' changes
-    /// are kept (``reenrolAsNewDevice(remote:coveredThrough:)``). A pull (`pushing` false) acts only
-    /// on the last case, and leaves the rest to the next push, which reports them.
+    /// store ahead of it) is returned as ``OwnHead/copy``, for the pull to re-enrol this vault as a new
+    /// device of the group, so both copies' changes are kept. A pull (`pushing` false) acts only on
+    /// the last case, and leaves the rest to the next push, which reports them.
     func reconcileOwnHead(
         client: S3Client,
         layout: RemoteLayout,
@@ -162,14 +172,34 @@ extension Vault {
             own.mustWriteHead = true
             return own
         }
-        let covered = min(pushed?.sentThrough ?? 0, last)
-        let old = device.uuidString.lowercased()
-        let new = try reenrolAsNewDevice(remote: remote, coveredThrough: covered)
-        own.mustWriteHead = true
-        own.notices.append(
-            "This vault is a restored or cloned copy of device \(old): the store holds a head of that device this vault did not write (changes through \(head.sentThrough); this vault has \(last) and had pushed through \(pushed?.sentThrough ?? 0)). It is now device \(new.uuidString.lowercased()), a new member of the group, so both copies' changes are kept; device \(old)'s pushes come back to it by pull. Once no copy uses \(old) any more, revoke it (coffer device revoke \(old))."
+        own.copy = Copy(
+            covered: min(pushed?.sentThrough ?? 0, last),
+            storeThrough: head.sentThrough,
+            localThrough: last,
+            pushedThrough: pushed?.sentThrough ?? 0
         )
+        own.mustWriteHead = true
         return own
+    }
+
+    /// What a vault that finds itself a copy of its device knows (``reconcileOwnHead``).
+    struct Copy {
+        /// The changes through this are in the store as the old device's: this vault pushed them.
+        var covered: UInt64
+        /// The other copy's head's cursor, this vault's last change, and its own record's cursor.
+        var storeThrough: UInt64
+        var localThrough: UInt64
+        var pushedThrough: UInt64
+    }
+
+    /// Re-enrols this vault, found a copy by ``reconcileOwnHead``, once its pull has merged the
+    /// group's newest membership log (so its entry extends it rather than forking it), and returns
+    /// what to tell the user.
+    func reenrol(_ copy: Copy, remote: S3Remote) throws(CofferError) -> String {
+        let old = deviceID.uuidString.lowercased()
+        let new = try reenrolAsNewDevice(remote: remote, coveredThrough: copy.covered).uuidString.lowercased()
+        return
+            "This vault is a restored or cloned copy of device \(old): the store holds a head of that device this vault did not write (changes through \(copy.storeThrough); this vault has \(copy.localThrough) and had pushed through \(copy.pushedThrough)). It is now device \(new), a new member of the group, so both copies' changes are kept; device \(old)'s pushes come back to it by pull. Once no copy uses \(old) any more, revoke it (coffer device revoke \(old))."
     }
 
     /// Makes this vault a new device of its sync group: a fresh device id and identity keys, added to
