@@ -363,11 +363,18 @@ extension Vault {
             {
                 due.append(latest)
             }
-            for name in due.sorted() {
+            let ordered = due.sorted()
+            if let imported, imported.name != ordered.first {
+                // Imported ahead of older bundles: what it applied counts, though it comes again below.
+                summary.applied.add(imported.summary.applied)
+                summary.bytes += imported.summary.bytes
+            }
+            for name in ordered {
                 let key = layout.bundleKey(device, name)
                 let before = summary.bytes
-                // The newest bundle may have been imported already, to check the head: not again.
-                var done = imported.flatMap { $0.name == name ? $0.summary : nil }
+                // The newest bundle may have been imported already, to check the head: not again when
+                // it was the first due (after older ones, again, which closes the gap it opened).
+                var done = imported.flatMap { $0.name == name && name == ordered.first ? $0.summary : nil }
                 if done == nil {
                     done = try pullBundle(key, from: client, origin: remote.identity, expecting: (device, name)) {
                         bytes in progress?(before + bytes)
