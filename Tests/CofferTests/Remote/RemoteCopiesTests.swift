@@ -15,13 +15,17 @@ struct RemoteCopiesTests {
         let remote = try fixture.remote()
         let group = try SyncGroupFixture()
         let (a, b) = try fixture.firstPushedAndJoined(group)
-        let (c, _) = try fixture.join(group, name: "c")
         try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.push(to: remote)
+        // C joins from a log that already has B (no fork of the membership log).
+        let (c, _) = try fixture.join(group, name: "c")
         try c.push(to: remote)
         try a.pull(from: remote)
         try a.revoke(device: b.deviceID)
         try a.push(to: remote)
         try c.pull(from: remote)
+        #expect(try c.members().first { $0.deviceID == b.deviceID }?.isActive == false)
         let client = try fixture.client()
         let headKey = RemoteLayout(location: remote.location).headKey(a.deviceID)
         // B still holds the original epoch's key: a version-2 head under it authenticates.
@@ -53,6 +57,53 @@ struct RemoteCopiesTests {
         try c.pull(from: remote)
         #expect(try c.keychain.password(service: "after", account: "ann") == "after")
         #expect(try c.keychain.password(service: "later", account: "ann") == "later")
+    }
+
+    @Test(
+        "A checkpoint cut a revoked device wrote (its key, the original epoch's) is ignored: no cursor moves past a bundle"
+    )
+    func forgedCutByRevokedDevice() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.push(to: remote)
+        // C joins from a log that already has B (no fork of the membership log).
+        let (c, _) = try fixture.join(group, name: "c")
+        try c.push(to: remote)
+        try a.pull(from: remote)
+        try a.revoke(device: b.deviceID)
+        try a.push(to: remote)
+        try c.pull(from: remote)
+        #expect(try c.members().first { $0.deviceID == b.deviceID }?.isActive == false)
+        // B writes a checkpoint whose cut says it holds everything A will ever push.
+        let layout = RemoteLayout(location: remote.location)
+        let cut = RemoteCut(id: RemoteCut.freshID(), device: b.deviceID, through: [a.deviceID: 999_999_999])
+        let file = group.directory.path("forged.bundle")
+        try b.export(to: file)
+        let client = try fixture.client()
+        try client.put(layout.checkpointBundleKey(cut.id), body: Array(try Data(contentsOf: file)))
+        try client.put(
+            layout.checkpointCutKey(cut.id),
+            body: try cut.encoded(
+                epoch: .original,
+                root: try b.keyRing().root(.sync, epoch: .original),
+                signer: try b.deviceKeys().signing
+            )
+        )
+        try a.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let pulled = try c.pull(from: remote)
+        #expect(pulled.notices.contains { $0.contains("Ignored the checkpoint \(cut.id)") }, "\(pulled.notices)")
+        #expect(pulled.checkpoints.isEmpty)
+        #expect(try c.keychain.password(service: "after", account: "ann") == "after")
+        // A compaction leaves it alone, and what it deletes the new checkpoint holds.
+        try a.compact(remote: remote)
+        #expect(try client.get(layout.checkpointCutKey(cut.id)) != nil)
+        try c.pull(from: remote)
+        #expect(try c.syncableState() == a.syncableState())
     }
 
     @Test(
