@@ -100,6 +100,62 @@ struct RemoteCopiesEndToEndTests {
     }
 
     @Test(
+        "a vault restored from last night's copy, and a bucket rolled back: both noticed, nothing acknowledged lost",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func restoredVaultAndRolledBackBucket(server name: String) throws {
+        let server = try Self.server(name)
+        try add("one", server)
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        #expect(try run(["init", "--join", remote], server, vault: "b").status == 0)
+        let copied = try Products.run(
+            URL(fileURLWithPath: "/bin/cp"),
+            ["-a", directory.path("vault").path, directory.path("last-night").path]
+        )
+        #expect(copied.status == 0, "\(copied.error)")
+        // The bucket as it is now, to roll it back to later.
+        let location = try S3Location(remote)
+        let client = S3Client(
+            S3Remote(
+                location,
+                credentials: try S3Credentials(
+                    accessKeyID: server.accessKeyID,
+                    secretAccessKey: server.secretAccessKey
+                ),
+                endpoint: server.endpoint,
+                region: "us-east-1"
+            )
+        )
+        let prefix = RemoteLayout(location: location).listingPrefix
+        var saved: [String: [UInt8]] = [:]
+        for object in try client.list(prefix: prefix) { saved[object.key] = try client.get(object.key) }
+
+        try add("two", server)
+        #expect(try run(["push", remote], server).status == 0)
+        // The disk dies; last night's copy comes back and carries on.
+        try FileManager.default.removeItem(at: directory.path("vault"))
+        try FileManager.default.copyItem(at: directory.path("last-night"), to: directory.path("vault"))
+        try add("three", server)
+        let pushed = try run(["push", remote], server)
+        #expect(pushed.status == 0, "\(pushed.error)")
+        #expect(!pushed.output.contains("Nothing to push"), "\(pushed.output)")
+        #expect((pushed.output + pushed.error).contains("restored or cloned copy"), "\(pushed.output)")
+        #expect(try holds("two", server))
+
+        // Then the bucket goes back to the saved state: B's next push notices and fills it again.
+        #expect(try run(["pull", remote], server, vault: "b").status == 0)
+        #expect(try run(["push", remote], server, vault: "b").status == 0)
+        for object in try client.list(prefix: prefix) where saved[object.key] == nil { try client.delete(object.key) }
+        for (key, bytes) in saved { try client.put(key, body: bytes) }
+        try add("four", server, vault: "b")
+        let repaired = try run(["push", remote], server, vault: "b")
+        #expect(repaired.status == 0, "\(repaired.error)")
+        #expect((repaired.output + repaired.error).contains("rolled back"), "\(repaired.output)")
+        #expect(try run(["init", "--join", remote], server, vault: "newcomer").status == 0)
+        for item in ["one", "two", "three", "four"] { #expect(try holds(item, server, vault: "newcomer"), "\(item)") }
+    }
+
+    @Test(
         "cp -a of a vault, both copies used: the copy becomes a new device, nothing is lost, compaction included",
         arguments: ["seaweedfs", "moto"]
     )
