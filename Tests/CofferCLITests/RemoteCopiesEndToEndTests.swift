@@ -39,8 +39,29 @@ struct RemoteCopiesEndToEndTests {
         try run(["item", "get", "--service", name, "--account", "ann"], server, vault: vault).output == name
     }
 
-    static func server(_ name: String) throws -> SeaweedFS {
-        name == "moto" ? try SeaweedFS.moto() : try SeaweedFS.shared()
+    /// The server `name` names, after vault A has added `item` and made the first push there.
+    func firstPush(_ name: String, item: String) throws -> SeaweedFS {
+        let server = name == "moto" ? try SeaweedFS.moto() : try SeaweedFS.shared()
+        try add(item, server)
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        return server
+    }
+
+    /// A client of `server` with the test's credentials, and the layout under the test's remote.
+    func store(_ server: SeaweedFS) throws -> (client: S3Client, layout: RemoteLayout) {
+        let location = try S3Location(remote)
+        let credentials = try S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)
+        let store = S3Remote(location, credentials: credentials, endpoint: server.endpoint, region: "us-east-1")
+        return (S3Client(store), RemoteLayout(location: location))
+    }
+
+    /// Copies the vault directory `from` to `to` with `cp -a`, as a user would.
+    func copyVault(_ from: String, to: String) throws {
+        let copied = try Products.run(
+            URL(fileURLWithPath: "/bin/cp"),
+            ["-a", directory.path(from).path, directory.path(to).path]
+        )
+        #expect(copied.status == 0, "\(copied.error)")
     }
 
     @Test(
@@ -48,9 +69,7 @@ struct RemoteCopiesEndToEndTests {
         arguments: ["seaweedfs", "moto"]
     )
     func forgedHead(server name: String) throws {
-        let server = try Self.server(name)
-        try add("before", server)
-        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        let server = try firstPush(name, item: "before")
         // Each joins from a log that has the one before (no fork of the membership log).
         for vault in ["b", "c"] {
             #expect(try run(["init", "--join", remote], server, vault: vault).status == 0)
@@ -67,13 +86,6 @@ struct RemoteCopiesEndToEndTests {
         // B (modified, or a script) still holds the original epoch's key, which authenticates a
         // version-2 head of A's.
         let a = try Vault.open(at: directory.path("vault"))
-        let location = try S3Location(remote)
-        let store = S3Remote(
-            location,
-            credentials: try S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey),
-            endpoint: server.endpoint,
-            region: "us-east-1"
-        )
         let huge = RemoteLayout.BundleName(first: 1, last: 999_999_999)
         let body =
             "coffer-remote-head 2\ndevice \(a.deviceID.uuidString.lowercased())\nepoch \(KeyEpoch.original)\n"
@@ -83,7 +95,8 @@ struct RemoteCopiesEndToEndTests {
             label: "coffer/v1/remote-head",
             root: try b.keyRing().root(.sync, epoch: .original)
         )
-        try S3Client(store).put(RemoteLayout(location: location).headKey(a.deviceID), body: forged)
+        let (client, layout) = try store(server)
+        try client.put(layout.headKey(a.deviceID), body: forged)
         a.close()
         b.close()
 
@@ -104,29 +117,12 @@ struct RemoteCopiesEndToEndTests {
         arguments: ["seaweedfs", "moto"]
     )
     func restoredVaultAndRolledBackBucket(server name: String) throws {
-        let server = try Self.server(name)
-        try add("one", server)
-        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        let server = try firstPush(name, item: "one")
         #expect(try run(["init", "--join", remote], server, vault: "b").status == 0)
-        let copied = try Products.run(
-            URL(fileURLWithPath: "/bin/cp"),
-            ["-a", directory.path("vault").path, directory.path("last-night").path]
-        )
-        #expect(copied.status == 0, "\(copied.error)")
+        try copyVault("vault", to: "last-night")
         // The bucket as it is now, to roll it back to later.
-        let location = try S3Location(remote)
-        let client = S3Client(
-            S3Remote(
-                location,
-                credentials: try S3Credentials(
-                    accessKeyID: server.accessKeyID,
-                    secretAccessKey: server.secretAccessKey
-                ),
-                endpoint: server.endpoint,
-                region: "us-east-1"
-            )
-        )
-        let prefix = RemoteLayout(location: location).listingPrefix
+        let (client, layout) = try store(server)
+        let prefix = layout.listingPrefix
         var saved: [String: [UInt8]] = [:]
         for object in try client.list(prefix: prefix) { saved[object.key] = try client.get(object.key) }
 
@@ -160,14 +156,8 @@ struct RemoteCopiesEndToEndTests {
         arguments: ["seaweedfs", "moto"]
     )
     func clonedWithCopy(server name: String) throws {
-        let server = try Self.server(name)
-        try add("one", server)
-        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
-        let copied = try Products.run(
-            URL(fileURLWithPath: "/bin/cp"),
-            ["-a", directory.path("vault").path, directory.path("clone").path]
-        )
-        #expect(copied.status == 0, "\(copied.error)")
+        let server = try firstPush(name, item: "one")
+        try copyVault("vault", to: "clone")
         try add("two", server)
         #expect(try run(["push", remote], server).status == 0)
         try add("three", server, vault: "clone")
