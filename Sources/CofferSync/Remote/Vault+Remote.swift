@@ -196,6 +196,13 @@ extension Vault {
             throw error
         }
         try beforeHead()
+        // Another copy of this vault that read the same head may have pushed meanwhile: this push
+        // then starts again as a copy's.
+        let current = try client.get(headKey)
+        if current != own.bytes {
+            try overtaken(by: current, wrote: name, client: client, layout: layout)
+            return try push(to: remote, progress: progress, beforeHead: {}, afterPart: afterPart)
+        }
         let newHead = RemoteHead(device: device, sentThrough: written.sentThrough, latest: name)
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
@@ -350,6 +357,16 @@ extension Vault {
                 return
             }
             summary.devices += 1
+            // A head behind what this vault applied: the device's history in the store was set back
+            // (a rolled-back store, or two copies of one vault that wrote one bundle name), and what
+            // comes after it is applied again.
+            var applied = applied
+            if head.latest.last < applied[device] ?? 0 {
+                applied[device] = head.latest.last
+                try storage("recording the pull of \(device)") {
+                    try environment.write { txn in try cursors.lower(device, to: head.latest.last, in: txn) }
+                }
+            }
             var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
             // A push with no new change but chunks others asked for, or requests of its own, is named
             // past its last change and replaced by the next such push: applied once per object.

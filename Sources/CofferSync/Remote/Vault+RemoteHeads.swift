@@ -98,6 +98,9 @@ extension Vault {
         /// Set when the head was written by another copy of this vault: the caller pulls, then
         /// re-enrols (``reenrol(_:remote:)``).
         var copy: Copy?
+        /// The head object as read (`nil`: there was none), to tell whether another copy of this
+        /// vault wrote one while this push ran.
+        var bytes: [UInt8]?
     }
 
     /// Reads this device's head in `remote` and compares it with this vault's own record of its
@@ -126,7 +129,9 @@ extension Vault {
         }
         var own = OwnHead()
         let pushed = record?.pushed
-        guard let bytes = try client.get(headKey) else {
+        let bytes = try client.get(headKey)
+        own.bytes = bytes
+        guard let bytes else {
             if let pushed, pushing {
                 own.resendAll = true
                 own.notices.append(
@@ -180,6 +185,37 @@ extension Vault {
         )
         own.mustWriteHead = true
         return own
+    }
+
+    /// Handles a push overtaken by another copy of this vault: between reading this device's head and
+    /// writing its own, the head changed, so another copy pushed from the same cursor meanwhile. When
+    /// both wrote the same bundle name, one copy's changes there are gone from the store: the head is
+    /// set back to before that bundle (signed with the device's key, which both copies hold), so the
+    /// other copy's next push finds the store rolled back and sends everything again, and pullers
+    /// lower their cursor to it. The caller then pushes again, as a copy (it re-enrols).
+    func overtaken(
+        by current: [UInt8]?,
+        wrote name: RemoteLayout.BundleName,
+        client: S3Client,
+        layout: RemoteLayout
+    ) throws(CofferError) {
+        let device = deviceID
+        let key = layout.headKey(device)
+        guard let current, let head = try? trustedHead(current, key: key, device: device), head.latest == name else {
+            return
+        }
+        let before = RemoteLayout.BundleName(first: name.first, last: name.first - 1)
+        let reset = RemoteHead(device: device, sentThrough: name.first - 1, latest: before)
+        let keys = try keyRing()
+        let epoch = keys.currentEpoch(.sync)
+        try client.put(
+            key,
+            body: try reset.encoded(
+                epoch: epoch,
+                root: try keys.root(.sync, epoch: epoch),
+                signer: try deviceKeys().signing
+            )
+        )
     }
 
     /// What a vault that finds itself a copy of its device knows (``reconcileOwnHead``).

@@ -174,6 +174,37 @@ struct RemoteCopiesTests {
         #expect(try b.syncableState() == clone.syncableState())
     }
 
+    @Test("Two copies push the same bundle name at the same moment: the overtaken one notices, and nothing is lost")
+    func copiesPushingAtOnce() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let original = try Self.copy(a, to: group.directory.path("clone"), group)
+        let clone = try Self.restore(group.directory.path("clone"), over: nil, group)
+        try original.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
+        try clone.keychain.setPassword("y", service: "y", account: "ann", scope: .syncable)
+        // The original's push lands between the clone's bundle and its head, under the same name.
+        let raced = try clone.push(
+            to: remote,
+            progress: nil,
+            beforeHead: { () throws(CofferError) in try original.push(to: remote) }
+        )
+        #expect(raced.notices.contains { $0.contains("restored or cloned copy") }, "\(raced.notices)")
+        #expect(clone.deviceID != original.deviceID)
+        let repaired = try original.push(to: remote)
+        #expect(repaired.notices.contains { $0.contains("rolled back") }, "\(repaired.notices)")
+        for _ in 0..<2 {
+            for vault in [original, clone, b] { try vault.pull(from: remote) }
+        }
+        for vault in [original, clone, b] {
+            #expect(try vault.keychain.password(service: "x", account: "ann") == "x")
+            #expect(try vault.keychain.password(service: "y", account: "ann") == "y")
+        }
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.syncableState() == original.syncableState())
+    }
+
     @Test("A store rolled back to an older copy is noticed from the signed heads and filled again by the next pushes")
     func rolledBackStore() throws {
         let fixture = try RemoteFixture()
