@@ -257,7 +257,7 @@ struct RemoteCopiesTests {
         for step in 0..<60 {
             let index = Int(generator.next() % UInt64(vaults.count))
             let vault = vaults[index].vault
-            switch generator.next() % 12 {
+            switch generator.next() % 13 {
             case 0...3:
                 try vault.keychain.setPassword("\(step)", service: "w\(step)", account: "ann", scope: .syncable)
                 vaults[index].writes.insert(step)
@@ -287,6 +287,20 @@ struct RemoteCopiesTests {
                 let url = group.directory.path("clone-\(step)")
                 vaults[index].vault = try Self.copy(vault, to: url, group)
                 vaults.append((try Self.restore(url, over: nil, group), vaults[index].writes))
+            case 12:
+                // Two copies of one device push at the same moment (the other between this one's
+                // bundle and its head), or this one alone.
+                let twin = vaults.indices.first { $0 != index && vaults[$0].vault.deviceID == vault.deviceID }
+                let other = twin.map { vaults[$0].vault }
+                _ = try vault.push(
+                    to: remote,
+                    progress: nil,
+                    beforeHead: { () throws(CofferError) in
+                        if let other { try other.push(to: remote) }
+                    }
+                )
+                stored.formUnion(vaults[index].writes)
+                if let twin { stored.formUnion(vaults[twin].writes) }
             default:
                 break
             }
