@@ -17,6 +17,34 @@ struct SyncEndToEndTests {
         try cli.run(arguments, extra: ["COFFER_VAULT": vaultB])
     }
 
+    @Test(
+        "a joined vault's first export back to the vault it joined from, named as devices lists it, sends only what changed"
+    )
+    func firstExportBackToOrigin() throws {
+        let file = directory.path("large.bin")
+        try Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }).write(to: file)
+        #expect(try cli.run(["put", "large", file.path]).status == 0)
+        let bundle = directory.path("a.bundle").path
+        #expect(try cli.run(["export", "--out", bundle, "--peer", "b"]).status == 0)
+        #expect(try onB(["init", "--join", bundle]).status == 0)
+        #expect(
+            try onB(["item", "add", "--service", "mail", "--account", "ann", "--value", "v", "--sync"]).status == 0
+        )
+        // Both vaults are on this machine, so both devices carry its host name.
+        let devices = try #require(try onB(["devices", "--json"]).output.data(using: .utf8))
+        let list = try #require(try JSONSerialization.jsonObject(with: devices) as? [[String: Any]])
+        let origin = try #require(list.first { $0["isThisDevice"] as? Bool == false }?["name"] as? String)
+        let back = directory.path("back.bundle").path
+        let result = try onB(["export", "--out", back, "--peer", origin, "--json"])
+        #expect(result.status == 0, "\(result.error)")
+        let exported = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        #expect(exported["isIncremental"] as? Bool == true, "\(exported)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: back)[.size] as? Int)
+        #expect(size < 100_000, "\(size) bytes")
+        #expect(try cli.run(["import", back]).status == 0)
+        #expect(try cli.run(["item", "get", "--service", "mail", "--account", "ann"]).output == "v")
+    }
+
     @Test("export, init --join, import: syncable records travel, device-bound ones stay")
     func story() throws {
         let file = directory.path("photo.bin")

@@ -23,7 +23,9 @@ public final class Vault: Sendable {
 
     package let environment: Environment
     package let schema: Schema
-    package let identity: VaultIdentity
+    /// The vault's identity; only a re-enrolment (``adoptDeviceID(_:)``) changes it, its device id.
+    package var identity: VaultIdentity { identityBox.withLock { $0 } }
+    private let identityBox: Locked<VaultIdentity>
     private let state: Locked<State>
     private let autoLock: AutoLock?
     /// What the tiers keep per open vault (``VaultAttachment``).
@@ -50,7 +52,7 @@ public final class Vault: Sendable {
         self.configuration = configuration
         self.environment = environment
         self.schema = schema
-        self.identity = identity
+        self.identityBox = Locked(identity)
         self.state = Locked(State(keys: keys, syncGroupID: identity.syncGroupID))
         self.autoLock = configuration.autoLockInterval.map(AutoLock.init(interval:))
         if keys.isUnlocked { startAutoLock() }
@@ -67,6 +69,19 @@ public final class Vault: Sendable {
     public var id: UUID { identity.vaultID }
     /// This machine's id for the vault, fixed at creation; it tells sync peers apart.
     public var deviceID: UUID { identity.deviceID }
+    /// Takes `deviceID` as this machine's id for the vault, once a re-enrolment as a new device of its
+    /// sync group has stored it (meta `device-id`, with the new device keys) and committed.
+    package func adoptDeviceID(_ deviceID: UUID) {
+        identityBox.withLock {
+            $0 = VaultIdentity(
+                formatVersion: $0.formatVersion,
+                vaultID: $0.vaultID,
+                deviceID: deviceID,
+                syncGroupID: $0.syncGroupID,
+                createdAt: $0.createdAt
+            )
+        }
+    }
     /// The id of the sync group the vault belongs to; vaults of one group share its group keys. A
     /// vault waiting for approval to join a group has a placeholder id until it joins.
     public var syncGroupID: UUID { state.withLock { $0.syncGroupID } }

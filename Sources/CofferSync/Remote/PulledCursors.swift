@@ -34,6 +34,17 @@ package struct PulledCursors {
     package func record(_ device: UUID, through sequence: UInt64, in txn: Transaction) throws {
         var cursors = try load(in: txn)
         cursors[device] = max(cursors[device] ?? 0, sequence)
+        try store(cursors, in: txn)
+    }
+
+    /// Sets `device`'s cursor back to `sequence` (its head went back: what follows is pulled again).
+    package func lower(_ device: UUID, to sequence: UInt64, in txn: Transaction) throws {
+        var cursors = try load(in: txn)
+        cursors[device] = min(cursors[device] ?? 0, sequence)
+        try store(cursors, in: txn)
+    }
+
+    private func store(_ cursors: [UUID: UInt64], in txn: Transaction) throws {
         var writer = BinaryWriter()
         for (device, sequence) in cursors.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
             writer.write(raw: device.bytes)

@@ -2,18 +2,24 @@ package import Foundation
 
 /// The cut of a checkpoint (docs/FORMAT.md, "Compaction"): which bundles of each device the
 /// checkpoint's bundle holds everything of, so that they may go. Written after the checkpoint's
-/// bundle, as its commit point, and authenticated like a head, under a label of its own:
+/// bundle, as its commit point, and authenticated and signed (by the compacting device) like a head,
+/// under a label of its own:
 ///
 /// ```
-/// coffer-remote-cut 1
+/// coffer-remote-cut 2
 /// checkpoint <checkpoint id, 32 lower-case hex digits>
 /// device <the compacting device's id>
 /// epoch <key epoch, 16 hex digits>
 /// through <device id> <change sequence>          (one line per device, by id)
 /// mac <HMAC-SHA256 of the lines above, hex>
+/// signature <Ed25519 signature of the lines above by the compacting device, hex>
 /// ```
+///
+/// A version-1 cut (no signature) is trusted only under the group's current epoch, which no revoked
+/// device holds (see ``Vault/verifiedCut(_:key:id:)``).
 package struct RemoteCut: Equatable {
-    package static let magic = "coffer-remote-cut 1"
+    package static let magic = "coffer-remote-cut 2"
+    private static let firstVersionMagic = "coffer-remote-cut 1"
     private static let label = "coffer/v3/remote-cut"
 
     /// The checkpoint's id, which names its objects.
@@ -37,33 +43,55 @@ package struct RemoteCut: Equatable {
         other.through.allSatisfy { device, sequence in (through[device] ?? 0) >= sequence }
     }
 
-    /// The cut as stored, under `root`, the group key of `epoch`.
-    package func encoded(epoch: KeyEpoch, root: SecureBytes) throws(CofferError) -> [UInt8] {
+    /// The cut as stored, under `root`, the group key of `epoch`, signed by `signer`, the compacting
+    /// device's identity key.
+    package func encoded(epoch: KeyEpoch, root: SecureBytes, signer: Ed25519PrivateKey) throws(CofferError) -> [UInt8] {
         var text = "\(Self.magic)\ncheckpoint \(id)\ndevice \(device.uuidString.lowercased())\nepoch \(epoch)\n"
         for (device, sequence) in through.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
             text += "through \(device.uuidString.lowercased()) \(sequence)\n"
         }
-        return try AuthenticatedText.seal(Array(text.utf8), label: Self.label, root: root)
+        return try AuthenticatedText.seal(Array(text.utf8), label: Self.label, root: root, signer: signer)
     }
 
-    /// The epoch a stored cut names, read before it is authenticated, to pick the key that does.
-    package static func epoch(of bytes: [UInt8]) -> KeyEpoch? {
+    /// The format version (1 or 2), epoch and compacting device a stored cut names, read before it
+    /// is authenticated, to pick the keys and rules that apply.
+    ///
+    /// - Throws: ``CofferError`` `.decode` naming `key` for anything that is not a cut.
+    package static func signer(
+        of bytes: [UInt8],
+        key: String
+    ) throws(CofferError) -> (version: Int, epoch: KeyEpoch, device: UUID) {
         let (first, fields) = AuthenticatedText.fields(of: bytes)
-        guard first == Substring(magic), let text = fields["epoch"]?.first, let id = UInt64(text, radix: 16) else {
-            return nil
-        }
-        return KeyEpoch(id: id)
+        guard let first, first == Substring(magic) || first == Substring(firstVersionMagic),
+            let text = fields["epoch"]?.first, let id = UInt64(text, radix: 16),
+            let device = fields["device"]?.first.flatMap(UUID.init(uuidString:))
+        else { throw CofferError(.decode, "the checkpoint cut \(key) is not a Coffer cut") }
+        return (first == Substring(magic) ? 2 : 1, KeyEpoch(id: id), device)
     }
 
-    /// Reads and authenticates the cut stored under `key`.
+    /// Reads and authenticates the cut stored under `key`: its signature by `signingKey` (the
+    /// Ed25519 public key of the device it names; a version-1 cut has none), then its mac under
+    /// `root`.
     ///
     /// - Throws: ``CofferError`` `.decode` naming `key` if it is not a cut, does not verify, or
-    ///   names another checkpoint than its object's name.
-    package init(decoding bytes: [UInt8], key: String, expectedID: String, root: SecureBytes) throws(CofferError) {
+    ///   names another checkpoint than its object's name; `.notTrusted` when the signature does not
+    ///   verify.
+    package init(
+        decoding bytes: [UInt8],
+        key: String,
+        expectedID: String,
+        root: SecureBytes,
+        signingKey: [UInt8]
+    ) throws(CofferError) {
         let what = "the checkpoint cut \(key)"
-        let body = try AuthenticatedText.open(bytes, label: Self.label, root: root, what: what)
+        let isSigned = AuthenticatedText.fields(of: bytes).first != Substring(Self.firstVersionMagic)
+        let sealed =
+            isSigned
+            ? try AuthenticatedText.verifySignature(bytes, label: Self.label, signingKey: signingKey, what: what)
+            : bytes
+        let body = try AuthenticatedText.open(sealed, label: Self.label, root: root, what: what)
         let (first, fields) = AuthenticatedText.fields(of: body)
-        guard first == Substring(Self.magic) else {
+        guard first == Substring(Self.magic) || first == Substring(Self.firstVersionMagic) else {
             throw CofferError(.decode, "\(what) has an unknown format version; upgrade Coffer")
         }
         guard let id = fields["checkpoint"]?.first, let device = fields["device"]?.first.flatMap(UUID.init(uuidString:))

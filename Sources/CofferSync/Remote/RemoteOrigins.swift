@@ -139,6 +139,10 @@ package struct RemoteOrigins {
         return relogged
     }
 
+    /// Forgets every note: the store lost what they say it holds (it was rolled back), so the next
+    /// push sends those changes too.
+    package func forgetAll(in txn: Transaction) throws { try store([:], in: txn) }
+
     private func store(_ origins: [UUID: SequenceRanges], in txn: Transaction) throws {
         guard !origins.isEmpty else {
             _ = try txn.delete(schema.meta, key: key)

@@ -11,6 +11,10 @@ public struct PushSummary: Sendable, Equatable, Codable {
     /// Parts of the upload kept from an earlier push of the same bundle that was interrupted, and so
     /// not sent again.
     public var resumedParts = 0
+    /// What the push found and did that the user should know: a head of this device it ignored (not
+    /// signed by it), a store rolled back (sent again), this vault found to be a restored or cloned
+    /// copy (re-enrolled as a new device).
+    public var notices: [String] = []
 
     package init(remote: String, export: ExportSummary) {
         self.remote = remote
@@ -43,6 +47,9 @@ public struct PullSummary: Sendable, Equatable, Codable {
     /// The checkpoints applied (their bundles' keys): this vault lacked changes that compaction had
     /// removed the bundles of.
     public var checkpoints: [String] = []
+    /// What the pull found and did that the user should know: heads and cuts it ignored (not signed
+    /// by an active member), this vault found to be a restored or cloned copy (re-enrolled).
+    public var notices: [String] = []
 
     package init(remote: String) { self.remote = remote }
 }
@@ -66,6 +73,9 @@ public struct CompactSummary: Sendable, Equatable, Codable {
     /// Whether a checkpoint already there held at least as much as this one, which was then deleted
     /// in its favour (after the bundles both hold).
     public var supersededByExisting = false
+    /// What the pull and push before it reported (see ``PullSummary/notices`` and
+    /// ``PushSummary/notices``).
+    public var notices: [String] = []
 
     package init(remote: String, checkpoint: String) {
         self.remote = remote

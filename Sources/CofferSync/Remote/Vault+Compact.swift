@@ -33,8 +33,7 @@ extension Vault {
         progress: SyncProgress?,
         beforeDeleting: () throws(CofferError) -> Void
     ) throws(CofferError) -> CompactSummary {
-        try pull(from: remote)
-        try push(to: remote)
+        let notices = try pull(from: remote).notices + push(to: remote).notices
         // A record held back for want of chunks is in no checkpoint this vault could write, while the
         // bundle that brought it would be deleted.
         let schema = schema
@@ -58,7 +57,7 @@ extension Vault {
         }
         let ownHeadKey = layout.headKey(deviceID)
         let ownHead = try client.get(ownHeadKey).map { (bytes) throws(CofferError) in
-            try verifiedHead(bytes, key: ownHeadKey, device: deviceID)
+            try trustedHead(bytes, key: ownHeadKey, device: deviceID)
         }
         var through: [UUID: UInt64] = [:]
         for (device, objects) in devices where objects.hasHead && !revoked.contains(device) {
@@ -74,6 +73,7 @@ extension Vault {
             checkpoint: layout.checkpointBundleKey(cut.id)
         )
         summary.storedBytesBefore = before.reduce(0) { $0 + $1.size }
+        summary.notices = notices
 
         // The checkpoint's bundle (everything syncable, as a full export), then its cut.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compact-\(UUID().uuidString)")
@@ -85,7 +85,11 @@ extension Vault {
         let epoch = keys.currentEpoch(.sync)
         try client.put(
             layout.checkpointCutKey(cut.id),
-            body: try cut.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch))
+            body: try cut.encoded(
+                epoch: epoch,
+                root: try keys.root(.sync, epoch: epoch),
+                signer: try deviceKeys().signing
+            )
         )
         try beforeDeleting()
 
@@ -133,17 +137,6 @@ extension Vault {
         return summary
     }
 
-    /// A checkpoint's cut, authenticated under the key of the epoch it names.
-    ///
-    /// - Throws: ``CofferError`` `.keyUnavailable` for an epoch this vault does not hold, `.decode`
-    ///   for a cut that does not verify.
-    package func verifiedCut(_ bytes: [UInt8], key: String, id: String) throws(CofferError) -> RemoteCut {
-        guard let epoch = RemoteCut.epoch(of: bytes) else {
-            throw CofferError(.decode, "the checkpoint cut \(key) is not a Coffer cut")
-        }
-        return try RemoteCut(decoding: bytes, key: key, expectedID: id, root: try keyRing().root(.sync, epoch: epoch))
-    }
-
     /// Applies the checkpoints this vault needs before the bundles left after compactions: one
     /// whose cut names a device whose next bundle this vault has not applied and the store no longer
     /// holds. After each, the pull cursors (and the gap bookkeeping) move up to its cut.
@@ -163,13 +156,25 @@ extension Vault {
             guard let bytes = try client.get(cutKey) else { continue }
             let bundleKey = layout.checkpointBundleKey(id)
             var cut: RemoteCut
-            do {
-                cut = try verifiedCut(bytes, key: cutKey, id: id)
-            } catch  where error.code == .keyUnavailable {
-                // A newer epoch: the checkpoint's log may seal its key to this device.
-                summary.bytes += try pullCheckpoint(bundleKey, client: client, origin: remote.identity).bytes
-                summary.checkpoints.append(bundleKey)
-                cut = try verifiedCut(bytes, key: cutKey, id: id)
+            do throws(CofferError) {
+                do throws(CofferError) {
+                    cut = try verifiedCut(bytes, key: cutKey, id: id)
+                } catch  where error.code == .keyUnavailable || error.code == .notTrusted {
+                    // A newer epoch, or a device this vault's log does not know yet: the checkpoint's
+                    // log may seal the key to this device, or admit its writer.
+                    let writer = try? RemoteCut.signer(of: bytes, key: cutKey).device
+                    let known = try knowsDevice(writer)
+                    guard error.code == .keyUnavailable || (writer != nil && !known) else { throw error }
+                    summary.bytes +=
+                        try pullCheckpoint(bundleKey, client: client, origin: remote.identity, writer: writer).bytes
+                    summary.checkpoints.append(bundleKey)
+                    cut = try verifiedCut(bytes, key: cutKey, id: id)
+                }
+            } catch  where error.code == .notTrusted {
+                // A cut no active member signed (forged, or written by a device revoked since) counts
+                // for nothing: following it would raise this vault's cursors past bundles it lacks.
+                summary.notices.append("Ignored the checkpoint \(id): \(error.message).")
+                continue
             }
             let applied = try storage("reading how far this vault has pulled") {
                 try environment.read { txn in try cursors.load(in: txn) }
@@ -182,7 +187,12 @@ extension Vault {
                 return !(devices[device]?.bundles.contains { $0.first <= after + 1 && $0.last > after } ?? false)
             }
             if needed && !summary.checkpoints.contains(bundleKey) {
-                let imported = try pullCheckpoint(bundleKey, client: client, origin: remote.identity)
+                let imported = try pullCheckpoint(
+                    bundleKey,
+                    client: client,
+                    origin: remote.identity,
+                    writer: cut.device
+                )
                 summary.bytes += imported.bytes
                 summary.applied.add(imported.applied)
                 summary.checkpoints.append(bundleKey)
@@ -201,15 +211,29 @@ extension Vault {
         }
     }
 
-    /// Imports one checkpoint bundle as it downloads.
-    func pullCheckpoint(_ key: String, client: S3Client, origin: String) throws(CofferError) -> ImportSummary {
+    /// Imports one checkpoint bundle as it downloads: a full export by `writer`, the device its cut
+    /// names, when known (a cut must not lend its cursors to another bundle).
+    func pullCheckpoint(
+        _ key: String,
+        client: S3Client,
+        origin: String,
+        writer: UUID? = nil
+    ) throws(CofferError) -> ImportSummary {
         try importObject(
             key,
             from: client,
             origin: origin,
             what: "checkpoint",
             progress: { _ in },
-            expect: { _ throws(CofferError) in }
+            expect: { header throws(CofferError) in
+                guard let writer else { return }
+                guard header.deviceID == writer, header.firstSequence == 1 else {
+                    throw CofferError(
+                        .decode,
+                        "its header says device \(header.deviceID.uuidString.lowercased()), changes \(header.firstSequence)-\(header.lastSequence), not a full export by the device its cut names"
+                    )
+                }
+            }
         )
     }
 }

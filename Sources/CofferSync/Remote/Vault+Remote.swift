@@ -47,11 +47,28 @@ extension Vault {
         _ = try unlockedRoots()
         let client = S3Client(remote)
         let layout = RemoteLayout(location: remote.location)
-        let device = deviceID
         let schema = schema
+        // The store's head of this device counts only when it is the one this vault last wrote; a
+        // copy of this vault that finds another copy's head becomes a new device first, and pulls
+        // the old device's changes like another device's.
+        var own = try reconcileOwnHead(client: client, layout: layout, remote: remote)
+        var notices = own.notices
+        if own.copy != nil {
+            // The pull merges the group's log, re-enrols, and brings the old device's changes.
+            notices = try pull(from: remote).notices
+            own = try reconcileOwnHead(client: client, layout: layout, remote: remote)
+            notices += own.notices
+            guard own.copy == nil else {
+                throw CofferError(.internalError, "this copy of the vault could not enrol as a new device")
+            }
+        }
+        let device = deviceID
         let headKey = layout.headKey(device)
-        let head = try client.get(headKey).map { (bytes) throws(CofferError) in
-            try verifiedHead(bytes, key: headKey, device: device)
+        let origins = RemoteOrigins(schema: schema, remote: remote.identity)
+        if own.resendAll {
+            try storage("forgetting what the store held") {
+                try environment.write { txn in try origins.forgetAll(in: txn) }
+            }
         }
         // A bundle past the head, left by a push that never finished, is not deleted (pushes never
         // delete, so their credentials need not allow it): no pull applies it before a head covers
@@ -61,7 +78,6 @@ extension Vault {
 
         // What pulls from this store brought is there already and is left out. What came from
         // devices revoked since is logged again first: the others refuse those devices' bundles.
-        let origins = RemoteOrigins(schema: schema, remote: remote.identity)
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
         let relogged = try storage("sending again what revoked devices pushed") { () throws -> Int in
             let sources = try environment.read { txn in Set(try origins.load(in: txn).keys) }
@@ -128,12 +144,12 @@ extension Vault {
                     // The same state, and the same bundle (its name from the same cursor and last change).
                     guard let upload = resumable, txn.snapshotID == upload.state else { return nil }
                     let last = try ChangeLog.lastSequence(in: txn, schema: schema)
-                    let name = RemoteLayout.BundleName(first: (head?.sentThrough ?? 0) + 1, last: last)
+                    let name = RemoteLayout.BundleName(first: (own.cursor ?? 0) + 1, last: last)
                     guard layout.bundleKey(device, name) == upload.key else { return nil }
                     resuming.withLock { $0 = true }
                     return (upload.salt, upload.noncePrefix)
                 },
-                cursor: { _ in head?.sentThrough }
+                cursor: { _ in own.cursor }
             )
         } catch {
             // An upload the vault recorded is kept for the next push to resume (a network failure,
@@ -153,6 +169,7 @@ extension Vault {
         var export = written.summary
         export.resentFromRevoked = relogged
         var summary = PushSummary(remote: remote.location.description, export: export)
+        summary.notices = notices
         // The membership log this bundle carries, and the one the last push carried.
         let logKey = Array("remote-log \(remote.identity)".utf8)
         let (logDigest, pushedDigest) = try storage("reading the membership log") {
@@ -163,7 +180,7 @@ extension Vault {
         }
         // Nothing to say: no change, no chunk another device asked for, nothing this vault asks for,
         // no membership change. (Such a bundle is smaller than a part: nothing was uploaded yet.)
-        if head != nil, export.records.total == 0, export.chunks == 0, export.wantedChunks == 0,
+        if own.head != nil, !own.mustWriteHead, export.records.total == 0, export.chunks == 0, export.wantedChunks == 0,
             export.resendRequests == 0, pushedDigest == logDigest
         {
             written.sink.abort()
@@ -179,14 +196,41 @@ extension Vault {
             throw error
         }
         try beforeHead()
+        // Another copy of this vault that read the same head may have pushed meanwhile: this push
+        // then starts again as a copy's.
+        let current = try client.get(headKey)
+        if current != own.bytes {
+            try overtaken(by: current, wrote: name, client: client, layout: layout)
+            return try push(to: remote, progress: progress, beforeHead: {}, afterPart: afterPart)
+        }
         let newHead = RemoteHead(device: device, sentThrough: written.sentThrough, latest: name)
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
-        try client.put(headKey, body: try newHead.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch)))
+        let headBytes = try newHead.encoded(
+            epoch: epoch,
+            root: try keys.root(.sync, epoch: epoch),
+            signer: try deviceKeys().signing
+        )
+        // The record says which head this vault is writing before it goes up, so a push stopped
+        // after the PUT still knows the head for its own.
+        var record =
+            try storage("reading the record of this vault's pushes") {
+                try environment.read { txn in
+                    try RemotePushRecord.load(device: device, remote: identity, in: txn, schema: schema)
+                }
+            } ?? RemotePushRecord(device: device)
+        record.writing = RemotePushRecord.Head(newHead)
+        try storage("recording the push") {
+            try environment.write { txn in try record.store(remote: identity, in: txn, schema: schema) }
+        }
+        try client.put(headKey, body: headBytes)
+        record.pushed = record.writing
+        record.writing = nil
         try storage("recording the push") {
             try environment.write { txn in
                 _ = try txn.put(schema.meta, key: logKey, value: logDigest)
                 _ = try txn.delete(schema.meta, key: PendingUpload.metaKey(identity))
+                try record.store(remote: identity, in: txn, schema: schema)
             }
         }
         summary.resumedParts = written.sink.reusedParts
@@ -271,6 +315,13 @@ extension Vault {
                 origin: remote.identity
             )
         }
+        // A copy of this vault that finds another copy's head becomes a new device once this pull has
+        // merged the group's log, and then pulls the old device's changes (its own earlier ones among
+        // them) like another device's.
+        let awaiting = try keyRing().isAwaitingJoin
+        let copy =
+            devices[deviceID]?.hasHead == true && !awaiting
+            ? try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false).copy : nil
         // A revoked device may go on pushing; its objects are refused, so they are not even fetched.
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
         try applyCheckpoints(
@@ -284,15 +335,12 @@ extension Vault {
         let applied = try storage("reading how far this vault has pulled") {
             try environment.read { txn in try cursors.load(in: txn) }
         }
-        for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
-        where device != deviceID && objects.hasHead {
-            if revoked.contains(device) {
-                summary.revokedDevices.append(device)
-                continue
-            }
+        // A device admitted by another whose own admission this vault has yet to learn (a join that
+        // lost a log fork, an added device's adder) is tried again after the others.
+        func pullDevice(_ device: UUID, _ objects: RemoteLayout.DeviceObjects) throws(CofferError) {
             let headKey = layout.headKey(device)
-            guard let bytes = try client.get(headKey) else { continue }
-            let head = try pulledHead(
+            guard let bytes = try client.get(headKey) else { return }
+            let (trusted, imported) = try pulledHead(
                 bytes,
                 key: headKey,
                 device: device,
@@ -301,7 +349,24 @@ extension Vault {
                 layout: layout,
                 origin: remote.identity
             )
+            guard case .success(let head) = trusted else {
+                // A head its device did not write (forged with an old epoch's key) counts for nothing.
+                if case .failure(let error) = trusted {
+                    summary.notices.append("Ignored device \(device.uuidString.lowercased())'s head: \(error.message).")
+                }
+                return
+            }
             summary.devices += 1
+            // A head behind what this vault applied: the device's history in the store was set back
+            // (a rolled-back store, or two copies of one vault that wrote one bundle name), and what
+            // comes after it is applied again.
+            var applied = applied
+            if head.latest.last < applied[device] ?? 0 {
+                applied[device] = head.latest.last
+                try storage("recording the pull of \(device)") {
+                    try environment.write { txn in try cursors.lower(device, to: head.latest.last, in: txn) }
+                }
+            }
             var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
             // A push with no new change but chunks others asked for, or requests of its own, is named
             // past its last change and replaced by the next such push: applied once per object.
@@ -315,13 +380,24 @@ extension Vault {
             {
                 due.append(latest)
             }
-            for name in due.sorted() {
+            let ordered = due.sorted()
+            if let imported, imported.name != ordered.first {
+                // Imported ahead of older bundles: what it applied counts, though it comes again below.
+                summary.applied.add(imported.summary.applied)
+                summary.bytes += imported.summary.bytes
+            }
+            for name in ordered {
                 let key = layout.bundleKey(device, name)
                 let before = summary.bytes
-                let imported = try pullBundle(key, from: client, origin: remote.identity, expecting: (device, name)) {
-                    bytes in
-                    progress?(before + bytes)
+                // The newest bundle may have been imported already, to check the head: not again when
+                // it was the first due (after older ones, again, which closes the gap it opened).
+                var done = imported.flatMap { $0.name == name && name == ordered.first ? $0.summary : nil }
+                if done == nil {
+                    done = try pullBundle(key, from: client, origin: remote.identity, expecting: (device, name)) {
+                        bytes in progress?(before + bytes)
+                    }
                 }
+                guard let imported = done else { continue }
                 summary.bundles.append(PulledBundle(object: key, imported: imported))
                 summary.applied.add(imported.applied)
                 summary.bytes += imported.bytes
@@ -335,7 +411,44 @@ extension Vault {
                 }
             }
         }
-        return summary
+        var deferred: [(UUID, RemoteLayout.DeviceObjects)] = []
+        for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
+        where device != deviceID && objects.hasHead {
+            if revoked.contains(device) {
+                summary.revokedDevices.append(device)
+                continue
+            }
+            let unknown = try !knowsDevice(device)
+            do throws(CofferError) {
+                try pullDevice(device, objects)
+            } catch  where unknown && error.code == .notTrusted {
+                deferred.append((device, objects))
+            }
+        }
+        while !deferred.isEmpty {
+            var failed: [(UUID, RemoteLayout.DeviceObjects)] = []
+            var refusal: CofferError?
+            for (device, objects) in deferred {
+                do throws(CofferError) {
+                    try pullDevice(device, objects)
+                } catch  where error.code == .notTrusted {
+                    failed.append((device, objects))
+                    refusal = error
+                }
+            }
+            if let refusal, failed.count == deferred.count { throw refusal }
+            deferred = failed
+        }
+        guard let copy else { return summary }
+        let notice = try reenrol(copy, remote: remote)
+        var next = try pullOnce(from: remote, progress: progress, afterListing: afterListing)
+        next.notices = summary.notices + [notice] + next.notices
+        next.bundles = summary.bundles + next.bundles
+        next.applied.add(summary.applied)
+        next.bytes += summary.bytes
+        next.checkpoints = summary.checkpoints + next.checkpoints
+        next.devices = max(next.devices, summary.devices)
+        return next
     }
 
     /// Completes the join of a vault waiting for approval from the first device whose newest bundle
@@ -382,34 +495,12 @@ extension Vault {
             )
     }
 
-    /// A head authenticated under the key of the epoch it names. A version-1 head (under the
-    /// original epoch's key) is accepted only while the group has no later epoch: a revoked device
-    /// holds the original key.
-    ///
-    /// - Throws: ``CofferError`` `.keyUnavailable` for an epoch this vault does not hold, `.decode`
-    ///   for a head that does not verify.
-    func verifiedHead(_ bytes: [UInt8], key: String, device: UUID) throws(CofferError) -> RemoteHead {
-        guard let (epoch, isFirstVersion) = RemoteHead.epoch(of: bytes) else {
-            throw CofferError(.decode, "the head object \(key) is not a Coffer head object")
-        }
-        let keys = try keyRing()
-        if isFirstVersion, !keys.epochs(.sync).isEmpty {
-            throw CofferError(
-                .notTrusted,
-                "the head object \(key) is of format version 1, authenticated with the group's original key; the group has started a new key epoch since, so it is refused. Update Coffer on device \(device.uuidString.lowercased()) and push again"
-            )
-        }
-        return try RemoteHead(
-            decoding: bytes,
-            key: key,
-            expectedDevice: device,
-            syncRoot: try keys.root(.sync, epoch: epoch)
-        )
-    }
-
-    /// The head a pull follows. One under an epoch this vault does not hold yet is checked again after
-    /// the device's newest bundle, whose membership log may seal that epoch's key to this device
-    /// (or tell it it was revoked), has been imported.
+    /// The head a pull follows. One under an epoch this vault does not hold yet, or of a device its
+    /// membership log does not know yet, is checked again after the device's newest bundle, whose
+    /// membership log may seal that epoch's key to this device, admit the device (or tell this vault
+    /// it was revoked), has been imported (returned with the head, so the pull does not import it
+    /// again). A head no active member signed is the failure (`.notTrusted`) the pull reports and
+    /// ignores; anything else is thrown.
     private func pulledHead(
         _ bytes: [UInt8],
         key: String,
@@ -418,15 +509,28 @@ extension Vault {
         client: S3Client,
         layout: RemoteLayout,
         origin: String
-    ) throws(CofferError) -> RemoteHead {
-        switch Result(catching: { () throws(CofferError) in try verifiedHead(bytes, key: key, device: device) }) {
+    ) throws(CofferError) -> (
+        head: Result<RemoteHead, CofferError>, imported: (name: RemoteLayout.BundleName, summary: ImportSummary)?
+    ) {
+        func trusted() throws(CofferError) -> Result<RemoteHead, CofferError> {
+            let result = Result { () throws(CofferError) in try trustedHead(bytes, key: key, device: device) }
+            if case .failure(let error) = result, error.code != .notTrusted { throw error }
+            return result
+        }
+        switch Result(catching: { () throws(CofferError) in try trustedHead(bytes, key: key, device: device) }) {
         case .success(let head):
-            return head
+            return (.success(head), nil)
         case .failure(let error):
-            guard error.code == .keyUnavailable, let newest = objects.bundles.max() else { throw error }
+            let known = try knowsDevice(device)
+            guard error.code == .keyUnavailable || (error.code == .notTrusted && !known),
+                let newest = objects.bundles.max()
+            else {
+                if error.code == .notTrusted { return (.failure(error), nil) }
+                throw error
+            }
             let name = layout.bundleKey(device, newest)
-            _ = try pullBundle(name, from: client, origin: origin, expecting: (device, newest)) { _ in }
-            return try verifiedHead(bytes, key: key, device: device)
+            let imported = try pullBundle(name, from: client, origin: origin, expecting: (device, newest)) { _ in }
+            return (try trusted(), (newest, imported))
         }
     }
 

@@ -357,12 +357,16 @@ extension Vault {
         let cursors = peers.filter { $0.hasPrefix("joined-from:") }
         guard !cursors.isEmpty else { return nil }
         let lowered = peer.lowercased()
+        // This device is never its own peer, and of several devices of one name (devices are named
+        // by host name unless told otherwise, so two vaults on one machine share it) the one this
+        // vault joined from is meant when it is the only one with a join cursor.
         let matching = try members().filter { member in
-            member.name == peer || (lowered.count >= 8 && member.deviceID.uuidString.lowercased().hasPrefix(lowered))
+            !member.isThisDevice
+                && (member.name == peer
+                    || (lowered.count >= 8 && member.deviceID.uuidString.lowercased().hasPrefix(lowered)))
         }
-        guard matching.count == 1 else { return nil }
-        let name = Self.joinCursorName(matching[0].deviceID)
-        return cursors.contains(name) ? name : nil
+        let joined = matching.map { Self.joinCursorName($0.deviceID) }.filter(cursors.contains)
+        return joined.count == 1 ? joined[0] : nil
     }
 
     /// Creates a vault in `directory` in `group`, then fills it with `fill`, atomically: the vault

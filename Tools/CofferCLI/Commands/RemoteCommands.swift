@@ -48,6 +48,7 @@ struct PushCommand: VaultCommand {
             return "Pushed \(ImportCommand.describe(export.records)) and \(export.chunks) chunks to \(summary.remote) "
                 + "as \(object) (\(ByteCount.format(export.bytes)), \(scope))\(alreadyThere)."
         }
+        for notice in summary.notices { context.output.note(notice) }
         guard summary.object != nil else { return }
         if summary.resumedParts > 0 {
             context.output.note(
@@ -111,6 +112,7 @@ struct PullCommand: VaultCommand {
     /// Notes revoked devices left alone, then what the pulled bundles could not apply now, together
     /// (held records are a running total), as an import does.
     static func finish(_ summary: PullSummary, _ context: CommandContext) throws {
+        for notice in summary.notices { context.output.note(notice) }
         for device in summary.revokedDevices {
             context.output.note(
                 "note: left device \(device.uuidString.lowercased())'s objects alone: it was revoked from the group"
@@ -171,6 +173,7 @@ struct RemoteCompactCommand: VaultCommand {
                 + "(\(ByteCount.format(summary.deletedBytes))); the store went from "
                 + "\(ByteCount.format(summary.storedBytesBefore)) to \(ByteCount.format(summary.storedBytesAfter))."
         }
+        for notice in summary.notices { context.output.note(notice) }
     }
 }
 

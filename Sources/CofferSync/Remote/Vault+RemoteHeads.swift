@@ -1,0 +1,299 @@
+import Foundation
+
+// Which heads and cuts in an object store a vault trusts, and what a vault does when its own head
+// is not the one it wrote (docs/FORMAT.md, "Remote layout"; docs/ARCHITECTURE.md, "Sync").
+extension Vault {
+    /// The Ed25519 public keys of the group's active members, by device: the only devices whose heads
+    /// and cuts count.
+    func activeSigningKeys() throws(CofferError) -> [UUID: [UInt8]] {
+        var keys: [UUID: [UInt8]] = [:]
+        for member in try members() where member.isActive { keys[member.deviceID] = Array(member.identity.signingKey) }
+        return keys
+    }
+
+    /// Whether this vault's membership log knows `device` at all (active or revoked).
+    func knowsDevice(_ device: UUID?) throws(CofferError) -> Bool {
+        try members().contains { $0.deviceID == device }
+    }
+
+    /// A head this vault trusts: written by `device` while an active member (a version-3 head signed
+    /// with its identity key), and authenticated under the key of the epoch it names. A head of an
+    /// earlier version (not signed) is trusted only under the group's current epoch, which no revoked
+    /// device holds.
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` for a head not signed by an active member (or an
+    ///   unsigned one under an earlier epoch), `.keyUnavailable` for an epoch this vault does not hold,
+    ///   `.decode` for a head that does not verify.
+    func trustedHead(_ bytes: [UInt8], key: String, device: UUID) throws(CofferError) -> RemoteHead {
+        guard let (version, epoch) = RemoteHead.version(of: bytes) else {
+            throw CofferError(.decode, "the head object \(key) is not a Coffer head object")
+        }
+        let name = device.uuidString.lowercased()
+        guard let signingKey = try activeSigningKeys()[device] else {
+            throw CofferError(
+                .notTrusted,
+                "the head object \(key) names device \(name), which is not an active member of the sync group"
+            )
+        }
+        let keys = try keyRing()
+        if version < 3, epoch != keys.currentEpoch(.sync) {
+            throw CofferError(
+                .notTrusted,
+                "the head object \(key) is of format version \(version), not signed by its device, under a key epoch that is not the group's current one, so it is not trusted. Update Coffer on device \(name) and push again"
+            )
+        }
+        return try RemoteHead(
+            decoding: bytes,
+            key: key,
+            expectedDevice: device,
+            syncRoot: try keys.root(.sync, epoch: epoch),
+            signingKey: signingKey
+        )
+    }
+
+    /// A checkpoint's cut this vault trusts: signed by the compacting device while an active member,
+    /// and authenticated under the key of the epoch it names. A version-1 cut (not signed) is trusted
+    /// only under the group's current epoch, as an unsigned head.
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` for a cut not signed by an active member (or one of
+    ///   version 1 under an earlier epoch), `.keyUnavailable` for an epoch this vault does not hold, `.decode` for a cut that
+    ///   does not verify.
+    package func verifiedCut(_ bytes: [UInt8], key: String, id: String) throws(CofferError) -> RemoteCut {
+        let (version, epoch, device) = try RemoteCut.signer(of: bytes, key: key)
+        guard let signingKey = try activeSigningKeys()[device] else {
+            throw CofferError(
+                .notTrusted,
+                "the checkpoint cut \(key) was written by device \(device.uuidString.lowercased()), which is not an active member of the sync group"
+            )
+        }
+        if version < 2, epoch != (try keyRing()).currentEpoch(.sync) {
+            throw CofferError(
+                .notTrusted,
+                "the checkpoint cut \(key) is of format version 1, not signed by its device, under a key epoch that is not the group's current one, so it is not trusted; run coffer remote compact again to replace it"
+            )
+        }
+        return try RemoteCut(
+            decoding: bytes,
+            key: key,
+            expectedID: id,
+            root: try keyRing().root(.sync, epoch: epoch),
+            signingKey: signingKey
+        )
+    }
+
+    /// What a push or pull makes of this device's own head in the store.
+    struct OwnHead {
+        /// The changes after this are the next push's (`nil`: everything).
+        var cursor: UInt64?
+        /// The head in the store, when it is the one this vault last wrote.
+        var head: RemoteHead?
+        /// Whether the push must write its head even with nothing new to send (the store's head is
+        /// not this vault's last one).
+        var mustWriteHead = false
+        /// Whether the store lost changes (it was rolled back or reset): the push sends everything,
+        /// what this vault pulled from there included, since the bundles that held it may be gone.
+        var resendAll = false
+        /// What to tell the user.
+        var notices: [String] = []
+        /// Set when the head was written by another copy of this vault: the caller pulls, then
+        /// re-enrols (``reenrol(_:remote:)``).
+        var copy: Copy?
+        /// The head object as read (`nil`: there was none), to tell whether another copy of this
+        /// vault wrote one while this push ran.
+        var bytes: [UInt8]?
+    }
+
+    /// Reads this device's head in `remote` and compares it with this vault's own record of its
+    /// pushes. A head that is not trusted is ignored and reported, and the record decides; a head
+    /// older than the record (a store rolled back) makes the push send again what the store lost; a
+    /// head another copy of this vault wrote (a vault restored from a file copy, or cloned, finds the
+    /// store ahead of it) is returned as ``OwnHead/copy``, for the pull to re-enrol this vault as a new
+    /// device of the group, so both copies' changes are kept. A pull (`pushing` false) acts only on
+    /// the last case, and leaves the rest to the next push, which reports them.
+    func reconcileOwnHead(
+        client: S3Client,
+        layout: RemoteLayout,
+        remote: S3Remote,
+        pushing: Bool = true
+    ) throws(CofferError) -> OwnHead {
+        let device = deviceID
+        let headKey = layout.headKey(device)
+        let (schema, identity) = (schema, remote.identity)
+        let (record, last) = try storage("reading the record of this vault's pushes") {
+            try environment.read { txn in
+                (
+                    try RemotePushRecord.load(device: device, remote: identity, in: txn, schema: schema),
+                    try ChangeLog.lastSequence(in: txn, schema: schema)
+                )
+            }
+        }
+        var own = OwnHead()
+        let pushed = record?.pushed
+        let bytes = try client.get(headKey)
+        own.bytes = bytes
+        guard let bytes else {
+            if let pushed, pushing {
+                own.resendAll = true
+                own.notices.append(
+                    "This device's head is gone from \(remote.location), though this vault pushed there (changes through \(pushed.sentThrough)): the store was reset or rolled back, so this push sends everything again."
+                )
+            }
+            return own
+        }
+        let head: RemoteHead
+        do {
+            head = try trustedHead(bytes, key: headKey, device: device)
+        } catch  where error.code == .notTrusted || error.code == .decode {
+            own.cursor = pushed?.sentThrough
+            own.mustWriteHead = true
+            guard pushing else { return own }
+            own.notices.append(
+                "Ignored this device's head in the store: \(error.message). This push goes on from this vault's own record of its pushes and writes the head again."
+            )
+            return own
+        }
+        if let record, record.pushed?.matches(head) == true || record.writing?.matches(head) == true {
+            own.cursor = head.sentThrough
+            own.head = head
+            return own
+        }
+        if let pushed,
+            head.sentThrough < pushed.sentThrough
+                || (head.sentThrough == pushed.sentThrough && head.latest.last < pushed.latest.last)
+        {
+            own.mustWriteHead = true
+            own.resendAll = true
+            guard pushing else { return own }
+            own.notices.append(
+                "The store \(remote.location) was rolled back: this device's head there says changes through \(head.sentThrough), but this vault pushed through \(pushed.sentThrough). Pushing everything again, what it pulled from there included, since the bundles that held it may be gone."
+            )
+            return own
+        }
+        // A head of an earlier version, written before this vault kept a record, is its own unless it
+        // is ahead of this vault's change log.
+        if record == nil, head.push.isEmpty, head.sentThrough <= last {
+            own.cursor = head.sentThrough
+            own.head = head
+            own.mustWriteHead = true
+            return own
+        }
+        own.copy = Copy(
+            covered: min(pushed?.sentThrough ?? 0, last),
+            storeThrough: head.sentThrough,
+            localThrough: last,
+            pushedThrough: pushed?.sentThrough ?? 0
+        )
+        own.mustWriteHead = true
+        return own
+    }
+
+    /// Handles a push overtaken by another copy of this vault: between reading this device's head and
+    /// writing its own, the head changed, so another copy pushed from the same cursor meanwhile. When
+    /// both wrote the same bundle name, one copy's changes there are gone from the store: the head is
+    /// set back to before that bundle (signed with the device's key, which both copies hold), so the
+    /// other copy's next push finds the store rolled back and sends everything again, and pullers
+    /// lower their cursor to it. The caller then pushes again, as a copy (it re-enrols).
+    func overtaken(
+        by current: [UInt8]?,
+        wrote name: RemoteLayout.BundleName,
+        client: S3Client,
+        layout: RemoteLayout
+    ) throws(CofferError) {
+        let device = deviceID
+        let key = layout.headKey(device)
+        guard let current, let head = try? trustedHead(current, key: key, device: device), head.latest == name else {
+            return
+        }
+        let before = RemoteLayout.BundleName(first: name.first, last: name.first - 1)
+        let reset = RemoteHead(device: device, sentThrough: name.first - 1, latest: before)
+        let keys = try keyRing()
+        let epoch = keys.currentEpoch(.sync)
+        try client.put(
+            key,
+            body: try reset.encoded(
+                epoch: epoch,
+                root: try keys.root(.sync, epoch: epoch),
+                signer: try deviceKeys().signing
+            )
+        )
+    }
+
+    /// What a vault that finds itself a copy of its device knows (``reconcileOwnHead``).
+    struct Copy {
+        /// The changes through this are in the store as the old device's: this vault pushed them.
+        var covered: UInt64
+        /// The other copy's head's cursor, this vault's last change, and its own record's cursor.
+        var storeThrough: UInt64
+        var localThrough: UInt64
+        var pushedThrough: UInt64
+    }
+
+    /// Re-enrols this vault, found a copy by ``reconcileOwnHead``, once its pull has merged the
+    /// group's newest membership log (so its entry extends it rather than forking it), and returns
+    /// what to tell the user.
+    func reenrol(_ copy: Copy, remote: S3Remote) throws(CofferError) -> String {
+        let old = deviceID.uuidString.lowercased()
+        let new = try reenrolAsNewDevice(remote: remote, coveredThrough: copy.covered).uuidString.lowercased()
+        return
+            "This vault is a restored or cloned copy of device \(old): the store holds a head of that device this vault did not write (changes through \(copy.storeThrough); this vault has \(copy.localThrough) and had pushed through \(copy.pushedThrough)). It is now device \(new), a new member of the group, so both copies' changes are kept; device \(old)'s pushes come back to it by pull. Once no copy uses \(old) any more, revoke it (coffer device revoke \(old))."
+    }
+
+    /// Makes this vault a new device of its sync group: a fresh device id and identity keys, added to
+    /// the membership log by the device it was (an active member whose keys it holds), with the
+    /// current group key sealed to it. Two copies of one vault would otherwise write the same device's
+    /// change sequences. The old device stays a member (another copy may be using it); this vault
+    /// then pulls the old device's bundles like any other device's, from after `coveredThrough` (what
+    /// this vault had pushed as the old device, which it holds), and leaves those changes out of its
+    /// first push as the new device, since the store has them.
+    ///
+    /// - Returns: The new device id.
+    func reenrolAsNewDevice(remote: S3Remote, coveredThrough: UInt64) throws(CofferError) -> UUID {
+        // TODO(issue 37): re-enrolment uses the membership log through GroupContext.append only; a
+        // kind of its own ("re-enrolled from") would let other members show it.
+        let old = deviceID
+        let new = UUID()
+        let keys = DeviceKeys.generate()
+        let roots = try unlockedRoots()
+        let entries = try keys.metaEntries(deviceRoot: roots.device, vaultID: id)
+        let publicKeys: DevicePublicKeys
+        do {
+            publicKeys = DevicePublicKeys(
+                agreement: try keys.agreement.publicKey(),
+                signing: try keys.signing.publicKey()
+            )
+        } catch {
+            throw CofferError(.internalError, "reading the new device keys failed: \(error)", underlying: error)
+        }
+        let identity = remote.identity
+        try changeGroup("re-enrolling this copy of the vault as a new device") { context, txn, schema in
+            let state = try context.state()
+            guard let member = state.member(old), member.isActive else {
+                throw CofferError(
+                    .notTrusted,
+                    "this vault is a copy of device \(old.uuidString.lowercased()), which is not an active member of the sync group, so it cannot enrol as a new device; make a new vault and join the group"
+                )
+            }
+            let (epoch, root) = try context.currentRoot()
+            try context.append(
+                .added(
+                    device: new,
+                    keys: publicKeys,
+                    name: "\(member.name) (copy)",
+                    epoch: epoch,
+                    box: try GroupKeys.box(root, epoch: epoch, to: publicKeys, group: context.log.group)
+                )
+            )
+            try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
+            for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
+            try txn.put(schema.meta, key: Array(MetaKey.deviceID.utf8), value: new.bytes)
+            _ = try txn.delete(schema.meta, key: RemotePushRecord.metaKey(identity))
+            if coveredThrough > 0 {
+                try RemoteOrigins(schema: schema, remote: identity).record(1...coveredThrough, from: old, in: txn)
+                try PulledCursors(schema: schema, remote: identity).record(old, through: coveredThrough, in: txn)
+                try SyncRequests(schema: schema).noteCovered(old.bytes, through: coveredThrough, in: txn)
+            }
+        }
+        adoptDeviceID(new)
+        return new
+    }
+}

@@ -1,0 +1,181 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// A forged head and copies of a vault (`cp -a`, a restore from an older copy), through the built
+/// `coffer` against SeaweedFS and moto: no push says "nothing to push" while it holds changes, and
+/// nothing anyone pushed is lost.
+@Suite("Copies of a vault and forged heads, end to end through the store")
+struct RemoteCopiesEndToEndTests {
+    let cli: CLIHarness
+    let remote = "s3://coffer-cli-tests/" + UUID().uuidString.lowercased()
+
+    var directory: TemporaryDirectory { cli.directory }
+
+    init() throws { cli = try CLIHarness() }
+
+    /// Runs `coffer` against `vault` (the harness's own when `nil`) on `server`.
+    @discardableResult
+    func run(_ arguments: [String], _ server: SeaweedFS, vault: String? = nil) throws -> Products.Result {
+        var environment = server.environment
+        if let vault { environment["COFFER_VAULT"] = directory.path(vault).path }
+        return try cli.run(arguments, extra: environment)
+    }
+
+    /// Adds a syncable item named `name` to `vault`.
+    func add(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws {
+        let added = try run(
+            ["item", "add", "--service", name, "--account", "ann", "--value", name, "--sync"],
+            server,
+            vault: vault
+        )
+        #expect(added.status == 0, "\(added.error)")
+    }
+
+    /// Whether `vault` holds the item `name` adds.
+    func holds(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws -> Bool {
+        try run(["item", "get", "--service", name, "--account", "ann"], server, vault: vault).output == name
+    }
+
+    /// The server `name` names, after vault A has added `item` and made the first push there.
+    func firstPush(_ name: String, item: String) throws -> SeaweedFS {
+        let server = name == "moto" ? try SeaweedFS.moto() : try SeaweedFS.shared()
+        try add(item, server)
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        return server
+    }
+
+    /// A client of `server` with the test's credentials, and the layout under the test's remote.
+    func store(_ server: SeaweedFS) throws -> (client: S3Client, layout: RemoteLayout) {
+        let location = try S3Location(remote)
+        let credentials = try S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)
+        let store = S3Remote(location, credentials: credentials, endpoint: server.endpoint, region: "us-east-1")
+        return (S3Client(store), RemoteLayout(location: location))
+    }
+
+    /// Copies the vault directory `from` to `to` with `cp -a`, as a user would.
+    func copyVault(_ from: String, to: String) throws {
+        let copied = try Products.run(
+            URL(fileURLWithPath: "/bin/cp"),
+            ["-a", directory.path(from).path, directory.path(to).path]
+        )
+        #expect(copied.status == 0, "\(copied.error)")
+    }
+
+    @Test(
+        "a revoked device writes a member's head with the original key and a huge cursor: the member's pushes go on",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func forgedHead(server name: String) throws {
+        let server = try firstPush(name, item: "before")
+        // Each joins from a log that has the one before (no fork of the membership log).
+        for vault in ["b", "c"] {
+            #expect(try run(["init", "--join", remote], server, vault: vault).status == 0)
+            #expect(try run(["push", remote], server, vault: vault).status == 0)
+            #expect(try run(["pull", remote], server).status == 0)
+            #expect(try run(["push", remote], server).status == 0)
+        }
+        let b = try Vault.open(at: directory.path("b"))
+        try b.unlock(passphrase: "pw")
+        #expect(try run(["device", "revoke", b.deviceID.uuidString], server).status == 0)
+        #expect(try run(["push", remote], server).status == 0)
+        #expect(try run(["pull", remote], server, vault: "c").status == 0)
+
+        // B (modified, or a script) still holds the original epoch's key, which authenticates a
+        // version-2 head of A's.
+        let a = try Vault.open(at: directory.path("vault"))
+        let huge = RemoteLayout.BundleName(first: 1, last: 999_999_999)
+        let body =
+            "coffer-remote-head 2\ndevice \(a.deviceID.uuidString.lowercased())\nepoch \(KeyEpoch.original)\n"
+            + "sent-through 999999999\nlatest \(huge.fileName)\n"
+        let forged = try AuthenticatedText.seal(
+            Array(body.utf8),
+            label: "coffer/v1/remote-head",
+            root: try b.keyRing().root(.sync, epoch: .original)
+        )
+        let (client, layout) = try store(server)
+        try client.put(layout.headKey(a.deviceID), body: forged)
+        a.close()
+        b.close()
+
+        let ignored = try run(["pull", remote], server, vault: "c")
+        #expect(ignored.status == 0, "\(ignored.error)")
+        #expect((ignored.output + ignored.error).contains("Ignored device"), "\(ignored.output)")
+        try add("after", server)
+        let pushed = try run(["push", remote], server)
+        #expect(pushed.status == 0, "\(pushed.error)")
+        #expect(!pushed.output.contains("Nothing to push"), "\(pushed.output)")
+        #expect((pushed.output + pushed.error).contains("Ignored this device's head"), "\(pushed.output)")
+        #expect(try run(["pull", remote], server, vault: "c").status == 0)
+        #expect(try holds("after", server, vault: "c"))
+    }
+
+    @Test(
+        "a vault restored from last night's copy, and a bucket rolled back: both noticed, nothing acknowledged lost",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func restoredVaultAndRolledBackBucket(server name: String) throws {
+        let server = try firstPush(name, item: "one")
+        #expect(try run(["init", "--join", remote], server, vault: "b").status == 0)
+        try copyVault("vault", to: "last-night")
+        // The bucket as it is now, to roll it back to later.
+        let (client, layout) = try store(server)
+        let prefix = layout.listingPrefix
+        var saved: [String: [UInt8]] = [:]
+        for object in try client.list(prefix: prefix) { saved[object.key] = try client.get(object.key) }
+
+        try add("two", server)
+        #expect(try run(["push", remote], server).status == 0)
+        // The disk dies; last night's copy comes back and carries on.
+        try FileManager.default.removeItem(at: directory.path("vault"))
+        try FileManager.default.copyItem(at: directory.path("last-night"), to: directory.path("vault"))
+        try add("three", server)
+        let pushed = try run(["push", remote], server)
+        #expect(pushed.status == 0, "\(pushed.error)")
+        #expect(!pushed.output.contains("Nothing to push"), "\(pushed.output)")
+        #expect((pushed.output + pushed.error).contains("restored or cloned copy"), "\(pushed.output)")
+        #expect(try holds("two", server))
+
+        // Then the bucket goes back to the saved state: B's next push notices and fills it again.
+        #expect(try run(["pull", remote], server, vault: "b").status == 0)
+        #expect(try run(["push", remote], server, vault: "b").status == 0)
+        for object in try client.list(prefix: prefix) where saved[object.key] == nil { try client.delete(object.key) }
+        for (key, bytes) in saved { try client.put(key, body: bytes) }
+        try add("four", server, vault: "b")
+        let repaired = try run(["push", remote], server, vault: "b")
+        #expect(repaired.status == 0, "\(repaired.error)")
+        #expect((repaired.output + repaired.error).contains("rolled back"), "\(repaired.output)")
+        #expect(try run(["init", "--join", remote], server, vault: "newcomer").status == 0)
+        for item in ["one", "two", "three", "four"] { #expect(try holds(item, server, vault: "newcomer"), "\(item)") }
+    }
+
+    @Test(
+        "cp -a of a vault, both copies used: the copy becomes a new device, nothing is lost, compaction included",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func clonedWithCopy(server name: String) throws {
+        let server = try firstPush(name, item: "one")
+        try copyVault("vault", to: "clone")
+        try add("two", server)
+        #expect(try run(["push", remote], server).status == 0)
+        try add("three", server, vault: "clone")
+        let pushed = try run(["push", remote], server, vault: "clone")
+        #expect(pushed.status == 0, "\(pushed.error)")
+        #expect(!pushed.output.contains("Nothing to push"), "\(pushed.output)")
+        #expect((pushed.output + pushed.error).contains("restored or cloned copy"), "\(pushed.output)")
+        #expect(try holds("two", server, vault: "clone"))
+
+        // The clone compacts; the original goes on, and newcomers get everything.
+        #expect(try run(["remote", "compact", remote], server, vault: "clone").status == 0)
+        try add("four", server)
+        #expect(try run(["push", remote], server).status == 0)
+        #expect(try run(["pull", remote], server).status == 0)
+        #expect(try holds("three", server))
+        #expect(try run(["init", "--join", remote], server, vault: "newcomer").status == 0)
+        for item in ["one", "two", "three", "four"] { #expect(try holds(item, server, vault: "newcomer"), "\(item)") }
+        let devices = try run(["devices"], server, vault: "newcomer").output
+        #expect(devices.contains("(copy)"), "\(devices)")
+    }
+}

@@ -1,0 +1,357 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// Copies of a vault (restored from a file copy, or cloned and used side by side), forged heads and a
+/// store rolled back (docs/FORMAT.md, "Remote layout"): nothing acknowledged is lost, and no head but
+/// a member's own counts.
+@Suite("Vault copies, forged heads and rolled-back stores against a real SeaweedFS", .serialized)
+struct RemoteCopiesTests {
+    @Test("A revoked device's forged head (the original key, a huge cursor) is ignored: the member's pushes go on")
+    func forgedHeadByRevokedDevice() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.push(to: remote)
+        // C joins from a log that already has B (no fork of the membership log).
+        let (c, _) = try fixture.join(group, name: "c")
+        try c.push(to: remote)
+        try a.pull(from: remote)
+        try a.revoke(device: b.deviceID)
+        try a.push(to: remote)
+        try c.pull(from: remote)
+        #expect(try c.members().first { $0.deviceID == b.deviceID }?.isActive == false)
+        let client = try fixture.client()
+        let headKey = RemoteLayout(location: remote.location).headKey(a.deviceID)
+        // B still holds the original epoch's key: a version-2 head under it authenticates.
+        let huge = RemoteLayout.BundleName(first: 1, last: 999_999_999)
+        let body =
+            "coffer-remote-head 2\ndevice \(a.deviceID.uuidString.lowercased())\nepoch \(KeyEpoch.original)\n"
+            + "sent-through 999999999\nlatest \(huge.fileName)\n"
+        let originalKey = try b.keyRing().root(.sync, epoch: .original)
+        try client.put(
+            headKey,
+            body: try AuthenticatedText.seal(Array(body.utf8), label: "coffer/v1/remote-head", root: originalKey)
+        )
+        try a.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable)
+        let pushed = try a.push(to: remote)
+        #expect(pushed.object != nil)
+        #expect(pushed.notices.contains { $0.contains("Ignored this device's head") })
+
+        // A version-3 head signed with B's own key does not pass for A's either.
+        var forged = RemoteHead(device: a.deviceID, sentThrough: 999_999_999, latest: huge)
+        forged.push = String(repeating: "0", count: 32)
+        try client.put(
+            headKey,
+            body: try forged.encoded(epoch: .original, root: originalKey, signer: try b.deviceKeys().signing)
+        )
+        let ignored = try c.pull(from: remote)
+        #expect(ignored.notices.contains { $0.contains("Ignored device \(a.deviceID.uuidString.lowercased())") })
+        try a.keychain.setPassword("later", service: "later", account: "ann", scope: .syncable)
+        #expect(try a.push(to: remote).object != nil)
+        try c.pull(from: remote)
+        #expect(try c.keychain.password(service: "after", account: "ann") == "after")
+        #expect(try c.keychain.password(service: "later", account: "ann") == "later")
+    }
+
+    @Test(
+        "A checkpoint cut a revoked device wrote (its key, the original epoch's) is ignored: no cursor moves past a bundle"
+    )
+    func forgedCutByRevokedDevice() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.push(to: remote)
+        // C joins from a log that already has B (no fork of the membership log).
+        let (c, _) = try fixture.join(group, name: "c")
+        try c.push(to: remote)
+        try a.pull(from: remote)
+        try a.revoke(device: b.deviceID)
+        try a.push(to: remote)
+        try c.pull(from: remote)
+        #expect(try c.members().first { $0.deviceID == b.deviceID }?.isActive == false)
+        // B writes a checkpoint whose cut says it holds everything A will ever push.
+        let layout = RemoteLayout(location: remote.location)
+        let cut = RemoteCut(id: RemoteCut.freshID(), device: b.deviceID, through: [a.deviceID: 999_999_999])
+        let file = group.directory.path("forged.bundle")
+        try b.export(to: file)
+        let client = try fixture.client()
+        try client.put(layout.checkpointBundleKey(cut.id), body: Array(try Data(contentsOf: file)))
+        try client.put(
+            layout.checkpointCutKey(cut.id),
+            body: try cut.encoded(
+                epoch: .original,
+                root: try b.keyRing().root(.sync, epoch: .original),
+                signer: try b.deviceKeys().signing
+            )
+        )
+        try a.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let pulled = try c.pull(from: remote)
+        #expect(pulled.notices.contains { $0.contains("Ignored the checkpoint \(cut.id)") }, "\(pulled.notices)")
+        #expect(pulled.checkpoints.isEmpty)
+        #expect(try c.keychain.password(service: "after", account: "ann") == "after")
+        // A compaction leaves it alone, and what it deletes the new checkpoint holds.
+        try a.compact(remote: remote)
+        #expect(try client.get(layout.checkpointCutKey(cut.id)) != nil)
+        try c.pull(from: remote)
+        #expect(try c.syncableState() == a.syncableState())
+    }
+
+    @Test(
+        "A vault restored from an older file copy re-enrols, sends what it wrote since, and gets its later pushes back",
+        arguments: [false, true]
+    )
+    func restoredCopy(compacting: Bool) throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try a.keychain.setPassword("one", service: "one", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let backup = group.directory.path("backup")
+        let live = try Self.copy(a, to: backup, group)
+        try live.keychain.setPassword("two", service: "two", account: "ann", scope: .syncable)
+        try live.push(to: remote)
+        let original = live.deviceID
+        live.close()
+
+        let restored = try Self.restore(backup, over: live.directory, group)
+        try restored.keychain.setPassword("three", service: "three", account: "ann", scope: .syncable)
+        var notices: [String]
+        if compacting {
+            notices = try restored.compact(remote: remote).notices
+        } else {
+            let summary = try restored.push(to: remote)
+            #expect(summary.object != nil)
+            notices = summary.notices
+        }
+        #expect(
+            notices.contains { $0.contains("restored or cloned copy of device \(original.uuidString.lowercased())") }
+        )
+        #expect(restored.deviceID != original)
+        #expect(try restored.keychain.password(service: "two", account: "ann") == "two")
+        let active = Set(try restored.members().filter(\.isActive).map(\.deviceID))
+        #expect(active.isSuperset(of: [original, restored.deviceID]))
+        try b.pull(from: remote)
+        #expect(try b.keychain.password(service: "three", account: "ann") == "three")
+        #expect(try b.syncableState() == restored.syncableState())
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.syncableState() == restored.syncableState())
+        // Settled: nothing more to push.
+        #expect(try restored.push(to: remote).object == nil)
+    }
+
+    @Test("Two running copies of one vault both write: one becomes a new device, and both histories are kept")
+    func clonedCopies() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let original = try Self.copy(a, to: group.directory.path("clone"), group)
+        let clone = try Self.restore(group.directory.path("clone"), over: nil, group)
+        try original.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
+        try clone.keychain.setPassword("y", service: "y", account: "ann", scope: .syncable)
+        try original.push(to: remote)
+        let pushed = try clone.push(to: remote)
+        #expect(pushed.notices.contains { $0.contains("restored or cloned copy") })
+        #expect(clone.deviceID != original.deviceID)
+        try original.pull(from: remote)
+        try b.pull(from: remote)
+        for vault in [original, clone, b] {
+            #expect(try vault.keychain.password(service: "x", account: "ann") == "x")
+            #expect(try vault.keychain.password(service: "y", account: "ann") == "y")
+        }
+        #expect(try original.syncableState() == clone.syncableState())
+        #expect(try b.syncableState() == clone.syncableState())
+    }
+
+    @Test("Two copies push the same bundle name at the same moment: the overtaken one notices, and nothing is lost")
+    func copiesPushingAtOnce() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let original = try Self.copy(a, to: group.directory.path("clone"), group)
+        let clone = try Self.restore(group.directory.path("clone"), over: nil, group)
+        try original.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
+        try clone.keychain.setPassword("y", service: "y", account: "ann", scope: .syncable)
+        // The original's push lands between the clone's bundle and its head, under the same name.
+        let raced = try clone.push(
+            to: remote,
+            progress: nil,
+            beforeHead: { () throws(CofferError) in try original.push(to: remote) }
+        )
+        #expect(raced.notices.contains { $0.contains("restored or cloned copy") }, "\(raced.notices)")
+        #expect(clone.deviceID != original.deviceID)
+        let repaired = try original.push(to: remote)
+        #expect(repaired.notices.contains { $0.contains("rolled back") }, "\(repaired.notices)")
+        for _ in 0..<2 {
+            for vault in [original, clone, b] { try vault.pull(from: remote) }
+        }
+        for vault in [original, clone, b] {
+            #expect(try vault.keychain.password(service: "x", account: "ann") == "x")
+            #expect(try vault.keychain.password(service: "y", account: "ann") == "y")
+        }
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.syncableState() == original.syncableState())
+    }
+
+    @Test("A store rolled back to an older copy is noticed from the signed heads and filled again by the next pushes")
+    func rolledBackStore() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        let client = try fixture.client()
+        let prefix = RemoteLayout(location: remote.location).listingPrefix
+        var saved: [String: [UInt8]] = [:]
+        for object in try client.list(prefix: prefix) { saved[object.key] = try client.get(object.key) }
+
+        try a.keychain.setPassword("lost", service: "lost", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        try b.keychain.setPassword("lost too", service: "lost-too", account: "bob", scope: .syncable)
+        try b.push(to: remote)
+        // The bucket goes back to the saved copy.
+        for object in try client.list(prefix: prefix) where saved[object.key] == nil { try client.delete(object.key) }
+        for (key, bytes) in saved { try client.put(key, body: bytes) }
+
+        // B alone fills the store again, with what it had pulled from A.
+        let summary = try b.push(to: remote)
+        #expect(summary.object != nil)
+        #expect(summary.notices.contains { $0.contains("was rolled back") })
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.keychain.password(service: "lost", account: "ann") == "lost")
+        #expect(try newcomer.keychain.password(service: "lost-too", account: "bob") == "lost too")
+        #expect(try a.push(to: remote).notices.contains { $0.contains("was rolled back") })
+        try a.pull(from: remote)
+        try newcomer.pull(from: remote)
+        #expect(try newcomer.syncableState() == a.syncableState())
+    }
+
+    @Test(
+        "Restored and cloned copies used at random with pushes, pulls and compactions lose no acknowledged write",
+        arguments: ModelSeeds.seeds("COFFER_COPIES_MODEL_SEEDS", defaults: [3, 17, 2026, 99])
+    )
+    func copiesModel(seed: UInt64) throws {
+        let replay: Comment = "seed \(seed): replay with COFFER_COPIES_MODEL_SEEDS=\(seed),\(seed)"
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (first, second) = try fixture.firstPushedAndJoined(group)
+        // Each running vault, with the writes it holds (fresh names only, so holding is having).
+        var vaults: [(vault: Vault, writes: Set<Int>)] = [(first, []), (second, [])]
+        var backups: [(url: URL, writes: Set<Int>)] = []
+        var stored: Set<Int> = []
+        var generator = SplitMix64(seed: seed)
+        for step in 0..<60 {
+            let index = Int(generator.next() % UInt64(vaults.count))
+            let vault = vaults[index].vault
+            switch generator.next() % 13 {
+            case 0...3:
+                try vault.keychain.setPassword("\(step)", service: "w\(step)", account: "ann", scope: .syncable)
+                vaults[index].writes.insert(step)
+            case 4, 5:
+                try vault.push(to: remote)
+                stored.formUnion(vaults[index].writes)
+            case 6, 7:
+                try vault.pull(from: remote)
+                vaults[index].writes.formUnion(stored)
+            case 8:
+                try vault.compact(remote: remote)
+                vaults[index].writes.formUnion(stored)
+                stored.formUnion(vaults[index].writes)
+            case 9:
+                let url = group.directory.path("backup-\(step)")
+                vaults[index].vault = try Self.copy(vault, to: url, group)
+                backups.append((url, vaults[index].writes))
+            case 10 where !backups.isEmpty:
+                // Restored from an older file copy (of any device): what it held since is gone.
+                let backup = backups[Int(generator.next() % UInt64(backups.count))]
+                let target = vault.directory
+                vault.close()
+                let copy = group.directory.path("copy-\(step)")
+                try FileManager.default.copyItem(at: backup.url, to: copy)
+                vaults[index] = (try Self.restore(copy, over: target, group), backup.writes)
+            case 11 where vaults.count < 4:
+                let url = group.directory.path("clone-\(step)")
+                vaults[index].vault = try Self.copy(vault, to: url, group)
+                vaults.append((try Self.restore(url, over: nil, group), vaults[index].writes))
+            case 12:
+                // Two copies of one device push at the same moment (the other between this one's
+                // bundle and its head), or this one alone.
+                let twin = vaults.indices.first { $0 != index && vaults[$0].vault.deviceID == vault.deviceID }
+                let other = twin.map { vaults[$0].vault }
+                _ = try vault.push(
+                    to: remote,
+                    progress: nil,
+                    beforeHead: { () throws(CofferError) in
+                        if let other { try other.push(to: remote) }
+                    }
+                )
+                stored.formUnion(vaults[index].writes)
+                if let twin { stored.formUnion(vaults[twin].writes) }
+            default:
+                break
+            }
+        }
+        // Every write a running vault holds or the store was sent is acknowledged.
+        let acknowledged = vaults.reduce(stored) { $0.union($1.writes) }
+        // Exchanges until one goes through with no refusal: a device admitted on a branch of the
+        // membership log that lost a fork is refused until a member that knows it vouches for it,
+        // a round or two later.
+        var refusals: [String] = []
+        for _ in 0..<6 {
+            refusals = []
+            for entry in vaults {
+                do { try entry.vault.push(to: remote) } catch { refusals.append("push: \(error)") }
+            }
+            for entry in vaults {
+                do { try entry.vault.pull(from: remote) } catch { refusals.append("pull: \(error)") }
+            }
+            if refusals.isEmpty { break }
+        }
+        #expect(refusals.isEmpty, "\(replay): \(refusals)")
+        for entry in vaults { try entry.vault.push(to: remote) }
+        for entry in vaults { try entry.vault.pull(from: remote) }
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        let state = try newcomer.syncableState()
+        for write in acknowledged {
+            #expect(try newcomer.keychain.password(service: "w\(write)", account: "ann") == "\(write)", replay)
+        }
+        for entry in vaults { #expect(try entry.vault.syncableState() == state, replay) }
+    }
+
+    /// Copies `vault`'s directory to `url` as a file copy would (closed meanwhile), and returns the
+    /// vault reopened.
+    static func copy(_ vault: Vault, to url: URL, _ group: SyncGroupFixture) throws -> Vault {
+        let directory = vault.directory
+        vault.close()
+        try FileManager.default.copyItem(at: directory, to: url)
+        return try open(directory, group)
+    }
+
+    /// The vault copied at `url`, put in place of the directory `target` (or opened where it is).
+    static func restore(_ url: URL, over target: URL?, _ group: SyncGroupFixture) throws -> Vault {
+        guard let target else { return try open(url, group) }
+        try FileManager.default.removeItem(at: target)
+        try FileManager.default.copyItem(at: url, to: target)
+        return try open(target, group)
+    }
+
+    private static func open(_ directory: URL, _ group: SyncGroupFixture) throws -> Vault {
+        let vault = try Vault.open(at: directory, configuration: group.fixture.configuration)
+        try vault.unlock(passphrase: SyncGroupFixture.passphrase)
+        return vault
+    }
+}
