@@ -194,6 +194,14 @@ package struct GroupContext {
         _ = try other.state(roots: { roots[$0] })
         let union = try log.union(other)
         guard union != log else { return }
+        // A founder this device did not know is accepted only while nothing could be voided by it or
+        // void: after that, anyone who ever held the original key could found a log of the group.
+        if !log.entries.isEmpty, !union.founders.isSubset(of: log.founders), union.hasClosings {
+            throw CofferError(
+                .notTrusted,
+                "the sync group's membership log carries a second founding entry, made with the group's original key by a device this one never knew, in a group that has changed its keys or members since; it was refused and nothing changed"
+            )
+        }
         adopt(union)
         try settle()
     }

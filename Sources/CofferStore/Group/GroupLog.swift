@@ -56,6 +56,25 @@ package struct GroupLog: Equatable, Sendable {
         self.init(group: group, entries: try Self.canonicalOrder(entries, group: group))
     }
 
+    /// The hashes of the entries that found the log (joins naming the group's anchor).
+    package var founders: Set<[UInt8]> {
+        let anchor = GroupEntry.anchor(group: group)
+        return Set(entries.filter { $0.parents == [anchor] }.map(\.hash))
+    }
+
+    /// Whether the log holds anything a founding join could be voided by or could void: a new epoch,
+    /// a policy of approval, a revocation or a replacement of keys. While it holds none, anyone
+    /// holding the original key may join anyway, so a second founder (two devices of a group made
+    /// before membership logs existed) changes nothing anyone could not do.
+    package var hasClosings: Bool {
+        entries.contains { entry in
+            switch entry.change {
+            case .epochStarted, .policy(.approval), .revoked, .keysReplaced: return true
+            default: return false
+            }
+        }
+    }
+
     /// Whether every entry of `other` is in this log.
     package func contains(_ other: GroupLog) -> Bool {
         let mine = Set(entries.map(\.hash))
@@ -128,12 +147,6 @@ package struct GroupLog: Equatable, Sendable {
                 children[position].append(index)
             }
         }
-        guard ready.count <= 1 else {
-            throw CofferError(
-                .notTrusted,
-                "the sync group's membership log has two founding entries (one was made with the group's original key outside the group, or the logs are of two groups made before membership logs existed); it was refused and nothing changed"
-            )
-        }
         var ordered: [GroupEntry] = []
         ordered.reserveCapacity(entries.count)
         while !ready.isEmpty {
@@ -162,6 +175,8 @@ struct GroupGraph {
     let ancestors: [IndexSet]
     /// Every entry.
     let everything: IndexSet
+    /// The founding entries (joins naming the group's anchor).
+    let founding: IndexSet
 
     init(_ entries: [GroupEntry], group: UUID) throws(CofferError) {
         self.entries = entries
@@ -171,7 +186,7 @@ struct GroupGraph {
         for (index, entry) in entries.enumerated() {
             var known = IndexSet()
             let founding = entry.parents == [anchor]
-            guard founding ? entry.change.isJoin && index == 0 : index > 0 else {
+            guard founding ? entry.change.isJoin : index > 0 else {
                 throw CofferError(
                     .notTrusted,
                     "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): it does not start this group's log; it was refused and nothing changed"
@@ -194,6 +209,7 @@ struct GroupGraph {
         }
         self.ancestors = ancestors
         everything = IndexSet(integersIn: 0..<entries.count)
+        founding = IndexSet(entries.indices.filter { entries[$0].parents == [anchor] })
     }
 
     /// Whether neither entry was known to the other's author.
@@ -403,7 +419,9 @@ package struct GroupState: Equatable, Sendable {
             }
             var hasEffect = true
             if case .joined = entry.change {
-                hasEffect = admission[author] == nil && !concurrentWithAny(closings)
+                // A founding join is exempt: a device accepts a second founder only while the log
+                // has nothing it could void (``GroupContext/merge(_:)``).
+                hasEffect = admission[author] == nil && (graph.founding.contains(index) || !concurrentWithAny(closings))
             } else if let admitted = admission[author] {
                 // The author's own admission must have effect and have been known to it.
                 hasEffect = graph.ancestors[index].contains(admitted)

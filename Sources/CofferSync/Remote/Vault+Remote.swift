@@ -322,7 +322,8 @@ extension Vault {
         let copy =
             devices[deviceID]?.hasHead == true && !awaiting
             ? try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false).copy : nil
-        // A revoked device may go on pushing; its objects are refused, so they are not even fetched.
+        // A revoked device may go on pushing; its records are refused, so its bundles are not pulled
+        // (only its newest one's log is read, below).
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
         try applyCheckpoints(
             listing,
@@ -438,6 +439,19 @@ extension Vault {
             }
             if let refusal, failed.count == deferred.count { throw refusal }
             deferred = failed
+        }
+        // A revoked device's log may still carry revocations that stand (it revoked a member at the
+        // same moment it was revoked): each one's newest bundle is opened for its log alone, which
+        // every import keeps, and its records are refused.
+        let revokedNow = Set(try members().filter { !$0.isActive }.map(\.deviceID))
+        for (device, objects) in devices where device != deviceID && revokedNow.contains(device) {
+            guard let newest = objects.bundles.max() else { continue }
+            _ = try? pullBundle(
+                layout.bundleKey(device, newest),
+                from: client,
+                origin: remote.identity,
+                expecting: (device, newest)
+            ) { _ in }
         }
         guard let copy else { return summary }
         let notice = try reenrol(copy, remote: remote)

@@ -70,7 +70,10 @@ struct PassphraseChangeFaultTests {
                 let what = "\(command[0]): \(error) at \(call) \(k): exit \(result.status) \(result.error)"
                 let after = try opens(cli, attempt: attempt)
                 if result.status == 0 {
-                    #expect(after == Opens(vault: Self.new, bundle: Self.new), "\(what): \(after)")
+                    // A rekey closes passphrase joins (the leaked files' owner may know a member's
+                    // passphrase): its bundles then carry no join block at all.
+                    let bundle = command == ["rekey"] ? nil : Self.new
+                    #expect(after == Opens(vault: Self.new, bundle: bundle), "\(what): \(after)")
                     break
                 }
                 failures += 1

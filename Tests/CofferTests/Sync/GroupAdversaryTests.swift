@@ -205,7 +205,7 @@ struct GroupAdversaryTests {
         #expect(try active(owner, in: a))
     }
 
-    @Test("A log with a second founding entry is refused: the group's key outside the group founds nothing")
+    @Test("A second founder is merged only while nothing could be voided: before logs existed, both count; after a key change, refused")
     func secondFounder() throws {
         let groupID = UUID()
         let root = SecureBytes.random(count: 32)
@@ -219,12 +219,26 @@ struct GroupAdversaryTests {
             try context.appendJoined(name: name)
             return context
         }
+        // Two devices of a group made before membership logs existed each found a log.
         var first = try founder("first")
-        let usurper = try founder("usurper")
+        var second = try founder("second")
+        try first.merge(second.log)
+        try second.merge(first.log)
+        #expect(first.log == second.log)
+        #expect(Set(try first.state().activeMembers.map(\.device)) == [first.device, second.device])
+        // After a rotation, a usurper's founding entry, with a policy of its own that would void
+        // every join concurrent with it, is refused, and the log is as it was.
+        try first.startEpoch()
+        var usurper = try founder("usurper")
+        try usurper.append(.policy(.approval))
         let before = first.log
         let refusal = #expect(throws: CofferError.self) { try first.merge(usurper.log) }
-        #expect(refusal?.code == .notTrusted && refusal?.message.contains("two founding entries") == true)
+        #expect(refusal?.code == .notTrusted && refusal?.message.contains("second founding entry") == true)
         #expect(first.log == before)
+        // Nor in a group that never changed: the usurper's own policy is a change.
+        var fresh = try founder("fresh")
+        #expect(throws: CofferError.self) { try fresh.merge(usurper.log) }
+        #expect(try fresh.state().activeMembers.map(\.device) == [fresh.device])
     }
 
     @Test("A lone honest device revoked by a thief it revoked founds a new group; the thief cannot follow")

@@ -109,7 +109,8 @@ struct GroupNewCommand: VaultCommand {
             exports ('coffer init --request-join FILE --group BUNDLE'); push to a new store prefix.
             """,
         examples: [
-            "coffer group new && coffer export --out group.bundle"
+            "coffer group new                              # after a thief revoked this device",
+            "coffer group new && coffer export --out group.bundle",
         ]
     )
 

@@ -14,8 +14,10 @@ struct RekeyCommand: VaultCommand {
             --new-passphrase-file), neither does the old passphrase. In a sync group, the device also
             gets new device keys, recorded in the group's log, and a new key epoch sealed to them: the
             copy, which holds the old keys, reads nothing the group writes afterwards and can add
-            nothing the group accepts. Export or push afterwards so the other devices learn the new
-            keys.
+            nothing the group accepts. Passphrase joins close, as after a revocation (whoever holds the
+            leaked files may know a member's passphrase): allow them again with 'coffer group set
+            --join passphrase' once passphrases are changed. Export or push afterwards so the other
+            devices learn the new keys.
 
             Safe to interrupt: the vault reads everything at every moment, and running 'coffer rekey'
             again resumes where it stopped. Afterwards, run 'coffer key export' and keep the new

@@ -1,0 +1,111 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// Issue 37's trust findings through the stock `coffer` command and an object store (SeaweedFS and
+/// moto): a revoked device's owner rejoining from the bucket's old objects with the passphrase, and a
+/// thief racing its revoker, with the members only pushing and pulling.
+@Suite("Sync group adversaries through the store, end to end")
+struct GroupAdversaryRemoteEndToEndTests {
+    let cli: CLIHarness
+    let remote = "s3://coffer-cli-tests/" + UUID().uuidString.lowercased()
+
+    init() throws { cli = try CLIHarness() }
+
+    @discardableResult
+    func run(_ arguments: [String], _ server: SeaweedFS, vault: String? = nil) throws -> Products.Result {
+        var environment = server.environment
+        if let vault { environment["COFFER_VAULT"] = cli.directory.path(vault).path }
+        return try cli.run(arguments, extra: environment)
+    }
+
+    func add(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws {
+        let added = try run(
+            ["item", "add", "--service", name, "--account", "ann", "--value", name, "--sync"],
+            server,
+            vault: vault
+        )
+        #expect(added.status == 0, "\(added.error)")
+    }
+
+    func holds(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws -> Bool {
+        try run(["item", "get", "--service", name, "--account", "ann"], server, vault: vault).output == name
+    }
+
+    func deviceID(_ server: SeaweedFS, vault: String? = nil) throws -> String {
+        let result = try run(["device", "show", "--json"], server, vault: vault)
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        return try #require(shown["deviceID"] as? String)
+    }
+
+    func isActive(_ id: String, _ server: SeaweedFS, vault: String? = nil) throws -> Bool? {
+        let result = try run(["devices", "--json"], server, vault: vault)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
+        return list.first { ($0["deviceID"] as? String)?.lowercased() == id.lowercased() }?["isActive"] as? Bool
+    }
+
+    /// Vault A pushes, B joins from the store and pushes, A pulls: both members.
+    func pairThroughStore(_ name: String) throws -> SeaweedFS {
+        let server = name == "moto" ? try SeaweedFS.moto() : try SeaweedFS.shared()
+        try add("before", server)
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        let joined = try run(["init", "--join", remote], server, vault: "b")
+        #expect(joined.status == 0, "\(joined.error)")
+        #expect(try run(["push", remote], server, vault: "b").status == 0)
+        #expect(try run(["pull", remote], server).status == 0)
+        return server
+    }
+
+    @Test(
+        "A revoked device's owner joins a new vault from the bucket's old objects: A, only pulling and pushing, never admits it",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func rejoinFromStore(server name: String) throws {
+        let server = try pairThroughStore(name)
+        // b's owner keeps a bundle from before the revocation, as an old USB stick would.
+        let old = cli.directory.path("old.bundle").path
+        #expect(try run(["export", "--out", old], server, vault: "b").status == 0)
+        #expect(try run(["device", "revoke", try deviceID(server, vault: "b")], server).status == 0)
+        try add("after", server)
+        #expect(try run(["push", remote], server).status == 0)
+        // Through the store (its old objects still carry a join block) and from the old bundle.
+        for (vault, source) in [("b2", remote), ("b3", old)] {
+            let made = try run(["init", "--join", source], server, vault: vault)
+            guard made.status == 0 else {
+                #expect(made.error.contains("approval"), "\(vault): \(made.error)")
+                continue
+            }
+            try add("planted-\(vault)", server, vault: vault)
+            _ = try run(["push", remote], server, vault: vault)
+            #expect(try run(["pull", remote], server).status <= 3)
+            #expect(try !holds("planted-\(vault)", server), "\(vault)'s record was accepted")
+            #expect(try isActive(try deviceID(server, vault: vault), server) != true)
+            _ = try run(["pull", remote], server, vault: vault)
+            #expect(try !holds("after", server, vault: vault), "\(vault) read what was written after")
+        }
+    }
+
+    @Test(
+        "A thief's copy revokes its revoker through the store: both are out, the third member carries on",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func thiefRacesThroughStore(server name: String) throws {
+        let server = try pairThroughStore(name)
+        let joined = try run(["init", "--join", remote], server, vault: "c")
+        #expect(joined.status == 0, "\(joined.error)")
+        #expect(try run(["push", remote], server, vault: "c").status == 0)
+        for vault in [nil, "b"] as [String?] { #expect(try run(["pull", remote], server, vault: vault).status == 0) }
+        let (a, b) = (try deviceID(server), try deviceID(server, vault: "b"))
+        #expect(try run(["device", "revoke", b], server).status == 0)
+        #expect(try run(["device", "revoke", a], server, vault: "b").status == 0)
+        _ = try run(["push", remote], server, vault: "b")
+        _ = try run(["push", remote], server)
+        _ = try run(["pull", remote], server, vault: "c")
+        #expect(try isActive(a, server, vault: "c") == false)
+        #expect(try isActive(b, server, vault: "c") == false)
+        try add("c-alone", server, vault: "c")
+        #expect(try run(["push", remote], server, vault: "c").status == 0)
+        _ = try run(["pull", remote], server, vault: "b")
+        #expect(try !holds("c-alone", server, vault: "b"))
+    }
+}
