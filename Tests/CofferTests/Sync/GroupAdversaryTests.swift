@@ -205,7 +205,9 @@ struct GroupAdversaryTests {
         #expect(try active(owner, in: a))
     }
 
-    @Test("A second founder is merged only while nothing could be voided: before logs existed, both count; after a key change, refused")
+    @Test(
+        "A second founder is merged only while nothing could be voided: before logs existed, both count; after a key change, refused"
+    )
     func secondFounder() throws {
         let groupID = UUID()
         let root = SecureBytes.random(count: 32)
