@@ -37,6 +37,7 @@ struct FindCommand: VaultCommand {
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         var found: [FoundListing] = []
+        var sawWriteOnly = false
         let json = context.output.mode == .json
         let count = try vault.snapshots.find(
             pattern,
@@ -45,18 +46,22 @@ struct FindCommand: VaultCommand {
             modifiedAfter: oldest?.date,
             modifiedBefore: newest?.date
         ) { match in
+            sawWriteOnly = sawWriteOnly || match.snapshot.isWriteOnly
             if json {
                 found.append(FoundListing(match))
             } else {
                 let entry = match.entry
                 context.console.print(
-                    "\(match.snapshot.shortID)  \(TextTable.localTime(entry.modified))  "
+                    "\(match.snapshot.shortID)\(match.snapshot.isWriteOnly ? " W" : "")  \(TextTable.localTime(entry.modified))  "
                         + "\((entry.kind == .file ? ByteCount.format(entry.size) : "-").leftPadded(to: 10))  "
                         + PrintableText.escaping(match.absolutePath) + (entry.kind == .directory ? "/" : "")
                 )
             }
         }
         if json { return try context.console.printJSON(found) }
+        if sawWriteOnly {
+            context.output.note("W: a write-only client's snapshot; its name, host and time are claims.")
+        }
         context.output.note(
             count == 0 ? "Nothing matches '\(pattern)'." : "\(count) path\(count == 1 ? "" : "s") match '\(pattern)'."
         )
@@ -69,9 +74,12 @@ struct FindCommand: VaultCommand {
         let kind: String
         let size: Int64
         let modified: Date
+        /// Whether the snapshot is a write-only client's.
+        let writeOnly: Bool
 
         init(_ match: FoundEntry) {
             snapshot = match.snapshot.id
+            writeOnly = match.snapshot.isWriteOnly
             path = match.absolutePath
             kind = match.entry.kind.rawValue
             size = match.entry.size
