@@ -125,6 +125,7 @@ struct DumpCommand: VaultCommand {
                 "standard output is a terminal; send it to a file or a pipe (coffer dump \(snapshot) \(path) > out)"
             )
         }
+        ShowCommand.warnIfWriteOnly(try vault.snapshots.snapshot(snapshot, host: host.host), context)
         let result = try vault.snapshots.dump(snapshot, host: host.host, path: path, toFileDescriptor: descriptor)
         for skipped in result.skipped {
             context.output.warning(
