@@ -62,6 +62,8 @@ struct CommandContext: Sendable {
         let pinned = atPath?.vault == id ? atPath : try pins.pin(for: vaultID)
         if let expected = expectedKey ?? environment["COFFER_WRITE_KEY"].flatMap({ $0.isEmpty ? nil : $0 }) {
             configuration.expectedWriteKeyFingerprint = expected
+            // Re-pinning with the key given: the directory is pinned to the new vault and that key.
+            if repin, atPath?.vault != id { try pins.pin(expected, for: vaultID, at: path) }
         } else if let pinned {
             configuration.expectedWriteKeyFingerprint = pinned.fingerprint
             // The same vault reached at another directory: that directory is pinned to it too.
