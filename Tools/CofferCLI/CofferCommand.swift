@@ -27,6 +27,7 @@ public enum CofferCommand {
     static let commands: [any CommandDescription.Type] = [
         InitCommand.self, InfoCommand.self, ItemCommands.self, PutCommand.self, GetCommand.self, ListCommand.self,
         RemoveCommand.self, MoveCommand.self, StatCommand.self, BackupCommand.self, SnapshotsCommand.self,
+        SnapshotCommands.self,
         ShowCommand.self, RestoreCommand.self, ForgetCommand.self, DiffCommand.self, FindCommand.self, DumpCommand.self,
         MountCommand.self,
         ExportCommand.self,

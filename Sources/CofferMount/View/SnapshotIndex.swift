@@ -6,7 +6,8 @@ package struct SnapshotIndex: Sendable {
     /// The snapshots of one name.
     package struct Name: Sendable {
         /// Oldest first, each with its time directory's name: its UTC time to the second, with `-`
-        /// and its short id when another snapshot of the name has the same second.
+        /// and its short id when another snapshot of the name has the same second; a write-only
+        /// client's (whose time is a claim) always has its short id and `.write-only` after it.
         package let times: [(name: [UInt8], record: SnapshotRecord)]
         private let byTime: [[UInt8]: SnapshotRecord]
 
@@ -18,19 +19,23 @@ package struct SnapshotIndex: Sendable {
             var counts: [String: Int] = [:]
             for stamp in stamps { counts[stamp, default: 0] += 1 }
             times = zip(stamps, ordered).map { stamp, record in
-                (Array((counts[stamp, default: 0] > 1 ? "\(stamp)-\(record.info.shortID)" : stamp).utf8), record)
+                let name =
+                    record.isWriteOnly
+                    ? "\(stamp)-\(record.info.shortID).write-only"
+                    : counts[stamp, default: 0] > 1 ? "\(stamp)-\(record.info.shortID)" : stamp
+                return (Array(name.utf8), record)
             }
             byTime = Dictionary(times.map { ($0.name, $0.record) }) { first, _ in first }
         }
 
-        /// The newest snapshot's time directory name.
-        package var latest: [UInt8]? { times.last?.name }
+        /// The newest snapshot's time directory name (never a write-only client's).
+        package var latest: [UInt8]? { times.last { !$0.record.isWriteOnly }?.name }
 
         /// The snapshot whose time directory is `name`.
         package func snapshot(at name: [UInt8]) -> SnapshotRecord? { byTime[name] }
 
         /// When the newest of them was taken, in milliseconds since 1970.
-        package var newestCreated: Int64? { times.last?.record.created }
+        package var newestCreated: Int64? { times.last { !$0.record.isWriteOnly }?.record.created }
     }
 
     /// Every name's component, in byte order, with its snapshots.

@@ -49,6 +49,11 @@ public struct SnapshotInfo: Sendable, Hashable {
     /// The paths it backed up, absolute and sorted: ``sourcePath`` alone for a directory's snapshot,
     /// else the paths under it that ``Snapshots/backup(paths:options:progress:)`` was given.
     public let paths: [String]
+    /// Whether a writer that held none of the vault's keys may have made it (a write-only client): a
+    /// `completeUnlessOpen` snapshot without the owner's mark. Its ``name``, ``hostname`` and
+    /// ``created`` are only what that writer claimed. It never counts toward retention, is never a
+    /// name's latest or a backup's parent, until the owner adopts it (``Snapshots/adopt(_:)``).
+    public var isWriteOnly = false
 
     /// The first 8 digits of the id, as listings show it.
     public var shortID: String { String(id.prefix(8)) }
@@ -72,14 +77,20 @@ public struct SnapshotInfo: Sendable, Hashable {
 /// (``TreeEntry``): version 1 stored a SHA-256 of each file's content, version 2 does not, version 3
 /// stores names as bytes and adds status change times, link counts, sparseness, extended attributes
 /// and a root entry; version 4 encodes its tree as version 3 does and adds the snapshot's tags and
-/// the paths it backed up.
+/// the paths it backed up; version 5 is version 4 with the owner's mark, which only a writer holding
+/// the vault's keys can make: a `completeUnlessOpen` record without a valid mark was made, or may
+/// have been, by a write-only client (``SnapshotInfo/isWriteOnly``).
 package struct SnapshotRecord: Sendable, StoredContent {
     /// The version new snapshots are written with.
     package static let version: UInt8 = 4
     /// The versions this Coffer reads.
-    package static let readableVersions: ClosedRange<UInt8> = 1...4
+    package static let readableVersions: ClosedRange<UInt8> = 1...5
     /// The first version with tags.
     package static let taggedVersion: UInt8 = 4
+    /// The version of a record that carries the owner's mark.
+    package static let markedVersion: UInt8 = 5
+    /// The label of the owner's mark, and of the key it is made with.
+    package static let markLabel = "coffer/v1/snapshot-owner"
 
     package let id: [UInt8]
     package var name: String
@@ -102,6 +113,13 @@ package struct SnapshotRecord: Sendable, StoredContent {
     package var formatVersion: UInt8 = SnapshotRecord.version
     /// The write's keys, for a `completeUnlessOpen` snapshot (its tree and files are sealed with them).
     package var write: WriteKeys?
+    /// The owner's mark (version 5), checked when the record was opened.
+    package var ownerMark: [UInt8]?
+    /// Whether ``ownerMark`` is the mark of the vault's keys for this record (set by ``open``).
+    package var hasValidOwnerMark = false
+
+    /// Whether a writer holding no key may have made this record: see ``SnapshotInfo/isWriteOnly``.
+    package var isWriteOnly: Bool { level.isSealedToClassKey && !hasValidOwnerMark }
 
     package init(
         id: [UInt8],
@@ -140,7 +158,46 @@ package struct SnapshotRecord: Sendable, StoredContent {
     package static let label = "coffer/v1/snapshot"
 
     /// The plaintext body, in the layout of the record's version.
-    package var body: [UInt8] {
+    package var body: [UInt8] { unmarkedBody + (formatVersion >= Self.markedVersion ? ownerMark ?? [] : []) }
+
+    /// The owner's mark of this record, made with `keys`; `nil` if they are not in memory (a
+    /// write-only client, a vault never unlocked).
+    ///
+    /// - Throws: ``CofferError`` `.internalError` if the MAC cannot be computed.
+    package func mark(keys: KeyRing) throws(CofferError) -> [UInt8]? {
+        guard let index = try? keys.key(.index, scope.keyScope, .afterFirstUnlock) else { return nil }
+        do {
+            let key = try HKDF.deriveKey(from: index, label: Self.markLabel)
+            return try HMACSHA256(key: key).authenticationCode(
+                forParts: [Array(Self.markLabel.utf8) + [0] + id + [level.code], unmarkedBody]
+            )
+        } catch {
+            throw CofferError(.internalError, "marking a snapshot failed: \(error)", underlying: error)
+        }
+    }
+
+    /// Marks the record as the owner's, with `keys`: it is written as version 5.
+    ///
+    /// - Returns: Whether it was marked: not when `keys` are not in memory (a write-only client).
+    /// - Throws: ``CofferError`` `.unsupportedFormat` for a record older than version 4 (its tree
+    ///   encoding would change), `.internalError` if the MAC cannot be computed.
+    @discardableResult
+    package mutating func markAsOwners(keys: KeyRing) throws(CofferError) -> Bool {
+        guard formatVersion >= Self.taggedVersion else {
+            throw CofferError(
+                .unsupportedFormat,
+                "snapshot \(info.shortID) has record version \(formatVersion), which carries no owner's mark"
+            )
+        }
+        guard let mark = try mark(keys: keys) else { return false }
+        formatVersion = Self.markedVersion
+        ownerMark = mark
+        hasValidOwnerMark = true
+        return true
+    }
+
+    /// The body without the owner's mark.
+    private var unmarkedBody: [UInt8] {
         var writer = BinaryWriter()
         writer.write(lengthPrefixed: Array(name.utf8))
         writer.write(lengthPrefixed: Array(sourcePath.utf8))
@@ -199,6 +256,11 @@ package struct SnapshotRecord: Sendable, StoredContent {
         )
         var record = try parse(opened.body, id: id, version: opened.version, scope: opened.scope, level: opened.level)
         record.write = opened.write
+        if let mark = record.ownerMark, let expected = try record.mark(keys: keys) {
+            record.hasValidOwnerMark = mark.withUnsafeBytes { given in
+                expected.withUnsafeBytes { ConstantTime.equals(given, $0) }
+            }
+        }
         return record
     }
 
@@ -254,6 +316,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
             for _ in 0..<Int(try reader.readUInt16()) { record.tags.append(try text()) }
             for _ in 0..<Int(try reader.readUInt16()) { record.paths.append(try text()) }
         }
+        if version >= markedVersion { record.ownerMark = try reader.readBytes(32) }
         try reader.finish()
         return record
     }
@@ -280,7 +343,8 @@ package struct SnapshotRecord: Sendable, StoredContent {
             protection: level,
             statistics: statistics,
             tags: tags,
-            paths: paths.isEmpty ? [sourcePath] : paths
+            paths: paths.isEmpty ? [sourcePath] : paths,
+            isWriteOnly: isWriteOnly
         )
     }
 }

@@ -56,9 +56,18 @@ package struct SnapshotStore {
         }
         // Names default to the directory's absolute path; accept the path as typed, too.
         let absolute = URL(fileURLWithPath: reference).standardizedFileURL.path
-        let named = records.filter { $0.name == reference || $0.name == absolute }
+        // A write-only client's claims of name and host never pick its snapshot: only its id does.
+        let named = records.filter { ($0.name == reference || $0.name == absolute) && !$0.isWriteOnly }
         let wantedHost = host ?? Snapshots.hostname
         if let latest = named.last(where: { $0.hostname == wantedHost }) { return latest }
+        let unadopted = records.filter { ($0.name == reference || $0.name == absolute) && $0.isWriteOnly }
+        if named.isEmpty, !unadopted.isEmpty {
+            let ids = unadopted.map(\.info.shortID).joined(separator: ", ")
+            throw CofferError(
+                .itemNotFound,
+                "the only snapshots named '\(reference)' are from write-only clients (\(ids)), whose name, host and time are only claims; give an id, or adopt one with coffer snapshot adopt ID"
+            )
+        }
         if !named.isEmpty {
             let hosts = Set(named.map(\.hostname)).sorted().map { "'\($0)'" }.joined(separator: ", ")
             throw CofferError(
@@ -103,9 +112,9 @@ package struct SnapshotStore {
         }
     }
 
-    /// The latest snapshot named `name` taken on `host`, if any.
+    /// The latest snapshot named `name` taken on `host`, if any (never a write-only client's).
     package func latest(named name: String, host: String, cipher: AESGCM) throws(CofferError) -> SnapshotRecord? {
-        try all(cipher: cipher).last { $0.name == name && $0.hostname == host }
+        try all(cipher: cipher).last { $0.name == name && $0.hostname == host && !$0.isWriteOnly }
     }
 
     /// The latest `afterFirstUnlock` snapshot named `name` from `host`: what a backup compares files

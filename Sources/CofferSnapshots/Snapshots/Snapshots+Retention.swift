@@ -29,7 +29,10 @@ extension Snapshots {
                 "the policy keeps nothing, so it would remove every snapshot; give at least one --keep rule (forget SNAPSHOT drops one by id)"
             )
         }
-        let groups = Dictionary(grouping: try list(matching: filter), by: grouping.key(of:))
+        // A write-only client's snapshots are neither kept nor removed: their dates and hosts are
+        // claims, and counting them would let such a client push the owner's backups out.
+        let owned = try list(matching: filter).filter { !$0.isWriteOnly }
+        let groups = Dictionary(grouping: owned, by: grouping.key(of:))
         return try groups.keys.sorted().map { (key) throws(CofferError) -> RetentionGroup in
             let decisions = policy.apply(to: groups[key] ?? [], now: now, timeZone: timeZone)
             guard decisions.contains(where: \.keep) else {

@@ -223,6 +223,8 @@ public struct Snapshots: Sendable {
         )
         record.write = write
         if write != nil {
+            // The owner's level-3 backups carry its mark; a write-only client's cannot.
+            try record.markAsOwners(keys: keys)
             try Vault.markFormat(in: txn, schema: vault.schema, atLeast: Schema.sealedToClassKeyFormatVersion)
         }
         for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }

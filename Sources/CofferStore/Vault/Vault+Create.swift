@@ -53,6 +53,7 @@ extension Vault {
             throw CofferError(.param, "the passphrase is empty; choose a passphrase to protect the vault")
         }
         try configuration.kdf.validate()
+        if let name = configuration.deviceName { try validateDeviceName(name) }
         try checkEmptyTarget(directory)
         let staging = try makeStagingDirectory(for: directory)
         do throws(CofferError) {
@@ -171,7 +172,7 @@ extension Vault {
                     device: identity.deviceID,
                     deviceKeys: deviceKeys
                 )
-                try context.appendJoined(name: group?.name ?? defaultDeviceName)
+                try context.appendJoined(name: configuration.deviceName ?? group?.name ?? defaultDeviceName)
                 entries += try context.metaEntries(deviceRoot: roots.device, vaultID: identity.vaultID)
                 let (epoch, root) = try context.currentRoot()
                 let block = try JoinBlock(

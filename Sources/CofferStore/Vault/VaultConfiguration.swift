@@ -51,6 +51,11 @@ extension Vault {
         /// keys were replaced wholesale is refused before anything is written.
         public var expectedWriteKeyFingerprint: String?
 
+        /// The name this device goes by in its sync group's membership log (``GroupMember/name``)
+        /// when ``Vault/create(at:passphrase:configuration:)`` or a join makes the vault; `nil` (the
+        /// default) means the host name. Ignored when opening an existing vault.
+        public var deviceName: String?
+
         /// Default options.
         public init() {}
     }

@@ -82,7 +82,7 @@ struct CompleteUnlessOpenSyncTests {
             var epochs: [KeyEpoch] = []
             for table in [vault.schema.blobs, vault.schema.snapshots] {
                 try txn.forEach(in: table) { _, value in
-                    epochs.append(try SealedRecord.peekHeader(value, versions: 1...4, what: "a record").epoch)
+                    epochs.append(try SealedRecord.peekHeader(value, versions: 1...5, what: "a record").epoch)
                     return true
                 }
             }
@@ -97,6 +97,7 @@ struct CompleteUnlessOpenSyncTests {
         let restored = fixture.directory.path("restored")
         _ = try reopened.snapshots.restore(snapshot.id, to: restored)
         #expect(try Data(contentsOf: restored.appendingPathComponent("a.bin")) == Data(content.prefix(300_000)))
+        #expect(try !reopened.snapshots.snapshot(snapshot.id).isWriteOnly, "the owner's mark outlives the rekey")
         #expect(try reopened.blobs.verify(readingData: true).isHealthy)
         // Written after the rekey: sealed to the new generation's class key.
         reopened.lock()

@@ -198,6 +198,30 @@ struct VaultViewTests {
         #expect(later.snapshot.hostname == "laptop")
     }
 
+    @Test("a write-only client's snapshot has a TIME-ID.write-only directory, and latest never points to it")
+    func writeOnlySnapshot() throws {
+        let root = fixture.directory.path("claims")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: root.appendingPathComponent("x.txt"))
+        var options = BackupOptions(name: "docs")
+        options.time = Date(timeIntervalSince1970: 1_800_000_000)
+        _ = try vault.snapshots.backup(directory: root, options: options)
+        try vault.allowWriteOnlyClients(true)
+        var configuration = fixture.configuration
+        configuration.expectedWriteKeyFingerprint = try vault.writeKeyFingerprint
+        let client = try Vault.open(at: fixture.vaultURL, configuration: configuration)
+        options.protection = .completeUnlessOpen
+        options.time = Date(timeIntervalSince1970: 1_900_000_000)
+        let forged = try client.snapshots.backup(directory: root, options: options).snapshot
+        client.close()
+        let view = view()
+        let listed = try view.list(Array("snapshots/docs".utf8)).map { String(decoding: $0.name, as: UTF8.self) }
+        let marked = "2030-03-17T17:46:40Z-\(forged.shortID).write-only"
+        #expect(Set(listed) == ["2027-01-15T08:00:00Z", marked, "latest"], "\(listed)")
+        #expect(try view.linkTarget(of: Array("snapshots/docs/latest".utf8)) == Array("2027-01-15T08:00:00Z".utf8))
+        #expect(try view.list(Array("snapshots/docs/\(marked)".utf8)).map(\.name) == [Array("x.txt".utf8)])
+    }
+
     @Test("threads reading one open file at once, as the kernel's read-ahead does, each get exactly their bytes")
     func concurrentReads() throws {
         let (root, _) = try randomTree("concurrent", seed: 4)

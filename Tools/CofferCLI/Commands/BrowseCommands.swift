@@ -37,6 +37,7 @@ struct FindCommand: VaultCommand {
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         var found: [FoundListing] = []
+        var sawWriteOnly = false
         let json = context.output.mode == .json
         let count = try vault.snapshots.find(
             pattern,
@@ -45,12 +46,13 @@ struct FindCommand: VaultCommand {
             modifiedAfter: oldest?.date,
             modifiedBefore: newest?.date
         ) { match in
+            sawWriteOnly = sawWriteOnly || match.snapshot.isWriteOnly
             if json {
                 found.append(FoundListing(match))
             } else {
                 let entry = match.entry
                 context.console.print(
-                    "\(match.snapshot.shortID)  \(TextTable.localTime(entry.modified))  "
+                    "\(match.snapshot.shortID)\(match.snapshot.isWriteOnly ? " W" : "")  \(TextTable.localTime(entry.modified))  "
                         + "\((entry.kind == .file ? ByteCount.format(entry.size) : "-").leftPadded(to: 10))  "
                         // The entry's path is escaped already (escaping it again doubled each `\`).
                         + PrintableText.escaping(match.snapshot.sourcePath)
@@ -59,6 +61,9 @@ struct FindCommand: VaultCommand {
             }
         }
         if json { return try context.console.printJSON(found) }
+        if sawWriteOnly {
+            context.output.note("W: a write-only client's snapshot; its name, host and time are claims.")
+        }
         context.output.note(
             count == 0 ? "Nothing matches '\(pattern)'." : "\(count) path\(count == 1 ? "" : "s") match '\(pattern)'."
         )
@@ -71,9 +76,12 @@ struct FindCommand: VaultCommand {
         let kind: String
         let size: Int64
         let modified: Date
+        /// Whether the snapshot is a write-only client's.
+        let writeOnly: Bool
 
         init(_ match: FoundEntry) {
             snapshot = match.snapshot.id
+            writeOnly = match.snapshot.isWriteOnly
             path = match.absolutePath
             kind = match.entry.kind.rawValue
             size = match.entry.size
@@ -119,6 +127,7 @@ struct DumpCommand: VaultCommand {
                 "standard output is a terminal; send it to a file or a pipe (coffer dump \(snapshot) \(path) > out)"
             )
         }
+        ShowCommand.warnIfWriteOnly(try vault.snapshots.snapshot(snapshot, host: host.host), context)
         let result = try vault.snapshots.dump(snapshot, host: host.host, path: path, toFileDescriptor: descriptor)
         for skipped in result.skipped {
             context.output.warning(

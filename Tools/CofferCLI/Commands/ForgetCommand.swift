@@ -143,6 +143,12 @@ struct ForgetCommand: VaultCommand {
                 : "Dropped \(removed) snapshot\(removed == 1 ? "" : "s"); chunks nothing else uses were freed."
             return (tables + [summary]).joined(separator: "\n\n")
         }
+        let unadopted = try vault.snapshots.list(matching: selection.filter).filter(\.isWriteOnly)
+        if !unadopted.isEmpty {
+            context.output.note(
+                "Left alone: \(unadopted.count) snapshot\(unadopted.count == 1 ? "" : "s") of write-only clients (\(unadopted.map(\.shortID).joined(separator: ", "))), which no --keep rule counts; coffer snapshot adopt ID makes one the owner's, coffer forget ID drops one."
+            )
+        }
     }
 
     /// `forget SNAPSHOT…`: each one named, on this host (or `--host`'s).

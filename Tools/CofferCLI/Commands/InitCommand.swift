@@ -23,8 +23,9 @@ struct InitCommand: ParsableCommand {
             shows both fingerprints. Give the file to a member, who runs 'coffer device approve FILE' and
             compares them; only a member of that group can approve it. Then import any bundle that member
             exports afterwards (or pull from the group's remote) and this vault joins that group, and no
-            other. Until then it holds device-bound records only. --name sets the name the device joins
-            with (default: the host name).
+            other. Until then it holds device-bound records only. --name sets the name the device goes by
+            in its group's log, listings and 'device revoke NAME', whether it founds the group or joins
+            one (default: the host name).
             """,
         examples: [
             "coffer init                                  # asks for a passphrase twice",
@@ -83,6 +84,7 @@ struct InitCommand: ParsableCommand {
     func run(_ context: CommandContext) throws {
         var configuration = Vault.Configuration()
         configuration.kdf = kdf == .strong ? .strong : .standard
+        configuration.deviceName = name
         let directory = try context.vaultDirectory()
         if let output = requestJoin {
             return try self.requestJoin(output, at: directory, configuration: configuration, context)

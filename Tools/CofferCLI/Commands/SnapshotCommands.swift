@@ -261,14 +261,19 @@ struct SnapshotsCommand: VaultCommand {
                 .init(header: "NAME"),
             ])
             for snapshot in snapshots {
+                // A write-only client's time and host are its claims: marked with '?'.
+                let claim = snapshot.isWriteOnly ? "?" : ""
                 table.append([
-                    snapshot.shortID, TextTable.localTime(snapshot.created), PrintableText.escaping(snapshot.hostname),
+                    snapshot.shortID + (snapshot.isWriteOnly ? " W" : ""),
+                    TextTable.localTime(snapshot.created) + claim, PrintableText.escaping(snapshot.hostname) + claim,
                     String(snapshot.statistics.files), ByteCount.format(snapshot.statistics.bytes),
                     snapshot.scope == .syncable ? "sync" : "device",
-                    PrintableText.escaping(snapshot.tags.joined(separator: ",")), PrintableText.escaping(snapshot.name),
+                    PrintableText.escaping(snapshot.tags.joined(separator: ",")),
+                    PrintableText.escaping(snapshot.name) + claim,
                 ])
             }
-            return table.text
+            guard snapshots.contains(where: \.isWriteOnly) else { return table.text }
+            return table.text + "\n" + SnapshotListing.writeOnlyLegend
         }
     }
 }
@@ -307,6 +312,7 @@ struct ShowCommand: VaultCommand {
         var collected: [EntryListing] = []
         var count = 0
         let json = context.output.mode == .json
+        warnIfWriteOnly(try vault.snapshots.snapshot(snapshot, host: host), context)
         try vault.snapshots.entries(of: snapshot, host: host, under: path, recursive: recursive) { entry in
             count += 1
             if json {
@@ -317,6 +323,15 @@ struct ShowCommand: VaultCommand {
         }
         if json { try context.console.printJSON(collected) }
         return count
+    }
+
+    /// Says on standard error that `info` is a write-only client's snapshot, whose name, host and time
+    /// are its claims.
+    static func warnIfWriteOnly(_ info: SnapshotInfo, _ context: CommandContext) {
+        guard info.isWriteOnly else { return }
+        context.output.warning(
+            "note: snapshot \(info.shortID) was made by a write-only client: its name '\(PrintableText.escaping(info.name))', host '\(PrintableText.escaping(info.hostname))' and time \(TextTable.localTime(info.created)) are its claims (coffer snapshot adopt \(info.shortID) makes it the owner's)"
+        )
     }
 
     /// One path as `show` and `ls SNAPSHOT` list it: kind, mode, size, path (`/` after a
@@ -378,10 +393,12 @@ struct RestoreCommand: VaultCommand {
     var directory: String
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
+        let info = try vault.snapshots.snapshot(snapshot, host: host.host)
+        ShowCommand.warnIfWriteOnly(info, context)
         // The snapshot's size is the total, unless --include restores a part of it.
         let total =
             include.isEmpty && iinclude.isEmpty && exclude.isEmpty && iexclude.isEmpty
-            ? try vault.snapshots.snapshot(snapshot, host: host.host).statistics.bytes : nil
+            ? info.statistics.bytes : nil
         let bar = context.progressBar("restore \(snapshot)", total: total)
         let result = try vault.snapshots.restore(
             snapshot,
@@ -449,6 +466,14 @@ struct SnapshotListing: Encodable {
     let protection: String
     let tags: [String]
     let statistics: SnapshotStatistics
+    /// Whether a write-only client (holding no key) made it; then `claimed` names the fields that are
+    /// only its claims.
+    let writeOnly: Bool
+    let claimed: [String]?
+
+    /// What text listings print under a table that holds a write-only client's snapshot.
+    static let writeOnlyLegend =
+        "W: made by a write-only client; its time, host and name (marked ?) are claims. It is not counted by forget --keep-*, never a name's latest; coffer snapshot adopt ID makes it the owner's."
 
     init(_ info: SnapshotInfo) {
         id = info.id
@@ -461,6 +486,8 @@ struct SnapshotListing: Encodable {
         protection = info.protection.rawValue
         tags = info.tags
         statistics = info.statistics
+        writeOnly = info.isWriteOnly
+        claimed = info.isWriteOnly ? ["name", "hostname", "created"] : nil
     }
 }
 

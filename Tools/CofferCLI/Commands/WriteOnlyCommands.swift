@@ -101,11 +101,18 @@ struct WriteOnlyFlags: ArgumentGroup {
     )
     var writeKey: String?
 
-    /// How the command opens the vault.
-    var access: VaultAccess { writeOnly ? .writeOnly(expectedKey: writeKey) : .unlocked }
+    @Flag(
+        help:
+            "With --write-only: another vault now sits at a directory pinned for an earlier one, on purpose; pin the new one."
+    )
+    var repin: Bool
 
-    /// Refuses `--write-key` without `--write-only`.
+    /// How the command opens the vault.
+    var access: VaultAccess { writeOnly ? .writeOnly(expectedKey: writeKey, repin: repin) : .unlocked }
+
+    /// Refuses `--write-key` and `--repin` without `--write-only`.
     func validate() throws {
         if writeKey != nil, !writeOnly { throw ValidationError("--write-key goes with --write-only") }
+        if repin, !writeOnly { throw ValidationError("--repin goes with --write-only") }
     }
 }

@@ -41,23 +41,39 @@ struct CommandContext: Sendable {
 
     /// Opens the vault for a write-only client: never unlocked, its write key expected to be
     /// `expectedKey` (`--write-key`, `$COFFER_WRITE_KEY`), else the one pinned for the vault, else
-    /// pinned now (trust on first use, said on standard error).
-    private func openWriteOnly(configuration: Vault.Configuration, expectedKey: String?) throws -> Vault {
+    /// pinned now (trust on first use, said on standard error). Pins are kept per directory and vault
+    /// id: another vault at a pinned directory is refused unless `repin` says to pin it instead.
+    private func openWriteOnly(configuration: Vault.Configuration, expectedKey: String?, repin: Bool) throws -> Vault {
         var configuration = configuration
         let directory = try vaultDirectory()
+        let path = directory.resolvingSymlinksInPath().path
         let probe = try Vault.open(at: directory, configuration: configuration)
         let vaultID = probe.id
+        let id = vaultID.uuidString.lowercased()
         let current = try? probe.writeKeyFingerprint
         probe.close()
         let pins = try WriteKeyPins(self)
+        let atPath = try pins.pin(at: path)
+        if let atPath, atPath.vault != id, !repin {
+            throw CLIFailure(
+                "the vault at \(path) is not the one this client pinned there: it is vault \(id), the pin is for vault \(atPath.vault) (write key \(atPath.fingerprint)). Another vault was put at that path; nothing was written. If it was replaced on purpose, compare its write key with 'coffer write-only status' on the owner's side and run again with --repin"
+            )
+        }
+        let pinned = atPath?.vault == id ? atPath : try pins.pin(for: vaultID)
         if let expected = expectedKey ?? environment["COFFER_WRITE_KEY"].flatMap({ $0.isEmpty ? nil : $0 }) {
             configuration.expectedWriteKeyFingerprint = expected
-        } else if let pinned = try pins.pinned(for: vaultID) {
-            configuration.expectedWriteKeyFingerprint = pinned
+            // Re-pinning with the key given: the directory is pinned to the new vault and that key.
+            if repin, atPath?.vault != id { try pins.pin(expected, for: vaultID, at: path) }
+        } else if let pinned {
+            configuration.expectedWriteKeyFingerprint = pinned.fingerprint
+            // The same vault reached at another directory: that directory is pinned to it too.
+            if atPath != pinned, current == pinned.fingerprint {
+                try pins.pin(pinned.fingerprint, for: vaultID, at: path)
+            }
         } else if let current {
-            try pins.pin(current, for: vaultID)
+            try pins.pin(current, for: vaultID, at: path)
             output.note(
-                "Trusting write key \(current) of vault \(vaultID.uuidString.lowercased()) from now on (pinned in \(pins.file.path); compare it with 'coffer write-only status' on the owner's side)."
+                "Trusting write key \(current) of vault \(id) at \(path) from now on (pinned in \(pins.file.path); compare it with 'coffer write-only status' on the owner's side)."
             )
             configuration.expectedWriteKeyFingerprint = current
         }
@@ -90,8 +106,8 @@ struct CommandContext: Sendable {
                 }
             }
         }
-        if case .writeOnly(let expected) = access {
-            return try openWriteOnly(configuration: configuration, expectedKey: expected)
+        if case .writeOnly(let expected, let repin) = access {
+            return try openWriteOnly(configuration: configuration, expectedKey: expected, repin: repin)
         }
         let vault = try Vault.open(at: try vaultDirectory(), configuration: configuration)
         holder.vault = vault

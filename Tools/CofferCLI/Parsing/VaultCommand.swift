@@ -11,8 +11,9 @@ enum VaultAccess: Sendable, Equatable {
     /// Opened locked: the command unlocks it itself (`passwd`, `rekey`).
     case locked
     /// Opened and never unlocked, to write `completeUnlessOpen` records with no passphrase, its write
-    /// key checked against the pinned one (`put --write-only`, `backup --write-only`).
-    case writeOnly(expectedKey: String?)
+    /// key checked against the pinned one (`put --write-only`, `backup --write-only`); `repin` replaces
+    /// the pin of the vault's directory when another vault is found there.
+    case writeOnly(expectedKey: String?, repin: Bool = false)
 }
 
 /// A command that works on the vault: the driver opens it as ``vaultAccess`` says, runs the command,

@@ -1,12 +1,15 @@
 import Coffer
 import Foundation
 
-/// The device fingerprints a write-only client trusts, one per vault: pinned the first time the client
-/// writes to a vault (as SSH pins a host key), or given with `--write-key` / `$COFFER_WRITE_KEY`. A vault
-/// whose write keys are later signed by another device key is refused before anything is written.
+/// The device fingerprints a write-only client trusts, one per vault directory and vault id: pinned the
+/// first time the client writes to a vault (as SSH pins a host key), or given with `--write-key` /
+/// `$COFFER_WRITE_KEY`. A vault whose write keys are later signed by another device key is refused
+/// before anything is written, and so is another vault put at a pinned directory (its id differs)
+/// unless the client re-pins deliberately (`--repin`).
 ///
 /// The file (`$COFFER_WRITE_KEY_PINS`, else `$XDG_CONFIG_HOME/coffer/write-key-pins`, else
-/// `~/.config/coffer/write-key-pins`) holds lines `VAULT-ID FINGERPRINT`; it holds no secret.
+/// `~/.config/coffer/write-key-pins`) holds lines `VAULT-ID FINGERPRINT PATH` (the path is the rest of
+/// the line; older lines `VAULT-ID FINGERPRINT` name no path); it holds no secret.
 struct WriteKeyPins {
     let file: URL
 
@@ -24,16 +27,32 @@ struct WriteKeyPins {
         }
     }
 
-    /// The fingerprint pinned for `vault`, if any.
-    func pinned(for vault: UUID) throws -> String? {
-        try entries()[vault.uuidString.lowercased()]
+    /// One pin: a vault's id, its write key's fingerprint, and the directory it was pinned at (none in
+    /// lines written before pins named paths).
+    struct Pin: Equatable {
+        let vault: String
+        let fingerprint: String
+        let path: String?
     }
 
-    /// Pins `fingerprint` for `vault`.
-    func pin(_ fingerprint: String, for vault: UUID) throws {
-        var lines =
-            (try? String(contentsOf: file, encoding: .utf8)).map { $0.split(separator: "\n").map(String.init) } ?? []
-        lines.append("\(vault.uuidString.lowercased()) \(fingerprint)")
+    /// The pin recorded for the directory `path`, whatever vault it names.
+    func pin(at path: String) throws -> Pin? {
+        try entries().last { $0.path == path }
+    }
+
+    /// The pin recorded for `vault` (at any directory), if any.
+    func pin(for vault: UUID) throws -> Pin? {
+        let id = vault.uuidString.lowercased()
+        return try entries().last { $0.vault == id }
+    }
+
+    /// Pins `fingerprint` for `vault` at the directory `path`, replacing any pin of that directory.
+    func pin(_ fingerprint: String, for vault: UUID, at path: String) throws {
+        guard !path.contains("\n") else {
+            throw CLIFailure("a vault directory whose path holds a line break cannot be pinned; move or rename it")
+        }
+        var lines = try entries().filter { $0.path != path }.map(Self.line)
+        lines.append(Self.line(Pin(vault: vault.uuidString.lowercased(), fingerprint: fingerprint, path: path)))
         do {
             try FileManager.default.createDirectory(
                 at: file.deletingLastPathComponent(),
@@ -45,21 +64,31 @@ struct WriteKeyPins {
         }
     }
 
-    private func entries() throws -> [String: String] {
-        guard FileManager.default.fileExists(atPath: file.path) else { return [:] }
+    private static func line(_ pin: Pin) -> String {
+        [pin.vault, pin.fingerprint, pin.path].compactMap { $0 }.joined(separator: " ")
+    }
+
+    private func entries() throws -> [Pin] {
+        guard FileManager.default.fileExists(atPath: file.path) else { return [] }
         guard let text = try? String(contentsOf: file, encoding: .utf8) else {
             throw CLIFailure("cannot read the pinned write keys in \(file.path); fix or remove it")
         }
-        var entries: [String: String] = [:]
+        var pins: [Pin] = []
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            let fields = line.split(separator: " ")
-            guard fields.count == 2 else {
+            let fields = line.split(separator: " ", maxSplits: 2)
+            guard fields.count >= 2 else {
                 throw CLIFailure(
-                    "\(file.path) has a line that is not 'VAULT-ID FINGERPRINT': '\(line)'; fix or remove it"
+                    "\(file.path) has a line that is not 'VAULT-ID FINGERPRINT PATH': '\(line)'; fix or remove it"
                 )
             }
-            entries[fields[0].lowercased()] = String(fields[1])
+            pins.append(
+                Pin(
+                    vault: fields[0].lowercased(),
+                    fingerprint: String(fields[1]),
+                    path: fields.count == 3 ? String(fields[2]) : nil
+                )
+            )
         }
-        return entries
+        return pins
     }
 }
