@@ -176,4 +176,42 @@ struct GroupAdversaryEndToEndTests {
         #expect(try cli.run(["init", "--join", start], extra: vault("thief-old")).status == 0)
         #expect(try exchange(from: vault("thief-old"), to: nil, "old-group").status == 1)
     }
+
+    @Test("A revoked device's stale copy closes the door on the device that revoked it: it stays out, in every order")
+    func staleCopyClosesTheDoor() throws {
+        for order in 0..<2 {
+            let test = try GroupAdversaryEndToEndTests()
+            try test.staleCopyClosesTheDoor(order: order)
+        }
+    }
+
+    /// a founded; b joined; a copy of b is kept; c joins by passphrase and revokes b; the copy, not
+    /// told, runs `group set --join approval` (red team round 2, n1c).
+    func staleCopyClosesTheDoor(order: Int) throws {
+        _ = try pair()
+        try FileManager.default.copyItem(at: cli.directory.path("b"), to: cli.directory.path("b-copy"))
+        let now = bundle("now")
+        #expect(try cli.run(["export", "--out", now]).status == 0)
+        #expect(try cli.run(["init", "--join", now, "--name", "c"], extra: vault("c")).status == 0)
+        let bID = try deviceID(vault("b"))
+        let cID = try deviceID(vault("c"))
+        #expect(try cli.run(["device", "revoke", bID], extra: vault("c")).status == 0)
+        let closed = try cli.run(["group", "set", "--join", "approval"], extra: vault("b-copy"))
+        #expect(closed.status == 0, "\(closed.error)")
+        try addItem("planted", in: vault("b-copy"))
+        let sources = order == 0 ? ["c", "b-copy"] : ["b-copy", "c"]
+        for source in sources { _ = try exchange(from: vault(source), to: nil, "\(source)-to-a-\(order)") }
+        #expect(try isActive(bID) == false, "order \(order): the revoked device is a member again")
+        #expect(try isActive(cID) != true, "order \(order): a join raced by a closing counts")
+        if order == 0 {
+            // Told of the revocation first, a refuses what the copy wrote (heard first, it could
+            // not know better, as for any member's records before its revocation is known).
+            #expect(try !has("planted"))
+        }
+        // a carries on alone under an epoch the copy never gets.
+        try addItem("after")
+        let told = try exchange(from: nil, to: vault("b-copy"), "a-to-copy-\(order)")
+        #expect(told.status == 1, "\(told.output)")
+        #expect(try !has("after", in: vault("b-copy")))
+    }
 }

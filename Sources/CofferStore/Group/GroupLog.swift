@@ -47,7 +47,12 @@ package struct GroupLog: Equatable, Sendable {
     package init(group: UUID, decoding bytes: [UInt8]) throws(CofferError) {
         var reader = BinaryReader(bytes, what: "a membership log")
         let count = Int(try reader.readUInt32())
-        guard count <= 1 << 16 else { throw CofferError(.decode, "a membership log claims \(count) entries") }
+        guard count <= Self.maximumEntries else {
+            throw CofferError(
+                .notTrusted,
+                "a membership log of \(count) entries was offered, more than the \(Self.maximumEntries) a log may hold; it was refused and nothing changed"
+            )
+        }
         var entries: [GroupEntry] = []
         for _ in 0..<count {
             entries.append(try GroupEntry(decoding: try reader.readBytes(Int(try reader.readUInt32()))))
@@ -55,6 +60,11 @@ package struct GroupLog: Equatable, Sendable {
         try reader.finish()
         self.init(group: group, entries: try Self.canonicalOrder(entries, group: group))
     }
+
+    /// The most entries a log may hold. A group's log grows by one or two entries per membership
+    /// change, so an honest group never comes near; the cap bounds what a member's crafted log can
+    /// cost every device that replays it.
+    package static let maximumEntries = 4096
 
     /// The hashes of the entries that found the log (joins naming the group's anchor).
     package var founders: Set<[UInt8]> {
@@ -88,6 +98,7 @@ package struct GroupLog: Equatable, Sendable {
         guard !contains(other) else { return self }
         let mine = Set(entries.map(\.hash))
         let all = entries + other.entries.filter { !mine.contains($0.hash) }
+        try Self.checkSize(all.count)
         return GroupLog(group: group, entries: try Self.canonicalOrder(all, group: group))
     }
 
@@ -95,6 +106,7 @@ package struct GroupLog: Equatable, Sendable {
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
     package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) {
+        try Self.checkSize(entries.count + 1)
         let extended = GroupLog(group: group, entries: try Self.canonicalOrder(entries + [entry], group: group))
         _ = try extended.state(roots: roots)
         self = extended
@@ -109,13 +121,23 @@ package struct GroupLog: Equatable, Sendable {
     package func state(roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) -> GroupState {
         let graph = try GroupGraph(entries, group: group)
         var unchecked = false
-        for index in entries.indices {
+        for index in entries.indices where !CheckedEntries.contains(entries[index].hash) {
             let past = GroupState(graph: graph, members: graph.ancestors[index])
-            unchecked = try past.check(entries[index], index: index, group: group, roots: roots) || unchecked
+            let proofUnchecked = try past.check(entries[index], index: index, group: group, roots: roots)
+            if proofUnchecked { unchecked = true } else { CheckedEntries.insert(entries[index].hash) }
         }
         var state = GroupState(graph: graph, members: graph.everything)
         state.uncheckedProofs = unchecked
         return state
+    }
+
+    private static func checkSize(_ count: Int) throws(CofferError) {
+        guard count <= maximumEntries else {
+            throw CofferError(
+                .notTrusted,
+                "the sync group's membership log would hold \(count) entries, more than the \(maximumEntries) a log may hold, and was refused; nothing changed. Only a misbehaving member makes a log this large: revoke it, or found a new group with 'coffer group new'"
+            )
+        }
     }
 
     /// `entries` in canonical order: an entry after its parents, and of the entries that may come
@@ -234,21 +256,8 @@ package struct GroupMemberRecord: Equatable, Sendable {
     package var isActive: Bool { revoked == nil }
 }
 
-/// What a set of membership entries means (docs/FORMAT.md, "Membership log", "What a log means").
-///
-/// Every entry was checked against its own ancestors when it was added. Taken together, entries may
-/// void one another when neither author knew of the other (they are *concurrent*):
-/// - a revocation always stands: two devices revoking each other at once are both revoked;
-/// - anything else a device wrote at the same time as its revocation was written, or at the same
-///   time as its rekey (by a copy holding its old keys), has no effect, nor does a revocation by such
-///   a copy;
-/// - a passphrase join at the same time as a new key epoch (every revocation and rotation starts one)
-///   or a change of policy has no effect: the device proved a key that was being replaced, or joined
-///   by a door that was being closed;
-/// - two rekeys of one device at once revoke it (one of them came from a copy).
-///
-/// An entry whose author is not a member once these are applied has no effect either; they are
-/// applied again until nothing changes.
+/// What a set of membership entries means (docs/FORMAT.md, "Membership log", "What a log means"):
+/// the members, policy and key epoch that the entries with effect (``GroupEffect``) give.
 package struct GroupState: Equatable, Sendable {
     /// Every device the log admits, revoked ones included, in the order they were admitted.
     package private(set) var members: [GroupMemberRecord] = []
@@ -280,27 +289,7 @@ package struct GroupState: Equatable, Sendable {
     /// one entry's author knew).
     init(graph: GroupGraph, members subset: IndexSet) {
         let entries = graph.entries
-        // Apply the voiding rules until nothing changes. Each round walks the entries in canonical
-        // order and decides each with what was decided before it in the same round, so whatever
-        // depends on an ancestor (an admission down a chain of additions) settles in one round;
-        // only what depends on a concurrent entry later in the order takes another. A graph that
-        // does not settle (it cannot, short of a crafted cycle) keeps only what had effect in each
-        // of the last two rounds: nothing unresolved is ever taken as admitted.
-        var effective = subset
-        var settled = false
-        for _ in 0..<Self.maximumRounds {
-            let next = Self.effectiveEntries(graph: graph, subset: subset, effective: effective)
-            if next == effective {
-                settled = true
-                break
-            }
-            effective = next
-        }
-        if !settled {
-            effective = effective.intersection(
-                Self.effectiveEntries(graph: graph, subset: subset, effective: effective)
-            )
-        }
+        let effective = GroupEffect(graph: graph, subset: subset).effective
         for index in subset { startedEpochs.formUnion(entries[index].startedEpoch.map { [$0] } ?? []) }
         voided = Set(subset.subtracting(effective).map { entries[$0].hash })
 
@@ -371,8 +360,8 @@ package struct GroupState: Equatable, Sendable {
         // is sealed to an active member under the keys it has now, and every active member has one
         // (or was added after it, with the key sealed to it in its admission).
         let active = Set(activeMembers.map(\.device))
-        if let lastEpoch, case .epochStarted(_, let boxes, _) = entries[lastEpoch].change {
-            let sealedTo = Set(boxes.keys)
+        if let lastEpoch {
+            let sealedTo = entries[lastEpoch].sealedTo
             let addedSince = Set(
                 admissions.filter { graph.ancestors[$0].contains(lastEpoch) }.compactMap { entries[$0].admittedDevice }
             )
@@ -385,67 +374,6 @@ package struct GroupState: Equatable, Sendable {
             // Every device that ever joined holds the original key.
             needsNewEpoch = !revocations.isEmpty || !rekeys.isEmpty || !voided.isEmpty
         }
-    }
-
-    /// How many rounds of the voiding rules settle a graph at most before the unresolved entries are
-    /// taken as without effect.
-    static let maximumRounds = 32
-
-    /// One round of the voiding rules over `subset`, in canonical order: an entry is decided with the
-    /// decisions of this round for the entries before it and of the round before (`effective`) for
-    /// those after it.
-    private static func effectiveEntries(graph: GroupGraph, subset: IndexSet, effective previous: IndexSet) -> IndexSet
-    {
-        let entries = graph.entries
-        var decided = previous
-        var admission: [UUID: Int] = [:]
-        var revocationsOf: [UUID: [Int]] = [:]
-        var rekeysOf: [UUID: [Int]] = [:]
-        var closings: [Int] = []
-        for index in subset {
-            let entry = entries[index]
-            switch entry.change {
-            case .revoked(let device, _): revocationsOf[device, default: []].append(index)
-            case .keysReplaced: rekeysOf[entry.author, default: []].append(index)
-            case .epochStarted, .policy(.approval): closings.append(index)
-            default: break
-            }
-        }
-        for index in subset {
-            let entry = entries[index]
-            let author = entry.author
-            func concurrentWithAny(_ others: [Int]?) -> Bool {
-                (others ?? []).contains { decided.contains($0) && graph.concurrent($0, index) }
-            }
-            var hasEffect = true
-            if case .joined = entry.change {
-                // A founding join is exempt: a device accepts a second founder only while the log
-                // has nothing it could void (``GroupContext/merge(_:)``).
-                hasEffect = admission[author] == nil && (graph.founding.contains(index) || !concurrentWithAny(closings))
-            } else if let admitted = admission[author] {
-                // The author's own admission must have effect and have been known to it.
-                hasEffect = graph.ancestors[index].contains(admitted)
-            } else {
-                hasEffect = false
-            }
-            if hasEffect {
-                switch entry.change {
-                case .revoked:
-                    hasEffect = !concurrentWithAny(rekeysOf[author])
-                case .keysReplaced:
-                    hasEffect = !concurrentWithAny(revocationsOf[author])
-                default:
-                    hasEffect = !concurrentWithAny(revocationsOf[author]) && !concurrentWithAny(rekeysOf[author])
-                }
-            }
-            if hasEffect {
-                decided.insert(index)
-                if let device = entry.admittedDevice, admission[device] == nil { admission[device] = index }
-            } else {
-                decided.remove(index)
-            }
-        }
-        return decided
     }
 
     /// Checks `entry` against this state, the meaning of exactly its ancestors; returns whether a
@@ -557,10 +485,38 @@ extension GroupEntry {
         }
     }
 
+    /// The devices a new epoch's key is sealed to (none for other entries).
+    // Not inlined: Swift 6.3.1's optimizer crashes (CopyPropagation, "outside of lifetime use") when
+    // this switch is inlined into GroupState.init.
+    @inline(never)
+    var sealedTo: Set<UUID> {
+        guard case .epochStarted(_, let boxes, _) = change else { return [] }
+        return Set(boxes.keys)
+    }
+
     /// The epoch this entry starts, if it starts one.
+    @inline(never)
     var startedEpoch: KeyEpoch? {
         if case .epochStarted(let epoch, _, _) = change { return epoch }
         return nil
+    }
+}
+
+/// The entries this process has checked against their ancestors, by hash: an entry's hash covers its
+/// parents' hashes, so its whole past, and a check depends on nothing else (an entry whose join proof
+/// was left unchecked for want of a key is not recorded). Replaying a log again (every export and
+/// import does, several times) checks only the entries it has not seen.
+private enum CheckedEntries {
+    private static let checked = Locked<Set<[UInt8]>>([])
+    private static let limit = 16_384
+
+    static func contains(_ hash: [UInt8]) -> Bool { checked.withLock { $0.contains(hash) } }
+
+    static func insert(_ hash: [UInt8]) {
+        checked.withLock { set in
+            if set.count >= limit { set.removeAll(keepingCapacity: true) }
+            set.insert(hash)
+        }
     }
 }
 

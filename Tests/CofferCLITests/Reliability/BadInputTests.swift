@@ -69,7 +69,7 @@ struct BadInputTests {
             "device revoke": ["device", "revoke", "00000000"], "group rotate": ["group", "rotate"],
             "group set": ["group", "set", "--join", "approval"], "group new": ["group", "new"],
             "write-only enable": ["write-only", "enable"], "write-only disable": ["write-only", "disable"],
-            "write-only status": ["write-only", "status"],
+            "write-only status": ["write-only", "status"], "snapshot adopt": ["snapshot", "adopt", "tree"],
         ]
     }
 

@@ -259,11 +259,14 @@ final class AdversaryModel {
                 try member.vault.revoke(device: id)
             }
             revokedThief = true
-        case 26...28:  // the thief writes, rekeys, or revokes an honest member (racing the owner)
+        case 26...28:  // the thief writes, rekeys, closes the door or revokes an honest member (racing the owner)
             guard !thieves.isEmpty else { return }
             let thief = thieves[pick(thieves.count)]
-            let choice = random.next() % 5
-            if choice == 4 {
+            let choice = random.next() % 7
+            if choice >= 5 {
+                // A stale copy closing the door on devices that joined since it was taken.
+                try? thief.vault.setJoinPolicy(.approval)
+            } else if choice == 4 {
                 _ = try? thief.vault.rekey(passphrase: SyncGroupFixture.passphrase)
             } else if choice < 2 {
                 try? thief.vault.keychain.setPassword(

@@ -1,0 +1,287 @@
+import Foundation
+
+/// Which entries of a membership log have effect, decided from the whole log (docs/FORMAT.md, "What a
+/// log means").
+///
+/// Every entry was checked against its own ancestors when it was added. Taken together, entries void
+/// one another when neither author knew of the other (they are *concurrent*):
+/// - an entry needs its author's admission, known to it and with effect (a founding join needs none);
+/// - a revocation of a device voids what the device wrote at the same time (its own revocations
+///   excepted: two devices revoking each other are both revoked), and so does a rekey of the device
+///   (what a copy holding its old keys wrote), its revocations included; a rekey at the same time as
+///   the device's revocation has no effect;
+/// - a passphrase join is void when a revocation, a rekey, a new key epoch or a policy of approval
+///   was written at the same time: the device proved a key that was being replaced, or came in by a
+///   door that was being closed. A closing has this power whether or not it is itself voided by the
+///   joining device, so **no device defends its own admission**; it loses it only when a third
+///   device's revocation or rekey voids it.
+/// - A joining device whose join was voided only by policy or epoch changes of devices that it
+///   revoked at the same time, having known everything they knew, still revokes them (*both lose*:
+///   its join is void and they are out): a revoked device's stale copy cannot undo its revocation by
+///   closing the door on its revoker, and a thief racing the door cannot get in by revoking its
+///   closer.
+///
+/// The rules are applied without regard to the order of the entries: an entry has effect once
+/// everything it depends on is decided in its favour, is void once anything decides against it,
+/// until nothing changes. What is still undecided then depends on a cycle of entries voiding one
+/// another, and **in doubt, out**: such an admission, or anything else, has no effect, but such a
+/// revocation takes effect. So a log's meaning never depends on which entry's hash is smaller, and
+/// doubt only ever shrinks the group.
+struct GroupEffect {
+    /// The entries with effect.
+    private(set) var effective = IndexSet()
+
+    private enum Verdict: Equatable {
+        case undecided, effective, void
+        /// A revocation that counts only because its author's join was voided by the device it
+        /// revokes (both lose): it revokes that device, but not that device's own revocations.
+        case selfDefended
+    }
+
+    /// A three-valued answer: decided yes, decided no, or not yet known.
+    private enum Answer: Equatable {
+        case yes, no, unknown
+
+        static func any(_ answers: some Sequence<Answer>) -> Answer {
+            var result = Answer.no
+            for answer in answers {
+                if answer == .yes { return .yes }
+                if answer == .unknown { result = .unknown }
+            }
+            return result
+        }
+
+        static func all(_ answers: some Sequence<Answer>) -> Answer {
+            var result = Answer.yes
+            for answer in answers {
+                if answer == .no { return .no }
+                if answer == .unknown { result = .unknown }
+            }
+            return result
+        }
+
+        var negated: Answer {
+            switch self {
+            case .yes: return .no
+            case .no: return .yes
+            case .unknown: return .unknown
+            }
+        }
+    }
+
+    private let graph: GroupGraph
+    private var verdicts: [Verdict]
+    private var admissionsOf: [UUID: [Int]] = [:]
+    private var revocationsOf: [UUID: [Int]] = [:]
+    private var rekeysOf: [UUID: [Int]] = [:]
+    /// New epochs and policies of approval.
+    private var softClosings: [Int] = []
+
+    /// The effect of the entries `subset` of `graph` (closed under ancestors).
+    init(graph: GroupGraph, subset: IndexSet) {
+        self.graph = graph
+        verdicts = []
+        // Without two concurrent entries nothing voids anything: every entry was checked against its
+        // ancestors, so its author was an active member, and each has effect.
+        if Self.isChain(subset, in: graph) {
+            effective = subset
+            return
+        }
+        verdicts = [Verdict](repeating: .undecided, count: graph.entries.count)
+        for index in subset {
+            let entry = graph.entries[index]
+            if let device = entry.admittedDevice { admissionsOf[device, default: []].append(index) }
+            switch entry.change {
+            case .revoked(let device, _): revocationsOf[device, default: []].append(index)
+            case .keysReplaced: rekeysOf[entry.author, default: []].append(index)
+            case .epochStarted, .policy(.approval): softClosings.append(index)
+            default: break
+            }
+        }
+        // Each pass decides what it can, in canonical order, with every decision made so far; a
+        // decision is never revised, so this ends after at most one pass per entry.
+        var changed = true
+        while changed {
+            changed = false
+            for index in subset where verdicts[index] == .undecided {
+                let verdict = decide(index)
+                if verdict != .undecided {
+                    verdicts[index] = verdict
+                    changed = true
+                }
+            }
+        }
+        for index in subset {
+            switch verdicts[index] {
+            case .effective, .selfDefended: effective.insert(index)
+            case .undecided: if case .revoked = graph.entries[index].change { effective.insert(index) }
+            case .void: break
+            }
+        }
+    }
+
+    /// Whether the entries `subset` (closed under ancestors) follow one another: each one's ancestors
+    /// are all the entries before it.
+    private static func isChain(_ subset: IndexSet, in graph: GroupGraph) -> Bool {
+        var rank = 0
+        for index in subset {
+            guard graph.ancestors[index].count == rank else { return false }
+            rank += 1
+        }
+        return true
+    }
+
+    private func answer(_ index: Int) -> Answer {
+        switch verdicts[index] {
+        case .effective, .selfDefended: return .yes
+        case .void: return .no
+        case .undecided: return .unknown
+        }
+    }
+
+    private func decide(_ index: Int) -> Verdict {
+        let entry = graph.entries[index]
+        let answer: Answer
+        switch entry.change {
+        case .joined:
+            answer = graph.founding.contains(index) ? .yes : joinStands(index)
+        case .revoked(let target, _):
+            // Two devices revoking each other are both revoked; a device revoked at the same time
+            // revokes no one else.
+            let unvoided = Answer.all([
+                voidedByRekey(index).negated, voidedByRevocation(index, except: [target]).negated,
+            ])
+            let stands = Answer.all([supported(index), unvoided])
+            if stands == .no, Answer.all([unvoided, selfDefended(index)]) == .yes { return .selfDefended }
+            answer = stands
+        case .keysReplaced:
+            answer = Answer.all([supported(index), voidedByRevocation(index, except: []).negated])
+        default:
+            answer = Answer.all([
+                supported(index), voidedByRevocation(index, except: []).negated, voidedByRekey(index).negated,
+            ])
+        }
+        switch answer {
+        case .yes: return .effective
+        case .no: return .void
+        case .unknown: return .undecided
+        }
+    }
+
+    /// Whether the author's admission, known to the entry, has effect.
+    private func supported(_ index: Int) -> Answer {
+        let admissions = (admissionsOf[graph.entries[index].author] ?? []).filter {
+            graph.ancestors[index].contains($0)
+        }
+        return Answer.any(admissions.map(answer))
+    }
+
+    /// Whether a revocation of the author concurrent with the entry takes effect; revocations made
+    /// by the devices `except` are left out, and so, for a revocation, are those that count only
+    /// because both lose (the revocations of a device revoked that way stand).
+    private func voidedByRevocation(_ index: Int, except: [UUID]) -> Answer {
+        let entry = graph.entries[index]
+        let isRevocation = entry.change.revokedDevice != nil
+        let revocations = (revocationsOf[entry.author] ?? []).filter {
+            graph.concurrent($0, index) && !except.contains(graph.entries[$0].author)
+                && !(isRevocation && verdicts[$0] == .selfDefended)
+        }
+        return Answer.any(revocations.map(answer))
+    }
+
+    /// Whether a rekey of the author concurrent with the entry has effect.
+    private func voidedByRekey(_ index: Int) -> Answer {
+        let rekeys = (rekeysOf[graph.entries[index].author] ?? []).filter { graph.concurrent($0, index) }
+        return Answer.any(rekeys.map(answer))
+    }
+
+    /// Whether nothing concurrent with the passphrase join `index` voids it.
+    private func joinStands(_ index: Int) -> Answer {
+        Answer.all(closings(of: index).map { $0.power.negated })
+    }
+
+    /// The entries concurrent with the passphrase join `index` that may void it, with whether they do.
+    /// Their power never depends on anything the joining device did: no device defends its own
+    /// admission.
+    private func closings(of index: Int) -> [(closing: Int, power: Answer)] {
+        let device = graph.entries[index].author
+        var found: [(Int, Answer)] = []
+        for revocations in revocationsOf.values {
+            for revocation in revocations where graph.concurrent(revocation, index) {
+                guard let target = graph.entries[revocation].change.revokedDevice else { continue }
+                let power = Answer.all([
+                    supported(revocation), voidedByRekey(revocation).negated,
+                    voidedByRevocation(revocation, except: [target, device]).negated,
+                ])
+                found.append((revocation, power))
+            }
+        }
+        for rekeys in rekeysOf.values {
+            for rekey in rekeys where graph.concurrent(rekey, index) {
+                let power = Answer.all([supported(rekey), voidedByRevocation(rekey, except: [device]).negated])
+                found.append((rekey, power))
+            }
+        }
+        for closing in softClosings where graph.concurrent(closing, index) {
+            let power = Answer.all([
+                supported(closing), voidedByRevocation(closing, except: [device]).negated,
+                voidedByRekey(closing).negated,
+            ])
+            found.append((closing, power))
+        }
+        return found
+    }
+
+    /// Whether the revocation `index`, whose author's admission was voided, takes effect all the same:
+    /// the author joined by passphrase, and every entry that voided its join is a revocation, policy
+    /// or epoch change by a device it revoked at the same time, having known everything that device
+    /// knew then; this revocation is one of those.
+    private func selfDefended(_ index: Int) -> Answer {
+        let revocation = graph.entries[index]
+        guard let target = revocation.change.revokedDevice else { return .no }
+        let device = revocation.author
+        let joins = (admissionsOf[device] ?? []).filter {
+            graph.ancestors[index].contains($0) && graph.entries[$0].change.isJoin && !graph.founding.contains($0)
+        }
+        guard let join = joins.first, joins.count == 1 else { return .no }
+        let revocationsByDevice = revocationsOf.values.joined().filter {
+            graph.entries[$0].author == device && graph.ancestors[$0].contains(join)
+        }
+        // A closing is answered by a revocation of its author made at the same time, when the join
+        // knew everything the closing knew but what that revocation voids (the closer's own entries
+        // its author had not seen).
+        func answered(_ closing: Int) -> Bool {
+            if case .keysReplaced = graph.entries[closing].change { return false }
+            let closer = graph.entries[closing].author
+            return revocationsByDevice.contains { answering in
+                guard graph.concurrent(answering, closing), graph.entries[answering].change.revokedDevice == closer
+                else {
+                    return false
+                }
+                let knew = graph.ancestors[closing].filteredIndexSet {
+                    !(graph.entries[$0].author == closer && graph.concurrent($0, answering))
+                }
+                return knew.isSubset(of: graph.ancestors[join])
+            }
+        }
+        var answersThis = false
+        var result = Answer.yes
+        for (closing, power) in closings(of: join) where power != .no {
+            guard answered(closing) else {
+                if power == .yes { return .no }
+                result = .unknown
+                continue
+            }
+            if graph.entries[closing].author == target, graph.concurrent(index, closing) { answersThis = true }
+        }
+        return answersThis ? result : .no
+    }
+}
+
+extension GroupEntry.Change {
+    /// The device a revocation revokes.
+    var revokedDevice: UUID? {
+        if case .revoked(let device, _) = self { return device }
+        return nil
+    }
+}
