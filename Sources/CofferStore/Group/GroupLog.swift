@@ -121,12 +121,35 @@ package struct GroupLog: Equatable, Sendable {
     package func state(roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) -> GroupState {
         let graph = try GroupGraph(entries, group: group)
         var unchecked = false
-        for index in entries.indices where !CheckedEntries.contains(entries[index].hash) {
-            let past = GroupState(graph: graph, members: graph.ancestors[index])
-            let proofUnchecked = try past.check(entries[index], index: index, group: group, roots: roots)
-            if proofUnchecked { unchecked = true } else { CheckedEntries.insert(entries[index].hash) }
+        // The effect of the entries before `index`, kept while each entry follows all of those before
+        // it (the common case): such an entry is concurrent with none of them, so it changes nothing
+        // they decided and has effect exactly when its author's admission does.
+        var prefixEffect: IndexSet? = IndexSet()
+        for index in entries.indices {
+            let follows = graph.ancestors[index].count == index
+            if !CheckedEntries.contains(entries[index].hash) {
+                let effective: IndexSet
+                if follows {
+                    effective = prefixEffect ?? GroupEffect(graph: graph, subset: graph.ancestors[index]).effective
+                    prefixEffect = effective
+                } else {
+                    effective = GroupEffect(graph: graph, subset: graph.ancestors[index]).effective
+                }
+                let past = GroupState(graph: graph, members: graph.ancestors[index], effective: effective)
+                let proofUnchecked = try past.check(entries[index], index: index, group: group, roots: roots)
+                if proofUnchecked { unchecked = true } else { CheckedEntries.insert(entries[index].hash) }
+            }
+            if follows, let known = prefixEffect {
+                prefixEffect = graph.entry(index, hasEffectAfter: known) ? known.union(IndexSet(integer: index)) : known
+            } else {
+                prefixEffect = nil
+            }
         }
-        var state = GroupState(graph: graph, members: graph.everything)
+        var state = GroupState(
+            graph: graph,
+            members: graph.everything,
+            effective: prefixEffect ?? GroupEffect(graph: graph, subset: graph.everything).effective
+        )
         state.uncheckedProofs = unchecked
         return state
     }
@@ -234,6 +257,15 @@ struct GroupGraph {
         founding = IndexSet(entries.indices.filter { entries[$0].parents == [anchor] })
     }
 
+    /// Whether the entry `index`, which follows every entry before it, has effect when `effective`
+    /// are those of them with effect: a join always (nothing concurrent can void it), anything else
+    /// when its author's admission has effect.
+    func entry(_ index: Int, hasEffectAfter effective: IndexSet) -> Bool {
+        let entry = entries[index]
+        if entry.change.isJoin { return true }
+        return effective.contains { entries[$0].admittedDevice == entry.author }
+    }
+
     /// Whether neither entry was known to the other's author.
     func concurrent(_ first: Int, _ second: Int) -> Bool {
         first != second && !ancestors[first].contains(second) && !ancestors[second].contains(first)
@@ -286,10 +318,10 @@ package struct GroupState: Equatable, Sendable {
     package var activeMembers: [GroupMemberRecord] { members.filter(\.isActive) }
 
     /// The meaning of the entries `subset` of `graph` (closed under ancestors: the whole log, or what
-    /// one entry's author knew).
-    init(graph: GroupGraph, members subset: IndexSet) {
+    /// one entry's author knew), of which `effective` have effect (computed when not given).
+    init(graph: GroupGraph, members subset: IndexSet, effective: IndexSet? = nil) {
         let entries = graph.entries
-        let effective = GroupEffect(graph: graph, subset: subset).effective
+        let effective = effective ?? GroupEffect(graph: graph, subset: subset).effective
         for index in subset { startedEpochs.formUnion(entries[index].startedEpoch.map { [$0] } ?? []) }
         voided = Set(subset.subtracting(effective).map { entries[$0].hash })
 
