@@ -214,4 +214,19 @@ struct GroupAdversaryEndToEndTests {
         #expect(told.status == 1, "\(told.output)")
         #expect(try !has("after", in: vault("b-copy")))
     }
+
+    @Test("device revoke NAME refuses a name that is also the start of another device's id, revoking no one")
+    func revokeByAmbiguousName() throws {
+        _ = try pair()
+        let aID = try deviceID([:])
+        let prefix = String(aID.prefix(8))
+        let now = bundle("now-name")
+        #expect(try cli.run(["export", "--out", now]).status == 0)
+        #expect(try cli.run(["init", "--join", now, "--name", prefix], extra: vault("c")).status == 0)
+        #expect(try exchange(from: vault("c"), to: nil, "c-to-a-name").status == 0)
+        let refused = try cli.run(["device", "revoke", prefix])
+        #expect(refused.status != 0 && refused.error.contains("more than one device"), "\(refused.error)")
+        #expect(try isActive(aID) == true)
+        #expect(try isActive(try deviceID(vault("c"))) == true)
+    }
 }

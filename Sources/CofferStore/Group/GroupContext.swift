@@ -91,7 +91,13 @@ package struct GroupContext {
     /// holds, which every member can still open.
     package func sealingRoot() throws(CofferError) -> (epoch: KeyEpoch, root: SecureBytes) {
         let state = try state()
-        for epoch in ([KeyEpoch.original] + state.epochs).reversed() {
+        // The epochs this device started count even when they have no effect (it was revoked at the
+        // same time): sealing under an earlier epoch would hand what it writes next to whoever
+        // revoked it, who holds those. Another device's epoch without effect never counts.
+        let started = log.entries.compactMap { entry in
+            entry.author == device || !state.voided.contains(entry.hash) ? entry.startedEpoch : nil
+        }
+        for epoch in ([KeyEpoch.original] + started).reversed() {
             if let root = roots[epoch] { return (epoch, root) }
         }
         return try currentRoot()
@@ -102,11 +108,45 @@ package struct GroupContext {
         EpochRoots(roots: roots.filter { !$0.key.isOriginal }, current: try sealingRoot().epoch)
     }
 
+    /// While the log has more heads than an entry may name (a crafted log of many concurrent
+    /// entries), appends entries that share no key (an empty `keysShared`), each naming as many heads
+    /// as it may, so the entry that follows knows every entry this device holds: a revocation must
+    /// not void joins it merely could not name. A device without the current key names what it can.
+    private mutating func foldHeads() throws(CofferError) {
+        while log.heads.count > GroupEntry.maximumParents {
+            let state = try state()
+            guard state.member(device)?.isActive == true, let root = roots[state.currentEpoch] else { return }
+            let history = try GroupKeys.sealHistory([:], under: root, epoch: state.currentEpoch, group: log.group)
+            let entry = try GroupEntry(
+                change: .keysShared(epoch: state.currentEpoch, history: history),
+                parents: nextParents(),
+                author: device,
+                signing: deviceKeys.signing,
+                group: log.group
+            )
+            try log.append(entry, roots: { roots[$0] })
+            changed = true
+        }
+    }
+
+    /// The entries the next entry follows: every head of the log, or, when a log has been made wider
+    /// than an entry may name (a crafted log of many concurrent entries), the heads of entries with
+    /// effect first, so members can still revoke, rotate and approve. What an entry does not name it
+    /// did not know, as the rules expect; the next entry names the rest.
+    func nextParents() -> [[UInt8]] {
+        let heads = log.heads
+        guard heads.count > GroupEntry.maximumParents else { return heads }
+        let voided = (try? state().voided) ?? []
+        let effectiveFirst = heads.filter { !voided.contains($0) } + heads.filter { voided.contains($0) }
+        return Array(effectiveFirst.prefix(GroupEntry.maximumParents)).sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
     /// Appends an entry by this device.
     package mutating func append(_ change: GroupEntry.Change) throws(CofferError) {
+        try foldHeads()
         let entry = try GroupEntry(
             change: change,
-            parents: log.heads,
+            parents: nextParents(),
             author: device,
             signing: deviceKeys.signing,
             group: log.group
@@ -122,7 +162,7 @@ package struct GroupContext {
             throw CofferError(.keyUnavailable, "this device does not hold the group key of epoch \(epoch) to join with")
         }
         let message = GroupEntry.proofMessage(
-            previous: GroupEntry.placeDigest(log.heads),
+            previous: GroupEntry.placeDigest(nextParents()),
             author: device,
             keys: publicKeys,
             name: name,
@@ -139,12 +179,13 @@ package struct GroupContext {
     /// accepts afterwards, and a new epoch started after this (``startEpoch()``) is sealed to the
     /// new X25519 key alone.
     package mutating func replaceKeys(with fresh: DeviceKeys) throws(CofferError) {
+        try foldHeads()  // the possession proof names the parents the entry will have
         let keys: DevicePublicKeys
         let possession: [UInt8]
         do {
             keys = DevicePublicKeys(agreement: try fresh.agreement.publicKey(), signing: try fresh.signing.publicKey())
             possession = try fresh.signing.signature(
-                of: GroupEntry.possessionMessage(group: log.group, parents: log.heads, author: device, keys: keys)
+                of: GroupEntry.possessionMessage(group: log.group, parents: nextParents(), author: device, keys: keys)
             )
         } catch {
             throw CofferError(.internalError, "signing with the device's new keys failed: \(error)", underlying: error)

@@ -10,12 +10,12 @@ import Foundation
 ///   excepted: two devices revoking each other are both revoked), and so does a rekey of the device
 ///   (what a copy holding its old keys wrote), its revocations included; a rekey at the same time as
 ///   the device's revocation has no effect;
-/// - a passphrase join is void when a revocation, a rekey, a new key epoch or a policy of approval
-///   was written at the same time: the device proved a key that was being replaced, or came in by a
-///   door that was being closed. A closing has this power whether or not it is itself voided by the
+/// - a passphrase join is void when a revocation, a rekey or a policy of approval was written at the
+///   same time: it came in by a door that was being closed. (A new key epoch alone closes nothing:
+///   while joins are open, anyone with the passphrase may join after it too.) A closing has this power whether or not it is itself voided by the
 ///   joining device, so **no device defends its own admission**; it loses it only when a third
 ///   device's revocation or rekey voids it.
-/// - A joining device whose join was voided only by policy or epoch changes of devices that it
+/// - A joining device whose join was voided only by revocations or policy changes of devices that it
 ///   revoked at the same time, having known everything they knew, still revokes them (*both lose*:
 ///   its join is void and they are out): a revoked device's stale copy cannot undo its revocation by
 ///   closing the door on its revoker, and a thief racing the door cannot get in by revoking its
@@ -74,7 +74,8 @@ struct GroupEffect {
     private var admissionsOf: [UUID: [Int]] = [:]
     private var revocationsOf: [UUID: [Int]] = [:]
     private var rekeysOf: [UUID: [Int]] = [:]
-    /// New epochs and policies of approval.
+    /// Policies of approval. (A new epoch closes nothing: while joins are open, anyone with the
+    /// passphrase may join after it as well.)
     private var softClosings: [Int] = []
 
     /// The effect of the entries `subset` of `graph` (closed under ancestors).
@@ -94,7 +95,7 @@ struct GroupEffect {
             switch entry.change {
             case .revoked(let device, _): revocationsOf[device, default: []].append(index)
             case .keysReplaced: rekeysOf[entry.author, default: []].append(index)
-            case .epochStarted, .policy(.approval): softClosings.append(index)
+            case .policy(.approval): softClosings.append(index)
             default: break
             }
         }
@@ -233,8 +234,8 @@ struct GroupEffect {
     }
 
     /// Whether the revocation `index`, whose author's admission was voided, takes effect all the same:
-    /// the author joined by passphrase, and every entry that voided its join is a revocation, policy
-    /// or epoch change by a device it revoked at the same time, having known everything that device
+    /// the author joined by passphrase, and every entry that voided its join is a revocation or policy
+    /// change by a device it revoked at the same time, having known everything that device
     /// knew then; this revocation is one of those.
     private func selfDefended(_ index: Int) -> Answer {
         let revocation = graph.entries[index]

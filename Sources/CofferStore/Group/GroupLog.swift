@@ -380,12 +380,14 @@ package struct GroupState: Equatable, Sendable {
                 rekeys[entry.author, default: []].append(index)
             }
         }
-        // A revocation closes passphrase joins until a member who knew of it opens them again.
+        // A revocation or a rekey closes passphrase joins until a member who knew of it opens them
+        // again.
+        let closings = revocations + rekeys.values.joined()
         if let lastPolicy, lastPolicy.policy == .passphrase,
-            revocations.allSatisfy({ graph.ancestors[lastPolicy.index].contains($0) })
+            closings.allSatisfy({ graph.ancestors[lastPolicy.index].contains($0) })
         {
             policy = .passphrase
-        } else if lastPolicy != nil || !revocations.isEmpty {
+        } else if lastPolicy != nil || !closings.isEmpty {
             policy = .approval
         }
         // The current key is safe when exactly the active members hold it: every box of its epoch

@@ -200,4 +200,55 @@ struct GroupRaceTests {
             #expect(!thief.context.roots.keys.contains(merged.currentEpoch), "round \(round)")
         }
     }
+
+    @Test("A copy racing the owner's rekey with its own gets the device revoked, and the door closes")
+    func rekeyRaceClosesTheDoor() throws {
+        var (a, b) = try pair()
+        var copy = b
+        try b.context.replaceKeys(with: DeviceKeys.generate())
+        try copy.context.replaceKeys(with: DeviceKeys.generate())
+        try a.hear(b)
+        try a.hear(copy)
+        let merged = try a.context.state()
+        #expect(active(merged, ["a": a, "b": b]) == ["a"])
+        #expect(merged.policy == .approval, "a passphrase join from the copy would count")
+    }
+
+    @Test("A stale copy's rotation voids no join made since the copy was taken")
+    func staleRotationEvictsNoOne() throws {
+        var (a, b) = try pair()
+        var copy = b
+        let c = try joining(from: a, name: "c")
+        try a.hear(c)
+        try copy.context.startEpoch()
+        try a.hear(copy)
+        #expect(active(try a.context.state(), ["a": a, "b": b, "c": c]) == ["a", "b", "c"])
+    }
+
+    @Test("A log made wider than an entry may name (70 concurrent joins) still takes a revocation")
+    func wideLogStillTakesChanges() throws {
+        var (a, b) = try pair()
+        let start = a
+        for index in 0..<70 { try a.hear(try joining(from: start, name: "w\(index)")) }
+        #expect(a.log.heads.count > GroupEntry.maximumParents)
+        try a.revoke(b)
+        try a.context.append(.policy(.approval))
+        let state = try a.context.state()
+        #expect(!isActive(b, in: state))
+        #expect(state.activeMembers.count == 71)
+    }
+
+    @Test("A device revoked as both lose seals what it writes next under its own epoch, never one the thief holds")
+    func bothLoseSealsUnderOwnEpoch() throws {
+        var (a, b) = try pair()
+        var thief = b
+        try a.revoke(b)
+        let own = try a.context.currentRoot().epoch
+        try thief.revoke(a)
+        try a.hear(thief)
+        #expect(!isActive(a, in: try a.context.state()))
+        let sealing = try a.context.sealingRoot().epoch
+        #expect(sealing == own)
+        #expect(!thief.context.roots.keys.contains(sealing))
+    }
 }

@@ -282,14 +282,14 @@ extension GroupMember {
     static func named(_ text: String, in members: [GroupMember]) throws -> GroupMember {
         let lowered = text.lowercased()
         if let exact = members.first(where: { $0.deviceID.uuidString.lowercased() == lowered }) { return exact }
-        let byPrefix = members.filter { $0.deviceID.uuidString.lowercased().hasPrefix(lowered) }
-        let byName = members.filter { $0.name == text }
-        let found = byPrefix.count == 1 ? byPrefix : byName
+        // A name and an id prefix are weighed together: a device named with the first digits of
+        // another's id must not get that one revoked.
+        let found = members.filter { $0.deviceID.uuidString.lowercased().hasPrefix(lowered) || $0.name == text }
         guard found.count == 1 else {
             throw CLIFailure(
-                found.isEmpty && byPrefix.isEmpty
+                found.isEmpty
                     ? "no device of the group is '\(text)'; see coffer devices"
-                    : "'\(text)' names more than one device; give more of its id (see coffer devices)"
+                    : "'\(text)' names more than one device (\(found.map(\.cliDescription).joined(separator: ", "))); give its whole id (see coffer devices)"
             )
         }
         return found[0]
