@@ -111,14 +111,14 @@ extension Vault {
             let kept = (try? learnMembership(from: remote)) == true
             throw CofferError(
                 .notTrusted,
-                "this device was revoked from its sync group by \(describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
+                "this device was revoked from its sync group by \(me.revokedBy == device ? "two replacements of its keys at once (a copy of it rekeyed too)" : describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
             )
         }
         if state.member(device) == nil {
             let kept = (try? learnMembership(from: remote)) == true
             throw CofferError(
                 .notTrusted,
-                "this device's join no longer counts: it joined with a group key that a member replaced at the same time (a revocation, a key rotation or a switch to approval-only joins), so no member can trust it; no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
+                "this device's join no longer counts: a member closed the group to new devices (a revocation, a rekey or a switch to approval-only joins) at the same time as it joined, or the member that approved it was revoked at the same time, so no member can trust it; no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
             )
         }
         let signer: [UInt8]

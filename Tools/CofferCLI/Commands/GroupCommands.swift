@@ -43,7 +43,12 @@ struct DevicesCommand: VaultCommand {
                 if let seen = member.lastSeen { line += ", last seen \(day(seen))" }
                 if let revoked = member.revoked {
                     line += ", REVOKED \(day(revoked))"
-                    if let by = member.revokedBy { line += " by \(PrintableText.escaping(names[by] ?? by.uuidString))" }
+                    if let by = member.revokedBy {
+                        line +=
+                            by == member.deviceID
+                            ? " (two rekeys at once: a copy of it rekeyed too)"
+                            : " by \(PrintableText.escaping(names[by] ?? by.uuidString.lowercased()))"
+                    }
                 }
                 return line
             }.joined(separator: "\n")
