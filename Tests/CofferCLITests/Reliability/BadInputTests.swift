@@ -69,7 +69,19 @@ struct BadInputTests {
             "device revoke": ["device", "revoke", "00000000"], "group rotate": ["group", "rotate"],
             "group set": ["group", "set", "--join", "approval"], "group new": ["group", "new"],
             "write-only enable": ["write-only", "enable"], "write-only disable": ["write-only", "disable"],
-            "write-only status": ["write-only", "status"],
+            "write-only status": ["write-only", "status"], "snapshot adopt": ["snapshot", "adopt", "000000"],
+        ]
+    }
+
+    /// Bad values of single options (issue 39): the arguments, the exit status, and what the message
+    /// must name.
+    var badOptionSamples: [(arguments: [String], status: Int32, mentioning: String)] {
+        let out = scratch.appendingPathComponent("out").path
+        return [
+            (["restore", "tree", out, "--overwrite", "sometimes"], 64, "always, if-changed, if-newer, never"),
+            (["restore", "tree", out, "--target", out], 64, "not both"),
+            (["restore", "tree", "--target", "/", "--delete"], 1, "give --include or --exclude"),
+            (["restore", "tree", "--target", "/", "--delete", "--dry-run"], 1, "give --include or --exclude"),
         ]
     }
 
@@ -108,6 +120,14 @@ struct BadInputTests {
         for (_, arguments) in samples.sorted(by: { $0.key < $1.key }) {
             try expectRefused(arguments + ["--no-such-flag"], status: 64, mentioning: "--no-such-flag")
         }
+    }
+
+    @Test("Bad option values: exit 1 or 64 naming the problem, the vault and the target unchanged")
+    func badOptionValues() throws {
+        for sample in badOptionSamples {
+            try expectRefused(sample.arguments, status: sample.status, mentioning: sample.mentioning)
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("out").path))
     }
 
     @Test("Missing arguments: exit 64 naming the argument, for every command that takes some")
