@@ -14,7 +14,7 @@ extension Snapshots {
     /// them), owner when running as root, mode, extended attributes (after the owner, which clears
     /// capabilities), times. The content goes to a temporary name in the file's directory, renamed
     /// over the final name when complete; on any failure (a full disk, Ctrl-C) the temporary file is
-    /// removed, or named in `leftovers` if it cannot be. A file whose content is right already only
+    /// removed, or named in `tally` if it cannot be (and each file moved into place is counted there). A file whose content is right already only
     /// has its metadata set. With `dryRun`, only the check. Runs on a restore worker thread.
     ///
     /// - Throws: ``CofferError`` naming the file.
@@ -27,7 +27,7 @@ extension Snapshots {
         context: ContentReadContext,
         isRoot: Bool,
         dryRun: Bool,
-        leftovers: Locked<[String]>
+        tally: Locked<RestoreWorkerTally>
     ) throws(CofferError) -> RestoreOutcome {
         let entry = job.entry
         // Checked before any file is created: a damaged tree leaves nothing half made.
@@ -62,7 +62,7 @@ extension Snapshots {
             if !isClosed { close(descriptor) }
             if !isInPlace, unlink(temporary) != 0 {
                 let name = String(decoding: temporary.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                leftovers.withLock { $0.append(name) }
+                tally.withLock { $0.leftovers.append(name) }
             }
         }
         var problems: [SnapshotProblem] = []
@@ -95,6 +95,7 @@ extension Snapshots {
                 throw error.cofferError("moving it into place failed")
             }
             isInPlace = true
+            tally.withLock { $0.filesInPlace += 1 }
         } catch  where error.code == .userCanceled || error.code == .decode {
             throw error
         } catch {

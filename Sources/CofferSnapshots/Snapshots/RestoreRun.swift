@@ -23,8 +23,10 @@ struct RestoreRun {
     private(set) var unchanged = 0
     private(set) var kept = 0
     private(set) var deleted = 0
-    /// Temporary files a worker could not remove after a failure.
-    let leftovers = Locked<[String]>([])
+    /// Files the workers moved into place, and temporary files they could not remove.
+    let tally = Locked(RestoreWorkerTally())
+    /// Files whose outcome reached this thread (restored and updated ones counted in `restored`).
+    private var collectedFiles = 0
 
     init(
         record: SnapshotRecord,
@@ -116,7 +118,7 @@ struct RestoreRun {
         var firstNames: [FileIdentity: [UInt8]] = [:]
         var links: [(entry: TreeEntry, existing: [UInt8])] = []
         let isRoot = geteuid() == 0
-        let (scope, level, write, dryRun, leftovers) = (record.scope, record.level, record.write, dryRun, leftovers)
+        let (scope, level, write, dryRun, tally) = (record.scope, record.level, record.write, dryRun, tally)
         let workers = OrderedPipeline<RestoreJob, RestoreOutcome>.defaultWorkerCount
         let files = OrderedPipeline<RestoreJob, RestoreOutcome>(workers: workers, window: workers * 8) {
             () throws(CofferError) in
@@ -132,11 +134,13 @@ struct RestoreRun {
                     context: context,
                     isRoot: isRoot,
                     dryRun: dryRun,
-                    leftovers: leftovers
+                    tally: tally
                 )
             }
         }
         defer { files.shutDown() }
+        // What a killed restore left in the target itself (its directories are seen to as they come).
+        if !isFresh, !dryRun { RestoreTarget.removeLeftovers(in: EntryPath.absolute(root, [])) }
         var pendingFiles: [(path: [UInt8], size: UInt64)] = []
         var pendingHead = 0
         func collect(_ run: inout RestoreRun) throws(CofferError) {
@@ -148,6 +152,7 @@ struct RestoreRun {
                 pendingHead = 0
             }
             run.problems += outcome.problems
+            if outcome.action != .unchanged { run.collectedFiles += 1 }
             if outcome.action != .unchanged { run.bytes += Int64(size) }
             run.report(outcome.action, path)
             progress?(BackupProgress(files: run.restored, bytesRead: run.bytes))
@@ -402,7 +407,8 @@ struct RestoreRun {
     /// is left.
     func failure(_ error: CofferError) -> CofferError {
         if dryRun { return error }
-        let left = leftovers.withLock { $0 }
+        let (filesInPlace, left) = tally.withLock { ($0.filesInPlace, $0.leftovers) }
+        let whole = restored - collectedFiles + filesInPlace
         let temporary =
             left.isEmpty
             ? "no partial file is left (files are written under temporary names and moved into place only when complete)"
@@ -411,7 +417,7 @@ struct RestoreRun {
             [.userCanceled, .diskFull, .io].contains(error.code) ? "; running the same restore again completes it" : ""
         return CofferError(
             error.code,
-            "\(error.message); at least \(restored) paths were restored whole before it stopped; \(temporary)\(again)",
+            "\(error.message); \(whole) path\(whole == 1 ? " was" : "s were") restored, whole, before it stopped; \(temporary)\(again)",
             underlying: error
         )
     }
