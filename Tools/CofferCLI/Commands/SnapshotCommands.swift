@@ -49,7 +49,11 @@ struct BackupCommand: VaultCommand {
 
     var compression = CompressionOption()
 
-    @Option(value: "TIME", help: "The time the snapshot records, like '2019-09-01 11:00:00' (default: now).")
+    @Option(
+        value: "TIME",
+        help:
+            "The time the snapshot records, like '2019-09-01 11:00:00' (local, read as restic reads it; default: now)."
+    )
     var time: SnapshotTime?
 
     @Option(value: "HOST", help: "The host the snapshot records (default: this machine's hostname).")
