@@ -363,23 +363,24 @@ struct RestoreCommand: VaultCommand {
             --include restore what any of them matches, and the last matching pattern of each list
             decides.
 
-            DIR may hold files already (restic 0.17's restore in place): --overwrite says what becomes
-            of an existing path (always, the default: files whose content differs are replaced, the
-            others keep their content and get the snapshot's metadata; if-changed: the same, trusting
-            an equal size and modification time; if-newer: only where the snapshot's is newer; never).
-            --delete removes what DIR holds that the snapshot does not, in the directories restored and
-            where the patterns select it. --dry-run lists what would change and changes nothing. Each
-            file is written under a temporary name (.coffer-restore-...) and moved into place when
-            complete: a restore that fails or is interrupted leaves no partial file, says how far it
-            got, and running it again completes it.
+            DIR may hold files already (restic 0.17's restore in place; the tree goes under DIR as it
+            sat under the backed-up directory, so naming that directory restores in place). --overwrite
+            says what becomes of an existing path (always, the default: files whose content differs are
+            replaced, the others keep their content and get the snapshot's metadata; if-changed: the
+            same, trusting an equal size and modification time; if-newer: only where the snapshot's is
+            newer; never). --delete removes what DIR holds that the snapshot does not, in the
+            directories restored and where the patterns select it. --dry-run lists what would change
+            and changes nothing. Each file is written under a temporary name (.coffer-restore-...)
+            and moved into place when complete: a restore that fails or is interrupted leaves no
+            partial file, says how far it got, and running it again completes it.
             """,
         examples: [
             "coffer restore ~/docs /tmp/docs-back       # into a new or empty directory",
             "coffer restore 3f9c2a71 /tmp/txt --include '*.txt' --include report.pdf",
             "coffer restore latest /tmp/last                # this host's newest snapshot",
             "coffer restore ~/docs /tmp/small --exclude '*.iso' --exclude cache",
-            "coffer restore latest --target / --include /home/ann/docs --delete --dry-run   # what would change",
-            "coffer restore latest ~/docs --overwrite if-newer       # put back only what is older here",
+            "coffer restore ~/docs ~/docs --delete --dry-run    # in place: what would change",
+            "coffer restore ~/docs ~/docs --overwrite if-newer  # replace only files older than the snapshot's",
         ],
         isCancellable: true
     )
