@@ -127,6 +127,18 @@ struct InterruptionEndToEndTests {
         return result
     }
 
+    /// Eight files of 40 MB that do not compress, backed up as `tree`: a restore long enough to stop
+    /// midway.
+    func backUpRestoreTree() throws -> URL {
+        let tree = cli.directory.path("tree")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        for index in 0..<8 {
+            try RandomBytes.data(count: 40_000_000).write(to: tree.appendingPathComponent("part\(index)"))
+        }
+        #expect(try cli.run(["backup", tree.path, "--name", "tree", "-q"]).status == 0)
+        return tree
+    }
+
     /// Starts `coffer restore tree TARGET` and stops it with `signal` once a file is being written
     /// under a temporary name.
     func restoreStopped(by signal: Int32, into target: URL) throws -> (Process, String) {
@@ -150,12 +162,7 @@ struct InterruptionEndToEndTests {
         "a restore stopped by Ctrl-C leaves no temporary or partial file, says so, and the same restore then completes it"
     )
     func interruptedRestore() throws {
-        let tree = cli.directory.path("tree")
-        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
-        for index in 0..<8 {
-            try RandomBytes.data(count: 40_000_000).write(to: tree.appendingPathComponent("part\(index)"))
-        }
-        #expect(try cli.run(["backup", tree.path, "--name", "tree", "-q"]).status == 0)
+        let tree = try backUpRestoreTree()
         let source = try contents(tree)
         let target = cli.directory.path("target")
         let (restore, message) = try restoreStopped(by: SIGINT, into: target)
@@ -178,12 +185,7 @@ struct InterruptionEndToEndTests {
 
     @Test("a restore killed outright leaves its temporary file; the next restore there removes it and completes")
     func killedRestore() throws {
-        let tree = cli.directory.path("tree")
-        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
-        for index in 0..<8 {
-            try RandomBytes.data(count: 40_000_000).write(to: tree.appendingPathComponent("part\(index)"))
-        }
-        #expect(try cli.run(["backup", tree.path, "--name", "tree", "-q"]).status == 0)
+        let tree = try backUpRestoreTree()
         let target = cli.directory.path("target")
         let (restore, _) = try restoreStopped(by: SIGKILL, into: target)
         #expect(restore.terminationReason == .uncaughtSignal && restore.terminationStatus == SIGKILL)
