@@ -17,7 +17,7 @@ public struct RestoreChange: Sendable, CustomStringConvertible {
 
     /// What happened to the path.
     public let action: Action
-    /// The path under the target, printable (``PrintableText``: bytes that are not UTF-8 escaped).
+    /// The path under the target, printable (bytes that are not UTF-8 escaped as `\xHH`).
     public let path: String
 
     /// A change to `path`.
