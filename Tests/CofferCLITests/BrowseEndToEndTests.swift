@@ -135,6 +135,77 @@ struct BrowseEndToEndTests {
         #expect(missing.status == 1 && missing.error.contains("holds no 'docs/nothing'"))
     }
 
+    @Test(
+        "dump writes pax records where ustar overflows: ids of 8^7 and more, times before 1970 and from 8^11 s, long names and link targets; GNU tar and tarfile read them"
+    )
+    func dumpPax() throws {
+        let wide = cli.directory.path("wide")
+        let longTarget = String(repeating: "t", count: 120)
+        let longName = String(repeating: "d", count: 60) + "/" + String(repeating: "f", count: 60)
+        let made = try Products.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            [
+                "-c",
+                """
+                set -e; mkdir -p "$W/\(String(repeating: "d", count: 60))"; cd "$W"
+                echo old > old; touch -d '1960-01-01 00:00:00 UTC' old
+                echo far > far; touch -d '2300-01-01 00:00:00 UTC' far
+                echo ids > ids; chown 3000000:3000001 ids
+                echo long > "\(longName)"; ln -s "\(longTarget)" link
+                """,
+            ],
+            environment: ["W": wide.path]
+        )
+        try #require(made.status == 0, "\(made.error)")
+        #expect(try cli.run(["backup", wide.path, "--name", "wide"]).status == 0)
+        let archive = cli.directory.path("wide.tar")
+        let bash = URL(fileURLWithPath: "/bin/bash")
+        let environment = cli.environment.merging(["C": cli.coffer.path, "A": archive.path]) { $1 }
+        let written = try Products.run(bash, ["-c", "\"$C\" dump wide . > \"$A\""], environment: environment)
+        #expect(written.status == 0, "\(written.error)")
+
+        let listed = try Products.run(
+            URL(fileURLWithPath: "/bin/tar"),
+            ["-tvf", archive.path, "--numeric-owner", "--full-time", "--utc"]
+        )
+        #expect(listed.status == 0 && listed.error.isEmpty, "\(listed.error)")
+        let lines = listed.output.split(separator: "\n").map(String.init)
+        func line(_ name: String) -> String {
+            lines.first { $0.hasSuffix(" " + name) || $0.contains(" " + name + " -> ") } ?? ""
+        }
+        #expect(line("ids").contains(" 3000000/3000001 "), "\(listed.output)")
+        #expect(line("old").contains(" 1960-01-01 00:00:00 "), "\(listed.output)")
+        #expect(line("far").contains(" 2300-01-01 00:00:00 "), "\(listed.output)")
+        #expect(line("link").hasSuffix("link -> " + longTarget), "\(listed.output)")
+        #expect(!line(longName).isEmpty, "\(listed.output)")
+
+        let python = try Products.run(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                "-c",
+                """
+                import sys, tarfile
+                for m in tarfile.open(sys.argv[1]).getmembers():
+                    print(m.name, m.uid, m.gid, int(m.mtime), m.linkname, sep="|")
+                """,
+                archive.path,
+            ]
+        )
+        #expect(python.status == 0, "\(python.error)")
+        let members = Dictionary(
+            python.output.split(separator: "\n").map { line in
+                let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+                return (fields[0], Array(fields.dropFirst()))
+            },
+            uniquingKeysWith: { first, _ in first }
+        )
+        #expect(members["ids"]?.prefix(2) == ["3000000", "3000001"], "\(python.output)")
+        #expect(members["old"]?[2] == "-315619200", "\(python.output)")
+        #expect(members["far"]?[2] == "10413792000", "\(python.output)")
+        #expect(members["link"]?[3] == longTarget, "\(python.output)")
+        #expect(members[longName] != nil, "\(python.output)")
+    }
+
     @Test("dump refuses to write to a terminal", .enabled(if: Terminal.canRun))
     func dumpToTerminal() throws {
         let screen = try Terminal.run("\(cli.coffer.path) dump \(tree.path) docs", environment: cli.environment)

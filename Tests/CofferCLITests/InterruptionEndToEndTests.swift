@@ -5,7 +5,7 @@ import Testing
 
 /// Ctrl-C through the built `coffer`: an interrupted command releases what it held and says so before
 /// it ends, killed by the signal as a shell expects; `gc` is left with nothing to do.
-@Suite("Ctrl-C: an interrupted put, get or backup releases what it held and ends by the signal")
+@Suite("Ctrl-C: an interrupted put, get, backup or restore releases what it held and ends by the signal")
 struct InterruptionEndToEndTests {
     let cli: CLIHarness
 
@@ -105,5 +105,94 @@ struct InterruptionEndToEndTests {
         #expect(add.terminationReason == .uncaughtSignal)
         #expect(add.terminationStatus == SIGINT)
         #expect(try cli.run(["item", "find"]).output.contains("s") == false)
+    }
+
+    /// The names under `directory` that a restore gives files while it writes them.
+    func temporaryNames(_ directory: URL) throws -> [String] {
+        try Products.run(URL(fileURLWithPath: "/usr/bin/find"), [directory.path, "-name", ".coffer-restore-*"])
+            .output.split(separator: "\n").map(String.init)
+    }
+
+    /// Every regular file under `directory`, relative, with its SHA-256.
+    func contents(_ directory: URL) throws -> [String: String] {
+        let listed = try Products.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "cd '\(directory.path)' && find . -type f -exec sha256sum {} +"]
+        )
+        var result: [String: String] = [:]
+        for line in listed.output.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            result[String(parts[1].drop(while: { $0 == " " }).dropFirst(2))] = String(parts[0])
+        }
+        return result
+    }
+
+    /// Eight files of 40 MB that do not compress, backed up as `tree`: a restore long enough to stop
+    /// midway.
+    func backUpRestoreTree() throws -> URL {
+        let tree = cli.directory.path("tree")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        for index in 0..<8 {
+            try RandomBytes.data(count: 40_000_000).write(to: tree.appendingPathComponent("part\(index)"))
+        }
+        #expect(try cli.run(["backup", tree.path, "--name", "tree", "-q"]).status == 0)
+        return tree
+    }
+
+    /// Starts `coffer restore tree TARGET` and stops it with `signal` once a file is being written
+    /// under a temporary name.
+    func restoreStopped(by signal: Int32, into target: URL) throws -> (Process, String) {
+        let running = try cli.start(["restore", "tree", target.path])
+        try waitUntil("the restore writes a file") {
+            guard running.process.isRunning else { return true }
+            return !(try temporaryNames(target).isEmpty)
+        }
+        try #require(running.process.isRunning, "the restore ended before it could be stopped")
+        if signal == SIGINT {
+            interrupt(running.process)
+        } else {
+            kill(running.process.processIdentifier, signal)
+            running.process.waitUntilExit()
+        }
+        let message = String(decoding: running.error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (running.process, message)
+    }
+
+    @Test(
+        "a restore stopped by Ctrl-C leaves no temporary or partial file, says so, and the same restore then completes it"
+    )
+    func interruptedRestore() throws {
+        let tree = try backUpRestoreTree()
+        let source = try contents(tree)
+        let target = cli.directory.path("target")
+        let (restore, message) = try restoreStopped(by: SIGINT, into: target)
+        #expect(restore.terminationReason == .uncaughtSignal, "\(message)")
+        #expect(restore.terminationStatus == SIGINT)
+        #expect(message.contains("interrupted (Ctrl-C)"), "\(message)")
+        #expect(message.contains("no partial file is left"), "\(message)")
+        #expect(message.contains("running the same restore again completes it"), "\(message)")
+        #expect(try temporaryNames(target).isEmpty)
+        // Whatever sits under a final name is whole.
+        let partial = try contents(target)
+        #expect(partial.count < source.count, "the restore was not stopped midway")
+        for (path, digest) in partial { #expect(source[path] == digest, "\(path) is not whole") }
+        // The target is not empty now; the default --overwrite always takes it and finishes the job.
+        let again = try cli.run(["restore", "tree", target.path])
+        #expect(again.status == 0, "\(again.error)")
+        #expect(try contents(target) == source)
+        #expect(try temporaryNames(target).isEmpty)
+    }
+
+    @Test("a restore killed outright leaves its temporary file; the next restore there removes it and completes")
+    func killedRestore() throws {
+        let tree = try backUpRestoreTree()
+        let target = cli.directory.path("target")
+        let (restore, _) = try restoreStopped(by: SIGKILL, into: target)
+        #expect(restore.terminationReason == .uncaughtSignal && restore.terminationStatus == SIGKILL)
+        #expect(!(try temporaryNames(target).isEmpty), "SIGKILL runs no clean-up: its temporary file stays")
+        let again = try cli.run(["restore", "tree", target.path])
+        #expect(again.status == 0, "\(again.error)")
+        #expect(try temporaryNames(target).isEmpty)
+        #expect(try contents(target) == contents(tree))
     }
 }

@@ -72,7 +72,7 @@ struct SnapshotEndToEndTests {
         #expect(try run(["verify", "--read-data"]).status == 0)
     }
 
-    @Test("--include restores a subset; bad input fails with a message and exit 1")
+    @Test("--include restores a subset; bad input fails with a message and exit 1, changing nothing")
     func subsetAndErrors() throws {
         let source = directory.path("source").path
         #expect(try run(["backup", source, "--name", "notes", "-q"]).status == 0)
@@ -81,9 +81,12 @@ struct SnapshotEndToEndTests {
         #expect(FileManager.default.fileExists(atPath: target + "/notes/old/data.bin"))
         #expect(!FileManager.default.fileExists(atPath: target + "/notes/today.txt"))
 
-        let busy = try run(["restore", "notes", target])
-        #expect(busy.status == 1)
-        #expect(busy.error.contains("is not empty"))
+        let file = directory.path("a-file")
+        try Data("x".utf8).write(to: file)
+        let notDirectory = try run(["restore", "notes", file.path])
+        #expect(notDirectory.status == 1)
+        #expect(notDirectory.error.contains("exists and is not a directory"), "\(notDirectory.error)")
+        #expect(try Data(contentsOf: file) == Data("x".utf8))
         let unknown = try run(["restore", "nothing-like-this", directory.path("x").path])
         #expect(unknown.status == 1)
         #expect(unknown.error.contains("there is no snapshot 'nothing-like-this'"))

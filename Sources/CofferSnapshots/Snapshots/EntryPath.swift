@@ -14,6 +14,16 @@ package enum EntryPath {
         parent.isEmpty ? name : parent + [UInt8(ascii: "/")] + name
     }
 
+    /// The path of the directory holding `path`: empty (the root) for a name at the root.
+    package static func parent(_ path: [UInt8]) -> [UInt8] {
+        path.lastIndex(of: UInt8(ascii: "/")).map { Array(path[..<$0]) } ?? []
+    }
+
+    /// The last component of `path`.
+    package static func name(_ path: [UInt8]) -> [UInt8] {
+        path.lastIndex(of: UInt8(ascii: "/")).map { Array(path[($0 + 1)...]) } ?? path
+    }
+
     /// Whether `path` is safe to create under a restore target: relative, no empty, `.` or `..`
     /// component, no NUL.
     package static func isSafe(_ path: [UInt8]) -> Bool {

@@ -1,47 +1,83 @@
 public import Foundation
 internal import Glibc
 
-/// A file for a restore worker to write.
+/// A file for a restore worker to write, or to check first.
 package struct RestoreJob {
+    /// What is at the file's path in the target, and what to do about it.
+    package enum Check {
+        /// Nothing: write it.
+        case create
+        /// Something to replace without looking (a link, a FIFO, an empty directory removed).
+        case replace
+        /// A regular file: write it only if its content differs (trusting an equal size and
+        /// modification time first, for `--overwrite if-changed`).
+        case verify(trustingSizeAndTime: Bool, existing: RestoreTarget.Existing)
+    }
+
     package let entry: TreeEntry
     package let path: [CChar]
+    package let check: Check
 
-    package init(entry: TreeEntry, path: [CChar]) {
+    package init(entry: TreeEntry, path: [CChar], check: Check = .create) {
         self.entry = entry
         self.path = path
+        self.check = check
     }
 }
 
-/// What ``Snapshots/restore(_:host:to:including:includingIgnoringCase:excluding:excludingIgnoringCase:progress:)``
-/// did.
+/// What ``Snapshots/restore(_:host:to:including:includingIgnoringCase:excluding:excludingIgnoringCase:overwrite:deleting:dryRun:changes:progress:)``
+/// did, or with `dryRun` would do.
 public struct RestoreResult: Sendable {
-    /// Files, directories and links created.
+    /// Files, directories and links created or replaced.
     public let restoredPaths: Int
     /// Bytes of file content written.
     public let bytes: Int64
     /// Paths restored only in part (an owner that could not be set, a special file that is not a
     /// FIFO), with why.
     public let problems: [SnapshotProblem]
+    /// Of ``restoredPaths``, the existing files and links replaced because they differed.
+    public var updatedPaths = 0
+    /// Existing files that already held the snapshot's content (only their metadata set).
+    public var unchangedPaths = 0
+    /// Existing paths left as they were by `--overwrite never` or `if-newer`.
+    public var keptPaths = 0
+    /// Paths of the target that are not in the snapshot, removed by `--delete` (each path under a
+    /// removed directory counted).
+    public var deletedPaths = 0
 }
 
 extension Snapshots {
-    /// Recreates a snapshot's tree in `directory`, which must be empty or absent: contents, modes,
-    /// modification times, symbolic links, empty directories, names exactly as they were stored
-    /// (UTF-8 or not), hard links as links, sparse files with their holes, extended attributes (ACLs
-    /// and file capabilities among them), the backed-up directory's own mode, times and attributes,
-    /// and owners when running as root. What cannot be put back (an attribute the file system or a
-    /// non-root user cannot set, an owner) is listed in ``RestoreResult/problems``.
+    /// Recreates a snapshot's tree in `directory`, new, empty or not (restic's in-place restore):
+    /// contents, modes, modification times, symbolic links, empty directories, names exactly as they
+    /// were stored (UTF-8 or not), hard links as links, sparse files with their holes, extended
+    /// attributes (ACLs and file capabilities among them), the backed-up directory's own mode, times
+    /// and attributes, and owners when running as root. What cannot be put back (an attribute the
+    /// file system or a non-root user cannot set, an owner) is listed in ``RestoreResult/problems``.
+    ///
+    /// Each file is written under a temporary name in its directory (`.coffer-restore-…`) and renamed
+    /// into place when complete, so a final name never holds a partial file. A restore that fails or
+    /// is interrupted removes the file it was writing and says how far it got; the paths already in
+    /// place are whole, and running the same restore again completes it (the existing files checked
+    /// and kept). What is at a path already is treated as `overwrite` says; a non-directory where the
+    /// snapshot has a directory is replaced by it, and a directory where it has anything else is
+    /// replaced only if empty or with `deleting`.
     ///
     /// Paths are checked before anything is created: a path that is absolute, has a `..` or empty
     /// component, or would pass through a symbolic link (a crafted snapshot trying to write outside
     /// the target) stops the restore with `.decode`. File contents are checked chunk by chunk (each
     /// chunk against its keyed id; in snapshots of record version 1, also each file's SHA-256).
     ///
+    /// ```swift
+    /// let result = try vault.snapshots.restore("latest", to: home, including: ["docs"], deleting: true, dryRun: true) {
+    ///     print($0)   // "updated   docs/report.pdf", "deleted   docs/draft.tmp"
+    /// }
+    /// ```
+    ///
     /// - Parameters:
     ///   - reference: The snapshot: a unique prefix of its id (at least 6 hex digits), a name (the
     ///     latest snapshot of that name taken on `host`), or `latest` (the newest taken on `host`).
     ///   - host: Whose snapshot a name or `latest` means; this machine's when `nil`.
-    ///   - directory: Where to restore; must be empty or absent.
+    ///   - directory: Where to restore; created if absent.
     ///   - including: Restore only paths these patterns match (`--include`), and everything under a
     ///     matching directory: `docs`, `report.pdf` (at any depth), `docs/*.txt`, `!docs/old`.
     ///     Patterns follow restic's rules, as excludes do, matched against each path as it was
@@ -51,7 +87,17 @@ extension Snapshots {
     ///   - patterns: Leave out paths these patterns match (`--exclude`): `*.iso`, `cache`,
     ///     `!cache/keep`.
     ///   - caseInsensitivePatterns: The same, matched ignoring case (`--iexclude`), a list of its own.
+    ///   - overwrite: What to do with a path that exists already (``RestoreOverwrite``).
+    ///   - deleting: Remove what the target holds that the snapshot does not, in every directory
+    ///     restored, where the patterns select it (restic's `--delete`); refused for the target `/`
+    ///     with no pattern.
+    ///   - dryRun: Work out and report every change, checking existing files' contents, but change
+    ///     nothing (the target is not even created).
+    ///   - changes: Told each path restored, updated, unchanged, kept or deleted, on this thread.
     ///   - progress: Called with the files and bytes restored so far.
+    /// - Throws: ``CofferError``: `.param` for a target that is not a directory or a `--delete` of `/`
+    ///   without patterns (nothing changed); for a failure midway (a full disk, Ctrl-C), its error,
+    ///   naming the file and how far the restore got.
     public func restore(
         _ reference: String,
         host: String? = nil,
@@ -60,6 +106,10 @@ extension Snapshots {
         includingIgnoringCase: [String] = [],
         excluding patterns: [String] = [],
         excludingIgnoringCase caseInsensitivePatterns: [String] = [],
+        overwrite: RestoreOverwrite = .always,
+        deleting: Bool = false,
+        dryRun: Bool = false,
+        changes: ((RestoreChange) -> Void)? = nil,
         progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) throws(CofferError) -> RestoreResult {
         let rules = try PathSelection(
@@ -69,246 +119,58 @@ extension Snapshots {
             includingIgnoringCase: includingIgnoringCase
         )
         let record = try resolve(reference, host: host)
-        let sourceComponents = Array(record.sourcePath.utf8).split(separator: UInt8(ascii: "/")).map(Array.init)
-        /// The directory the patterns last left out wholly: entries come in walk order, so only it
-        /// can hold the next one. And the directories left out but waiting for something under them
-        /// to be taken (each then restored just before it).
-        var excludedDirectory: [UInt8]?
-        var pendingDirectories: [TreeEntry] = []
-        let keys = try vault.keyRing()
         let rootPath = directory.standardizedFileURL.path
-        try Self.prepareTarget(rootPath)
-        let root = Array(rootPath.utf8)
-        let store = snapshotStore(keys)
-        let reader = ContentReader(environment: vault.environment, store: store.contentStore, keys: keys)
-        var restored = 0
-        var bytes: Int64 = 0
-        var problems: [SnapshotProblem] = []
-        var directories: [TreeEntry] = []
-        /// The first restored name of each file with several, and the names to link to it at the end
-        /// (its worker may not have created it yet).
-        var firstNames: [FileIdentity: [UInt8]] = [:]
-        var links: [(entry: TreeEntry, existing: [UInt8])] = []
-        let isRoot = geteuid() == 0
-        let scope = record.scope
-        let level = record.level
-        let write = record.write
-        let workers = OrderedPipeline<RestoreJob, [SnapshotProblem]>.defaultWorkerCount
-        let files = OrderedPipeline<RestoreJob, [SnapshotProblem]>(workers: workers, window: workers * 8) {
-            () throws(CofferError) in
-            // Each worker keeps its contexts and keys for all the files it writes.
-            let context = try reader.makeContext()
-            return { (job) throws(CofferError) in
-                try Self.restoreFile(
-                    job.entry,
-                    at: job.path,
-                    scope: scope,
-                    level: level,
-                    write: write,
-                    reader: reader,
-                    context: context,
-                    isRoot: isRoot
-                )
-            }
-        }
-        defer { files.shutDown() }
-        var pendingFiles = 0
-        func collect() throws(CofferError) {
-            guard let fileProblems = try files.next() else { return }
-            pendingFiles -= 1
-            problems += fileProblems
-            restored += 1
-        }
-        try store.forEachEntry(of: record) { (entry) throws(CofferError) in
-            if entry.isRoot {
-                if entry.kind == .directory { directories.append(entry) }
-                return
-            }
-            guard EntryPath.isSafe(entry.path) else {
-                throw CofferError(
-                    .decode,
-                    "the snapshot holds the path '\(entry.displayPath)', which would escape the target; nothing more was restored"
-                )
-            }
-            if !rules.isEmpty {
-                if let excludedDirectory, EntryPath.isInside(entry.path, excludedDirectory) { return }
-                while let last = pendingDirectories.last, !EntryPath.isInside(entry.path, last.path) {
-                    pendingDirectories.removeLast()
-                }
-                let components = sourceComponents + entry.path.split(separator: UInt8(ascii: "/")).map(Array.init)
-                switch rules.decision(for: components, isDirectory: entry.kind == .directory) {
-                case .included:
-                    // Something put back: the directories above it first.
-                    for parent in pendingDirectories {
-                        try Self.checkParents(of: parent.path, under: root)
-                        try Self.createDirectory(EntryPath.absolute(root, parent.path), parent.displayPath)
-                        directories.append(parent)
-                    }
-                    pendingDirectories.removeAll()
-                case .excluded:
-                    if entry.kind == .directory { excludedDirectory = entry.path }
-                    return
-                case .excludedWalkingInto:
-                    pendingDirectories.append(entry)
-                    return
-                }
-            }
-            let path = EntryPath.absolute(root, entry.path)
-            try Self.checkParents(of: entry.path, under: root)
-            switch entry.kind {
-            case .directory:
-                try Self.createDirectory(path, entry.displayPath)
-                directories.append(entry)
-            case .file:
-                if entry.linkCount > 1 {
-                    let identity = FileIdentity(device: entry.device, inode: entry.inode)
-                    if let existing = firstNames[identity] {
-                        links.append((entry, existing))
-                        return
-                    }
-                    firstNames[identity] = entry.path
-                }
-                // Files are written by worker threads; their parents exist already (walk order).
-                while !files.hasRoom { try collect() }
-                try files.submit(RestoreJob(entry: entry, path: path))
-                pendingFiles += 1
-                bytes += Int64(entry.size)
-                return
-            case .symlink:
-                let target = (entry.linkTarget ?? []).map { CChar(bitPattern: $0) } + [0]
-                guard symlink(target, path) == 0 else {
-                    throw Self.failure("creating the symbolic link", entry.displayPath)
-                }
-                if isRoot, lchown(path, entry.uid, entry.gid) != 0 {
-                    problems.append(SnapshotProblem(path: entry.displayPath, message: "owner not restored"))
-                }
-                problems += ExtendedAttribute.apply(entry.attributes, to: path).map {
-                    SnapshotProblem(path: entry.displayPath, message: $0)
-                }
-                var times = [Self.timespec(entry), Self.timespec(entry)]
-                utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
-            case .other:
-                if entry.mode & UInt32(S_IFMT) == UInt32(S_IFIFO), mkfifo(path, mode_t(entry.mode & 0o7777)) == 0 {
-                    problems += ExtendedAttribute.apply(entry.attributes, to: path).map {
-                        SnapshotProblem(path: entry.displayPath, message: $0)
-                    }
-                    var times = [Self.timespec(entry), Self.timespec(entry)]
-                    utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
-                } else {
-                    problems.append(
-                        SnapshotProblem(
-                            path: entry.displayPath,
-                            message: "a socket or device, recorded by type only; not recreated"
-                        )
-                    )
-                    return
-                }
-            }
-            restored += 1
-            progress?(BackupProgress(files: restored, bytesRead: bytes))
-        }
-        files.finishSubmitting()
-        while pendingFiles > 0 { try collect() }
-        // Further names of one file, now that the first name exists and is complete.
-        for (entry, existing) in links {
-            guard link(EntryPath.absolute(root, existing), EntryPath.absolute(root, entry.path)) == 0 else {
-                throw Self.failure("creating the hard link", entry.displayPath)
-            }
-            restored += 1
-        }
-        // Directories last, deepest first: their modes may forbid writing, and creating entries in
-        // them changed their times. The backed-up directory itself (version 3 on) comes last of all.
-        for entry in directories.reversed() {
-            let path = EntryPath.absolute(root, entry.path)
-            if isRoot, lchown(path, entry.uid, entry.gid) != 0 {
-                problems.append(SnapshotProblem(path: entry.displayPath, message: "owner not restored"))
-            }
-            chmod(path, mode_t(entry.mode & 0o7777))
-            problems += ExtendedAttribute.apply(entry.attributes, to: path).map {
-                SnapshotProblem(path: entry.displayPath, message: $0)
-            }
-            var times = [Self.timespec(entry), Self.timespec(entry)]
-            utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
-        }
-        return RestoreResult(restoredPaths: restored, bytes: bytes, problems: problems)
-    }
-
-    /// Writes one file of a snapshot: content (checked chunk by chunk, and against its SHA-256 in a
-    /// version 1 snapshot; with holes where a sparse file had them), owner when running as root,
-    /// mode, extended attributes (after the owner, which clears capabilities), times. Runs on a
-    /// restore worker thread.
-    package static func restoreFile(
-        _ entry: TreeEntry,
-        at path: [CChar],
-        scope: SyncScope,
-        level: ProtectionLevel,
-        write: WriteKeys?,
-        reader: ContentReader,
-        context: ContentReadContext? = nil,
-        isRoot: Bool
-    ) throws(CofferError) -> [SnapshotProblem] {
-        // Checked before the file is created: a damaged tree leaves nothing half made.
-        _ = try FileContent(entry, scope: scope, level: level, write: write)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw Self.failure("creating the file", entry.displayPath) }
-        defer { close(descriptor) }
-        func stream(to sink: inout some ByteSink) throws(CofferError) {
-            try reader.streamFile(
-                entry,
-                scope: scope,
-                level: level,
-                write: write,
-                to: &sink,
-                context: context,
-                parallelAbove: Self.filesParallelAbove
+        if deleting, rules.isEmpty, rootPath == "/" {
+            throw CofferError(
+                .param,
+                "--delete into / would remove everything on this machine that is not in the snapshot; give --include or --exclude patterns to say what to restore and delete (restic's rule); nothing was changed"
             )
         }
-        if entry.isSparse {
-            var sink = SparseFileSink(descriptor: descriptor)
-            try stream(to: &sink)
-            try sink.finish()
-        } else {
-            var sink = FileDescriptorSink(descriptor: descriptor)
-            try stream(to: &sink)
+        let keys = try vault.keyRing()
+        let isFresh = try Self.prepareTarget(rootPath, create: !dryRun)
+        var run = RestoreRun(
+            record: record,
+            root: Array(rootPath.utf8),
+            rules: rules,
+            overwrite: overwrite,
+            deleting: deleting,
+            dryRun: dryRun,
+            isFresh: isFresh,
+            changes: changes
+        )
+        let store = snapshotStore(keys)
+        let reader = ContentReader(environment: vault.environment, store: store.contentStore, keys: keys)
+        do {
+            try run.restore(store: store, reader: reader, progress: progress)
+        } catch {
+            throw run.failure(error)
         }
-        var problems: [SnapshotProblem] = []
-        if isRoot, fchown(descriptor, entry.uid, entry.gid) != 0 {
-            problems.append(SnapshotProblem(path: entry.displayPath, message: "owner not restored"))
-        }
-        fchmod(descriptor, mode_t(entry.mode & 0o7777))
-        problems += ExtendedAttribute.apply(entry.attributes, to: descriptor).map {
-            SnapshotProblem(path: entry.displayPath, message: $0)
-        }
-        var times = [Self.timespec(entry), Self.timespec(entry)]
-        futimens(descriptor, &times)
-        return problems
+        return run.result
     }
 
-    /// Files of more chunks than this are opened by threads of their own; smaller ones on their
-    /// restore worker, as the workers already write several files at once.
-    static let filesParallelAbove = 16
-
-    /// Creates `root` (with parents) if absent; refuses one that is not an empty directory.
-    package static func prepareTarget(_ root: String) throws(CofferError) {
+    /// Creates `root` (with parents) if absent and `create` says so; refuses one that is not a
+    /// directory.
+    ///
+    /// - Returns: Whether the target was absent or empty (a fresh restore: nothing to check).
+    package static func prepareTarget(_ root: String, create: Bool) throws(CofferError) -> Bool {
         let files = FileManager.default
         var isDirectory: ObjCBool = false
         if files.fileExists(atPath: root, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
                 throw CofferError(
                     .param,
-                    "\(root) exists and is not a directory; restore into an empty or new directory"
+                    "\(root) exists and is not a directory; restore into a directory (new, empty or not); nothing was changed"
                 )
             }
-            guard (try? files.contentsOfDirectory(atPath: root))?.isEmpty == true else {
-                throw CofferError(.param, "\(root) is not empty; restore into an empty or new directory")
-            }
-            return
+            return (try? files.contentsOfDirectory(atPath: root))?.isEmpty == true
         }
+        guard create else { return true }
         do {
             try files.createDirectory(atPath: root, withIntermediateDirectories: true)
         } catch {
             throw CofferError(.io, "cannot create \(root): \(error.localizedDescription)")
         }
+        return true
     }
 
     /// Creates the missing parents of `path` (for a subset restore) and refuses one that is a
@@ -331,14 +193,6 @@ extension Snapshots {
                     "the snapshot's path '\(EntryPath.display(path))' passes through '\(EntryPath.display(current))', which is not a directory (a symbolic link?); refusing to write outside the target"
                 )
             }
-        }
-    }
-
-    /// Creates a directory being restored (private until its own mode is set at the end); one that
-    /// exists already is fine.
-    static func createDirectory(_ path: [CChar], _ shown: String) throws(CofferError) {
-        guard mkdir(path, 0o700) == 0 || Errno.current.code == EEXIST else {
-            throw failure("creating the directory", shown)
         }
     }
 

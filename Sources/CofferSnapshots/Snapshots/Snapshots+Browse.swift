@@ -134,7 +134,8 @@ extension Snapshots {
     }
 
     /// Writes one file of a snapshot to `descriptor` as it is, or a directory as a tar archive
-    /// (ustar with pax headers, names relative to the directory's parent, hard links as links),
+    /// (ustar with pax headers for what ustar cannot hold: long names, large sizes and ids, times
+    /// before 1970 or past 2242; names relative to the directory's parent, hard links as links),
     /// streaming: memory stays bounded whatever it holds. Every chunk is checked as it is read.
     ///
     /// - Parameters:

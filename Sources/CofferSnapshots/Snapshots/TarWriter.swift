@@ -3,7 +3,9 @@
 /// snapshot's bytes; a name or link target that is longer than ustar's fields or not plain ASCII goes
 /// in a pax `path` / `linkpath` record, as the bytes it is (GNU tar and bsdtar take them so; GNU tar
 /// warns about the `hdrcharset` record that would declare them), a size of 8 GiB or more in a `size`
-/// record.
+/// record, a uid or gid of 8^7 (2,097,152) or more in a `uid` / `gid` record, and a modification time
+/// before 1970 or from 8^11 seconds on (2242) in an `mtime` record (negative where it is before 1970).
+/// The ustar field of a value given in a record holds 0, as GNU tar writes it; nothing wraps.
 package struct TarWriter<Sink: ByteSink> {
     /// What a header describes.
     package enum Kind {
@@ -42,7 +44,13 @@ package struct TarWriter<Sink: ByteSink> {
         if !Self.fitsUstar(link, 100) { records.append(("linkpath", link)) }
         var size: UInt64 = 0
         if case .file(let fileSize) = kind { size = fileSize }
-        if size >= 1 << 33 { records.append(("size", Array(String(size).utf8))) }
+        if size >= Self.octalLimit { records.append(("size", Array(String(size).utf8))) }
+        let uidFits = UInt64(uid) < Self.idLimit
+        let gidFits = UInt64(gid) < Self.idLimit
+        let timeFits = modified >= 0 && modified < Int64(Self.octalLimit)
+        if !uidFits { records.append(("uid", Array(String(uid).utf8))) }
+        if !gidFits { records.append(("gid", Array(String(gid).utf8))) }
+        if !timeFits { records.append(("mtime", Array(String(modified).utf8))) }
         if !records.isEmpty {
             let body = records.flatMap { Self.paxRecord($0.0, $0.1) }
             try write(
@@ -52,7 +60,7 @@ package struct TarWriter<Sink: ByteSink> {
                     uid: 0,
                     gid: 0,
                     size: UInt64(body.count),
-                    modified: modified,
+                    modified: timeFits ? modified : 0,
                     type: UInt8(ascii: "x"),
                     link: []
                 )
@@ -72,10 +80,10 @@ package struct TarWriter<Sink: ByteSink> {
             Self.block(
                 name: Self.fitsUstar(name, 100) ? name : Array(name.prefix(100)),
                 mode: mode & 0o7777,
-                uid: uid,
-                gid: gid,
-                size: size < 1 << 33 ? size : 0,
-                modified: modified,
+                uid: uidFits ? uid : 0,
+                gid: gidFits ? gid : 0,
+                size: size < Self.octalLimit ? size : 0,
+                modified: timeFits ? modified : 0,
                 type: type,
                 link: Self.fitsUstar(link, 100) ? link : Array(link.prefix(100))
             )
@@ -104,6 +112,11 @@ package struct TarWriter<Sink: ByteSink> {
         if remainder > 0 { try write([UInt8](repeating: 0, count: 512 - remainder)) }
     }
 
+    /// The first value ustar's 12-byte numeric fields (size, time: 11 octal digits) cannot hold: 8^11.
+    static var octalLimit: UInt64 { 1 << 33 }
+    /// The first value its 8-byte id fields (7 octal digits) cannot hold: 8^7.
+    static var idLimit: UInt64 { 1 << 21 }
+
     /// Whether `bytes` fit a ustar field of `width` as they are: printable ASCII, short enough.
     static func fitsUstar(_ bytes: [UInt8], _ width: Int) -> Bool {
         bytes.count <= width && bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7f }
@@ -117,7 +130,8 @@ package struct TarWriter<Sink: ByteSink> {
         return Array("\(length) \(key)=".utf8) + value + [UInt8(ascii: "\n")]
     }
 
-    /// One 512-byte ustar header block.
+    /// One 512-byte ustar header block; every number must fit its field (the caller puts what does
+    /// not in pax records).
     static func block(
         name: [UInt8],
         mode: UInt32,
@@ -142,10 +156,10 @@ package struct TarWriter<Sink: ByteSink> {
         }
         put(name, at: 0, width: 100)
         octal(UInt64(mode), at: 100, width: 8)
-        octal(UInt64(uid) & 0o7777777, at: 108, width: 8)
-        octal(UInt64(gid) & 0o7777777, at: 116, width: 8)
+        octal(UInt64(uid), at: 108, width: 8)
+        octal(UInt64(gid), at: 116, width: 8)
         octal(size, at: 124, width: 12)
-        octal(UInt64(max(0, modified)), at: 136, width: 12)
+        octal(UInt64(modified), at: 136, width: 12)
         block[156] = type
         put(link, at: 157, width: 100)
         put(Array("ustar".utf8) + [0], at: 257, width: 6)

@@ -69,7 +69,24 @@ struct BadInputTests {
             "device revoke": ["device", "revoke", "00000000"], "group rotate": ["group", "rotate"],
             "group set": ["group", "set", "--join", "approval"], "group new": ["group", "new"],
             "write-only enable": ["write-only", "enable"], "write-only disable": ["write-only", "disable"],
-            "write-only status": ["write-only", "status"], "snapshot adopt": ["snapshot", "adopt", "tree"],
+            "write-only status": ["write-only", "status"], "snapshot adopt": ["snapshot", "adopt", "000000"],
+        ]
+    }
+
+    /// Bad values of single options (issue 39): the arguments, the exit status, and what the message
+    /// must name.
+    var badOptionSamples: [(arguments: [String], status: Int32, mentioning: String, extra: [String: String])] {
+        let out = scratch.appendingPathComponent("out").path
+        let tree = scratch.appendingPathComponent("tree").path
+        let newYork = ["TZ": "America/New_York"]
+        return [
+            (["restore", "tree", out, "--overwrite", "sometimes"], 64, "always, if-changed, if-newer, never", [:]),
+            (["restore", "tree", out, "--target", out], 64, "not both", [:]),
+            (["restore", "tree", "--target", "/", "--delete"], 1, "give --include or --exclude", [:]),
+            (["restore", "tree", "--target", "/", "--delete", "--dry-run"], 1, "give --include or --exclude", [:]),
+            (["backup", tree, "--time", "2026-03-08 02:30:00"], 64, "does not exist in this time zone", newYork),
+            (["find", "*.txt", "--newest", "2026-03-08 02:00"], 64, "from 02:00 straight to 03:00", newYork),
+            (["backup", tree, "--time", "2026-02-30 10:00"], 64, "takes a time like", [:]),
         ]
     }
 
@@ -108,6 +125,19 @@ struct BadInputTests {
         for (_, arguments) in samples.sorted(by: { $0.key < $1.key }) {
             try expectRefused(arguments + ["--no-such-flag"], status: 64, mentioning: "--no-such-flag")
         }
+    }
+
+    @Test("Bad option values: exit 1 or 64 naming the problem, the vault and the target unchanged")
+    func badOptionValues() throws {
+        for sample in badOptionSamples {
+            try expectRefused(
+                sample.arguments,
+                status: sample.status,
+                mentioning: sample.mentioning,
+                extra: sample.extra
+            )
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("out").path))
     }
 
     @Test("Missing arguments: exit 64 naming the argument, for every command that takes some")

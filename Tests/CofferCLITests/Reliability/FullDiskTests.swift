@@ -165,6 +165,50 @@ struct FullDiskTests {
     }
 
     @Test(
+        "restore onto a full disk: names the file, no partial file or temporary name left; the same restore completes it once there is room"
+    )
+    func restoreToFullDisk() throws {
+        guard let disk = try LoopDisk(megabytes: 48) else { return }
+        let (scratch, mount, sh) = (disk.scratch, disk.mountPoint.path, LoopDisk.sh)
+        let coffer = try Products.executable("coffer")
+        let environment = ["COFFER_VAULT": scratch.path("vault").path, "COFFER_PASSPHRASE": "pw"]
+        func run(_ arguments: [String]) throws -> Products.Result {
+            try Products.run(coffer, arguments, environment: environment)
+        }
+        #expect(try run(["init"]).status == 0)
+        let tree = scratch.path("tree").path
+        _ = try sh(
+            "mkdir -p '\(tree)/d'; for i in 1 2 3 4 5 6 7 8; do head -c 4000000 /dev/urandom > '\(tree)/d/f'$i; done"
+        )
+        #expect(try run(["backup", tree, "--name", "tree", "-q"]).status == 0)
+        // 20 MB taken: the 32 MB restore cannot fit.
+        _ = try sh("head -c 20000000 /dev/zero > '\(mount)/fill'; sync")
+        let target = mount + "/out"
+        let full = try run(["restore", "tree", target])
+        #expect(full.status == 1)
+        #expect(full.error.contains("disk is full"), "\(full.error)")
+        #expect(full.error.contains("no partial file is left"), "\(full.error)")
+        #expect(full.error.contains("running the same restore again completes it"), "\(full.error)")
+        // The message names the file being written when the disk filled: d/fN.
+        let named = full.error.range(of: #"restoring 'd/f[1-8]' failed"#, options: .regularExpression)
+        #expect(named != nil, "\(full.error)")
+        let listing = try sh(
+            "cd '\(target)' && find . -name '.coffer-restore-*'; cd d && for f in *; do cmp \"$f\" '\(tree)/d/'\"$f\" >&2 || echo \"partial $f\"; done"
+        )
+        #expect(listing.output.isEmpty, "temporary or partial files under final names: \(listing.output)")
+        if let named {
+            let name = full.error[named].dropFirst("restoring '".count).prefix(while: { $0 != "'" })
+            #expect(!FileManager.default.fileExists(atPath: target + "/" + name), "\(name) sits under its final name")
+        }
+        // Room again: the same command finishes the restore.
+        _ = try sh("rm '\(mount)/fill'; sync")
+        let again = try run(["restore", "tree", target])
+        #expect(again.status == 0, "\(again.error)")
+        let compared = try sh("diff -r '\(tree)' '\(target)' && find '\(target)' -name '.coffer-restore-*'")
+        #expect(compared.status == 0 && compared.output.isEmpty, "\(compared.output) \(compared.error)")
+    }
+
+    @Test(
         "init and init --join with 0 KiB to 3 MiB free: done, or exit 1 saying the disk is full; never a crash or a leftover"
     )
     func nearlyFullDisk() throws {

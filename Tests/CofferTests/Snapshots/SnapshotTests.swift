@@ -313,15 +313,28 @@ struct SnapshotTests {
         #expect(try TreeFixture.describe(second).keys.sorted() == [".", "docs", "docs/a.txt"])
     }
 
-    @Test("restore refuses a non-empty target and leaves it alone")
+    @Test("restore into a non-empty target keeps what the snapshot lacks unless deleting; a file target is refused")
     func nonEmptyTarget() throws {
         let snapshot = try vault.snapshots.backup(directory: source).snapshot
         let target = fixture.directory.path("busy")
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
         try Data("mine".utf8).write(to: target.appendingPathComponent("keep.txt"))
-        let error = #expect(throws: CofferError.self) { _ = try vault.snapshots.restore(snapshot.id, to: target) }
+        _ = try vault.snapshots.restore(snapshot.id, to: target)
+        var described = try TreeFixture.describe(target)
+        #expect(described.removeValue(forKey: "keep.txt") != nil)
+        #expect(try described == TreeFixture.describe(source))
+        let dry = try vault.snapshots.restore(snapshot.id, to: target, deleting: true, dryRun: true)
+        #expect(dry.deletedPaths == 1)
+        #expect(FileManager.default.fileExists(atPath: target.appendingPathComponent("keep.txt").path))
+        let result = try vault.snapshots.restore(snapshot.id, to: target, deleting: true)
+        #expect(result.deletedPaths == 1 && result.restoredPaths == 0)
+        #expect(try TreeFixture.describe(target) == TreeFixture.describe(source))
+
+        let file = fixture.directory.path("a-file")
+        try Data("mine".utf8).write(to: file)
+        let error = #expect(throws: CofferError.self) { _ = try vault.snapshots.restore(snapshot.id, to: file) }
         #expect(error?.code == .param)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: target.path) == ["keep.txt"])
+        #expect(try Data(contentsOf: file) == Data("mine".utf8))
     }
 
     @Test("files that vanish during the walk are reported and skipped, not fatal")

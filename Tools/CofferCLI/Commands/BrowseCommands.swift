@@ -98,7 +98,9 @@ struct DumpCommand: VaultCommand {
         discussion: """
             PATH is relative to the backed-up directory (docs/report.pdf; . for all of it) or absolute
             as it was backed up (/home/ann/docs/report.pdf). A directory becomes a POSIX tar stream
-            (pax headers for long or non-UTF-8 names, hard links as links), named from the directory
+            (pax headers, as GNU tar writes them, for what ustar cannot hold: long or non-UTF-8 names
+            and link targets, sizes of 8 GiB or more, uids and gids of 8^7 or more, times before 1970
+            or from 8^11 seconds; hard links as links), named from the directory
             itself, which tar, bsdtar and others read. Streaming: memory stays bounded, and every chunk
             is checked as it is read. Refuses to write to a terminal.
             """,

@@ -202,28 +202,45 @@ struct SnapshotSelection: ArgumentGroup {
     var filter: SnapshotFilter { SnapshotFilter(hosts: host, names: name, tags: tag.map(\.tags)) }
 }
 
-/// A moment as `backup --time` takes it: `2019-09-01 11:00:00` (local time, as restic takes it) or
-/// ISO 8601 with a zone (`2019-09-01T11:00:00Z`).
+/// A moment as `backup --time` takes it: `2019-09-01 11:00:00` (local time, read as restic reads it:
+/// ``LocalTime``) or ISO 8601 with a zone (`2019-09-01T11:00:00Z`). A local time the clocks skip
+/// (a daylight saving gap) is refused, saying so.
 struct SnapshotTime: ArgumentValue {
     /// The moment.
     let date: Date
 
     init?(argument text: String) {
-        let local = DateFormatter()
-        local.locale = Locale(identifier: "en_US_POSIX")
-        local.timeZone = .current
-        for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
-            local.dateFormat = format
-            if let date = local.date(from: text) {
-                self.date = date
-                return
-            }
+        if let wall = Self.wallTime(text) {
+            guard case .moment(let date) = LocalTime.read(wall, in: .current) else { return nil }
+            self.date = date
+            return
         }
         guard let date = ISO8601DateFormatter().date(from: text) else { return nil }
         self.date = date
     }
 
+    /// The wall-clock time `text` names in one of the local forms, held as if it were UTC (where
+    /// every wall time exists), or `nil`.
+    static func wallTime(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
+            formatter.dateFormat = format
+            if let wall = formatter.date(from: text) { return wall }
+        }
+        return nil
+    }
+
     static var expectation: String { "a time like '2019-09-01 11:00:00' (local) or 2019-09-01T11:00:00Z" }
+
+    static func problem(with text: String) -> String? {
+        guard let wall = wallTime(text), case .skipped(let from, let to) = LocalTime.read(wall, in: .current) else {
+            return nil
+        }
+        return
+            "was given '\(text)', a local time that does not exist in this time zone (\(TimeZone.current.identifier)): its clocks went from \(from) straight to \(to) that day (daylight saving time); give a time outside that gap, or one with its offset (2019-09-01T11:00:00+02:00)"
+    }
 }
 
 /// A retention count: a whole number of 1 or more, or `unlimited`.

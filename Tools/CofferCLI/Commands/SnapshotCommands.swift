@@ -49,7 +49,11 @@ struct BackupCommand: VaultCommand {
 
     var compression = CompressionOption()
 
-    @Option(value: "TIME", help: "The time the snapshot records, like '2019-09-01 11:00:00' (default: now).")
+    @Option(
+        value: "TIME",
+        help:
+            "The time the snapshot records, like '2019-09-01 11:00:00' (local, read as restic reads it; default: now)."
+    )
     var time: SnapshotTime?
 
     @Option(value: "HOST", help: "The host the snapshot records (default: this machine's hostname).")
@@ -345,11 +349,11 @@ struct ShowCommand: VaultCommand {
     }
 }
 
-/// `coffer restore SNAPSHOT DIR`: recreates a snapshot's tree.
+/// `coffer restore SNAPSHOT DIR`: recreates a snapshot's tree, in a new directory or in place.
 struct RestoreCommand: VaultCommand {
     static let configuration = CommandConfiguration(
         name: "restore",
-        abstract: "Recreate a snapshot's tree in an empty or new directory.",
+        abstract: "Recreate a snapshot's tree in a directory, new or not (in place, as restic does).",
         discussion: """
             Contents, modes, modification times, symbolic links, empty directories, names as stored,
             hard links, sparse files' holes and extended attributes are restored (and owners when run as
@@ -358,12 +362,25 @@ struct RestoreCommand: VaultCommand {
             follow backup's rules (restic's): --include report.pdf matches it at any depth, several
             --include restore what any of them matches, and the last matching pattern of each list
             decides.
+
+            DIR may hold files already (restic 0.17's restore in place; the tree goes under DIR as it
+            sat under the backed-up directory, so naming that directory restores in place). --overwrite
+            says what becomes of an existing path (always, the default: files whose content differs are
+            replaced, the others keep their content and get the snapshot's metadata; if-changed: the
+            same, trusting an equal size and modification time; if-newer: only where the snapshot's is
+            newer; never). --delete removes what DIR holds that the snapshot does not, in the
+            directories restored and where the patterns select it. --dry-run lists what would change
+            and changes nothing. Each file is written under a temporary name (.coffer-restore-...)
+            and moved into place when complete: a restore that fails or is interrupted leaves no
+            partial file, says how far it got, and running it again completes it.
             """,
         examples: [
-            "coffer restore ~/docs /tmp/docs-back       # into an empty or new directory",
+            "coffer restore ~/docs /tmp/docs-back       # into a new or empty directory",
             "coffer restore 3f9c2a71 /tmp/txt --include '*.txt' --include report.pdf",
             "coffer restore latest /tmp/last                # this host's newest snapshot",
             "coffer restore ~/docs /tmp/small --exclude '*.iso' --exclude cache",
+            "coffer restore ~/docs ~/docs --delete --dry-run    # in place: what would change",
+            "coffer restore ~/docs ~/docs --overwrite if-newer  # replace only files older than the snapshot's",
         ],
         isCancellable: true
     )
@@ -386,20 +403,52 @@ struct RestoreCommand: VaultCommand {
     @Option(value: "PATTERN", help: "Like --exclude, ignoring case (repeatable; a list of its own).")
     var iexclude: [String]
 
+    @Option(value: "DIR", help: "Where to restore (restic's spelling; instead of the DIR argument).")
+    var target: String?
+
+    @Option(
+        value: "MODE",
+        help:
+            "What to do with existing files: always (default; replace those whose content differs), if-changed, if-newer, never."
+    )
+    var overwrite: RestoreOverwrite = .always
+
+    @Flag(help: "Remove what DIR holds that the snapshot does not (where the patterns select it).")
+    var delete: Bool
+
+    @Flag(help: "List what would be restored, updated, kept or deleted; change nothing.")
+    var dryRun: Bool
+
     @Argument("SNAPSHOT", help: "An id prefix (6+ hex digits), a name (its latest snapshot), or latest (the newest).")
     var snapshot: String
 
-    @Argument("DIR", help: "Where to restore; must be empty or absent.")
-    var directory: String
+    @Argument("DIR", help: "Where to restore: a new directory, or one with files (see --overwrite).")
+    var directory: String?
+
+    func validate() throws {
+        if directory != nil, target != nil {
+            throw ValidationError("give the directory either as DIR or as --target DIR, not both")
+        }
+        if directory == nil, target == nil {
+            throw ValidationError("missing argument DIR: give the directory to restore to (or --target DIR)")
+        }
+    }
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
+        let directory = directory ?? target ?? ""
         let info = try vault.snapshots.snapshot(snapshot, host: host.host)
         ShowCommand.warnIfWriteOnly(info, context)
+        let json = context.output.mode == .json
+        var changes: [String] = []
+        let list: (RestoreChange) -> Void = { change in
+            guard dryRun else { return }
+            if json { changes.append(change.description) } else { context.console.print(change.description) }
+        }
         // The snapshot's size is the total, unless --include restores a part of it.
         let total =
             include.isEmpty && iinclude.isEmpty && exclude.isEmpty && iexclude.isEmpty
             ? info.statistics.bytes : nil
-        let bar = context.progressBar("restore \(snapshot)", total: total)
+        let bar = dryRun ? nil : context.progressBar("restore \(snapshot)", total: total)
         let result = try vault.snapshots.restore(
             snapshot,
             host: host.host,
@@ -408,22 +457,35 @@ struct RestoreCommand: VaultCommand {
             includingIgnoringCase: iinclude,
             excluding: exclude,
             excludingIgnoringCase: iexclude,
-            progress: { bar.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
+            overwrite: overwrite,
+            deleting: delete,
+            dryRun: dryRun,
+            changes: list,
+            progress: { bar?.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
         )
-        bar.finish()
-        if context.output.mode != .json {
+        bar?.finish()
+        if !json {
             for problem in result.problems { context.output.warning("note: \(problem)") }
         }
-        let listing = RestoreListing(
-            paths: result.restoredPaths,
-            bytes: result.bytes,
-            problems: result.problems.map(\.description)
-        )
+        let listing = RestoreListing(result, dryRun: dryRun, changes: dryRun ? changes : nil)
         try context.output.status(listing) {
-            "Restored \(result.restoredPaths) paths, \(ByteCount.format(result.bytes)), to \(directory)."
+            let paths = result.restoredPaths - result.updatedPaths
+            var parts = ["\(paths) new path\(paths == 1 ? "" : "s")"]
+            if result.updatedPaths > 0 { parts.append("\(result.updatedPaths) updated") }
+            if result.unchangedPaths > 0 { parts.append("\(result.unchangedPaths) unchanged") }
+            if result.keptPaths > 0 {
+                parts.append("\(result.keptPaths) kept as they were (--overwrite \(overwrite.rawValue))")
+            }
+            if result.deletedPaths > 0 { parts.append("\(result.deletedPaths) deleted") }
+            let summary = parts.joined(separator: ", ")
+            return dryRun
+                ? "Dry run: would restore to \(directory): \(summary), \(ByteCount.format(result.bytes)) to write. Nothing was changed."
+                : "Restored \(result.restoredPaths) paths, \(ByteCount.format(result.bytes)), to \(directory) (\(summary))."
         }
     }
 }
+
+extension RestoreOverwrite: ArgumentValue {}
 
 /// `coffer diff A B`: what changed from one snapshot to another.
 struct DiffCommand: VaultCommand {
@@ -500,7 +562,26 @@ struct BackupListing: Encodable {
 struct RestoreListing: Encodable {
     let paths: Int
     let bytes: Int64
+    let updated: Int
+    let unchanged: Int
+    let kept: Int
+    let deleted: Int
+    let dryRun: Bool
     let problems: [String]
+    /// With --dry-run, each change as the text listing shows it (`updated   docs/report.pdf`).
+    let changes: [String]?
+
+    init(_ result: RestoreResult, dryRun: Bool, changes: [String]?) {
+        paths = result.restoredPaths
+        bytes = result.bytes
+        updated = result.updatedPaths
+        unchanged = result.unchangedPaths
+        kept = result.keptPaths
+        deleted = result.deletedPaths
+        self.dryRun = dryRun
+        problems = result.problems.map(\.description)
+        self.changes = changes
+    }
 }
 
 struct EntryListing: Encodable {

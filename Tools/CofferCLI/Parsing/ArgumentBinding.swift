@@ -60,6 +60,7 @@ func lastValue<Value: ArgumentValue>(
 /// `text` as a `Value`, or a usage error naming `what` took it and what it wants.
 func convert<Value: ArgumentValue>(_ text: String, as _: Value.Type, what: String) throws -> Value {
     guard let value = Value(argument: text) else {
+        if let problem = Value.problem(with: text) { throw ValidationError("\(what) \(problem)") }
         throw ValidationError("\(what) takes \(Value.expectation), not '\(text)'")
     }
     return value

@@ -6,6 +6,13 @@ protocol ArgumentValue: Sendable {
     init?(argument text: String)
     /// What a valid value is, for messages: `a whole number (0 or more)`.
     static var expectation: String { get }
+    /// What is wrong with `text`, where saying what is expected would not explain it (a local time
+    /// that does not exist): the rest of a message after the option's name. `nil` by default.
+    static func problem(with text: String) -> String?
+}
+
+extension ArgumentValue {
+    static func problem(with text: String) -> String? { nil }
 }
 
 extension String: ArgumentValue {
