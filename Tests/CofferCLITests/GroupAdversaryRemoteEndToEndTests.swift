@@ -108,4 +108,29 @@ struct GroupAdversaryRemoteEndToEndTests {
         _ = try run(["pull", remote], server, vault: "b")
         #expect(try !holds("c-alone", server, vault: "b"))
     }
+
+    @Test("A device whose join does not count pushes: every member's pull ignores it with a notice and goes on")
+    func voidedPusherStopsNoPull() throws {
+        let server = try pairThroughStore("seaweedfs")
+        let old = cli.directory.path("old.bundle").path
+        #expect(try cli.run(["export", "--out", old]).status == 0)
+        #expect(try run(["group", "set", "--join", "approval"], server).status == 0)
+        #expect(try run(["push", remote], server).status == 0)
+        // A vault joined from the old bundle, concurrent with the closing: its join never counts.
+        let late = ["COFFER_VAULT": cli.directory.path("late").path]
+        #expect(try cli.run(["init", "--join", old], extra: late).status == 0)
+        try add("from-late", server, vault: "late")
+        _ = try run(["push", remote], server, vault: "late")
+        try add("after", server, vault: "b")
+        #expect(try run(["push", remote], server, vault: "b").status == 0)
+        let pulled = try run(["pull", remote], server)
+        #expect(pulled.status == 0, "\(pulled.error)")
+        #expect((pulled.output + pulled.error).contains("Ignored device"), "\(pulled.output) \(pulled.error)")
+        #expect(try holds("after", server))
+        #expect(try !holds("from-late", server))
+        // A newcomer is turned away for the group's policy alone, not for the ignored objects.
+        let joined = try run(["init", "--join", remote], server, vault: "newcomer")
+        #expect(joined.status != 0 && joined.error.contains("approval"), "\(joined.error)")
+        #expect(!joined.error.contains("not a member"), "\(joined.error)")
+    }
 }

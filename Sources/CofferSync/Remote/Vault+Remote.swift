@@ -437,7 +437,17 @@ extension Vault {
                     refusal = error
                 }
             }
-            if let refusal, failed.count == deferred.count { throw refusal }
+            // What stays refused once every other device was applied comes from devices this vault
+            // has no admission for (a join without effect, a forger): their objects are ignored and
+            // reported, and never stop the pull of everyone else's.
+            if refusal != nil, failed.count == deferred.count {
+                for (device, _) in failed {
+                    summary.notices.append(
+                        "Ignored device \(device.uuidString.lowercased())'s objects: it is not a member of this sync group as this vault knows it (a join that no longer counts, or objects forged)."
+                    )
+                }
+                break
+            }
             deferred = failed
         }
         // A revoked device's log may still carry revocations that stand (it revoked a member at the
