@@ -33,6 +33,11 @@ package struct DataFileCheck {
             case transactionID(index: Int, stamp: UInt64)
             /// Meta page `index`'s last page number is wrong: set it to the last page in use.
             case lastPage(index: Int, lastPage: UInt64)
+            /// Meta page `index` is to be rewritten from the commit record, whose state is intact.
+            case fromRecord(index: Int, record: CommitRecord)
+            /// Transaction `lost`, the last one committed, cannot be recovered: only going back to the
+            /// state LMDB opens, transaction `current`, can, and that loses what `lost` wrote.
+            case rollback(lost: UInt64, current: UInt64)
         }
 
         package let part: String
@@ -70,12 +75,20 @@ package struct DataFileCheck {
     /// The meta page LMDB opens: the valid one with the larger transaction id.
     package var current: Meta? { metas.max { $0.transactionID < $1.transactionID } }
 
-    /// Reads the meta pages of the data file at `path`.
+    /// The commit record the meta pages were compared with (``CommitRecord``), if one was asked
+    /// for.
+    package let recordPath: String?
+
+    /// Reads the meta pages of the data file at `path`, and compares them with the commit record at
+    /// `recordPath` (``CommitRecord``) if given: a state older than the one last committed is damage.
     ///
     /// - Returns: `nil` when the file cannot be opened, or holds neither meta page (it is not an LMDB
     ///   file at all, which opening reports).
-    package init?(path: String) {
+    package init?(path: String, recordPath: String? = nil) {
         self.path = path
+        self.recordPath = recordPath
+        // Read before the meta pages: a record names only states committed before it was written.
+        let records = recordPath.map(CommitRecord.read(at:)) ?? []
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         var status = stat()
@@ -190,7 +203,73 @@ package struct DataFileCheck {
                 )
             }
         }
+        if let current = metas.max(by: { $0.transactionID < $1.transactionID }) {
+            damage = Self.compare(current, with: records, damage: damage, descriptor: descriptor, fileSize: fileSize)
+        }
         self.damage = damage
+    }
+
+    /// The damage found once the meta page LMDB opens (`current`) is compared with the commit
+    /// record: an older state than the one last committed is damage (a rollback, or a newest meta
+    /// page made to look older); at the same transaction, roots other than the committed ones are
+    /// damage unless the tree they lead to carries that transaction's stamp (a compaction by a
+    /// Coffer that wrote no record). The record's state, when its tree is intact, is the repair.
+    private static func compare(
+        _ current: Meta,
+        with records: [CommitRecord],
+        damage: [Damage],
+        descriptor: Int32,
+        fileSize: UInt64
+    ) -> [Damage] {
+        guard let newest = records.map(\.transactionID).max() else { return damage }
+        let candidates = records.filter { $0.transactionID == newest }
+        let intact = candidates.first { record in
+            let meta = Meta(
+                index: Int(newest & 1),
+                transactionID: newest,
+                lastPage: record.lastPage,
+                pageSize: record.pageSize,
+                freeRoot: record.freeRoot,
+                mainRoot: record.mainRoot
+            )
+            return record.pageSize == current.pageSize && record.mainRoot < fileSize / UInt64(current.pageSize)
+                && stamp(in: meta, descriptor: descriptor) == newest
+        }
+        let others = damage.filter { !$0.part.hasPrefix("meta page") }
+        if newest > current.transactionID {
+            let problem =
+                "LMDB would open transaction \(current.transactionID), but transaction \(newest) was committed after it (\(CommitRecord.fileName) says so): the vault's files were rolled back, or the newest meta page is damaged"
+            if let intact {
+                return others + [
+                    Damage(
+                        part: "data.mdb",
+                        problem: problem + "; transaction \(newest)'s state is intact in the file",
+                        repair: .fromRecord(index: Int(newest & 1), record: intact)
+                    )
+                ]
+            }
+            return others + [
+                Damage(
+                    part: "data.mdb",
+                    problem: problem,
+                    repair: .rollback(lost: newest, current: current.transactionID)
+                )
+            ]
+        }
+        guard newest == current.transactionID, let intact,
+            !candidates.contains(where: {
+                $0.mainRoot == current.mainRoot && $0.freeRoot == current.freeRoot && $0.lastPage == current.lastPage
+            }),
+            stamp(in: current, descriptor: descriptor) != current.transactionID
+        else { return damage }
+        return others + [
+            Damage(
+                part: "meta page \(current.index)",
+                problem:
+                    "its main tree's root (page \(current.mainRoot)) or free list's (page \(current.freeRoot)) is not what transaction \(newest) committed (pages \(intact.mainRoot) and \(intact.freeRoot), as \(CommitRecord.fileName) says): the page was altered",
+                repair: .fromRecord(index: current.index, record: intact)
+            )
+        ]
     }
 
     /// The transaction id the state `meta` points to recorded in its main tree
@@ -230,30 +309,74 @@ package struct DataFileCheck {
         return nil
     }
 
-    /// Rewrites the damaged meta page from what can be trusted, when it is the only damage: a page
-    /// that is not a meta page gets its header back if the rest agrees with its tree's stamp, else
-    /// becomes a copy of the intact one; a page whose transaction id differs from its tree's stamp
-    /// gets the stamp back; a last page number no tree or free list accounts for becomes the last
-    /// page in use. Run it with no other process using the vault. The page is written with `pwrite`
-    /// and flushed.
+    /// What ``repairMetaPage(acceptingLoss:)`` did or would do.
+    package enum RepairOutcome: Sendable, Equatable {
+        /// The page was rewritten; what was done (and, when a loss was accepted, what was lost).
+        case repaired(String)
+        /// Only a repair that loses a committed transaction is possible, and it was not accepted:
+        /// what would be lost. Nothing was changed.
+        case wouldLose(String)
+        /// Nothing can be repaired safely (the reason is in ``damage``). Nothing was changed.
+        case impossible
+    }
+
+    /// Rewrites the damaged meta page from what can be trusted, when it is the only damage: from the
+    /// commit record when it names a newer or different state whose tree is intact (nothing lost); a
+    /// page that is not a meta page gets its header back if the rest agrees with its tree's stamp,
+    /// else becomes a copy of the intact one; a page whose transaction id differs from its tree's
+    /// stamp gets the stamp back; a last page number no tree or free list accounts for becomes the
+    /// last page in use. A repair that goes back to an older state than one committed (losing the
+    /// newest transaction) is done only with `acceptingLoss`. Run it with no other process using the
+    /// vault. The page is written with `pwrite` and flushed, then the commit record is brought up to
+    /// the state the file now opens.
     ///
-    /// - Returns: What was repaired, or `nil` when nothing can be repaired safely (the reason is in
-    ///   ``damage``).
-    package func repairMetaPage() -> String? {
+    /// - Returns: What was done, or what would be lost, or that nothing can be done.
+    package func repairMetaPage(acceptingLoss: Bool) -> RepairOutcome {
         guard damage.count == 1, let repair = damage.first?.repair, let pageSize = metas.first?.pageSize else {
-            return nil
+            return .impossible
         }
         let index: Int
         var action: String
+        var loss: String?
         var page: [UInt8]
         switch repair {
         case .none:
-            return nil
+            return .impossible
+        case .fromRecord(let damaged, let record):
+            index = damaged
+            page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
+            guard page.count == pageSize else { return .impossible }
+            withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
+            page[10] |= UInt8(Self.metaFlag)
+            page.replaceSubrange(CommitRecord.metaRange, with: record.meta)
+            action =
+                "meta page \(index) was rewritten from \(CommitRecord.fileName): transaction \(record.transactionID), the last one committed, is current again; nothing was lost"
+        case .rollback(let lost, let current):
+            guard acceptingLoss else {
+                return .wouldLose(
+                    "transaction \(lost), the last one committed, cannot be recovered (neither its meta page nor \(CommitRecord.fileName) leads to an intact tree); the newest state that can be recovered is transaction \(current), and going back to it loses what transaction \(lost) wrote (the last write before the damage)"
+                )
+            }
+            guard let meta = metas.first(where: { $0.transactionID == current }),
+                CommitRecord.reset(fromDataFile: path, metaIndex: meta.index, pageSize: pageSize, at: recordPath)
+            else { return .impossible }
+            return .repaired(
+                "the vault was set back to transaction \(current), the newest state that can be recovered. Lost: what transaction \(lost) wrote (the last write before the damage)"
+            )
         case .transactionID(let damaged, let stamp):
             index = damaged
             page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
             withUnsafeBytes(of: stamp.littleEndian) { page.replaceSubrange(144..<152, with: $0) }
             action = "meta page \(index)'s transaction id was set back to \(stamp), as its tree records"
+            // A page that held the genuine next id (one past the other page's) was the newest state:
+            // its own tree is gone, and setting it back makes the older page current.
+            if let claimed = metas.first(where: { $0.index == index })?.transactionID,
+                let other = metas.first(where: { $0.index != index }),
+                claimed == other.transactionID + 1, stamp < other.transactionID
+            {
+                loss =
+                    "meta page \(index) claims transaction \(claimed), the last one committed, but its tree is not the one that transaction wrote (its stamp says \(stamp)); transaction \(claimed) cannot be recovered, and setting the page back makes transaction \(other.transactionID) current: what transaction \(claimed) wrote (the last write before the damage) is lost"
+            }
         case .lastPage(let damaged, let lastPage):
             index = damaged
             page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
@@ -261,7 +384,7 @@ package struct DataFileCheck {
             action = "meta page \(index)'s last page number was set to \(lastPage), the last page in use"
         case .metaHeader(let damaged):
             index = damaged
-            guard let source = metas.first(where: { $0.index != index }) else { return nil }
+            guard let source = metas.first(where: { $0.index != index }) else { return .impossible }
             page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
             if let candidate = Self.unchecked(page, index: index, pageSize: pageSize),
                 Self.stamp(in: candidate, descriptor: descriptor) == candidate.transactionID
@@ -274,19 +397,41 @@ package struct DataFileCheck {
                 action =
                     "meta page \(index)'s header was rewritten; its state (transaction \(candidate.transactionID)) agrees with its tree"
             } else {
+                let claimed = Self.unchecked(page, index: index, pageSize: pageSize)?.transactionID
+                if claimed.map({ $0 + 1 != source.transactionID }) ?? true {
+                    // It held the newest state, or what it held cannot be read.
+                    let which =
+                        claimed == source.transactionID + 1
+                        ? "transaction \(source.transactionID + 1), the last one committed"
+                        : "a transaction committed after \(source.transactionID), if there was one"
+                    loss =
+                        "meta page \(index) is unreadable and its tree cannot be proven; copying meta page \(source.index) (transaction \(source.transactionID)) over it loses what \(which) wrote"
+                }
                 page = Self.read(descriptor, at: UInt64(source.index * pageSize), count: pageSize)
                 withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
                 action =
-                    "meta page \(index) was unreadable and was rewritten as a copy of meta page \(source.index) (transaction \(source.transactionID)); a transaction committed after that one, if any, is lost"
+                    "meta page \(index) was unreadable and was rewritten as a copy of meta page \(source.index) (transaction \(source.transactionID))"
             }
         }
-        guard page.count == pageSize else { return nil }
+        if let loss, !acceptingLoss { return .wouldLose(loss) }
+        guard page.count == pageSize else { return .impossible }
         let writable = open(path, O_WRONLY | O_CLOEXEC)
-        guard writable >= 0 else { return nil }
+        guard writable >= 0 else { return .impossible }
         defer { Glibc.close(writable) }
         let written = page.withUnsafeBytes { pwrite(writable, $0.baseAddress, $0.count, off_t(index * pageSize)) }
-        guard written == page.count, fsync(writable) == 0 else { return nil }
-        return action
+        guard written == page.count, fsync(writable) == 0 else { return .impossible }
+        if let recordPath, let reread = DataFileCheck(path: path) {
+            reread.close()
+            // The record follows the state the file now opens (after a loss, it must not name the
+            // lost transaction any more).
+            guard let after = reread.current else { return .repaired(action) }
+            if loss != nil {
+                CommitRecord.reset(fromDataFile: path, metaIndex: after.index, pageSize: pageSize, at: recordPath)
+            } else {
+                CommitRecord.note(transactionID: after.transactionID, dataFile: path, pageSize: pageSize)
+            }
+        }
+        return .repaired(loss.map { action + ". Lost: " + $0 } ?? action)
     }
 
     /// Whether another process has the environment in `directory` open: every LMDB process holds a

@@ -68,6 +68,8 @@ package final class Environment: @unchecked Sendable {
     package let spaceReserve: SpaceReserve
     /// Whether this instance has made sure the space reserve exists (after its first commit).
     private let spaceReserveChecked = Atomic<Bool>(false)
+    /// The data file's path and page size, found at the first commit; guarded by ``commitLock``.
+    private var recordTarget: (dataFile: String, pageSize: Int)?
     /// Where the map is (start, length) for the map size it was found at.
     private let mapRegion = Locked<(start: UInt, length: Int, mapSize: Int)?>(nil)
 
@@ -107,6 +109,10 @@ package final class Environment: @unchecked Sendable {
             throw error
         }
 
+        if !dataExisted {
+            // A record left beside a data file that is gone would make the new one look rolled back.
+            unlink(CommitRecord.path(besideDataFile: dataFile))
+        }
         var environment: OpaquePointer?
         try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
         guard let environment else { throw LMDBError(.invalid, operation: "mdb_env_create") }
@@ -469,13 +475,32 @@ package final class Environment: @unchecked Sendable {
     private func commitWrite(_ pointer: OpaquePointer, _ handle: OpaquePointer, _ durability: CommitDurability) -> Int32
     {
         commitLock.withLock { _ in
-            guard durability == .untilNextCommit else { return mdb_txn_commit(pointer) }
+            guard durability == .untilNextCommit else {
+                let transactionID = UInt64(mdb_txn_id(pointer))
+                let status = mdb_txn_commit(pointer)
+                if status == MDB_SUCCESS { noteCommit(transactionID, handle) }
+                return status
+            }
+            // No commit record: the meta page is not flushed yet, and a record that reached the disk
+            // before it would make the vault look rolled back after a crash.
             let deferMetaSync = UInt32(MDB_NOMETASYNC)
             guard mdb_env_set_flags(handle, deferMetaSync, 1) == MDB_SUCCESS else { return mdb_txn_commit(pointer) }
             let status = mdb_txn_commit(pointer)
             mdb_env_set_flags(handle, deferMetaSync, 0)
             return status
         }
+    }
+
+    /// Copies the meta page a flushed commit wrote into the commit record (``CommitRecord``), after
+    /// the commit returned. A commit that changed nothing wrote no meta page, and the record is left.
+    private func noteCommit(_ transactionID: UInt64, _ handle: OpaquePointer) {
+        if recordTarget == nil {
+            var stat = MDB_stat()
+            guard mdb_env_stat(handle, &stat) == MDB_SUCCESS else { return }
+            recordTarget = (directory.appendingPathComponent("data.mdb").path, Int(stat.ms_psize))
+        }
+        guard let (dataFile, pageSize) = recordTarget else { return }
+        CommitRecord.note(transactionID: transactionID, dataFile: dataFile, pageSize: pageSize)
     }
 
     /// Whether the file system holding the environment has (almost) no space left. LMDB turns a

@@ -53,7 +53,7 @@ extension Vault {
         do throws(CofferError) {
             try checkCompactedCopy(at: copy, transactionID: copied)
             bytesAfter = try storage("putting the compacted copy in place") {
-                try environment.installCompactedCopy(from: copy)
+                try environment.installCompactedCopy(from: copy, transactionID: copied)
             }
         } catch {
             Environment.removeCompactedCopy(at: copy)

@@ -13,7 +13,7 @@ extension Vault {
     package static func refuseDamagedDataFile(in directory: URL) throws(CofferError) {
         var seen: UInt64?
         for _ in 0..<5 {
-            guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else { return }
+            guard let check = dataFileCheck(in: directory) else { return }
             defer { check.close() }
             guard !check.damage.isEmpty else { return }
             let current = check.current?.transactionID
@@ -27,21 +27,37 @@ extension Vault {
         )
     }
 
+    /// The check of the vault's data file in `directory`, compared with its commit record.
+    package static func dataFileCheck(in directory: URL) -> DataFileCheck? {
+        let dataFile = directory.appendingPathComponent("data.mdb").path
+        return DataFileCheck(path: dataFile, recordPath: CommitRecord.path(besideDataFile: dataFile))
+    }
+
     /// What is wrong with a data file and what to do, for people.
     package static func damageMessage(_ check: DataFileCheck, directory: URL) -> String {
         let what = check.damage.map(\.description).joined(separator: "; ")
-        let repairable = check.damage.count == 1 && check.damage[0].repair != .none
-        return "the vault's data file \(directory.path)/data.mdb is damaged: \(what). "
-            + (repairable
-                ? "The rest of the file shows what the page should say: `coffer repair` rewrites it (stop every other coffer process first), or restore the vault from a copy"
-                : "Restore the vault from a complete copy; nothing was changed")
+        let advice: String
+        switch check.damage.count == 1 ? check.damage[0].repair : .none {
+        case .none:
+            advice = "Restore the vault from a complete copy; nothing was changed"
+        case .rollback(let lost, let current):
+            advice =
+                "`coffer repair` says what it can recover: only going back to transaction \(current), which loses transaction \(lost) (`coffer repair --accept-loss`); or restore the vault from a copy. Nothing was changed"
+        case .fromRecord:
+            advice =
+                "`coffer repair` restores the committed state from \(CommitRecord.fileName) (stop every other coffer process first); nothing was changed"
+        default:
+            advice =
+                "The rest of the file shows what the page should say: `coffer repair` rewrites it (stop every other coffer process first), or restore the vault from a copy"
+        }
+        return "the vault's data file \(directory.path)/data.mdb is damaged: \(what). \(advice)"
     }
 
     /// The data file's own structure, as ``Blobs/verify(readingData:)`` reports it: both meta pages,
     /// the file's length, and every B-tree and the free list of the current snapshot (each page used
     /// once, within bounds; libmdbx's `mdbx_chk` is the model).
     package func checkDataFile() throws(CofferError) -> [VerificationProblem] {
-        guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else {
+        guard let check = Self.dataFileCheck(in: directory) else {
             return [VerificationProblem(blob: nil, message: "data.mdb cannot be read to check its structure")]
         }
         defer { check.close() }
@@ -52,14 +68,20 @@ extension Vault {
     }
 
     /// Repairs a damaged meta page of the vault in `directory` (what `coffer repair` does),
-    /// which must not be open in any process.
+    /// which must not be open in any process. A repair that would lose a committed transaction
+    /// (only an older state can be recovered) is refused, saying what would be lost, unless
+    /// `acceptingLoss`.
     ///
-    /// - Returns: What was done.
-    /// - Throws: ``CofferError`` `.decode` when the damage is of another kind (restore from a copy),
-    ///   `.param` when there is nothing to repair.
-    public static func repairDataFile(at directory: URL) throws(CofferError) -> String {
+    /// - Parameters:
+    ///   - directory: The vault's directory.
+    ///   - acceptingLoss: Whether going back to an older state, losing the newest transaction, is
+    ///     allowed (`coffer repair --accept-loss`).
+    /// - Returns: What was done, and what was lost if anything.
+    /// - Throws: ``CofferError`` `.decode` when the damage is of another kind (restore from a copy)
+    ///   or repairing would lose a committed transaction, `.param` when there is nothing to repair.
+    public static func repairDataFile(at directory: URL, acceptingLoss: Bool = false) throws(CofferError) -> String {
         try refuseIrregularFiles(in: directory)
-        guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else {
+        guard let check = dataFileCheck(in: directory) else {
             throw CofferError(
                 .notAVault,
                 "\(directory.path) is not a Coffer vault (it has no data.mdb with a meta page LMDB wrote)"
@@ -67,7 +89,10 @@ extension Vault {
         }
         defer { check.close() }
         guard !check.damage.isEmpty else {
-            throw CofferError(.param, "\(directory.path)/data.mdb's meta pages and length are sound; nothing to repair")
+            throw CofferError(
+                .param,
+                "\(directory.path)/data.mdb's meta pages and length are sound and agree with \(CommitRecord.fileName); nothing to repair"
+            )
         }
         guard !DataFileCheck.isOpenElsewhere(directory: directory.path) else {
             throw CofferError(
@@ -75,9 +100,20 @@ extension Vault {
                 "another process has the vault at \(directory.path) open; stop it (every coffer command and app using the vault), then repair"
             )
         }
-        guard let done = check.repairMetaPage() else {
-            throw CofferError(.decode, damageMessage(check, directory: directory) + "; it cannot be repaired in place")
+        switch check.repairMetaPage(acceptingLoss: acceptingLoss) {
+        case .repaired(let done):
+            return done
+        case .wouldLose(let loss):
+            throw CofferError(
+                .decode,
+                "repair cannot recover everything: \(loss). Nothing was changed; run `coffer repair --accept-loss` to accept the loss, or restore the vault from a copy"
+            )
+        case .impossible:
+            let what = check.damage.map(\.description).joined(separator: "; ")
+            throw CofferError(
+                .decode,
+                "the vault's data file \(directory.path)/data.mdb is damaged: \(what); it cannot be repaired in place. Restore the vault from a complete copy; nothing was changed"
+            )
         }
-        return done
     }
 }

@@ -25,15 +25,9 @@ struct DataFileDamageTests {
     }
 
     /// The file's bytes, edited by `body`.
-    func edit(_ body: (inout [UInt8]) -> Void) throws {
-        var bytes = [UInt8](try Data(contentsOf: dataFile))
-        body(&bytes)
-        try Data(bytes).write(to: dataFile)
-    }
+    func edit(_ body: (inout [UInt8]) -> Void) throws { try DataFileBytes.edit(dataFile, body) }
 
-    static func integer(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
-        (0..<8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[offset + $1]) }
-    }
+    static func integer(_ bytes: [UInt8], _ offset: Int) -> UInt64 { DataFileBytes.integer(bytes, offset) }
 
     /// The index of the meta page LMDB does not open (the older one).
     func inactiveMeta(_ bytes: [UInt8]) -> Int {
