@@ -11,13 +11,24 @@ extension Vault {
     /// Another process may commit while the pages are read, so damage is believed only when a second
     /// reading, with the same current transaction, shows it again.
     package static func refuseDamagedDataFile(in directory: URL) throws(CofferError) {
+        guard let check = try settledDataFileCheck(in: directory) else { return }
+        defer { check.close() }
+        guard check.damage.isEmpty else { throw CofferError(.decode, damageMessage(check, directory: directory)) }
+    }
+
+    /// The check of the data file in `directory` (``dataFileCheck(in:)``), its damage believed only
+    /// when a second reading, with the same current transaction, shows it again: another process may
+    /// commit while the pages are read. Close it when done.
+    ///
+    /// - Returns: `nil` when the file holds no meta page LMDB wrote (opening says so).
+    /// - Throws: ``CofferError`` `.decode` when the file changes too fast to be checked.
+    package static func settledDataFileCheck(in directory: URL) throws(CofferError) -> DataFileCheck? {
         var seen: UInt64?
         for _ in 0..<5 {
-            guard let check = dataFileCheck(in: directory) else { return }
-            defer { check.close() }
-            guard !check.damage.isEmpty else { return }
+            guard let check = dataFileCheck(in: directory) else { return nil }
             let current = check.current?.transactionID
-            if let seen, current == seen { throw CofferError(.decode, damageMessage(check, directory: directory)) }
+            if check.damage.isEmpty || (seen != nil && current == seen) { return check }
+            check.close()
             seen = current
             usleep(20_000)
         }
@@ -54,16 +65,15 @@ extension Vault {
     }
 
     /// The data file's own structure, as ``Blobs/verify(readingData:)`` reports it: both meta pages,
-    /// the file's length, and every B-tree and the free list of the current snapshot (each page used
-    /// once, within bounds; libmdbx's `mdbx_chk` is the model).
-    package func checkDataFile() throws(CofferError) -> [VerificationProblem] {
-        guard let check = Self.dataFileCheck(in: directory) else {
+    /// the file's length, the commit record, and every B-tree and the free list of the snapshot `txn`
+    /// reads (each page used once, within bounds; libmdbx's `mdbx_chk` is the model). Read with
+    /// `pread`, never through LMDB, so a damaged page is reported, not walked.
+    package func checkDataFile(in txn: Transaction) throws(CofferError) -> [VerificationProblem] {
+        guard let check = try Self.settledDataFileCheck(in: directory) else {
             return [VerificationProblem(blob: nil, message: "data.mdb cannot be read to check its structure")]
         }
         defer { check.close() }
-        let damage = try storage("checking the data file") {
-            try environment.read { txn in check.damage + check.walk(snapshotID: txn.snapshotID) }
-        }
+        let damage = check.damage + check.walk(snapshotID: txn.snapshotID)
         return damage.map { VerificationProblem(blob: nil, message: "data.mdb, \($0)") }
     }
 
