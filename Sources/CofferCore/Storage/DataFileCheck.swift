@@ -19,6 +19,9 @@ package struct DataFileCheck {
         /// The free list's and the main tree's roots (`UInt64.max` for an empty tree).
         package let freeRoot: UInt64
         package let mainRoot: UInt64
+        /// The free list's and the main tree's depths (levels; 0 where not known).
+        package var freeDepth = 0
+        package var mainDepth = 0
     }
 
     /// One thing wrong with the file, and what to do about it.
@@ -122,12 +125,17 @@ package struct DataFileCheck {
             let beyondEnd = fileSize < needed ? current.lastPage + 1 - fileSize / UInt64(current.pageSize) : 0
             var freeOnly = TreeWalk(check: self, meta: current, light: true)
             if beyondEnd > 0 {
-                freeOnly.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+                freeOnly.tree(
+                    root: current.freeRoot,
+                    depth: current.freeDepth,
+                    part: "the free list",
+                    holdsTables: false,
+                    isFreeList: true
+                )
             }
             if beyondEnd > 0, freeOnly.freeBeyondEnd < beyondEnd {
                 var walk = TreeWalk(check: self, meta: current, light: true)
-                walk.tree(root: current.mainRoot, part: "the main tree", holdsTables: true)
-                walk.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+                walk.mainTreeAndFreeList()
                 let reached = (walk.highest + 1) * UInt64(current.pageSize)
                 let beyond = beyondEnd
                 if reached > fileSize {
@@ -207,6 +215,13 @@ package struct DataFileCheck {
             damage = Self.compare(current, with: records, damage: damage, descriptor: descriptor, fileSize: fileSize)
         }
         self.damage = damage
+        // Cheap enough for every open: the main tree (a page or two) and the root page of each table
+        // and of the free list, each checked before LMDB is let near it.
+        if damage.isEmpty, let current {
+            var roots = TreeWalk(check: self, meta: current, shallow: true)
+            roots.mainTreeAndFreeList()
+            self.damage = roots.damage
+        }
     }
 
     /// The damage found once the meta page LMDB opens (`current`) is compared with the commit
@@ -464,8 +479,7 @@ package struct DataFileCheck {
             return [Damage(part: "meta pages", problem: "neither describes the open snapshot \(snapshotID)")]
         }
         var walker = TreeWalk(check: self, meta: meta)
-        walker.tree(root: meta.mainRoot, part: "the main tree", holdsTables: true)
-        walker.tree(root: meta.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+        walker.mainTreeAndFreeList()
         walker.unaccounted()
         return walker.damage
     }
@@ -532,7 +546,9 @@ package struct DataFileCheck {
             lastPage: integer(page, 136, as: UInt64.self),
             pageSize: pageSize,
             freeRoot: integer(page, 80, as: UInt64.self),
-            mainRoot: integer(page, 128, as: UInt64.self)
+            mainRoot: integer(page, 128, as: UInt64.self),
+            freeDepth: Int(integer(page, 46, as: UInt16.self)),
+            mainDepth: Int(integer(page, 94, as: UInt16.self))
         )
     }
 
@@ -552,10 +568,15 @@ package struct DataFileCheck {
         /// In a light walk: the highest page the free list names.
         package var highestFree: UInt64 = 0
 
-        package init(check: DataFileCheck, meta: Meta, light: Bool = false) {
+        /// Only the main tree in full, and the root page of each table and of the free list: the
+        /// check at open.
+        package let shallow: Bool
+
+        package init(check: DataFileCheck, meta: Meta, light: Bool = false, shallow: Bool = false) {
             self.check = check
             self.meta = meta
             self.light = light
+            self.shallow = shallow
         }
 
         package mutating func claim(_ page: UInt64, count: UInt64 = 1, by part: String) -> Bool {
@@ -582,78 +603,108 @@ package struct DataFileCheck {
             return true
         }
 
-        package mutating func tree(root: UInt64, part: String, holdsTables: Bool, isFreeList: Bool = false) {
+        /// Walks the main tree (with its tables) and the free list of ``meta``; in a ``shallow``
+        /// walk, only the free list's root page.
+        package mutating func mainTreeAndFreeList() {
+            tree(root: meta.mainRoot, depth: meta.mainDepth, part: "the main tree", holdsTables: true)
+            tree(
+                root: meta.freeRoot,
+                depth: meta.freeDepth,
+                part: "the free list",
+                holdsTables: false,
+                isFreeList: true,
+                rootOnly: shallow
+            )
+        }
+
+        /// Walks one tree from `root` (`depth` levels, 0 where not known), each page checked by
+        /// ``TreePage`` before anything it points to is followed; the main tree's tables are walked
+        /// in turn, the free list's records claim the pages they list.
+        package mutating func tree(
+            root: UInt64,
+            depth treeDepth: Int,
+            part: String,
+            holdsTables: Bool,
+            isFreeList: Bool = false,
+            rootOnly: Bool = false
+        ) {
             guard root != DataFileCheck.noPage else { return }
-            var pending = [(root, 0)]
-            while let (number, depth) = pending.popLast() {
-                guard depth < 64 else {
+            guard treeDepth <= 32 else {
+                damage.append(Damage(part: part, problem: "its depth is \(treeDepth), deeper than any B-tree can be"))
+                return
+            }
+            var pending = [(root, 1)]
+            while let (number, level) = pending.popLast() {
+                guard level <= 32 else {
                     damage.append(Damage(part: part, problem: "it is deeper than any B-tree can be: a cycle"))
                     return
                 }
                 guard claim(number, by: part) else { continue }
-                let page = check.page(number, pageSize: meta.pageSize)
-                guard page.count == meta.pageSize else {
+                let bytes = check.page(number, pageSize: meta.pageSize)
+                guard bytes.count == meta.pageSize else {
                     damage.append(Damage(part: part, problem: "page \(number) lies past the end of the file"))
                     continue
                 }
-                let flags = integer(page, 10, as: UInt16.self)
-                let lower = Int(integer(page, 12, as: UInt16.self))
-                let upper = Int(integer(page, 14, as: UInt16.self))
-                guard integer(page, 0, as: UInt64.self) == number,
-                    flags & (DataFileCheck.branchFlag | DataFileCheck.leafFlag) != 0,
-                    lower >= DataFileCheck.headerSize, lower <= upper, upper <= meta.pageSize
-                else {
-                    damage.append(Damage(part: part, problem: "page \(number) is not a valid tree page"))
+                let page: TreePage
+                do {
+                    page = try TreePage(
+                        bytes,
+                        number: number,
+                        expectBranch: treeDepth > 0 ? level < treeDepth : nil,
+                        integerKeys: isFreeList,
+                        minimumBranchKeys: isFreeList ? 1 : 2
+                    )
+                } catch {
+                    damage.append(Damage(part: part, problem: error.description))
                     continue
                 }
-                for slot in 0..<((lower - DataFileCheck.headerSize) / 2) {
-                    let offset = Int(integer(page, DataFileCheck.headerSize + slot * 2, as: UInt16.self))
-                    guard offset >= upper, offset + 8 <= meta.pageSize else {
-                        damage.append(Damage(part: part, problem: "page \(number) has a node outside the page"))
-                        break
-                    }
-                    let low = UInt64(integer(page, offset, as: UInt16.self))
-                    let high = UInt64(integer(page, offset + 2, as: UInt16.self))
-                    let nodeFlags = integer(page, offset + 4, as: UInt16.self)
-                    let keySize = Int(integer(page, offset + 6, as: UInt16.self))
-                    let dataOffset = offset + 8 + keySize
-                    if flags & DataFileCheck.branchFlag != 0 {
-                        pending.append((low | high << 16 | UInt64(nodeFlags) << 32, depth + 1))
-                        continue
-                    }
-                    let dataSize = Int(low | high << 16)
-                    if nodeFlags & DataFileCheck.bigData != 0 {
-                        guard dataOffset + 8 <= meta.pageSize else { continue }
-                        let first = integer(page, dataOffset, as: UInt64.self)
-                        guard overflow(first, size: dataSize, part: part), isFreeList else { continue }
+                if rootOnly { return }
+                if page.isBranch {
+                    // Reversed, so the stack walks the children in key order.
+                    for node in page.nodes.reversed() { pending.append((node.child, level + 1)) }
+                    continue
+                }
+                for node in page.nodes {
+                    if node.flags & TreePage.bigData != 0 {
+                        let first = DataFileCheck.integer(page.bytes, node.data.lowerBound, as: UInt64.self)
+                        guard overflow(first, size: node.dataSize, part: part), isFreeList else { continue }
                         let run = check.page(
                             first,
                             pageSize: meta.pageSize,
-                            count: Int(DataFileCheck.overflowPages(size: dataSize, pageSize: meta.pageSize))
+                            count: Int(DataFileCheck.overflowPages(size: node.dataSize, pageSize: meta.pageSize))
                         )
-                        freePages(Array(run[DataFileCheck.headerSize...]), size: dataSize, page: number, part: part)
-                    } else if nodeFlags & DataFileCheck.subDatabase != 0, holdsTables, dataOffset + 48 <= meta.pageSize
-                    {
-                        let name = String(decoding: page[(offset + 8)..<min(dataOffset, meta.pageSize)], as: UTF8.self)
-                        tree(
-                            root: integer(page, dataOffset + 40, as: UInt64.self),
-                            part: "table '\(name)'",
-                            holdsTables: false
-                        )
-                    } else if nodeFlags & DataFileCheck.duplicates != 0 {
-                        damage.append(
-                            Damage(
-                                part: part,
-                                problem: "page \(number) holds duplicate-sorted data, which Coffer never writes"
-                            )
-                        )
-                    } else if isFreeList, dataOffset + dataSize <= meta.pageSize {
                         freePages(
-                            Array(page[dataOffset..<(dataOffset + dataSize)]),
-                            size: dataSize,
+                            Array(run[DataFileCheck.headerSize...]),
+                            size: node.dataSize,
                             page: number,
                             part: part
                         )
+                    } else if node.flags & TreePage.subDatabase != 0 {
+                        guard holdsTables else {
+                            damage.append(Damage(part: part, problem: "page \(number) holds a table inside a table"))
+                            continue
+                        }
+                        let name = String(decoding: page.bytes[node.key], as: UTF8.self)
+                        let descriptor = node.data.lowerBound
+                        let flags = DataFileCheck.integer(page.bytes, descriptor + 4, as: UInt16.self)
+                        guard flags == 0 else {
+                            damage.append(
+                                Damage(
+                                    part: "table '\(name)'",
+                                    problem: "its descriptor has flags \(flags), which Coffer never sets"
+                                )
+                            )
+                            continue
+                        }
+                        tree(
+                            root: DataFileCheck.integer(page.bytes, descriptor + 40, as: UInt64.self),
+                            depth: Int(DataFileCheck.integer(page.bytes, descriptor + 6, as: UInt16.self)),
+                            part: "table '\(name)'",
+                            holdsTables: false,
+                            rootOnly: shallow
+                        )
+                    } else if isFreeList {
+                        freePages(Array(page.bytes[node.data]), size: node.dataSize, page: number, part: part)
                     }
                 }
             }

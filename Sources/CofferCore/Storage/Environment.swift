@@ -68,6 +68,26 @@ package final class Environment: @unchecked Sendable {
     package let spaceReserve: SpaceReserve
     /// Whether this instance has made sure the space reserve exists (after its first commit).
     private let spaceReserveChecked = Atomic<Bool>(false)
+    /// What ``KnownDamage`` says of the data file, if anything: writes that change something refuse.
+    private let damageNote: Locked<String?>
+
+    /// The damage found in the data file's trees (``KnownDamage``), if any: while there is, a write
+    /// transaction that changed something does not commit.
+    package var knownDamage: String? { damageNote.withLock { $0 } }
+
+    /// Notes damage found in the data file's trees: writes refuse from now on, in this process and
+    /// (through ``KnownDamage``) in every later one, until ``clearKnownDamage()``.
+    package func noteDamage(_ what: String) {
+        damageNote.withLock { $0 = what }
+        KnownDamage.record(what, directory: directory.path)
+    }
+
+    /// Forgets the damage noted, once a full check found the trees sound.
+    package func clearKnownDamage() {
+        damageNote.withLock { $0 = nil }
+        KnownDamage.clear(directory: directory.path)
+    }
+
     /// The data file's path and page size, found at the first commit; guarded by ``commitLock``.
     private var recordTarget: (dataFile: String, pageSize: Int)?
     /// Where the map is (start, length) for the map size it was found at.
@@ -117,6 +137,7 @@ package final class Environment: @unchecked Sendable {
         try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
         guard let environment else { throw LMDBError(.invalid, operation: "mdb_env_create") }
         do {
+            try LMDB.check(mdb_env_set_assert(environment, lmdbAssertion), "mdb_env_set_assert")
             try LMDB.check(mdb_env_set_maxdbs(environment, options.maximumTables), "mdb_env_set_maxdbs")
             try LMDB.check(mdb_env_set_maxreaders(environment, options.maximumReaders), "mdb_env_set_maxreaders")
             try LMDB.check(mdb_env_set_mapsize(environment, options.initialMapSize), "mdb_env_set_mapsize")
@@ -135,6 +156,7 @@ package final class Environment: @unchecked Sendable {
             throw error
         }
         handle = environment
+        damageNote = Locked(KnownDamage.read(directory: directory.path))
         self.directoryLock = directoryLock
         createdLockFile = !lockExisted
         mappedPages.add(self)
@@ -529,4 +551,20 @@ package final class Environment: @unchecked Sendable {
             growthCount.add(1, ordering: .relaxed)
         }
     }
+}
+
+/// LMDB's assertion handler (`mdb_env_set_assert`): LMDB asserts when a page breaks its rules (a leaf
+/// where a branch belongs: `IS_LEAF(mp)`), which only a damaged data file does, and then calls
+/// `abort()`. This runs first: it notes the damage (``KnownDamage``, so later writes refuse), says
+/// what happened on standard error, and ends the process with status 1 instead of `SIGABRT`.
+private let lmdbAssertion: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void = { environment, message in
+    var path: UnsafePointer<CChar>?
+    if let environment { _ = mdb_env_get_path(environment, &path) }
+    let directory = path.map { String(cString: $0) }
+    let what = "LMDB stopped on a page that breaks its rules (\(message.map { String(cString: $0) } ?? "an assertion"))"
+    if let directory { KnownDamage.record(what, directory: directory) }
+    let text =
+        "coffer: error: the vault's data file \(directory.map { $0 + "/data.mdb" } ?? "data.mdb") is damaged: \(what). The command stopped before finishing; what it had not committed is not in the vault, and writes are refused from now on. Run `coffer verify` to see the damage, and restore the vault from a complete copy\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+    _exit(1)
 }

@@ -95,6 +95,7 @@ package final class Transaction {
         }
         if let sawMapFull { throw MapFull(underlying: sawMapFull) }
         if commit {
+            if changed, let damage = environment.knownDamage { throw KnownDamage.Refusal(description: damage) }
             if changed { try stamp() }
             let pointer = self.pointer
             handle = nil

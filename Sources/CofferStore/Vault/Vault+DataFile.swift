@@ -77,6 +77,38 @@ extension Vault {
         return damage.map { VerificationProblem(blob: nil, message: "data.mdb, \($0)") }
     }
 
+    /// Walks every tree of the data file with Coffer's checked reader (``checkDataFile(in:)``) before
+    /// a command that reads every page through LMDB (`export`, `compact`): a damaged page is named
+    /// here instead of stopping the process inside LMDB, and noted (``Environment/noteDamage(_:)``)
+    /// so that writes refuse until the file is sound again.
+    ///
+    /// - Parameter action: What was about to be done, for the message ("compacting").
+    /// - Throws: ``CofferError`` `.decode` naming the damage; nothing was changed.
+    package func refuseDamagedTrees(before action: String) throws(CofferError) {
+        let problems = try storage("checking the data file") {
+            try environment.read { txn in try checkDataFile(in: txn) }
+        }
+        guard !problems.isEmpty else { return }
+        let what = problems.map(\.message).joined(separator: "; ")
+        environment.noteDamage(what)
+        throw CofferError(
+            .decode,
+            "the vault's data file \(directory.path)/data.mdb is damaged: \(what). \(action.prefix(1).uppercased() + action.dropFirst()) reads every page, so it stops here; nothing was changed, and writes are refused until the file is sound. Restore the vault from a complete copy"
+        )
+    }
+
+    /// Notes what `verify`'s walk of the data file found: damage makes writes refuse
+    /// (``KnownDamage``), a sound file lifts an earlier note.
+    package func noteDataFileCheck(_ problems: [VerificationProblem]) {
+        if let first = problems.first {
+            environment.noteDamage(
+                problems.count == 1 ? first.message : "\(first.message); and \(problems.count - 1) more"
+            )
+        } else if environment.knownDamage != nil {
+            environment.clearKnownDamage()
+        }
+    }
+
     /// Repairs a damaged meta page of the vault in `directory` (what `coffer repair` does),
     /// which must not be open in any process. A repair that would lose a committed transaction
     /// (only an older state can be recovered) is refused, saying what would be lost, unless
@@ -99,9 +131,22 @@ extension Vault {
         }
         defer { check.close() }
         guard !check.damage.isEmpty else {
+            let hasRecord = check.recordPath.map { !CommitRecord.read(at: $0).isEmpty } ?? false
+            var agreement = hasRecord ? " and agree with \(CommitRecord.fileName)" : ""
+            // The meta pages are sound; the trees may not be (repair rewrites only meta pages).
+            if !DataFileCheck.isOpenElsewhere(directory: directory.path), let current = check.current {
+                let trees = check.walk(snapshotID: current.transactionID)
+                agreement += ", and its trees are sound"
+                if !trees.isEmpty {
+                    throw CofferError(
+                        .decode,
+                        "the vault's data file \(directory.path)/data.mdb is damaged: \(trees.map(\.description).joined(separator: "; ")). Its meta pages are sound, and repair rewrites only meta pages: restore the vault from a complete copy; nothing was changed"
+                    )
+                }
+            }
             throw CofferError(
                 .param,
-                "\(directory.path)/data.mdb's meta pages and length are sound and agree with \(CommitRecord.fileName); nothing to repair"
+                "\(directory.path)/data.mdb's meta pages and length are sound\(agreement); nothing to repair"
             )
         }
         guard !DataFileCheck.isOpenElsewhere(directory: directory.path) else {

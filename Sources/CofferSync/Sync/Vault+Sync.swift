@@ -39,6 +39,8 @@ extension Vault {
     {
         try checkOpen()
         if let peer { try PeerCursors.validate(peer) }
+        // An export reads every record and chunk: a damaged page is named here, not met inside LMDB.
+        try refuseDamagedTrees(before: "exporting")
         let schema = schema
         // A peer without a cursor of its own, named for the group member this vault joined from,
         // starts where the join left off.
