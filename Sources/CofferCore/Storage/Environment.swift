@@ -130,8 +130,10 @@ package final class Environment: @unchecked Sendable {
         }
 
         if !dataExisted {
-            // A record left beside a data file that is gone would make the new one look rolled back.
+            // A record left beside a data file that is gone would make the new one look rolled back,
+            // and a damage note could name the new file's inode if the old one's is reused.
             unlink(CommitRecord.path(besideDataFile: dataFile))
+            KnownDamage.clear(directory: directory.path)
         }
         var environment: OpaquePointer?
         try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
