@@ -68,7 +68,10 @@ struct VerifyCommand: VaultCommand {
             stored, and every reference count is exact. --read-data also decrypts and decompresses
             everything and recomputes every chunk id and blob digest; --read-data-subset N/M does so for
             slice N of M of the chunks (by id, so the slices 1/M to M/M read each chunk once), X% for a
-            random share. Problems are reported per blob, by name, and checking goes on past them.
+            random share. Problems are reported per blob, by name, and checking goes on past them. All
+            structural checks read one snapshot of the vault, so writers running meanwhile are never
+            taken for damage. When data.mdb's structure is damaged, nothing stored in it is read, and
+            writes are refused (damage-found) until a verify finds the file sound again.
             Exits 1 if anything is wrong.
             """,
         examples: [
