@@ -135,7 +135,6 @@ extension Blobs {
         let (blobCount, chunkCount) = try storage("verifying the blobs") {
             try vault.environment.read { txn -> (Int, Int) in
                 problems = try vault.checkDataFile(in: txn)
-                vault.noteDataFileCheck(problems)
                 // LMDB walks no page the checked reader has not found sound.
                 guard problems.isEmpty else {
                     structureSound = false

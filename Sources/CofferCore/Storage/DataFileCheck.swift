@@ -220,7 +220,19 @@ package struct DataFileCheck {
         if damage.isEmpty, let current {
             var roots = TreeWalk(check: self, meta: current, shallow: true)
             roots.mainTreeAndFreeList()
-            self.damage = roots.damage
+            // Damaged roots under a meta page whose roots differ from the committed ones: the meta
+            // page was altered (a flipped free-list root, say), and the record is the repair.
+            self.damage =
+                roots.damage.isEmpty
+                ? []
+                : Self.compare(
+                    current,
+                    with: records,
+                    damage: roots.damage,
+                    descriptor: descriptor,
+                    fileSize: fileSize,
+                    treesSound: false
+                )
         }
     }
 
@@ -234,7 +246,8 @@ package struct DataFileCheck {
         with records: [CommitRecord],
         damage: [Damage],
         descriptor: Int32,
-        fileSize: UInt64
+        fileSize: UInt64,
+        treesSound: Bool = true
     ) -> [Damage] {
         guard let newest = records.map(\.transactionID).max() else { return damage }
         let candidates = records.filter { $0.transactionID == newest }
@@ -275,13 +288,20 @@ package struct DataFileCheck {
             !candidates.contains(where: {
                 $0.mainRoot == current.mainRoot && $0.freeRoot == current.freeRoot && $0.lastPage == current.lastPage
             }),
-            stamp(in: current, descriptor: descriptor) != current.transactionID
+            !treesSound || stamp(in: current, descriptor: descriptor) != current.transactionID
         else { return damage }
-        return others + [
+        let differences = [
+            ("the main tree's root", current.mainRoot, intact.mainRoot),
+            ("the free list's root", current.freeRoot, intact.freeRoot),
+            ("the last page", current.lastPage, intact.lastPage),
+        ]
+        .filter { $0.1 != $0.2 }
+        .map { "\($0.0) is page \($0.1) where transaction \(newest) committed page \($0.2)" }
+        return (treesSound ? others : []) + [
             Damage(
                 part: "meta page \(current.index)",
                 problem:
-                    "its main tree's root (page \(current.mainRoot)) or free list's (page \(current.freeRoot)) is not what transaction \(newest) committed (pages \(intact.mainRoot) and \(intact.freeRoot), as \(CommitRecord.fileName) says): the page was altered",
+                    "\(differences.joined(separator: ", ")) (as \(CommitRecord.fileName) says): the page was altered",
                 repair: .fromRecord(index: current.index, record: intact)
             )
         ]

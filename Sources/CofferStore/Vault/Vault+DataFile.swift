@@ -67,46 +67,49 @@ extension Vault {
     /// The data file's own structure, as ``Blobs/verify(readingData:)`` reports it: both meta pages,
     /// the file's length, the commit record, and every B-tree and the free list of the snapshot `txn`
     /// reads (each page used once, within bounds; libmdbx's `mdbx_chk` is the model). Read with
-    /// `pread`, never through LMDB, so a damaged page is reported, not walked.
+    /// `pread`, never through LMDB, so a damaged page is reported, not walked. Damage is noted
+    /// (``Environment/noteDamage(_:)``: writes refuse), and a sound file lifts an earlier note.
     package func checkDataFile(in txn: Transaction) throws(CofferError) -> [VerificationProblem] {
-        guard let check = try Self.settledDataFileCheck(in: directory) else {
+        guard let damage = try dataFileDamage(in: txn) else {
             return [VerificationProblem(blob: nil, message: "data.mdb cannot be read to check its structure")]
         }
-        defer { check.close() }
-        let damage = check.damage + check.walk(snapshotID: txn.snapshotID)
-        return damage.map { VerificationProblem(blob: nil, message: "data.mdb, \($0)") }
+        let problems = damage.map { VerificationProblem(blob: nil, message: "data.mdb, \($0)") }
+        if let first = problems.first {
+            let more = problems.count == 1 ? "" : "; and \(problems.count - 1) more"
+            environment.noteDamage(first.message + more)
+        } else if environment.knownDamage != nil {
+            environment.clearKnownDamage()
+        }
+        return problems
     }
 
-    /// Walks every tree of the data file with Coffer's checked reader (``checkDataFile(in:)``) before
-    /// a command that reads every page through LMDB (`export`, `compact`): a damaged page is named
-    /// here instead of stopping the process inside LMDB, and noted (``Environment/noteDamage(_:)``)
-    /// so that writes refuse until the file is sound again.
+    /// What is wrong with the data file's meta pages, length and trees, seen from the snapshot `txn`
+    /// reads; `nil` when the file cannot be opened to check it (its directory was removed while the
+    /// vault is open, say), which is not damage.
+    private func dataFileDamage(in txn: Transaction) throws(CofferError) -> [DataFileCheck.Damage]? {
+        guard let check = try Self.settledDataFileCheck(in: directory) else { return nil }
+        defer { check.close() }
+        return check.damage + check.walk(snapshotID: txn.snapshotID)
+    }
+
+    /// Walks every tree of the data file with Coffer's checked reader before a command that reads
+    /// every page through LMDB (`export`, `compact`): a damaged page is named here instead of
+    /// stopping the process inside LMDB, and noted (``Environment/noteDamage(_:)``) so that writes
+    /// refuse until the file is sound again. A file that cannot be opened to check is left to LMDB.
     ///
     /// - Parameter action: What was about to be done, for the message ("compacting").
     /// - Throws: ``CofferError`` `.decode` naming the damage; nothing was changed.
     package func refuseDamagedTrees(before action: String) throws(CofferError) {
-        let problems = try storage("checking the data file") {
-            try environment.read { txn in try checkDataFile(in: txn) }
+        let damage = try storage("checking the data file") {
+            try environment.read { txn in try dataFileDamage(in: txn) }
         }
-        guard !problems.isEmpty else { return }
-        let what = problems.map(\.message).joined(separator: "; ")
-        environment.noteDamage(what)
+        guard let damage, !damage.isEmpty else { return }
+        let what = damage.map(\.description).joined(separator: "; ")
+        environment.noteDamage("data.mdb, " + what)
         throw CofferError(
             .decode,
             "the vault's data file \(directory.path)/data.mdb is damaged: \(what). \(action.prefix(1).uppercased() + action.dropFirst()) reads every page, so it stops here; nothing was changed, and writes are refused until the file is sound. Restore the vault from a complete copy"
         )
-    }
-
-    /// Notes what `verify`'s walk of the data file found: damage makes writes refuse
-    /// (``KnownDamage``), a sound file lifts an earlier note.
-    package func noteDataFileCheck(_ problems: [VerificationProblem]) {
-        if let first = problems.first {
-            environment.noteDamage(
-                problems.count == 1 ? first.message : "\(first.message); and \(problems.count - 1) more"
-            )
-        } else if environment.knownDamage != nil {
-            environment.clearKnownDamage()
-        }
     }
 
     /// Repairs a damaged meta page of the vault in `directory` (what `coffer repair` does),

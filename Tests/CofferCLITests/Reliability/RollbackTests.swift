@@ -78,6 +78,19 @@ struct RollbackTests {
         #expect(try cli.run(["verify", "--read-data"]).status == 0)
     }
 
+    @Test("the current meta page's free-list root sent out of the file: repair puts back the committed one")
+    func freeRootAltered() throws {
+        try edit { bytes in bytes[Self.currentMeta(bytes) + 80 + 1] ^= 0x20 }
+        let refused = try cli.run(["ls"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("coffer repair"), "\(refused.error)")
+        let repaired = try cli.run(["repair"])
+        #expect(repaired.status == 0, "\(repaired.error)")
+        #expect(repaired.error.contains("nothing was lost"), "\(repaired.error)")
+        #expect(try cli.run(["item", "get", "--service", "s4", "--account", "a"]).output == "v")
+        #expect(try cli.run(["verify", "--read-data"]).status == 0)
+    }
+
     @Test("when the last state is gone too, repair says what it cannot recover and needs --accept-loss")
     func unrecoverable() throws {
         try edit { bytes in
