@@ -623,8 +623,9 @@ package struct DataFileCheck {
             return true
         }
 
-        /// Walks the main tree (with its tables) and the free list of ``meta``; in a ``shallow``
-        /// walk, only the free list's root page.
+        /// Walks the main tree (with its tables) and the free list of ``meta``, every page of both
+        /// even in a ``shallow`` walk: LMDB takes pages for every write from the free list, and a
+        /// page number damaged there would have it write outside the file (`SIGSEGV`).
         package mutating func mainTreeAndFreeList() {
             tree(root: meta.mainRoot, depth: meta.mainDepth, part: "the main tree", holdsTables: true)
             tree(
@@ -632,8 +633,7 @@ package struct DataFileCheck {
                 depth: meta.freeDepth,
                 part: "the free list",
                 holdsTables: false,
-                isFreeList: true,
-                rootOnly: shallow
+                isFreeList: true
             )
         }
 
@@ -744,8 +744,20 @@ package struct DataFileCheck {
                 return
             }
             let filePages = check.fileSize / UInt64(meta.pageSize)
+            var previous = UInt64.max
             for index in 0..<count {
                 let free = integer(record, 8 + index * 8, as: UInt64.self)
+                // LMDB keeps each list in descending order: a flipped bit in one number breaks it.
+                guard free < previous else {
+                    damage.append(
+                        Damage(
+                            part: part,
+                            problem: "page \(page) lists free page \(free) after \(previous), out of order"
+                        )
+                    )
+                    return
+                }
+                previous = free
                 if light {
                     if free >= filePages, free <= meta.lastPage { freeBeyondEnd += 1 }
                     if free <= meta.lastPage { highestFree = max(highestFree, free) }

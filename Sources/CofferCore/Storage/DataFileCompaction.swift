@@ -40,7 +40,11 @@ extension Environment {
         do {
             try read { txn in
                 try txn.forEach(in: Self.freeList) { _, value in
-                    if value.count >= MemoryLayout<Int>.size { freePages += value.loadUnaligned(as: Int.self) }
+                    // The count, bounded by the record (a damaged one must not overflow the sum).
+                    if value.count >= MemoryLayout<Int>.size {
+                        let count = value.loadUnaligned(as: Int.self)
+                        freePages += min(max(count, 0), value.count / MemoryLayout<Int>.size - 1)
+                    }
                     return true
                 }
             }
