@@ -88,6 +88,33 @@ package final class Environment: @unchecked Sendable {
         KnownDamage.clear(directory: directory.path)
     }
 
+    /// Data files up to this size get a full walk of their trees (``DataFileCheck/walk(snapshotID:)``)
+    /// before the first write transaction of this environment that changes something commits: a
+    /// few milliseconds, against a write landing on a damaged page (LMDB would follow it, and could
+    /// write outside the map). Larger files rely on `verify`, `export` and `compact`, which walk
+    /// them, and on the note they leave (``KnownDamage``).
+    package static let walkBeforeFirstChangeLimit: UInt64 = 64 << 20
+
+    private let treesWalked = Atomic<Bool>(false)
+
+    /// Walks the data file's trees once, before the first change of this environment commits (from
+    /// inside that write transaction, which holds LMDB's writer lock, so the committed state cannot
+    /// move), if the file is no larger than ``walkBeforeFirstChangeLimit``.
+    ///
+    /// - Throws: ``KnownDamage/Refusal`` naming the damage, which is noted for later writes too.
+    func checkTreesBeforeFirstChange() throws(KnownDamage.Refusal) {
+        guard !treesWalked.exchange(true, ordering: .relaxed) else { return }
+        guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else { return }
+        defer { check.close() }
+        guard check.fileSize <= Self.walkBeforeFirstChangeLimit, let current = check.current else { return }
+        let damage = check.walk(snapshotID: current.transactionID)
+        guard !damage.isEmpty else { return }
+        let shown = damage.prefix(3).map(\.description).joined(separator: "; ")
+        let what = "data.mdb, " + shown + (damage.count > 3 ? "; and \(damage.count - 3) more" : "")
+        noteDamage(what)
+        throw KnownDamage.Refusal(description: what)
+    }
+
     /// The data file's path and page size, found at the first commit; guarded by ``commitLock``.
     private var recordTarget: (dataFile: String, pageSize: Int)?
     /// Where the map is (start, length) for the map size it was found at.
