@@ -653,8 +653,10 @@ package struct DataFileCheck {
                 damage.append(Damage(part: part, problem: "its depth is \(treeDepth), deeper than any B-tree can be"))
                 return
             }
-            var pending = [(root, 1)]
-            while let (number, level) = pending.popLast() {
+            // Each page with the key range its parent gives it: a branch's key i is at most every key
+            // below child i and above every key below child i − 1 (LMDB's search relies on it).
+            var pending: [(UInt64, Int, [UInt8]?, [UInt8]?)] = [(root, 1, nil, nil)]
+            while let (number, level, lowest, above) = pending.popLast() {
                 guard level <= 32 else {
                     damage.append(Damage(part: part, problem: "it is deeper than any B-tree can be: a cycle"))
                     return
@@ -679,9 +681,33 @@ package struct DataFileCheck {
                     continue
                 }
                 if rootOnly { return }
+                let keys = page.nodes.map { Array(page.bytes[$0.key]) }
+                let precedes: ([UInt8], [UInt8]) -> Bool = { first, second in
+                    isFreeList && first.count == 8 && second.count == 8
+                        ? DataFileCheck.integer(first, 0, as: UInt64.self)
+                            < DataFileCheck.integer(second, 0, as: UInt64.self)
+                        : first.lexicographicallyPrecedes(second)
+                }
+                let compared = keys.dropFirst(page.isBranch ? 1 : 0)
+                if let first = compared.first, let last = compared.last,
+                    lowest.map({ precedes(first, $0) }) ?? false || above.map({ !precedes(last, $0) }) ?? false
+                {
+                    damage.append(
+                        Damage(
+                            part: part,
+                            problem:
+                                "page \(number) holds keys outside the range its parent gives it: a key was altered"
+                        )
+                    )
+                    continue
+                }
                 if page.isBranch {
                     // Reversed, so the stack walks the children in key order.
-                    for node in page.nodes.reversed() { pending.append((node.child, level + 1)) }
+                    for (index, node) in page.nodes.enumerated().reversed() {
+                        let low = index == 0 ? lowest : keys[index]
+                        let high = index + 1 < keys.count ? keys[index + 1] : above
+                        pending.append((node.child, level + 1, low, high))
+                    }
                     continue
                 }
                 for node in page.nodes {
