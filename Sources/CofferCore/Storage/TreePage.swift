@@ -141,9 +141,23 @@ package struct TreePage {
             nodes.append(node)
             extents.append(offset..<node.data.upperBound)
         }
+        // LMDB keeps the nodes packed from `upper` to the page's end, each taking an even number
+        // of bytes (it moves the rest when one is deleted): a gap or an overlap is damage, and so is
+        // an `upper` that is not the first node's offset (the next write would put a node there).
         extents.sort { $0.lowerBound < $1.lowerBound }
-        for (first, second) in zip(extents, extents.dropFirst()) where first.upperBound > second.lowerBound {
-            throw fail("has nodes at offsets \(first.lowerBound) and \(second.lowerBound) that overlap")
+        var expected = upper
+        for extent in extents {
+            guard extent.lowerBound == expected else {
+                throw fail(
+                    extent.lowerBound < expected
+                        ? "has nodes that overlap at offset \(extent.lowerBound)"
+                        : "has a gap between its nodes at offset \(expected), or an upper bound (\(upper)) that is not its first node's"
+                )
+            }
+            expected += (extent.count + 1) & ~1
+        }
+        guard expected == pageSize else {
+            throw fail("has nodes that end at offset \(expected), not at the page's end")
         }
         // A branch's first key is never compared (it stands for everything before the second).
         for index in (isBranch ? 2 : 1)..<max(nodes.count, isBranch ? 2 : 1) {
