@@ -71,7 +71,9 @@ package struct TreePage {
         let header = integer(0, as: UInt64.self)
         guard header == number else { throw fail("says it is page \(header): it is not where it belongs") }
         let flags = integer(10, as: UInt16.self)
-        let kind = flags & 0x7F
+        // LMDB writes a tree page with its kind alone (it clears the dirty bit, 0x10, as it writes):
+        // any other bit set is damage, which its next copy of the page would carry on.
+        let kind = flags & ~0x10
         guard kind == Self.branchFlag || kind == Self.leafFlag else {
             let what =
                 kind & Self.overflowFlag != 0
