@@ -8,6 +8,7 @@ enum StorageSuite {
         return [
             Puts(name: "storage/batched puts (100 B values)", count: count),
             Commits(name: "storage/durable commits (1 put each)", count: quick ? 200 : 1000),
+            RecordNotes(name: "storage/commit record (what each durable commit adds)", count: quick ? 20_000 : 100_000),
             Gets(name: "storage/random gets", count: count),
         ]
     }
@@ -63,6 +64,34 @@ enum StorageSuite {
             let scratch = self.scratch!
             for index in 0..<count {
                 try scratch.environment.write { txn in try txn.put(scratch.table, key: key(index), value: [1]) }
+            }
+        }
+    }
+
+    /// The commit record's share of a commit (``CommitRecord/note(transactionID:dataFile:pageSize:)``,
+    /// which a durable commit runs once it returns): read the meta page, pick a slot, write it.
+    struct RecordNotes: Benchmark {
+        let name: String
+        let count: Int
+        var operationsPerRun: Int { count }
+        var reference: String? { "storage/durable commits (1 put each)" }
+        var scratch: Scratch?
+        var transactionID: UInt64 = 0
+        mutating func setUp() throws {
+            let scratch = try Scratch()
+            transactionID = try scratch.environment.write { txn in
+                try txn.put(scratch.table, key: key(0), value: [1])
+                return txn.snapshotID
+            }
+            self.scratch = scratch
+        }
+        mutating func tearDown() throws { scratch?.remove() }
+        mutating func run() throws {
+            let dataFile = scratch!.directory.appendingPathComponent("data.mdb").path
+            for _ in 0..<count {
+                guard CommitRecord.note(transactionID: transactionID, dataFile: dataFile, pageSize: 4096) else {
+                    throw CofferError(.internalError, "the commit record was not written")
+                }
             }
         }
     }

@@ -124,21 +124,41 @@ extension Blobs {
         let schema = vault.schema
         let store = BlobStore(schema: schema)
         let coder = try ChunkRecord.Coder()
-        var problems = try vault.checkDataFile()
         var names: [String] = []
-        // Snapshots first, in their own transactions (their trees are streamed by worker threads).
-        var expected: [ChunkID: UInt64] = [:]
+        var problems: [VerificationProblem] = []
+        var snapshotRecords: [SnapshotRecord] = []
+        var structureSound = true
         let snapshots = SnapshotStore(environment: vault.environment, schema: schema, keys: keys)
-        let snapshotRecords = try Self.snapshotRecords(snapshots, problems: &problems)
-        for record in snapshotRecords {
-            do {
-                try snapshots.forEachReference(of: record) { expected[$0, default: 0] += 1 }
-            } catch {
-                problems.append(VerificationProblem(blob: nil, message: error.message))
-            }
-        }
+        // One read transaction for every structural check: the data file's own walk, the snapshots'
+        // and blobs' references and the chunks' counts all describe one snapshot of the vault, so a
+        // writer committing meanwhile never shows up as a count that disagrees.
         let (blobCount, chunkCount) = try storage("verifying the blobs") {
-            try vault.environment.read { txn in
+            try vault.environment.read { txn -> (Int, Int) in
+                problems = try vault.checkDataFile(in: txn)
+                // LMDB walks no page the checked reader has not found sound.
+                guard problems.isEmpty else {
+                    structureSound = false
+                    problems.append(
+                        VerificationProblem(
+                            blob: nil,
+                            message:
+                                "the data file's structure is damaged, so nothing stored in it was read (reading a damaged page could stop the process); restore the vault from a complete copy"
+                        )
+                    )
+                    return (0, 0)
+                }
+                var expected: [ChunkID: UInt64] = [:]
+                snapshotRecords = try Self.snapshotRecords(snapshots, in: txn, problems: &problems)
+                for record in snapshotRecords {
+                    do {
+                        try snapshots.forEachReference(of: record, in: txn, coder: coder) {
+                            expected[$0, default: 0] += 1
+                        }
+                    } catch {
+                        let message = CofferError.wrapping(error, while: "verifying a snapshot").message
+                        problems.append(VerificationProblem(blob: nil, message: message))
+                    }
+                }
                 var blobCount = 0
                 var chunkKeys: [String: ChunkKeys] = [:]
                 try txn.forEach(in: schema.blobs) { key, value in
@@ -221,12 +241,12 @@ extension Blobs {
         }
         var bytesRead: Int64 = 0
         var chunksRead = 0
-        if case .subset(let subset) = reading {
+        if structureSound, case .subset(let subset) = reading {
             let checked = try checkChunks(keys: keys, in: subset)
             problems += checked.problems
             (chunksRead, bytesRead) = (checked.chunks, checked.bytes)
         }
-        if case .all = reading {
+        if structureSound, case .all = reading {
             let checked = try checkChunks(keys: keys, in: nil)
             problems += checked.problems
             chunksRead = checked.chunks
@@ -235,6 +255,8 @@ extension Blobs {
                 var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
                 do {
                     try reader.read(name, to: &sink)
+                } catch  where error.code == .itemNotFound {
+                    // Removed by another process since the structure was read: nothing wrong.
                 } catch {
                     let message = error.message.replacingOccurrences(of: "blob '\(name)' is damaged: ", with: "")
                     problems.append(VerificationProblem(blob: name, message: message))
@@ -302,6 +324,15 @@ extension Blobs {
         var bytesRead: Int64 = 0
         for record in records {
             let label = "snapshot \(record.info.shortID) ('\(record.name)')"
+            var found: [VerificationProblem] = []
+            defer {
+                // A snapshot forgotten by another process since the structure was read loses its
+                // chunks: nothing wrong.
+                let stillThere = try? vault.environment.read { txn in
+                    try txn.contains(store.schema.snapshots, key: record.id)
+                }
+                if stillThere != false { problems += found }
+            }
             do {
                 try store.forEachEntry(of: record) { (entry) throws(CofferError) in
                     guard let content = entry.content, checked.insert(content.chunks).inserted else { return }
@@ -314,7 +345,7 @@ extension Blobs {
                             progress: nil
                         )
                     } catch {
-                        problems.append(
+                        found.append(
                             VerificationProblem(
                                 blob: nil,
                                 message: "\(label), file '\(entry.displayPath)': \(error.message)"
@@ -323,17 +354,18 @@ extension Blobs {
                     }
                 }
             } catch {
-                problems.append(VerificationProblem(blob: nil, message: "\(label): \(error.message)"))
+                found.append(VerificationProblem(blob: nil, message: "\(label): \(error.message)"))
             }
         }
         return bytesRead
     }
 
-    /// Every snapshot record that opens; the ones that do not are reported.
+    /// Every snapshot record that opens, read in `txn`; the ones that do not are reported.
     private static func snapshotRecords(
         _ store: SnapshotStore,
+        in txn: Transaction,
         problems: inout [VerificationProblem]
-    ) throws(CofferError) -> [SnapshotRecord] {
+    ) throws -> [SnapshotRecord] {
         let cipher: AESGCM
         do {
             cipher = try AESGCM()
@@ -342,20 +374,16 @@ extension Blobs {
         }
         var records: [SnapshotRecord] = []
         var failures: [String] = []
-        try storage("reading the snapshots") {
-            try store.environment.read { txn in
-                try txn.forEach(in: store.schema.snapshots) { key, value in
-                    do {
-                        records.append(try SnapshotRecord.open(value, id: Array(key), keys: store.keys, cipher: cipher))
-                    } catch {
-                        let prefix = key.prefix(4).hexEncoded
-                        failures.append(
-                            "snapshot \(prefix)…: \(CofferError.wrapping(error, while: "reading a snapshot").message)"
-                        )
-                    }
-                    return true
-                }
+        try txn.forEach(in: store.schema.snapshots) { key, value in
+            do {
+                records.append(try SnapshotRecord.open(value, id: Array(key), keys: store.keys, cipher: cipher))
+            } catch {
+                let prefix = key.prefix(4).hexEncoded
+                failures.append(
+                    "snapshot \(prefix)…: \(CofferError.wrapping(error, while: "reading a snapshot").message)"
+                )
             }
+            return true
         }
         problems += failures.map { VerificationProblem(blob: nil, message: $0) }
         return records

@@ -184,7 +184,14 @@ package enum ChunkRecord {
             throw CofferError(.decode, "a chunk record is too short (\(stored.count) bytes); the vault is damaged")
         }
         guard stored[0] == version else {
-            throw CofferError(.unsupportedFormat, "a chunk record has version \(stored[0]); upgrade Coffer")
+            // A version no Coffer has written (0, or far past this one's) is a damaged byte.
+            guard stored[0] == 0 || stored[0] > version &+ 8 else {
+                throw CofferError(.unsupportedFormat, "a chunk record has version \(stored[0]); upgrade Coffer")
+            }
+            throw CofferError(
+                .decode,
+                "a chunk record has version \(stored[0]), which no Coffer writes: the vault is damaged; restore it from a copy (coffer verify --read-data shows what else is)"
+            )
         }
         guard let (sealed, fullHeaderSize) = sealedScope(of: stored), stored.count >= fullHeaderSize + AESGCM.overhead
         else {

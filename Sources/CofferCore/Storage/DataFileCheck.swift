@@ -19,6 +19,9 @@ package struct DataFileCheck {
         /// The free list's and the main tree's roots (`UInt64.max` for an empty tree).
         package let freeRoot: UInt64
         package let mainRoot: UInt64
+        /// The free list's and the main tree's depths (levels; 0 where not known).
+        package var freeDepth = 0
+        package var mainDepth = 0
     }
 
     /// One thing wrong with the file, and what to do about it.
@@ -33,6 +36,11 @@ package struct DataFileCheck {
             case transactionID(index: Int, stamp: UInt64)
             /// Meta page `index`'s last page number is wrong: set it to the last page in use.
             case lastPage(index: Int, lastPage: UInt64)
+            /// Meta page `index` is to be rewritten from the commit record, whose state is intact.
+            case fromRecord(index: Int, record: CommitRecord)
+            /// Transaction `lost`, the last one committed, cannot be recovered: only going back to the
+            /// state LMDB opens, transaction `current`, can, and that loses what `lost` wrote.
+            case rollback(lost: UInt64, current: UInt64)
         }
 
         package let part: String
@@ -70,12 +78,20 @@ package struct DataFileCheck {
     /// The meta page LMDB opens: the valid one with the larger transaction id.
     package var current: Meta? { metas.max { $0.transactionID < $1.transactionID } }
 
-    /// Reads the meta pages of the data file at `path`.
+    /// The commit record the meta pages were compared with (``CommitRecord``), if one was asked
+    /// for.
+    package let recordPath: String?
+
+    /// Reads the meta pages of the data file at `path`, and compares them with the commit record at
+    /// `recordPath` (``CommitRecord``) if given: a state older than the one last committed is damage.
     ///
     /// - Returns: `nil` when the file cannot be opened, or holds neither meta page (it is not an LMDB
     ///   file at all, which opening reports).
-    package init?(path: String) {
+    package init?(path: String, recordPath: String? = nil) {
         self.path = path
+        self.recordPath = recordPath
+        // Read before the meta pages: a record names only states committed before it was written.
+        let records = recordPath.map(CommitRecord.read(at:)) ?? []
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         var status = stat()
@@ -109,12 +125,17 @@ package struct DataFileCheck {
             let beyondEnd = fileSize < needed ? current.lastPage + 1 - fileSize / UInt64(current.pageSize) : 0
             var freeOnly = TreeWalk(check: self, meta: current, light: true)
             if beyondEnd > 0 {
-                freeOnly.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+                freeOnly.tree(
+                    root: current.freeRoot,
+                    depth: current.freeDepth,
+                    part: "the free list",
+                    holdsTables: false,
+                    isFreeList: true
+                )
             }
             if beyondEnd > 0, freeOnly.freeBeyondEnd < beyondEnd {
                 var walk = TreeWalk(check: self, meta: current, light: true)
-                walk.tree(root: current.mainRoot, part: "the main tree", holdsTables: true)
-                walk.tree(root: current.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+                walk.mainTreeAndFreeList()
                 let reached = (walk.highest + 1) * UInt64(current.pageSize)
                 let beyond = beyondEnd
                 if reached > fileSize {
@@ -190,7 +211,100 @@ package struct DataFileCheck {
                 )
             }
         }
+        if let current = metas.max(by: { $0.transactionID < $1.transactionID }) {
+            damage = Self.compare(current, with: records, damage: damage, descriptor: descriptor, fileSize: fileSize)
+        }
         self.damage = damage
+        // Cheap enough for every open: the main tree (a page or two) and the root page of each table
+        // and of the free list, each checked before LMDB is let near it.
+        if damage.isEmpty, let current {
+            var roots = TreeWalk(check: self, meta: current, shallow: true)
+            roots.mainTreeAndFreeList()
+            // Damaged roots under a meta page whose roots differ from the committed ones: the meta
+            // page was altered (a flipped free-list root, say), and the record is the repair.
+            self.damage =
+                roots.damage.isEmpty
+                ? []
+                : Self.compare(
+                    current,
+                    with: records,
+                    damage: roots.damage,
+                    descriptor: descriptor,
+                    fileSize: fileSize,
+                    treesSound: false
+                )
+        }
+    }
+
+    /// The damage found once the meta page LMDB opens (`current`) is compared with the commit
+    /// record: an older state than the one last committed is damage (a rollback, or a newest meta
+    /// page made to look older); at the same transaction, roots other than the committed ones are
+    /// damage unless the tree they lead to carries that transaction's stamp (a compaction by a
+    /// Coffer that wrote no record). The record's state, when its tree is intact, is the repair.
+    private static func compare(
+        _ current: Meta,
+        with records: [CommitRecord],
+        damage: [Damage],
+        descriptor: Int32,
+        fileSize: UInt64,
+        treesSound: Bool = true
+    ) -> [Damage] {
+        guard let newest = records.map(\.transactionID).max() else { return damage }
+        let candidates = records.filter { $0.transactionID == newest }
+        let intact = candidates.first { record in
+            let meta = Meta(
+                index: Int(newest & 1),
+                transactionID: newest,
+                lastPage: record.lastPage,
+                pageSize: record.pageSize,
+                freeRoot: record.freeRoot,
+                mainRoot: record.mainRoot
+            )
+            return record.pageSize == current.pageSize && record.mainRoot < fileSize / UInt64(current.pageSize)
+                && stamp(in: meta, descriptor: descriptor) == newest
+        }
+        let others = damage.filter { !$0.part.hasPrefix("meta page") }
+        if newest > current.transactionID {
+            let problem =
+                "LMDB would open transaction \(current.transactionID), but transaction \(newest) was committed after it (\(CommitRecord.fileName) says so): the vault's files were rolled back, or the newest meta page is damaged"
+            if let intact {
+                return others + [
+                    Damage(
+                        part: "data.mdb",
+                        problem: problem + "; transaction \(newest)'s state is intact in the file",
+                        repair: .fromRecord(index: Int(newest & 1), record: intact)
+                    )
+                ]
+            }
+            return others + [
+                Damage(
+                    part: "data.mdb",
+                    problem: problem,
+                    repair: .rollback(lost: newest, current: current.transactionID)
+                )
+            ]
+        }
+        guard newest == current.transactionID, let intact,
+            !candidates.contains(where: {
+                $0.mainRoot == current.mainRoot && $0.freeRoot == current.freeRoot && $0.lastPage == current.lastPage
+            }),
+            !treesSound || stamp(in: current, descriptor: descriptor) != current.transactionID
+        else { return damage }
+        let differences = [
+            ("the main tree's root", current.mainRoot, intact.mainRoot),
+            ("the free list's root", current.freeRoot, intact.freeRoot),
+            ("the last page", current.lastPage, intact.lastPage),
+        ]
+        .filter { $0.1 != $0.2 }
+        .map { "\($0.0) is page \($0.1) where transaction \(newest) committed page \($0.2)" }
+        return (treesSound ? others : []) + [
+            Damage(
+                part: "meta page \(current.index)",
+                problem:
+                    "\(differences.joined(separator: ", ")) (as \(CommitRecord.fileName) says): the page was altered",
+                repair: .fromRecord(index: current.index, record: intact)
+            )
+        ]
     }
 
     /// The transaction id the state `meta` points to recorded in its main tree
@@ -230,30 +344,74 @@ package struct DataFileCheck {
         return nil
     }
 
-    /// Rewrites the damaged meta page from what can be trusted, when it is the only damage: a page
-    /// that is not a meta page gets its header back if the rest agrees with its tree's stamp, else
-    /// becomes a copy of the intact one; a page whose transaction id differs from its tree's stamp
-    /// gets the stamp back; a last page number no tree or free list accounts for becomes the last
-    /// page in use. Run it with no other process using the vault. The page is written with `pwrite`
-    /// and flushed.
+    /// What ``repairMetaPage(acceptingLoss:)`` did or would do.
+    package enum RepairOutcome: Sendable, Equatable {
+        /// The page was rewritten; what was done (and, when a loss was accepted, what was lost).
+        case repaired(String)
+        /// Only a repair that loses a committed transaction is possible, and it was not accepted:
+        /// what would be lost. Nothing was changed.
+        case wouldLose(String)
+        /// Nothing can be repaired safely (the reason is in ``damage``). Nothing was changed.
+        case impossible
+    }
+
+    /// Rewrites the damaged meta page from what can be trusted, when it is the only damage: from the
+    /// commit record when it names a newer or different state whose tree is intact (nothing lost); a
+    /// page that is not a meta page gets its header back if the rest agrees with its tree's stamp,
+    /// else becomes a copy of the intact one; a page whose transaction id differs from its tree's
+    /// stamp gets the stamp back; a last page number no tree or free list accounts for becomes the
+    /// last page in use. A repair that goes back to an older state than one committed (losing the
+    /// newest transaction) is done only with `acceptingLoss`. Run it with no other process using the
+    /// vault. The page is written with `pwrite` and flushed, then the commit record is brought up to
+    /// the state the file now opens.
     ///
-    /// - Returns: What was repaired, or `nil` when nothing can be repaired safely (the reason is in
-    ///   ``damage``).
-    package func repairMetaPage() -> String? {
+    /// - Returns: What was done, or what would be lost, or that nothing can be done.
+    package func repairMetaPage(acceptingLoss: Bool) -> RepairOutcome {
         guard damage.count == 1, let repair = damage.first?.repair, let pageSize = metas.first?.pageSize else {
-            return nil
+            return .impossible
         }
         let index: Int
         var action: String
+        var loss: String?
         var page: [UInt8]
         switch repair {
         case .none:
-            return nil
+            return .impossible
+        case .fromRecord(let damaged, let record):
+            index = damaged
+            page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
+            guard page.count == pageSize else { return .impossible }
+            withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
+            page[10] |= UInt8(Self.metaFlag)
+            page.replaceSubrange(CommitRecord.metaRange, with: record.meta)
+            action =
+                "meta page \(index) was rewritten from \(CommitRecord.fileName): transaction \(record.transactionID), the last one committed, is current again; nothing was lost"
+        case .rollback(let lost, let current):
+            guard acceptingLoss else {
+                return .wouldLose(
+                    "transaction \(lost), the last one committed, cannot be recovered (neither its meta page nor \(CommitRecord.fileName) leads to an intact tree); the newest state that can be recovered is transaction \(current), and going back to it loses what transaction \(lost) wrote (the last write before the damage)"
+                )
+            }
+            guard let meta = metas.first(where: { $0.transactionID == current }),
+                CommitRecord.reset(fromDataFile: path, metaIndex: meta.index, pageSize: pageSize, at: recordPath)
+            else { return .impossible }
+            return .repaired(
+                "the vault was set back to transaction \(current), the newest state that can be recovered. Lost: what transaction \(lost) wrote (the last write before the damage)"
+            )
         case .transactionID(let damaged, let stamp):
             index = damaged
             page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
             withUnsafeBytes(of: stamp.littleEndian) { page.replaceSubrange(144..<152, with: $0) }
             action = "meta page \(index)'s transaction id was set back to \(stamp), as its tree records"
+            // A page that held the genuine next id (one past the other page's) was the newest state:
+            // its own tree is gone, and setting it back makes the older page current.
+            if let claimed = metas.first(where: { $0.index == index })?.transactionID,
+                let other = metas.first(where: { $0.index != index }),
+                claimed == other.transactionID + 1, stamp < other.transactionID
+            {
+                loss =
+                    "meta page \(index) claims transaction \(claimed), the last one committed, but its tree is not the one that transaction wrote (its stamp says \(stamp)); transaction \(claimed) cannot be recovered, and setting the page back makes transaction \(other.transactionID) current: what transaction \(claimed) wrote (the last write before the damage) is lost"
+            }
         case .lastPage(let damaged, let lastPage):
             index = damaged
             page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
@@ -261,7 +419,7 @@ package struct DataFileCheck {
             action = "meta page \(index)'s last page number was set to \(lastPage), the last page in use"
         case .metaHeader(let damaged):
             index = damaged
-            guard let source = metas.first(where: { $0.index != index }) else { return nil }
+            guard let source = metas.first(where: { $0.index != index }) else { return .impossible }
             page = Self.read(descriptor, at: UInt64(index * pageSize), count: pageSize)
             if let candidate = Self.unchecked(page, index: index, pageSize: pageSize),
                 Self.stamp(in: candidate, descriptor: descriptor) == candidate.transactionID
@@ -274,19 +432,41 @@ package struct DataFileCheck {
                 action =
                     "meta page \(index)'s header was rewritten; its state (transaction \(candidate.transactionID)) agrees with its tree"
             } else {
+                let claimed = Self.unchecked(page, index: index, pageSize: pageSize)?.transactionID
+                if claimed.map({ $0 + 1 != source.transactionID }) ?? true {
+                    // It held the newest state, or what it held cannot be read.
+                    let which =
+                        claimed == source.transactionID + 1
+                        ? "transaction \(source.transactionID + 1), the last one committed"
+                        : "a transaction committed after \(source.transactionID), if there was one"
+                    loss =
+                        "meta page \(index) is unreadable and its tree cannot be proven; copying meta page \(source.index) (transaction \(source.transactionID)) over it loses what \(which) wrote"
+                }
                 page = Self.read(descriptor, at: UInt64(source.index * pageSize), count: pageSize)
                 withUnsafeBytes(of: UInt64(index).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
                 action =
-                    "meta page \(index) was unreadable and was rewritten as a copy of meta page \(source.index) (transaction \(source.transactionID)); a transaction committed after that one, if any, is lost"
+                    "meta page \(index) was unreadable and was rewritten as a copy of meta page \(source.index) (transaction \(source.transactionID))"
             }
         }
-        guard page.count == pageSize else { return nil }
+        if let loss, !acceptingLoss { return .wouldLose(loss) }
+        guard page.count == pageSize else { return .impossible }
         let writable = open(path, O_WRONLY | O_CLOEXEC)
-        guard writable >= 0 else { return nil }
+        guard writable >= 0 else { return .impossible }
         defer { Glibc.close(writable) }
         let written = page.withUnsafeBytes { pwrite(writable, $0.baseAddress, $0.count, off_t(index * pageSize)) }
-        guard written == page.count, fsync(writable) == 0 else { return nil }
-        return action
+        guard written == page.count, fsync(writable) == 0 else { return .impossible }
+        if let recordPath, let reread = DataFileCheck(path: path) {
+            reread.close()
+            // The record follows the state the file now opens (after a loss, it must not name the
+            // lost transaction any more).
+            guard let after = reread.current else { return .repaired(action) }
+            if loss != nil {
+                CommitRecord.reset(fromDataFile: path, metaIndex: after.index, pageSize: pageSize, at: recordPath)
+            } else {
+                CommitRecord.note(transactionID: after.transactionID, dataFile: path, pageSize: pageSize)
+            }
+        }
+        return .repaired(loss.map { action + ". Lost: " + $0 } ?? action)
     }
 
     /// Whether another process has the environment in `directory` open: every LMDB process holds a
@@ -319,8 +499,7 @@ package struct DataFileCheck {
             return [Damage(part: "meta pages", problem: "neither describes the open snapshot \(snapshotID)")]
         }
         var walker = TreeWalk(check: self, meta: meta)
-        walker.tree(root: meta.mainRoot, part: "the main tree", holdsTables: true)
-        walker.tree(root: meta.freeRoot, part: "the free list", holdsTables: false, isFreeList: true)
+        walker.mainTreeAndFreeList()
         walker.unaccounted()
         return walker.damage
     }
@@ -387,7 +566,9 @@ package struct DataFileCheck {
             lastPage: integer(page, 136, as: UInt64.self),
             pageSize: pageSize,
             freeRoot: integer(page, 80, as: UInt64.self),
-            mainRoot: integer(page, 128, as: UInt64.self)
+            mainRoot: integer(page, 128, as: UInt64.self),
+            freeDepth: Int(integer(page, 46, as: UInt16.self)),
+            mainDepth: Int(integer(page, 94, as: UInt16.self))
         )
     }
 
@@ -407,10 +588,15 @@ package struct DataFileCheck {
         /// In a light walk: the highest page the free list names.
         package var highestFree: UInt64 = 0
 
-        package init(check: DataFileCheck, meta: Meta, light: Bool = false) {
+        /// Only the main tree in full, and the root page of each table and of the free list: the
+        /// check at open.
+        package let shallow: Bool
+
+        package init(check: DataFileCheck, meta: Meta, light: Bool = false, shallow: Bool = false) {
             self.check = check
             self.meta = meta
             self.light = light
+            self.shallow = shallow
         }
 
         package mutating func claim(_ page: UInt64, count: UInt64 = 1, by part: String) -> Bool {
@@ -437,78 +623,134 @@ package struct DataFileCheck {
             return true
         }
 
-        package mutating func tree(root: UInt64, part: String, holdsTables: Bool, isFreeList: Bool = false) {
+        /// Walks the main tree (with its tables) and the free list of ``meta``, every page of both
+        /// even in a ``shallow`` walk: LMDB takes pages for every write from the free list, and a
+        /// page number damaged there would have it write outside the file (`SIGSEGV`).
+        package mutating func mainTreeAndFreeList() {
+            tree(root: meta.mainRoot, depth: meta.mainDepth, part: "the main tree", holdsTables: true)
+            tree(
+                root: meta.freeRoot,
+                depth: meta.freeDepth,
+                part: "the free list",
+                holdsTables: false,
+                isFreeList: true
+            )
+        }
+
+        /// Walks one tree from `root` (`depth` levels, 0 where not known), each page checked by
+        /// ``TreePage`` before anything it points to is followed; the main tree's tables are walked
+        /// in turn, the free list's records claim the pages they list.
+        package mutating func tree(
+            root: UInt64,
+            depth treeDepth: Int,
+            part: String,
+            holdsTables: Bool,
+            isFreeList: Bool = false,
+            rootOnly: Bool = false
+        ) {
             guard root != DataFileCheck.noPage else { return }
-            var pending = [(root, 0)]
-            while let (number, depth) = pending.popLast() {
-                guard depth < 64 else {
+            guard treeDepth <= 32 else {
+                damage.append(Damage(part: part, problem: "its depth is \(treeDepth), deeper than any B-tree can be"))
+                return
+            }
+            // Each page with the key range its parent gives it: a branch's key i is at most every key
+            // below child i and above every key below child i − 1 (LMDB's search relies on it).
+            var pending: [(UInt64, Int, [UInt8]?, [UInt8]?)] = [(root, 1, nil, nil)]
+            while let (number, level, lowest, above) = pending.popLast() {
+                guard level <= 32 else {
                     damage.append(Damage(part: part, problem: "it is deeper than any B-tree can be: a cycle"))
                     return
                 }
                 guard claim(number, by: part) else { continue }
-                let page = check.page(number, pageSize: meta.pageSize)
-                guard page.count == meta.pageSize else {
+                let bytes = check.page(number, pageSize: meta.pageSize)
+                guard bytes.count == meta.pageSize else {
                     damage.append(Damage(part: part, problem: "page \(number) lies past the end of the file"))
                     continue
                 }
-                let flags = integer(page, 10, as: UInt16.self)
-                let lower = Int(integer(page, 12, as: UInt16.self))
-                let upper = Int(integer(page, 14, as: UInt16.self))
-                guard integer(page, 0, as: UInt64.self) == number,
-                    flags & (DataFileCheck.branchFlag | DataFileCheck.leafFlag) != 0,
-                    lower >= DataFileCheck.headerSize, lower <= upper, upper <= meta.pageSize
-                else {
-                    damage.append(Damage(part: part, problem: "page \(number) is not a valid tree page"))
+                let page: TreePage
+                do {
+                    page = try TreePage(
+                        bytes,
+                        number: number,
+                        expectBranch: treeDepth > 0 ? level < treeDepth : nil,
+                        integerKeys: isFreeList,
+                        minimumBranchKeys: isFreeList ? 1 : 2
+                    )
+                } catch {
+                    damage.append(Damage(part: part, problem: error.description))
                     continue
                 }
-                for slot in 0..<((lower - DataFileCheck.headerSize) / 2) {
-                    let offset = Int(integer(page, DataFileCheck.headerSize + slot * 2, as: UInt16.self))
-                    guard offset >= upper, offset + 8 <= meta.pageSize else {
-                        damage.append(Damage(part: part, problem: "page \(number) has a node outside the page"))
-                        break
+                if rootOnly { return }
+                let keys = page.nodes.map { Array(page.bytes[$0.key]) }
+                let precedes: ([UInt8], [UInt8]) -> Bool = { first, second in
+                    isFreeList && first.count == 8 && second.count == 8
+                        ? DataFileCheck.integer(first, 0, as: UInt64.self)
+                            < DataFileCheck.integer(second, 0, as: UInt64.self)
+                        : first.lexicographicallyPrecedes(second)
+                }
+                let compared = keys.dropFirst(page.isBranch ? 1 : 0)
+                if let first = compared.first, let last = compared.last,
+                    lowest.map({ precedes(first, $0) }) ?? false || above.map({ !precedes(last, $0) }) ?? false
+                {
+                    damage.append(
+                        Damage(
+                            part: part,
+                            problem:
+                                "page \(number) holds keys outside the range its parent gives it: a key was altered"
+                        )
+                    )
+                    continue
+                }
+                if page.isBranch {
+                    // Reversed, so the stack walks the children in key order.
+                    for (index, node) in page.nodes.enumerated().reversed() {
+                        let low = index == 0 ? lowest : keys[index]
+                        let high = index + 1 < keys.count ? keys[index + 1] : above
+                        pending.append((node.child, level + 1, low, high))
                     }
-                    let low = UInt64(integer(page, offset, as: UInt16.self))
-                    let high = UInt64(integer(page, offset + 2, as: UInt16.self))
-                    let nodeFlags = integer(page, offset + 4, as: UInt16.self)
-                    let keySize = Int(integer(page, offset + 6, as: UInt16.self))
-                    let dataOffset = offset + 8 + keySize
-                    if flags & DataFileCheck.branchFlag != 0 {
-                        pending.append((low | high << 16 | UInt64(nodeFlags) << 32, depth + 1))
-                        continue
-                    }
-                    let dataSize = Int(low | high << 16)
-                    if nodeFlags & DataFileCheck.bigData != 0 {
-                        guard dataOffset + 8 <= meta.pageSize else { continue }
-                        let first = integer(page, dataOffset, as: UInt64.self)
-                        guard overflow(first, size: dataSize, part: part), isFreeList else { continue }
+                    continue
+                }
+                for node in page.nodes {
+                    if node.flags & TreePage.bigData != 0 {
+                        let first = DataFileCheck.integer(page.bytes, node.data.lowerBound, as: UInt64.self)
+                        guard overflow(first, size: node.dataSize, part: part), isFreeList else { continue }
                         let run = check.page(
                             first,
                             pageSize: meta.pageSize,
-                            count: Int(DataFileCheck.overflowPages(size: dataSize, pageSize: meta.pageSize))
+                            count: Int(DataFileCheck.overflowPages(size: node.dataSize, pageSize: meta.pageSize))
                         )
-                        freePages(Array(run[DataFileCheck.headerSize...]), size: dataSize, page: number, part: part)
-                    } else if nodeFlags & DataFileCheck.subDatabase != 0, holdsTables, dataOffset + 48 <= meta.pageSize
-                    {
-                        let name = String(decoding: page[(offset + 8)..<min(dataOffset, meta.pageSize)], as: UTF8.self)
-                        tree(
-                            root: integer(page, dataOffset + 40, as: UInt64.self),
-                            part: "table '\(name)'",
-                            holdsTables: false
-                        )
-                    } else if nodeFlags & DataFileCheck.duplicates != 0 {
-                        damage.append(
-                            Damage(
-                                part: part,
-                                problem: "page \(number) holds duplicate-sorted data, which Coffer never writes"
-                            )
-                        )
-                    } else if isFreeList, dataOffset + dataSize <= meta.pageSize {
                         freePages(
-                            Array(page[dataOffset..<(dataOffset + dataSize)]),
-                            size: dataSize,
+                            Array(run[DataFileCheck.headerSize...]),
+                            size: node.dataSize,
                             page: number,
                             part: part
                         )
+                    } else if node.flags & TreePage.subDatabase != 0 {
+                        guard holdsTables else {
+                            damage.append(Damage(part: part, problem: "page \(number) holds a table inside a table"))
+                            continue
+                        }
+                        let name = String(decoding: page.bytes[node.key], as: UTF8.self)
+                        let descriptor = node.data.lowerBound
+                        let flags = DataFileCheck.integer(page.bytes, descriptor + 4, as: UInt16.self)
+                        guard flags == 0 else {
+                            damage.append(
+                                Damage(
+                                    part: "table '\(name)'",
+                                    problem: "its descriptor has flags \(flags), which Coffer never sets"
+                                )
+                            )
+                            continue
+                        }
+                        tree(
+                            root: DataFileCheck.integer(page.bytes, descriptor + 40, as: UInt64.self),
+                            depth: Int(DataFileCheck.integer(page.bytes, descriptor + 6, as: UInt16.self)),
+                            part: "table '\(name)'",
+                            holdsTables: false,
+                            rootOnly: shallow
+                        )
+                    } else if isFreeList {
+                        freePages(Array(page.bytes[node.data]), size: node.dataSize, page: number, part: part)
                     }
                 }
             }
@@ -528,8 +770,20 @@ package struct DataFileCheck {
                 return
             }
             let filePages = check.fileSize / UInt64(meta.pageSize)
+            var previous = UInt64.max
             for index in 0..<count {
                 let free = integer(record, 8 + index * 8, as: UInt64.self)
+                // LMDB keeps each list in descending order: a flipped bit in one number breaks it.
+                guard free < previous else {
+                    damage.append(
+                        Damage(
+                            part: part,
+                            problem: "page \(page) lists free page \(free) after \(previous), out of order"
+                        )
+                    )
+                    return
+                }
+                previous = free
                 if light {
                     if free >= filePages, free <= meta.lastPage { freeBeyondEnd += 1 }
                     if free <= meta.lastPage { highestFree = max(highestFree, free) }

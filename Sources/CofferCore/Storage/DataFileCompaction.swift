@@ -40,7 +40,11 @@ extension Environment {
         do {
             try read { txn in
                 try txn.forEach(in: Self.freeList) { _, value in
-                    if value.count >= MemoryLayout<Int>.size { freePages += value.loadUnaligned(as: Int.self) }
+                    // The count, bounded by the record (a damaged one must not overflow the sum).
+                    if value.count >= MemoryLayout<Int>.size {
+                        let count = value.loadUnaligned(as: Int.self)
+                        freePages += min(max(count, 0), value.count / MemoryLayout<Int>.size - 1)
+                    }
                     return true
                 }
             }
@@ -59,11 +63,14 @@ extension Environment {
     package static func removeCompactedCopy(at path: String) { unlink(path) }
 
     /// Puts the compacted copy at `path` in the place of `data.mdb` (`rename`, atomic), then flushes
-    /// the directory so the swap survives a crash; until then either file is whole.
+    /// the directory so the swap survives a crash; until then either file is whole. The commit record
+    /// (``CommitRecord``) then gets the copy's meta page for transaction `transactionID`: the same
+    /// transaction with other roots, which a record left behind by a crash in between still accepts
+    /// (the copy's tree carries that transaction's stamp).
     ///
     /// - Returns: The size of the new `data.mdb`.
     /// - Throws: ``LMDBError`` with the `errno` of the rename.
-    package func installCompactedCopy(from path: String) throws(LMDBError) -> Int64 {
+    package func installCompactedCopy(from path: String, transactionID: UInt64) throws(LMDBError) -> Int64 {
         let dataFile = directory.appendingPathComponent("data.mdb").path
         if case .failure(let error) = valueOrErrno({ rename(path, dataFile) }) {
             throw LMDBError(LMDBError.Code(rawValue: error.code), operation: "rename(\(path), data.mdb)")
@@ -71,6 +78,12 @@ extension Environment {
         if case .success(let descriptor) = valueOrErrno({ open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) {
             _ = valueOrErrno { fsync(descriptor) }
             Glibc.close(descriptor)
+        }
+        if let check = DataFileCheck(path: dataFile) {
+            check.close()
+            if let pageSize = check.current?.pageSize {
+                CommitRecord.note(transactionID: transactionID, dataFile: dataFile, pageSize: pageSize)
+            }
         }
         var status = stat()
         return stat(dataFile, &status) == 0 ? Int64(status.st_size) : 0

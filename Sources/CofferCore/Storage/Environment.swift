@@ -68,6 +68,55 @@ package final class Environment: @unchecked Sendable {
     package let spaceReserve: SpaceReserve
     /// Whether this instance has made sure the space reserve exists (after its first commit).
     private let spaceReserveChecked = Atomic<Bool>(false)
+    /// What ``KnownDamage`` says of the data file, if anything: writes that change something refuse.
+    private let damageNote: Locked<String?>
+
+    /// The damage found in the data file's trees (``KnownDamage``), if any: while there is, a write
+    /// transaction that changed something does not commit.
+    package var knownDamage: String? { damageNote.withLock { $0 } }
+
+    /// Notes damage found in the data file's trees: writes refuse from now on, in this process and
+    /// (through ``KnownDamage``) in every later one, until ``clearKnownDamage()``.
+    package func noteDamage(_ what: String) {
+        damageNote.withLock { $0 = what }
+        KnownDamage.record(what, directory: directory.path)
+    }
+
+    /// Forgets the damage noted, once a full check found the trees sound.
+    package func clearKnownDamage() {
+        damageNote.withLock { $0 = nil }
+        KnownDamage.clear(directory: directory.path)
+    }
+
+    /// Data files up to this size get a full walk of their trees (``DataFileCheck/walk(snapshotID:)``)
+    /// before the first write transaction of this environment that changes something commits: a
+    /// few milliseconds, against a write landing on a damaged page (LMDB would follow it, and could
+    /// write outside the map). Larger files rely on `verify`, `export` and `compact`, which walk
+    /// them, and on the note they leave (``KnownDamage``).
+    package static let walkBeforeFirstChangeLimit: UInt64 = 64 << 20
+
+    private let treesWalked = Atomic<Bool>(false)
+
+    /// Walks the data file's trees once, before the first change of this environment commits (from
+    /// inside that write transaction, which holds LMDB's writer lock, so the committed state cannot
+    /// move), if the file is no larger than ``walkBeforeFirstChangeLimit``.
+    ///
+    /// - Throws: ``KnownDamage/Refusal`` naming the damage, which is noted for later writes too.
+    func checkTreesBeforeFirstChange() throws(KnownDamage.Refusal) {
+        guard !treesWalked.exchange(true, ordering: .relaxed) else { return }
+        guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else { return }
+        defer { check.close() }
+        guard check.fileSize <= Self.walkBeforeFirstChangeLimit, let current = check.current else { return }
+        let damage = check.walk(snapshotID: current.transactionID)
+        guard !damage.isEmpty else { return }
+        let shown = damage.prefix(3).map(\.description).joined(separator: "; ")
+        let what = "data.mdb, " + shown + (damage.count > 3 ? "; and \(damage.count - 3) more" : "")
+        noteDamage(what)
+        throw KnownDamage.Refusal(description: what)
+    }
+
+    /// The data file's path and page size, found at the first commit; guarded by ``commitLock``.
+    private var recordTarget: (dataFile: String, pageSize: Int)?
     /// Where the map is (start, length) for the map size it was found at.
     private let mapRegion = Locked<(start: UInt, length: Int, mapSize: Int)?>(nil)
 
@@ -107,10 +156,17 @@ package final class Environment: @unchecked Sendable {
             throw error
         }
 
+        if !dataExisted {
+            // A record left beside a data file that is gone would make the new one look rolled back,
+            // and a damage note could name the new file's inode if the old one's is reused.
+            unlink(CommitRecord.path(besideDataFile: dataFile))
+            KnownDamage.clear(directory: directory.path)
+        }
         var environment: OpaquePointer?
         try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
         guard let environment else { throw LMDBError(.invalid, operation: "mdb_env_create") }
         do {
+            try LMDB.check(mdb_env_set_assert(environment, lmdbAssertion), "mdb_env_set_assert")
             try LMDB.check(mdb_env_set_maxdbs(environment, options.maximumTables), "mdb_env_set_maxdbs")
             try LMDB.check(mdb_env_set_maxreaders(environment, options.maximumReaders), "mdb_env_set_maxreaders")
             try LMDB.check(mdb_env_set_mapsize(environment, options.initialMapSize), "mdb_env_set_mapsize")
@@ -129,6 +185,7 @@ package final class Environment: @unchecked Sendable {
             throw error
         }
         handle = environment
+        damageNote = Locked(KnownDamage.read(directory: directory.path))
         self.directoryLock = directoryLock
         createdLockFile = !lockExisted
         mappedPages.add(self)
@@ -469,13 +526,32 @@ package final class Environment: @unchecked Sendable {
     private func commitWrite(_ pointer: OpaquePointer, _ handle: OpaquePointer, _ durability: CommitDurability) -> Int32
     {
         commitLock.withLock { _ in
-            guard durability == .untilNextCommit else { return mdb_txn_commit(pointer) }
+            guard durability == .untilNextCommit else {
+                let transactionID = UInt64(mdb_txn_id(pointer))
+                let status = mdb_txn_commit(pointer)
+                if status == MDB_SUCCESS { noteCommit(transactionID, handle) }
+                return status
+            }
+            // No commit record: the meta page is not flushed yet, and a record that reached the disk
+            // before it would make the vault look rolled back after a crash.
             let deferMetaSync = UInt32(MDB_NOMETASYNC)
             guard mdb_env_set_flags(handle, deferMetaSync, 1) == MDB_SUCCESS else { return mdb_txn_commit(pointer) }
             let status = mdb_txn_commit(pointer)
             mdb_env_set_flags(handle, deferMetaSync, 0)
             return status
         }
+    }
+
+    /// Copies the meta page a flushed commit wrote into the commit record (``CommitRecord``), after
+    /// the commit returned. A commit that changed nothing wrote no meta page, and the record is left.
+    private func noteCommit(_ transactionID: UInt64, _ handle: OpaquePointer) {
+        if recordTarget == nil {
+            var stat = MDB_stat()
+            guard mdb_env_stat(handle, &stat) == MDB_SUCCESS else { return }
+            recordTarget = (directory.appendingPathComponent("data.mdb").path, Int(stat.ms_psize))
+        }
+        guard let (dataFile, pageSize) = recordTarget else { return }
+        CommitRecord.note(transactionID: transactionID, dataFile: dataFile, pageSize: pageSize)
     }
 
     /// Whether the file system holding the environment has (almost) no space left. LMDB turns a
@@ -504,4 +580,20 @@ package final class Environment: @unchecked Sendable {
             growthCount.add(1, ordering: .relaxed)
         }
     }
+}
+
+/// LMDB's assertion handler (`mdb_env_set_assert`): LMDB asserts when a page breaks its rules (a leaf
+/// where a branch belongs: `IS_LEAF(mp)`), which only a damaged data file does, and then calls
+/// `abort()`. This runs first: it notes the damage (``KnownDamage``, so later writes refuse), says
+/// what happened on standard error, and ends the process with status 1 instead of `SIGABRT`.
+private let lmdbAssertion: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void = { environment, message in
+    var path: UnsafePointer<CChar>?
+    if let environment { _ = mdb_env_get_path(environment, &path) }
+    let directory = path.map { String(cString: $0) }
+    let what = "LMDB stopped on a page that breaks its rules (\(message.map { String(cString: $0) } ?? "an assertion"))"
+    if let directory { KnownDamage.record(what, directory: directory) }
+    let text =
+        "coffer: error: the vault's data file \(directory.map { $0 + "/data.mdb" } ?? "data.mdb") is damaged: \(what). The command stopped before finishing; what it had not committed is not in the vault, and writes are refused from now on. Run `coffer verify` to see the damage, and restore the vault from a complete copy\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+    _exit(1)
 }

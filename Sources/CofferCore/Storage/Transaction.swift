@@ -95,7 +95,11 @@ package final class Transaction {
         }
         if let sawMapFull { throw MapFull(underlying: sawMapFull) }
         if commit {
-            if changed { try stamp() }
+            if changed {
+                if let damage = environment.knownDamage { throw KnownDamage.Refusal(description: damage) }
+                try environment.checkTreesBeforeFirstChange()
+                try stamp()
+            }
             let pointer = self.pointer
             handle = nil
             let status = committer(pointer)

@@ -80,7 +80,14 @@ package enum SealedRecord {
             throw CofferError(.decode, "\(what) is too short (\(stored.count) bytes); the vault is damaged")
         }
         guard versions.contains(stored[0]) else {
-            throw CofferError(.unsupportedFormat, "\(what) has version \(stored[0]); upgrade Coffer")
+            // A version no Coffer has written (0, or far past this one's) is a damaged byte.
+            guard stored[0] == 0 || stored[0] > versions.upperBound &+ 8 else {
+                throw CofferError(.unsupportedFormat, "\(what) has version \(stored[0]); upgrade Coffer")
+            }
+            throw CofferError(
+                .decode,
+                "\(what) has version \(stored[0]), which no Coffer writes: the vault is damaged; restore it from a copy (coffer verify --read-data shows what else is)"
+            )
         }
         guard let sealed = SealedScope.read(code: stored[1], in: stored, fixedSize: headerSize),
             let level = ProtectionLevel(code: stored[2]),

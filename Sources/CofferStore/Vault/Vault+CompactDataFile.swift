@@ -38,6 +38,8 @@ extension Vault {
                 "another process (or another open in this one) has the vault at \(directory.path) open; stop it (every coffer command and app using the vault), then compact"
             )
         }
+        // LMDB's copy walks every page: a damaged one is named here instead.
+        try vault.refuseDamagedTrees(before: "compacting")
         let copy = directory.appendingPathComponent(compactingFileName).path
         Environment.removeCompactedCopy(at: copy)
         let space = try storage("measuring the data file") { try environment.space() }
@@ -53,7 +55,7 @@ extension Vault {
         do throws(CofferError) {
             try checkCompactedCopy(at: copy, transactionID: copied)
             bytesAfter = try storage("putting the compacted copy in place") {
-                try environment.installCompactedCopy(from: copy)
+                try environment.installCompactedCopy(from: copy, transactionID: copied)
             }
         } catch {
             Environment.removeCompactedCopy(at: copy)

@@ -3,7 +3,9 @@ internal import Glibc
 
 extension Vault {
     /// The names of the vault's own files in its directory.
-    package static let ownFileNames = ["data.mdb", "lock.mdb", SpaceReserve.fileName]
+    package static let ownFileNames = [
+        "data.mdb", "lock.mdb", SpaceReserve.fileName, CommitRecord.fileName, KnownDamage.fileName,
+    ]
 
     /// Refuses a vault directory where `data.mdb` or `lock.mdb` is anything but a regular file (or a
     /// symbolic link to one): a FIFO, a directory, a device, a socket, a link to one or to nothing.

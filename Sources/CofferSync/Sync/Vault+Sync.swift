@@ -28,7 +28,8 @@ extension Vault {
     ///   - progress: Called with the bytes written so far.
     /// - Throws: ``CofferError`` `.interactionNotAllowed` if the vault is locked (the bundle is sealed
     ///   with a key of the sync root), `.param` for an unusable peer name, `.io` or `.diskFull` when the
-    ///   file cannot be written (nothing is left behind).
+    ///   file cannot be written (nothing is left behind), `.decode` when the data file's trees are
+    ///   damaged (found by a walk of every page before anything is read).
     @discardableResult
     public func export(
         to url: URL,
@@ -39,6 +40,8 @@ extension Vault {
     {
         try checkOpen()
         if let peer { try PeerCursors.validate(peer) }
+        // An export reads every record and chunk: a damaged page is named here, not met inside LMDB.
+        try refuseDamagedTrees(before: "exporting")
         let schema = schema
         // A peer without a cursor of its own, named for the group member this vault joined from,
         // starts where the join left off.

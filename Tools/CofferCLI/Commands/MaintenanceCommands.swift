@@ -68,7 +68,10 @@ struct VerifyCommand: VaultCommand {
             stored, and every reference count is exact. --read-data also decrypts and decompresses
             everything and recomputes every chunk id and blob digest; --read-data-subset N/M does so for
             slice N of M of the chunks (by id, so the slices 1/M to M/M read each chunk once), X% for a
-            random share. Problems are reported per blob, by name, and checking goes on past them.
+            random share. Problems are reported per blob, by name, and checking goes on past them. All
+            structural checks read one snapshot of the vault, so writers running meanwhile are never
+            taken for damage. When data.mdb's structure is damaged, nothing stored in it is read, and
+            writes are refused (damage-found) until a verify finds the file sound again.
             Exits 1 if anything is wrong.
             """,
         examples: [
@@ -139,20 +142,27 @@ struct RepairCommand: ParsableCommand {
         abstract: "Rewrite a damaged meta page of data.mdb from what the file can still prove.",
         discussion: """
             LMDB keeps two meta pages and opens the one with the larger transaction id. When exactly one is
-            damaged (coffer refuses to open the vault and says so), repair rewrites it: a page whose
-            transaction id was altered gets back the id its tree records; a page whose header or magic was
-            hit is rewritten if the rest agrees with its tree, else copied from the intact page (losing at
-            most the last transaction, which it says). Needs no passphrase; refuses while another process
-            has the vault open. Anything else (a file cut short, damaged tree pages) needs a copy of the vault.
+            damaged (coffer refuses to open the vault and says so), repair rewrites it: from commit-record
+            (coffer's copy of the last committed meta page) when the state it names is intact, so nothing
+            is lost; else a page whose transaction id was altered gets back the id its tree records, and a
+            page whose header or magic was hit is rewritten if the rest agrees with its tree, else copied
+            from the intact page. A repair that can only go back to an older state, losing the last
+            committed transaction, says what it cannot recover and changes nothing unless --accept-loss is
+            given; then it says what was lost. Needs no passphrase; refuses while another process has the
+            vault open. Anything else (a file cut short, damaged tree pages) needs a copy of the vault.
             """,
         examples: [
             "coffer repair                         # a damaged meta page, when it can be proven",
+            "coffer repair --accept-loss           # go back to the newest state that can be recovered",
             "coffer repair && coffer verify --read-data",
         ]
     )
 
+    @Flag(help: "Allow going back to an older state when the last committed one cannot be recovered.")
+    var acceptLoss: Bool
+
     func run(_ context: CommandContext) throws {
-        let done = try Vault.repairDataFile(at: try context.vaultDirectory())
+        let done = try Vault.repairDataFile(at: try context.vaultDirectory(), acceptingLoss: acceptLoss)
         try context.output.status(["repaired": done]) {
             "Repaired: \(done). Run coffer verify --read-data to check the rest."
         }
