@@ -117,15 +117,7 @@ package struct GroupContext {
             let state = try state()
             guard state.member(device)?.isActive == true, let root = roots[state.currentEpoch] else { return }
             let history = try GroupKeys.sealHistory([:], under: root, epoch: state.currentEpoch, group: log.group)
-            let entry = try GroupEntry(
-                change: .keysShared(epoch: state.currentEpoch, history: history),
-                parents: nextParents(),
-                author: device,
-                signing: deviceKeys.signing,
-                group: log.group
-            )
-            try log.append(entry, roots: { roots[$0] })
-            changed = true
+            try appendSigned(.keysShared(epoch: state.currentEpoch, history: history))
         }
     }
 
@@ -144,6 +136,11 @@ package struct GroupContext {
     /// Appends an entry by this device.
     package mutating func append(_ change: GroupEntry.Change) throws(CofferError) {
         try foldHeads()
+        try appendSigned(change)
+    }
+
+    /// Signs `change` as this device's next entry, following ``nextParents()``, and appends it.
+    private mutating func appendSigned(_ change: GroupEntry.Change) throws(CofferError) {
         let entry = try GroupEntry(
             change: change,
             parents: nextParents(),

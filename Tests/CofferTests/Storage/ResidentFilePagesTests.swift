@@ -18,8 +18,6 @@ struct ResidentFilePagesTests {
     @Test("a live reading grows when this process maps and touches a file")
     func live() throws {
         let pages = try #require(ResidentFilePages())
-        let before = try #require(pages.bytes())
-        #expect(before > 0)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-statm-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: path) }
         let size = 32 << 20
@@ -27,15 +25,24 @@ struct ResidentFilePagesTests {
         let descriptor = open(path.path, O_RDONLY)
         try #require(descriptor >= 0)
         defer { close(descriptor) }
-        let map = try #require(mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0))
-        defer { munmap(map, size) }
-        var sum = 0
-        for offset in stride(from: 0, to: size, by: 4096) {
-            sum &+= Int(map.load(fromByteOffset: offset, as: UInt8.self))
+        // Other tests of this process map and unmap files meanwhile (a closing vault can drop more
+        // than 32 MiB of shared pages between two readings), so the reading is taken around a fresh
+        // mapping a few times and one clear rise is asked for.
+        var rises: [Int] = []
+        for _ in 0..<5 {
+            let before = try #require(pages.bytes())
+            #expect(before > 0)
+            let map = try #require(mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0))
+            defer { munmap(map, size) }
+            var sum = 0
+            for offset in stride(from: 0, to: size, by: 4096) {
+                sum &+= Int(map.load(fromByteOffset: offset, as: UInt8.self))
+            }
+            #expect(sum == size / 4096)
+            let rise = try #require(pages.bytes()) - before
+            rises.append(rise)
+            if rise > size / 2 { break }
         }
-        #expect(sum == size / 4096)
-        let after = try #require(pages.bytes())
-        // Other tests map and unmap files meanwhile, so only the direction and a loose size are checked.
-        #expect(after - before > size / 2, "mapping 32 MiB raised the reading by only \(after - before) bytes")
+        #expect(rises.contains { $0 > size / 2 }, "mapping 32 MiB raised the reading by only \(rises) bytes")
     }
 }
