@@ -28,8 +28,8 @@ extension Vault {
     /// - Returns: What was uploaded; `object` is `nil` when nothing had changed.
     /// - Throws: ``CofferError`` `.authFailed` when the store refuses the credentials, `.param` for a
     ///   missing bucket, `.io` when the store cannot be reached after retries, `.decode` for a head
-    ///   object that does not verify (another group's, or altered), `.interactionNotAllowed` if the
-    ///   vault is locked.
+    ///   object that does not verify (another group's, or altered), `.notTrusted` when this device
+    ///   knows it was revoked, `.interactionNotAllowed` if the vault is locked.
     @discardableResult
     public func push(to remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> PushSummary {
         try push(to: remote, progress: progress, beforeHead: {})
@@ -45,6 +45,14 @@ extension Vault {
     ) throws(CofferError) -> PushSummary {
         try checkOpen()
         _ = try unlockedRoots()
+        // A device that knows it was revoked pushes nothing: its objects would be refused by every
+        // member and would only lie in the store.
+        if let me = try members().first(where: { $0.deviceID == deviceID }), !me.isActive {
+            throw CofferError(
+                .notTrusted,
+                "this device was revoked from its sync group (see coffer devices): it pushes nothing, and nothing was written to the store. Its records stay readable here; to sync again, make a new vault and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
+            )
+        }
         let client = S3Client(remote)
         let layout = RemoteLayout(location: remote.location)
         let schema = schema

@@ -91,16 +91,19 @@ struct RemoteSyncTests {
 
         let copy = try Vault.open(at: copyDirectory, configuration: group.fixture.configuration)
         try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        // The copy, not yet told, writes and pushes: members leave its objects alone (below).
+        try copy.keychain.setPassword("forged", service: "after", account: "ann", scope: .syncable)
+        try copy.push(to: remote)
         let before = try copy.dumpTables()
         let told = #expect(throws: CofferError.self) { try copy.pull(from: remote) }
         #expect(told?.message.contains("this device was revoked") == true, "\(told?.message ?? "")")
         // It takes no record; it keeps the membership log that says it was revoked.
         let after = try copy.dumpTables()
         for table in before.keys where table != "meta" { #expect(after[table] == before[table], "\(table)") }
-        #expect(try copy.keychain.password(service: "after", account: "ann") == nil)
-        // The copy pushes anyway: members leave its objects alone and keep converging.
-        try copy.keychain.setPassword("forged", service: "after", account: "ann", scope: .syncable)
-        try copy.push(to: remote)
+        #expect(try copy.keychain.password(service: "after", account: "ann") == "forged")
+        // Told, it pushes nothing more.
+        let refused = #expect(throws: CofferError.self) { try copy.push(to: remote) }
+        #expect(refused?.message.contains("pushes nothing") == true, "\(refused?.message ?? "")")
         let pulled = try a.pull(from: remote)
         #expect(pulled.revokedDevices == [c.deviceID])
         #expect(try a.keychain.password(service: "after", account: "ann") == "after")
