@@ -91,12 +91,24 @@ package struct GroupContext {
     /// holds, which every member can still open.
     package func sealingRoot() throws(CofferError) -> (epoch: KeyEpoch, root: SecureBytes) {
         let state = try state()
-        // The epochs this device started count even when they have no effect (it was revoked at the
-        // same time): sealing under an earlier epoch would hand what it writes next to whoever
-        // revoked it, who holds those. Another device's epoch without effect never counts.
-        let started = log.entries.compactMap { entry in
-            entry.author == device || !state.voided.contains(entry.hash) ? entry.startedEpoch : nil
+        var counted: (GroupEntry) -> Bool = { !state.voided.contains($0.hash) }
+        if state.member(device)?.isActive != true {
+            // Revoked (two devices revoking each other, or both lose): the epochs this device started
+            // at the same time count although they have no effect, since sealing under an earlier one
+            // would hand what it writes next to whoever revoked it, who holds those. Not an epoch
+            // concurrent with a rekey of this device: that one came from a copy holding its old keys.
+            let graph = try GroupGraph(log.entries, group: log.group)
+            let rekeys = log.entries.indices.filter {
+                log.entries[$0].author == device && log.entries[$0].change.isKeysReplaced
+            }
+            let own = Set(
+                log.entries.indices.filter { index in
+                    log.entries[index].author == device && !rekeys.contains { graph.concurrent($0, index) }
+                }.map { log.entries[$0].hash }
+            )
+            counted = { !state.voided.contains($0.hash) || own.contains($0.hash) }
         }
+        let started = log.entries.compactMap { counted($0) ? $0.startedEpoch : nil }
         for epoch in ([KeyEpoch.original] + started).reversed() {
             if let root = roots[epoch] { return (epoch, root) }
         }

@@ -48,6 +48,12 @@ package struct GroupEntry: Equatable, Sendable {
         /// ``GroupEntry/possessionMessage(group:parents:author:keys:)``.
         case keysReplaced(keys: DevicePublicKeys, possession: [UInt8])
 
+        /// Whether this is a replacement of the author's keys (a rekey).
+        package var isKeysReplaced: Bool {
+            if case .keysReplaced = self { return true }
+            return false
+        }
+
         /// Whether this is a device joining by itself.
         package var isJoin: Bool {
             if case .joined = self { return true }

@@ -451,7 +451,7 @@ extension Vault {
             if refusal != nil, failed.count == deferred.count {
                 for (device, _) in failed {
                     summary.notices.append(
-                        "Ignored device \(device.uuidString.lowercased())'s objects: it is not a member of this sync group as this vault knows it (a join that no longer counts, or objects forged)."
+                        "Ignored device \(device.uuidString.lowercased())'s objects for now: this vault knows no admission of it (its approval has not reached this vault yet, its join no longer counts, or the objects are forged); a later pull applies them once its admission arrives."
                     )
                 }
                 break
