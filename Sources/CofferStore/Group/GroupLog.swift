@@ -158,7 +158,7 @@ package struct GroupLog: Equatable, Sendable {
         guard count <= maximumEntries else {
             throw CofferError(
                 .notTrusted,
-                "the sync group's membership log would hold \(count) entries, more than the \(maximumEntries) a log may hold, and was refused; nothing changed. Only a misbehaving member makes a log this large: revoke it, or found a new group with 'coffer group new'"
+                "the sync group's membership log would hold \(count) entries, more than the \(maximumEntries) a log may hold, and was refused; nothing changed. Only a misbehaving device makes a log this large: revoke it if it is a member, or found a new group with 'coffer group new' and approve your devices again"
             )
         }
     }
