@@ -6,6 +6,7 @@ private final class StateMemo {
         let heads: [[UInt8]]
         let count: Int
         let keys: Set<KeyEpoch>
+        let setAside: Int
     }
 
     private var key: Key?
@@ -25,8 +26,10 @@ private final class StateMemo {
 /// brings commit together or not at all (docs/FORMAT.md, "Membership log").
 package struct GroupContext {
     package private(set) var log: GroupLog
+    /// The group keys held, and which of them this device may seal with.
+    package private(set) var keys: HeldGroupKeys
     /// Every group key held, the original epoch's (the sync root) included.
-    package private(set) var roots: [KeyEpoch: SecureBytes]
+    package var roots: [KeyEpoch: SecureBytes] { keys.roots }
     package let device: UUID
     package private(set) var deviceKeys: DeviceKeys
     package private(set) var publicKeys: DevicePublicKeys
@@ -43,12 +46,14 @@ package struct GroupContext {
     package init(
         log: GroupLog,
         roots: [KeyEpoch: SecureBytes],
+        superseded: [KeyEpoch: [SecureBytes]] = [:],
+        legacy: Set<KeyEpoch>? = nil,
         device: UUID,
         deviceKeys: DeviceKeys,
         changed: Bool = false
     ) throws(CofferError) {
         self.log = log
-        self.roots = roots
+        self.keys = HeldGroupKeys(roots: roots, superseded: superseded, legacy: legacy, group: log.group)
         self.device = device
         self.deviceKeys = deviceKeys
         self.changed = changed
@@ -65,9 +70,14 @@ package struct GroupContext {
     /// The state the log describes (replayed once per log and set of keys: the memo is shared by
     /// copies, and keyed by the log's head and the keys held).
     package func state() throws(CofferError) -> GroupState {
-        let key = StateMemo.Key(heads: log.heads, count: log.entries.count, keys: Set(roots.keys))
+        let key = StateMemo.Key(
+            heads: log.heads,
+            count: log.entries.count,
+            keys: Set(roots.keys),
+            setAside: keys.superseded.values.reduce(0) { $0 + $1.count }
+        )
         if let state = memo.state(for: key) { return state }
-        let state = try log.state(roots: { roots[$0] })
+        let state = try log.state(roots: keys.proofRoots)
         memo.store(state, for: key)
         return state
     }
@@ -87,8 +97,9 @@ package struct GroupContext {
     }
 
     /// The epoch this device seals with: the current one, or, while it does not hold that (it was
-    /// left out of a fork's epoch and waits for a member to seal it the key again), the latest one it
-    /// holds, which every member can still open.
+    /// left out of a fork's epoch and waits for a member to seal it the key again) or may not seal
+    /// with the key it holds (one that commits to nothing, ``HeldGroupKeys``), the latest one it
+    /// holds and may seal with, which every member can still open.
     package func sealingRoot() throws(CofferError) -> (epoch: KeyEpoch, root: SecureBytes) {
         let state = try state()
         var counted: (GroupEntry) -> Bool = { !state.voided.contains($0.hash) }
@@ -109,7 +120,7 @@ package struct GroupContext {
             counted = { !state.voided.contains($0.hash) || own.contains($0.hash) }
         }
         let started = log.entries.compactMap { counted($0) ? $0.startedEpoch : nil }
-        for epoch in ([KeyEpoch.original] + started).reversed() {
+        for epoch in ([KeyEpoch.original] + started).reversed() where keys.isSealable(epoch) {
             if let root = roots[epoch] { return (epoch, root) }
         }
         return try currentRoot()
@@ -160,7 +171,7 @@ package struct GroupContext {
             signing: deviceKeys.signing,
             group: log.group
         )
-        try log.append(entry, roots: { roots[$0] })
+        try log.append(entry, roots: keys.proofRoots)
         changed = true
     }
 
@@ -205,25 +216,32 @@ package struct GroupContext {
     }
 
     /// Starts a new key epoch: a fresh group key sealed to every active member, carrying every group
-    /// key held so far.
+    /// key held so far. Its id commits to the key (``GroupKeys/committedEpoch(for:group:)``).
     package mutating func startEpoch() throws(CofferError) {
         let state = try state()
-        let epoch = KeyEpoch.random()
-        let root = SecureBytes.random(count: 32)
+        var root: SecureBytes
+        var epoch: KeyEpoch
+        repeat {
+            root = SecureBytes.random(count: 32)
+            epoch = GroupKeys.committedEpoch(for: root, group: log.group) ?? .original
+        } while epoch.isOriginal || roots[epoch] != nil
         var boxes: [UUID: [UInt8]] = [:]
         for member in state.activeMembers {
             boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: log.group)
         }
         let history = try GroupKeys.sealHistory(roots, under: root, epoch: epoch, group: log.group)
-        roots[epoch] = root
+        keys.hold(root, epoch: epoch)
         try append(.epochStarted(epoch: epoch, boxes: boxes, history: history))
     }
 
     /// Learns every group key `log` seals to this device (boxes, and the histories they open).
     package mutating func learnKeys(from other: GroupLog) {
-        let collected = GroupKeys.collect(from: other, device: device, key: deviceKeys.agreement, known: roots)
-        if collected.count != roots.count {
-            roots = collected
+        var learned = keys
+        GroupKeys.collect(from: other, device: device, key: deviceKeys.agreement, into: &learned)
+        if learned.roots.count != roots.count || learned.supersededList.count != keys.supersededList.count
+            || learned.legacy != keys.legacy
+        {
+            keys = learned
             changed = true
         }
     }
@@ -241,7 +259,7 @@ package struct GroupContext {
             throw CofferError(.notTrusted, "a membership log of another sync group was offered; it was refused")
         }
         learnKeys(from: other)
-        _ = try other.state(roots: { roots[$0] })
+        _ = try other.state(roots: keys.proofRoots)
         let union = try log.union(other)
         guard union != log else { return }
         // A founder this device did not know is accepted only while nothing could be voided by it or
@@ -256,10 +274,14 @@ package struct GroupContext {
         try settle()
     }
 
-    /// Starts a new epoch when the log needs one and this device may start it.
+    /// Starts a new epoch when the log needs one, or this device may not seal with the current key it
+    /// holds (its id commits to nothing: an older Coffer's epoch, or a forgery reusing a real epoch's
+    /// id), and this device may start it.
     package mutating func settle() throws(CofferError) {
         let state = try state()
-        guard state.needsNewEpoch, state.member(device)?.isActive == true, roots[state.currentEpoch] != nil else {
+        guard state.member(device)?.isActive == true, roots[state.currentEpoch] != nil,
+            state.needsNewEpoch || !keys.isSealable(state.currentEpoch)
+        else {
             return
         }
         try startEpoch()
@@ -272,6 +294,8 @@ package struct GroupContext {
     package mutating func shareKeysTheLogLacks() throws(CofferError) {
         guard try state().member(device)?.isActive == true else { return }
         let (epoch, root) = try currentRoot()
+        // Never under a key that may be a forgery: its forger would read every key shared.
+        guard keys.isSealable(epoch) else { return }
         let reachable = GroupKeys.reachable(from: log, epoch: epoch, root: root)
         let missing = roots.filter { !reachable.contains($0.key) }
         guard !missing.isEmpty else { return }
@@ -299,6 +323,14 @@ package struct GroupContext {
             (Meta.log, log.encoded),
             (Meta.epoch, withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }),
             (GroupKeys.metaKey, try GroupKeys.store.seal(roots, under: deviceRoot, vaultID: vaultID)),
+            (
+                GroupKeys.supersededMetaKey,
+                try GroupKeys.supersededStore.seal(list: keys.supersededList, under: deviceRoot, vaultID: vaultID)
+            ),
+            (
+                GroupKeys.legacyMetaKey,
+                keys.legacy.sorted().flatMap { withUnsafeBytes(of: $0.id.bigEndian) { Array($0) } }
+            ),
         ]
     }
 

@@ -86,6 +86,25 @@ package enum GroupKeys {
         return SealedKeyTable.decode(plaintext)
     }
 
+    /// The id of the epoch whose group key is `root`: the first 8 bytes of
+    /// HMAC-SHA256(`root`, "coffer/v3/epoch-id" ‖ 0x00 ‖ group id), big-endian; `nil` when they are
+    /// zero (the original epoch's id), so the caller draws another key.
+    package static func committedEpoch(for root: SecureBytes, group: UUID) -> KeyEpoch? {
+        guard
+            let mac = try? HMACSHA256.authenticationCode(
+                for: Array("coffer/v3/epoch-id".utf8) + [0] + group.bytes,
+                key: root
+            )
+        else { return nil }
+        let id = mac.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return id == 0 ? nil : KeyEpoch(id: id)
+    }
+
+    /// Whether `root` is the key `epoch`'s id commits to.
+    package static func commits(_ root: SecureBytes, to epoch: KeyEpoch, group: UUID) -> Bool {
+        committedEpoch(for: root, group: group) == epoch
+    }
+
     /// A joining device's proof that it holds the group key `root`: HMAC-SHA256 under
     /// HKDF(root, "coffer/v2/join-proof") of ``GroupEntry/proofMessage(previous:author:keys:name:epoch:)``.
     package static func proof(of message: [UInt8], root: SecureBytes) throws(CofferError) -> [UInt8] {
@@ -110,25 +129,23 @@ package enum GroupKeys {
             && expected.withUnsafeBytes { mine in proof.withUnsafeBytes { ConstantTime.equals(mine, $0) } }
     }
 
-    /// Every group key this device can open in `log`: boxes sealed to it, then each opened key's
-    /// history, until nothing new opens. `known` are the keys it holds already.
+    /// Learns every group key this device can open in `log`: boxes sealed to it, then each held
+    /// key's history, until nothing new opens (``HeldGroupKeys/learn(_:epoch:)`` decides what a key
+    /// offered under an id already held does).
     package static func collect(
         from log: GroupLog,
         device: UUID,
         key: X25519PrivateKey,
-        known: [KeyEpoch: SecureBytes]
-    ) -> [KeyEpoch: SecureBytes] {
-        var roots = known
+        into held: inout HeldGroupKeys
+    ) {
         var histories: [(KeyEpoch, [UInt8])] = []
         for entry in log.entries {
             switch entry.change {
-            case .added(let added, _, _, let epoch, let box) where added == device && roots[epoch] == nil:
-                if let root = open(box, epoch: epoch, with: key, group: log.group) { roots[epoch] = root }
+            case .added(let added, _, _, let epoch, let box) where added == device:
+                if let root = open(box, epoch: epoch, with: key, group: log.group) { held.learn(root, epoch: epoch) }
             case .epochStarted(let epoch, let boxes, let history):
-                if roots[epoch] == nil, let box = boxes[device],
-                    let root = open(box, epoch: epoch, with: key, group: log.group)
-                {
-                    roots[epoch] = root
+                if let box = boxes[device], let root = open(box, epoch: epoch, with: key, group: log.group) {
+                    held.learn(root, epoch: epoch)
                 }
                 histories.append((epoch, history))
             case .keysShared(let epoch, let history):
@@ -137,7 +154,27 @@ package enum GroupKeys {
                 break
             }
         }
-        return openHistories(histories, roots: roots, group: log.group)
+        var opened = Set<Int>()
+        var progress = true
+        while progress {
+            progress = false
+            for (index, (epoch, history)) in histories.enumerated() where !opened.contains(index) {
+                guard let root = held.roots[epoch] else { continue }
+                opened.insert(index)
+                progress = true
+                for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: log.group) ?? [:] {
+                    held.learn(earlierRoot, epoch: earlier)
+                }
+            }
+        }
+    }
+
+    /// The keys ``collect(from:device:key:into:)`` learns from `log` alone, for a device holding
+    /// nothing yet.
+    package static func collect(from log: GroupLog, device: UUID, key: X25519PrivateKey) -> HeldGroupKeys {
+        var held = HeldGroupKeys(roots: [:], legacy: [], group: log.group)
+        collect(from: log, device: device, key: key, into: &held)
+        return held
     }
 
     /// The group keys a holder of `root`, the key of the current epoch, reads from `log` alone
@@ -187,4 +224,20 @@ package enum GroupKeys {
     /// How a vault keeps every group key it holds (meta `group-keys`): sealed under
     /// HKDF(device root, "coffer/v2/group-keys").
     package static let store = SealedKeyTable(name: metaKey, label: "coffer/v2/group-keys", what: "group keys")
+
+    /// The meta entry that holds the keys set aside (``HeldGroupKeys/superseded``).
+    package static let supersededMetaKey = "group-keys-superseded"
+
+    /// How a vault keeps the keys it set aside (meta `group-keys-superseded`): sealed under
+    /// HKDF(device root, "coffer/v3/group-keys-superseded"), several of one epoch allowed.
+    package static let supersededStore = SealedKeyTable(
+        name: supersededMetaKey,
+        label: "coffer/v3/group-keys-superseded",
+        what: "set-aside group keys"
+    )
+
+    /// The meta entry that lists the epochs whose keys commit to nothing that the vault may still seal
+    /// with (``HeldGroupKeys/legacy``): their ids, `UInt64` each, ascending.
+    package static let legacyMetaKey = "group-epochs-legacy"
+
 }

@@ -105,20 +105,25 @@ package struct GroupLog: Equatable, Sendable {
     /// Adds an entry that follows entries of the log; checks it against the state first.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
-    package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) {
+    package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> [SecureBytes]) throws(CofferError) {
         try Self.checkSize(entries.count + 1)
         let extended = GroupLog(group: group, entries: try Self.canonicalOrder(entries + [entry], group: group))
         _ = try extended.state(roots: roots)
         self = extended
     }
 
+    /// Forgets which entries this process has checked, so the next replay checks every entry again,
+    /// as a fresh process does (tests of what a reopened vault accepts).
+    package static func forgetCheckedEntries() { CheckedEntries.removeAll() }
+
     /// Replays the log, checking every entry against what its author knew (its ancestors), then
     /// says what the whole log means.
     ///
-    /// - Parameter roots: The group keys this device holds, by epoch, to check joining devices'
-    ///   proofs; a proof under an epoch it does not hold is left unchecked (``GroupState/uncheckedProofs``).
+    /// - Parameter roots: Every key this device has seen for an epoch (``HeldGroupKeys/proofRoots(_:)``),
+    ///   to check joining devices' proofs: one that verifies suffices; a proof under an epoch of which
+    ///   it has seen none is left unchecked (``GroupState/uncheckedProofs``).
     /// - Throws: ``CofferError`` `.notTrusted` naming the first entry that breaks a rule.
-    package func state(roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) -> GroupState {
+    package func state(roots: (KeyEpoch) -> [SecureBytes]) throws(CofferError) -> GroupState {
         let graph = try GroupGraph(entries, group: group)
         var unchecked = false
         // The effect of the entries before `index`, kept while each entry follows all of those before
@@ -416,7 +421,7 @@ package struct GroupState: Equatable, Sendable {
         _ entry: GroupEntry,
         index: Int,
         group: UUID,
-        roots: (KeyEpoch) -> SecureBytes?
+        roots: (KeyEpoch) -> [SecureBytes]
     ) throws(CofferError) -> Bool {
         func refuse(_ why: String) -> CofferError {
             CofferError(
@@ -439,7 +444,8 @@ package struct GroupState: Equatable, Sendable {
             guard epoch == currentEpoch else {
                 throw refuse("it proves a group key of epoch \(epoch), not the current epoch \(currentEpoch)")
             }
-            if let root = roots(epoch) {
+            let candidates = roots(epoch)
+            if !candidates.isEmpty {
                 let message = GroupEntry.proofMessage(
                     previous: entry.previous,
                     author: entry.author,
@@ -447,9 +453,12 @@ package struct GroupState: Equatable, Sendable {
                     name: name,
                     epoch: epoch
                 )
-                guard try GroupKeys.proofIsValid(proof, of: message, root: root) else {
-                    throw refuse("its proof of the group key does not verify")
+                var verified = false
+                for root in candidates where try GroupKeys.proofIsValid(proof, of: message, root: root) {
+                    verified = true
+                    break
                 }
+                guard verified else { throw refuse("its proof of the group key does not verify") }
             } else {
                 unchecked = true
             }
@@ -545,6 +554,8 @@ private enum CheckedEntries {
     private static let limit = 16_384
 
     static func contains(_ hash: [UInt8]) -> Bool { checked.withLock { $0.contains(hash) } }
+
+    static func removeAll() { checked.withLock { $0.removeAll() } }
 
     static func insert(_ hash: [UInt8]) {
         checked.withLock { set in

@@ -58,8 +58,9 @@ extension Vault {
             ]
         }
         let log = try GroupLog(group: syncGroupID, decoding: stored)
-        let keys = try? keyRing()
-        let state = try log.state(roots: { epoch in try? keys?.root(.sync, epoch: epoch) })
+        // The stored log was checked, join proofs included, when it was merged; reading it checks the
+        // rest again.
+        let state = try log.state(roots: { _ in [] })
         let seen = try lastSeenTimes()
         return try state.members.map { (record) throws(CofferError) in
             GroupMember(
@@ -85,8 +86,7 @@ extension Vault {
         try checkOpen()
         guard let stored = try readMetaIfPresent(GroupContext.Meta.log) else { return .passphrase }
         let log = try GroupLog(group: syncGroupID, decoding: stored)
-        let keys = try? keyRing()
-        return try log.state(roots: { epoch in try? keys?.root(.sync, epoch: epoch) }).policy
+        return try log.state(roots: { _ in [] }).policy
     }
 
     /// This vault's sync group as a join request names it: its id and the fingerprint of its founding
@@ -352,10 +352,29 @@ extension Vault {
         if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
             keys.merge(try GroupKeys.store.open(sealed, under: roots.device, vaultID: vaultID)) { mine, _ in mine }
         }
+        let superseded = try txn.get(schema.meta, key: Array(GroupKeys.supersededMetaKey.utf8)).map {
+            (sealed) throws(CofferError) in
+            HeldGroupKeys.superseded(
+                from: try GroupKeys.supersededStore.open(list: sealed, under: roots.device, vaultID: vaultID)
+            )
+        }
+        let legacy = try txn.get(schema.meta, key: Array(GroupKeys.legacyMetaKey.utf8)).map {
+            (bytes) throws(CofferError) -> Set<KeyEpoch> in
+            guard bytes.count % 8 == 0 else {
+                throw CofferError(.decode, "meta \"\(GroupKeys.legacyMetaKey)\" is malformed; the vault is damaged")
+            }
+            return Set(
+                stride(from: 0, to: bytes.count, by: 8).map { start in
+                    KeyEpoch(id: bytes[start..<(start + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                }
+            )
+        }
         guard let stored = try txn.get(schema.meta, key: Array(GroupContext.Meta.log.utf8)) else {
             var context = try GroupContext(
                 log: GroupLog(group: group),
                 roots: keys,
+                superseded: superseded ?? [:],
+                legacy: legacy,
                 device: device,
                 deviceKeys: deviceKeys
             )
@@ -365,6 +384,8 @@ extension Vault {
         return try GroupContext(
             log: try GroupLog(group: group, decoding: stored),
             roots: keys,
+            superseded: superseded ?? [:],
+            legacy: legacy,
             device: device,
             deviceKeys: deviceKeys
         )

@@ -221,8 +221,9 @@ extension Vault {
                 )
             }
         }
-        let keys = GroupKeys.collect(from: remote, device: deviceID, key: deviceKeys.agreement, known: [:])
-        let state = try remote.state(roots: { keys[$0] })
+        let held = GroupKeys.collect(from: remote, device: deviceID, key: deviceKeys.agreement)
+        let keys = held.roots
+        let state = try remote.state(roots: held.proofRoots)
         guard let me = state.member(deviceID), me.keys == request.publicKeys else {
             throw CofferError(
                 .notTrusted,
@@ -244,6 +245,7 @@ extension Vault {
         let context = try GroupContext(
             log: remote,
             roots: keys,
+            superseded: held.superseded,
             device: deviceID,
             deviceKeys: deviceKeys,
             changed: true
@@ -299,7 +301,7 @@ extension Vault.JoinedGroup {
     package init(joining header: BundleHeader, passphrase: Passphrase) throws(CofferError) {
         let log = header.log.isEmpty ? nil : try GroupLog(group: header.syncGroupID, decoding: header.log)
         guard !header.joinBlock.isEmpty else {
-            let approvalOnly = (try? log?.state(roots: { _ in nil }).policy) == .approval
+            let approvalOnly = (try? log?.state(roots: { _ in [] }).policy) == .approval
             throw CofferError(
                 .param,
                 approvalOnly

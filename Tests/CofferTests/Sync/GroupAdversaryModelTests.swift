@@ -10,7 +10,8 @@ import Testing
 /// switching to approval-only, revocations) and exchange bundles in random orders, some lost, some
 /// replayed from a pool of every bundle ever made. One device is stolen at a random step: from then on
 /// the thief holds its vault and file copies of it taken earlier, knows the passphrase, keeps every
-/// bundle, and acts: it writes records, revokes honest members (racing the owner), makes new vaults
+/// bundle, and acts: it writes records, revokes honest members (racing the owner), forges epochs under
+/// the ids of real ones with keys of its own (a modified client), makes new vaults
 /// from any old bundle with the passphrase, and offers all of it, and old bundles, to anyone. At a
 /// random later step an honest member revokes the stolen device and every device the thief made that
 /// it sees as a member.
@@ -173,12 +174,16 @@ final class AdversaryModel {
 
     func checkInvariants(_ step: Int) {
         for device in devices where device.thief {
-            let forbidden = epochsStartedKnowingOut(device.vault.deviceID)
-            let held = Set((try? device.vault.keyRing().epochs(.sync)) ?? [])
-            #expect(
-                held.isDisjoint(with: forbidden),
-                "seed \(seed), step \(step): a vault of the thief's holds a key of an epoch started after it was known to be out"
-            )
+            // By key, not by id: a thief may hold a key of its own under a real epoch's id (a forgery).
+            let keys = try? device.vault.keyRing()
+            for epoch in epochsStartedKnowingOut(device.vault.deviceID) {
+                guard let held = try? keys?.root(.sync, epoch: epoch) else { continue }
+                let real = devices.filter { !$0.thief }.compactMap { try? $0.vault.keyRing().root(.sync, epoch: epoch) }
+                #expect(
+                    !real.contains { $0.constantTimeEquals(held) },
+                    "seed \(seed), step \(step): a vault of the thief's holds the key of epoch \(epoch), started after it was known to be out"
+                )
+            }
         }
     }
 
@@ -262,8 +267,15 @@ final class AdversaryModel {
         case 26...28:  // the thief writes, rekeys, closes the door or revokes an honest member (racing the owner)
             guard !thieves.isEmpty else { return }
             let thief = thieves[pick(thieves.count)]
-            let choice = random.next() % 7
-            if choice >= 5 {
+            let choice = random.next() % 8
+            if choice == 7 {
+                // A modified client: an epoch under the id of an honest device's current one (every
+                // bundle header shows it), with a key of its own.
+                guard !honest.isEmpty, let real = try? honest[pick(honest.count)].vault.keyRing().currentEpoch(.sync),
+                    !real.isOriginal
+                else { return }
+                _ = try? thief.vault.forgeEpoch(real)
+            } else if choice >= 5 {
                 // A stale copy closing the door on devices that joined since it was taken.
                 try? thief.vault.setJoinPolicy(.approval)
             } else if choice == 4 {
@@ -318,7 +330,7 @@ final class AdversaryModel {
             let log = try GroupLog(group: device.vault.syncGroupID, decoding: stored)
             union = try union?.union(log) ?? log
         }
-        let active = Set(try union?.state(roots: { _ in nil }).activeMembers.map(\.device) ?? [])
+        let active = Set(try union?.state(roots: { _ in [] }).activeMembers.map(\.device) ?? [])
         let members = honest.filter { active.contains($0.vault.deviceID) }
         if ProcessInfo.processInfo.environment["COFFER_MODEL_DEBUG"] != nil {
             for device in honest {
@@ -326,7 +338,7 @@ final class AdversaryModel {
                     group: device.vault.syncGroupID,
                     decoding: try device.vault.readMetaIfPresent(GroupContext.Meta.log) ?? []
                 )
-                let state = try log.state(roots: { _ in nil })
+                let state = try log.state(roots: { _ in [] })
                 print(
                     "device \(device.vault.deviceID.uuidString.prefix(4)) entries \(log.entries.count) active \(state.activeMembers.map { $0.device.uuidString.prefix(4) }) epoch \(state.currentEpoch) needs \(state.needsNewEpoch) holds \((try? device.vault.keyRing().epochs(.sync)) ?? [])"
                 )

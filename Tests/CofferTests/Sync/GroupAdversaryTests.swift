@@ -163,6 +163,39 @@ struct GroupAdversaryTests {
         #expect(!(try b.keyRing().epochs(.sync)).contains(try c.keyRing().currentEpoch(.sync)))
     }
 
+    @Test(
+        "A thief's copy forges an epoch under the id of its revoker's new epoch: the member that hears it first still learns the revocation and reads on, and seals nothing the thief reads"
+    )
+    func forgedEpochID() throws {
+        let (a, b, c, _) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        try a.keychain.add(password("after", "written after the revocation"))
+        let real = try a.keyRing().currentEpoch(.sync)
+        // A modified client on the thief's copy of b, not yet told: it reads `real` in a bundle
+        // header and starts an epoch under that id with a key of its own, sealed to every member.
+        let forged = try b.forgeEpoch(real)
+        _ = try exchange(b, c, "thief-to-c")
+        try c.keychain.add(password("between", "written by c before it heard of the revocation"))
+        _ = try exchange(a, c, "a-to-c")
+        #expect(try !active(b, in: c), "c learns of the revocation")
+        #expect(try c.keychain.password(service: "after", account: "ann") == "written after the revocation")
+        try c.keychain.add(password("later", "written by c afterwards"))
+        _ = try exchange(c, a, "c-to-a")
+        #expect(try a.keychain.password(service: "between", account: "ann") != nil)
+        #expect(try a.keychain.password(service: "later", account: "ann") == "written by c afterwards")
+        // Nothing c seals from now on opens with a key the thief holds, and c never sealed with the
+        // forged one.
+        let current = try c.keyRing().currentEpoch(.sync)
+        let sealing = try c.keyRing().root(.sync, epoch: current)
+        let thiefRoot = try? b.keyRing().root(.sync, epoch: current)
+        #expect(thiefRoot.map { !$0.constantTimeEquals(sealing) } ?? true)
+        #expect(!sealing.constantTimeEquals(forged))
+        #expect(try c.keyRing().root(.sync, epoch: real).constantTimeEquals(try a.keyRing().root(.sync, epoch: real)))
+        let refused = try offer(c, b, "c-to-thief")
+        #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+        #expect(try b.keychain.password(service: "later", account: "ann") == nil)
+    }
+
     @Test("After a leak of a member's files and passphrase, rekey and rotate shut the leaked copy out")
     func leakedCopyAfterRekey() throws {
         let (a, b, c, _) = try foundedTrio()
@@ -331,7 +364,7 @@ struct GroupAdversaryTests {
             decoding: try #require(try a.readMetaIfPresent(GroupContext.Meta.log))
         )
         let merged = try stored.union(log)
-        let state = try merged.state(roots: { _ in nil })
+        let state = try merged.state(roots: { _ in [] })
         for (depth, device) in chain.enumerated() {
             #expect(state.member(device)?.isActive != true, "depth \(depth) is admitted")
         }

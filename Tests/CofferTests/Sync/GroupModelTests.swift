@@ -147,7 +147,7 @@ struct GroupModelTests {
         }
         var winner = try log(vaults[0])
         for vault in vaults.dropFirst() { winner = try winner.union(try log(vault)) }
-        let activeIDs = Set(try winner.state(roots: { _ in nil }).activeMembers.map(\.device))
+        let activeIDs = Set(try winner.state(roots: { _ in [] }).activeMembers.map(\.device))
         let members = vaults.filter { activeIDs.contains($0.deviceID) }
         #expect(!members.isEmpty, "seed \(seed)")
         let reference = members[0]

@@ -380,7 +380,7 @@ struct GroupTrustTests {
             group: groupID
         )
         let refusal = #expect(throws: CofferError.self) {
-            try log.append(forged, roots: { try? roots.root(.sync, epoch: $0) })
+            try log.append(forged, roots: { (try? roots.root(.sync, epoch: $0)).map { [$0] } ?? [] })
         }
         #expect(refusal?.code == .notTrusted)
         #expect(refusal?.message.contains("not a member") == true)
@@ -393,7 +393,7 @@ struct GroupTrustTests {
             group: groupID
         )
         let bad = #expect(throws: CofferError.self) {
-            try log.append(impostor, roots: { try? roots.root(.sync, epoch: $0) })
+            try log.append(impostor, roots: { (try? roots.root(.sync, epoch: $0)).map { [$0] } ?? [] })
         }
         #expect(bad?.message.contains("signature") == true)
         // A join proof made without the group key.
@@ -405,7 +405,7 @@ struct GroupTrustTests {
             group: groupID
         )
         let noKey = #expect(throws: CofferError.self) {
-            try log.append(proofless, roots: { try? roots.root(.sync, epoch: $0) })
+            try log.append(proofless, roots: { (try? roots.root(.sync, epoch: $0)).map { [$0] } ?? [] })
         }
         #expect(noKey?.message.contains("proof") == true)
         // An entry that names another log's head.
@@ -416,7 +416,9 @@ struct GroupTrustTests {
             signing: try a.deviceKeys().signing,
             group: groupID
         )
-        #expect(throws: CofferError.self) { try log.append(misplaced, roots: { try? roots.root(.sync, epoch: $0) }) }
+        #expect(throws: CofferError.self) {
+            try log.append(misplaced, roots: { (try? roots.root(.sync, epoch: $0)).map { [$0] } ?? [] })
+        }
     }
 
     @Test("A bundle whose membership log is damaged or cut short is refused, and the vault is as it was")

@@ -137,3 +137,29 @@ extension Vault {
         }
     }
 }
+
+extension GroupContext {
+    /// A modified client: starts, on this log, an epoch under `epoch` (the id of a real epoch, read
+    /// from any bundle header) with a key of its own, sealed to every member this device knows, and
+    /// holds that key. Returns the key.
+    @discardableResult
+    mutating func forgeEpoch(_ epoch: KeyEpoch) throws -> SecureBytes {
+        let forged = SecureBytes.random(count: 32)
+        var boxes: [UUID: [UInt8]] = [:]
+        for member in try state().activeMembers {
+            boxes[member.device] = try GroupKeys.box(forged, epoch: epoch, to: member.keys, group: log.group)
+        }
+        let history = try GroupKeys.sealHistory(roots, under: forged, epoch: epoch, group: log.group)
+        try append(.epochStarted(epoch: epoch, boxes: boxes, history: history))
+        learnKeys(from: log)  // its own box
+        return forged
+    }
+}
+
+extension Vault {
+    /// ``GroupContext/forgeEpoch(_:)`` on this vault's group, stored.
+    @discardableResult
+    func forgeEpoch(_ epoch: KeyEpoch) throws -> SecureBytes {
+        try changeGroup("forging an epoch") { context, _, _ in try context.forgeEpoch(epoch) }
+    }
+}
