@@ -274,6 +274,24 @@ package struct GroupContext {
         try settle()
     }
 
+    /// Merges, of `other` (the log of a bundle whose records were refused), only the entries that
+    /// have effect once merged, with what they follow: what it says about the group reaches this
+    /// device, so members that disagree about a device converge, but entries without effect (a
+    /// voided join's, a revoked device's stale copy's) are not kept and cannot fill the log up to its
+    /// cap (red team round 3, finding 3). Leaving them out is only not having heard of them yet: a
+    /// member whose bundle this device accepts brings them if they matter.
+    package mutating func mergeEffective(_ other: GroupLog) throws(CofferError) {
+        guard other.group == log.group else {
+            throw CofferError(.notTrusted, "a membership log of another sync group was offered; it was refused")
+        }
+        learnKeys(from: other)
+        let union = try log.union(other)
+        guard union != log else { return }
+        let voided = try union.state(roots: keys.proofRoots).voided
+        let mine = Set(log.entries.map(\.hash))
+        try merge(try union.keeping { mine.contains($0.hash) || !voided.contains($0.hash) })
+    }
+
     /// Starts a new epoch when the log needs one, or this device may not seal with the current key it
     /// holds (its id commits to nothing: an older Coffer's epoch, or a forgery reusing a real epoch's
     /// id), and this device may start it.

@@ -102,6 +102,18 @@ package struct GroupLog: Equatable, Sendable {
         return GroupLog(group: group, entries: try Self.canonicalOrder(all, group: group))
     }
 
+    /// The entries of this log that `keep` names and all of their ancestors, as a log.
+    package func keeping(_ keep: (GroupEntry) -> Bool) throws(CofferError) -> GroupLog {
+        let graph = try GroupGraph(entries, group: group)
+        var kept = IndexSet()
+        for index in entries.indices where keep(entries[index]) {
+            kept.insert(index)
+            kept.formUnion(graph.ancestors[index])
+        }
+        guard kept.count != entries.count else { return self }
+        return GroupLog(group: group, entries: try Self.canonicalOrder(kept.map { entries[$0] }, group: group))
+    }
+
     /// Adds an entry that follows entries of the log; checks it against the state first.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
@@ -520,7 +532,7 @@ package struct GroupState: Equatable, Sendable {
 
 extension GroupEntry {
     /// The device this entry admits, for a join or an addition.
-    var admittedDevice: UUID? {
+    package var admittedDevice: UUID? {
         switch change {
         case .joined: return author
         case .added(let device, _, _, _, _): return device

@@ -11,6 +11,35 @@ extension Vault {
         return keys
     }
 
+    /// The signing keys `device` had before its current ones (a rekey replaces them), from the
+    /// membership log: its admission's and every replacement's but the last.
+    func earlierSigningKeys(of device: UUID) throws(CofferError) -> [[UInt8]] {
+        guard let stored = try readMetaIfPresent(GroupContext.Meta.log) else { return [] }
+        var keys: [[UInt8]] = []
+        for entry in try GroupLog(group: syncGroupID, decoding: stored).entries {
+            switch entry.change {
+            case .joined(let keysThen, _, _, _) where entry.author == device: keys.append(keysThen.signing)
+            case .added(let added, let keysThen, _, _, _) where added == device: keys.append(keysThen.signing)
+            case .keysReplaced(let keysThen, _) where entry.author == device: keys.append(keysThen.signing)
+            default: break
+            }
+        }
+        let current = try activeSigningKeys()[device]
+        return keys.filter { $0 != current }
+    }
+
+    /// Whether `bytes`, a head of `device` that did not verify, is signed with one of the device's
+    /// earlier keys (written before its rekey, by it or by a copy that still holds them).
+    func isSignedWithEarlierKeys(_ bytes: [UInt8], key: String, device: UUID) -> Bool {
+        guard let (_, epoch) = RemoteHead.version(of: bytes), let root = try? keyRing().root(.sync, epoch: epoch),
+            let earlier = try? earlierSigningKeys(of: device)
+        else { return false }
+        return earlier.contains { signingKey in
+            (try? RemoteHead(decoding: bytes, key: key, expectedDevice: device, syncRoot: root, signingKey: signingKey))
+                != nil
+        }
+    }
+
     /// Whether this vault's membership log knows `device` at all (active or revoked).
     func knowsDevice(_ device: UUID?) throws(CofferError) -> Bool {
         try members().contains { $0.deviceID == device }
@@ -147,8 +176,12 @@ extension Vault {
             own.cursor = pushed?.sentThrough
             own.mustWriteHead = true
             guard pushing else { return own }
+            let why =
+                isSignedWithEarlierKeys(bytes, key: headKey, device: device)
+                ? "it is signed with the keys this device had before its rekey (this vault wrote it then, or a copy of the vault that still holds those keys did)"
+                : error.message
             own.notices.append(
-                "Ignored this device's head in the store: \(error.message). This push goes on from this vault's own record of its pushes and writes the head again."
+                "Ignored this device's head in the store: \(why). This push goes on from this vault's own record of its pushes and writes the head again."
             )
             return own
         }

@@ -128,6 +128,12 @@ extension Vault {
                 signer = merged.publicKeys.signing
             } else {
                 guard let member = state.member(source) else {
+                    if merged.log.entries.contains(where: { $0.admittedDevice == source }) {
+                        throw CofferError(
+                            .notTrusted,
+                            "the bundle was made by device \(source.uuidString), whose join does not count: a member closed the group to new devices (a revocation, a rekey or a switch to approval-only joins) at the same time as it joined, or the member that approved it was revoked at the same time. Its records were refused"
+                        )
+                    }
                     throw CofferError(
                         .notTrusted,
                         "the bundle was made by device \(source.uuidString), which is not a member of this sync group: approve its join request first (coffer device approve), or the bundle is forged. Its records were refused"
@@ -167,7 +173,9 @@ extension Vault {
         )
     }
 
-    /// Merges `remote` into the stored log on its own, in one transaction; whether anything changed.
+    /// Merges what has effect of `remote`, the log of a bundle whose records are refused, into the
+    /// stored log on its own, in one transaction (``GroupContext/mergeEffective(_:)``); whether
+    /// anything changed.
     private func learnMembership(from remote: GroupLog) throws(CofferError) -> Bool {
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()
@@ -175,7 +183,7 @@ extension Vault {
         let context = try storage("merging the membership log") {
             try environment.write { txn -> GroupContext in
                 var context = try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys)
-                try context.merge(remote)
+                try context.mergeEffective(remote)
                 try context.shareKeysTheLogLacks()
                 if context.changed {
                     try context.store(in: txn, schema: schema, roots: roots, vaultID: vaultID)
@@ -271,16 +279,22 @@ extension Vault {
     }
 
     private func revokedSource(_ member: GroupMemberRecord, _ state: GroupState) -> CofferError {
-        CofferError(
+        let how =
+            member.revokedBy == member.device
+            ? "was revoked from the sync group by two replacements of its keys at once (a copy of it rekeyed too)"
+            : "\(describe(member.revokedBy, in: state)) revoked from the sync group"
+        return CofferError(
             .notTrusted,
-            "the bundle was made by device \(member.device.uuidString) (\(member.name)), which \(describe(member.revokedBy, in: state)) revoked from the sync group on \(Self.day(member.revoked)); its records were refused"
+            "the bundle was made by device \(member.device.uuidString) (\(member.name)), which \(how) on \(Self.day(member.revoked)); its records were refused"
         )
     }
 
     private func describe(_ device: UUID?, in state: GroupState) -> String {
         guard let device else { return "a member" }
-        let name = state.member(device)?.name
-        return "device \(device.uuidString)" + (name.map { " (\($0))" } ?? "")
+        guard let name = state.member(device)?.name else {
+            return "device \(device.uuidString), whose own join does not count,"
+        }
+        return "device \(device.uuidString) (\(name))"
     }
 
     private static func day(_ date: Date?) -> String {

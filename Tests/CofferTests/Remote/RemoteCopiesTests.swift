@@ -150,6 +150,23 @@ struct RemoteCopiesTests {
         #expect(try restored.push(to: remote).object == nil)
     }
 
+    @Test("A device's own head from before its rekey is ignored with a notice that says so, not called a forgery")
+    func ownHeadAfterRekey() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        try b.rekey(passphrase: SyncGroupFixture.passphrase)
+        try b.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable)
+        let pushed = try b.push(to: remote)
+        #expect(!pushed.notices.contains { $0.contains("forged") }, "\(pushed.notices)")
+        #expect(pushed.notices.contains { $0.contains("before its rekey") }, "\(pushed.notices)")
+        try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "after", account: "ann") == "after")
+        #expect(try b.push(to: remote).notices.isEmpty, "the next push finds the head it wrote")
+    }
+
     @Test("Two running copies of one vault both write: one becomes a new device, and both histories are kept")
     func clonedCopies() throws {
         let fixture = try RemoteFixture()

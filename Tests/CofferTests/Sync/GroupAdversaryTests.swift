@@ -101,6 +101,42 @@ struct GroupAdversaryTests {
         #expect(!held.contains(try a.keyRing().currentEpoch(.sync)))
     }
 
+    @Test(
+        "Entries without effect in a refused bundle's log are not kept: a vault whose join does not count, or a revoked device's stale copy, cannot fill the log to its cap"
+    )
+    func refusedLogsKeepOnlyWhatCounts() throws {
+        let (a, b, c, old) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        let (voided, _) = try group.join("voided", from: old)
+        let logSize = { (vault: Vault) throws -> Int in
+            try GroupLog(group: vault.syncGroupID, decoding: try vault.readMetaIfPresent(GroupContext.Meta.log) ?? [])
+                .entries.count
+        }
+        let before = try logSize(a)
+        // A modified client signs a long chain of entries that would each count in its own view.
+        for vault in [voided, b] {
+            try vault.changeGroup("growing the log") { context, _, _ in
+                for _ in 0..<150 { try context.append(.policy(.passphrase)) }
+            }
+        }
+        for (vault, name) in [(voided, "voided-to-a"), (b, "stale-to-a")] {
+            let refused = try offer(vault, a, name)
+            #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+            #expect(refused?.message.contains("nothing was changed") == true, "\(refused?.message ?? "")")
+            #expect(
+                refused?.message.contains(vault === voided ? "whose join does not count" : "revoked") == true,
+                "\(refused?.message ?? "")"
+            )
+        }
+        #expect(try logSize(a) == before, "a keeps none of the entries without effect")
+        // What has effect still reaches a: the stale copy's revocation of its revoker (both lose).
+        try b.revoke(device: a.deviceID)
+        _ = try offer(b, a, "stale-revokes-a")
+        #expect(try logSize(a) > before)
+        #expect(try a.members().first { $0.deviceID == a.deviceID }?.isActive == false)
+        _ = c
+    }
+
     @Test("A passphrase join from a bundle made before approval-only was set is void once that is known")
     func joinAcrossPolicyChange() throws {
         let (a, _, _, old) = try foundedTrio()

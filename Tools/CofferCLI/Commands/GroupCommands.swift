@@ -47,7 +47,9 @@ struct DevicesCommand: VaultCommand {
                         line +=
                             by == member.deviceID
                             ? " (two rekeys at once: a copy of it rekeyed too)"
-                            : " by \(PrintableText.escaping(names[by] ?? by.uuidString.lowercased()))"
+                            : " by "
+                                + (names[by].map(PrintableText.escaping)
+                                    ?? "\(by.uuidString.lowercased()), a device whose own join does not count")
                     }
                 }
                 return line
