@@ -22,7 +22,7 @@ package enum FuzzEntryPoints {
         while (try? frames.next()) != nil {}
         _ = try? JoinBlock(decoding: header.joinBlock)
         if let log = try? GroupLog(group: header.syncGroupID, decoding: header.log) {
-            _ = try? log.state(roots: { _ in [] })
+            _ = try? log.state(roots: { _ in nil })
         }
     }
 

@@ -6,7 +6,7 @@ private final class StateMemo {
         let heads: [[UInt8]]
         let count: Int
         let keys: Set<KeyEpoch>
-        let setAside: Int
+        let trusted: Set<KeyEpoch>
     }
 
     private var key: Key?
@@ -46,14 +46,13 @@ package struct GroupContext {
     package init(
         log: GroupLog,
         roots: [KeyEpoch: SecureBytes],
-        superseded: [KeyEpoch: [SecureBytes]] = [:],
         legacy: Set<KeyEpoch>? = nil,
         device: UUID,
         deviceKeys: DeviceKeys,
         changed: Bool = false
     ) throws(CofferError) {
         self.log = log
-        self.keys = HeldGroupKeys(roots: roots, superseded: superseded, legacy: legacy, group: log.group)
+        self.keys = HeldGroupKeys(roots: roots, legacy: legacy, group: log.group)
         self.device = device
         self.deviceKeys = deviceKeys
         self.changed = changed
@@ -74,10 +73,10 @@ package struct GroupContext {
             heads: log.heads,
             count: log.entries.count,
             keys: Set(roots.keys),
-            setAside: keys.superseded.values.reduce(0) { $0 + $1.count }
+            trusted: keys.committed.union(keys.legacy)
         )
         if let state = memo.state(for: key) { return state }
-        let state = try log.state(roots: keys.proofRoots)
+        let state = try log.state(roots: keys.trustedRoot)
         memo.store(state, for: key)
         return state
     }
@@ -120,7 +119,7 @@ package struct GroupContext {
             counted = { !state.voided.contains($0.hash) || own.contains($0.hash) }
         }
         let started = log.entries.compactMap { counted($0) ? $0.startedEpoch : nil }
-        for epoch in ([KeyEpoch.original] + started).reversed() where keys.isSealable(epoch) {
+        for epoch in ([KeyEpoch.original] + started).reversed() where keys.isTrusted(epoch) {
             if let root = roots[epoch] { return (epoch, root) }
         }
         return try currentRoot()
@@ -171,7 +170,7 @@ package struct GroupContext {
             signing: deviceKeys.signing,
             group: log.group
         )
-        try log.append(entry, roots: keys.proofRoots)
+        try log.append(entry, roots: keys.trustedRoot)
         changed = true
     }
 
@@ -238,9 +237,7 @@ package struct GroupContext {
     package mutating func learnKeys(from other: GroupLog) {
         var learned = keys
         GroupKeys.collect(from: other, device: device, key: deviceKeys.agreement, into: &learned)
-        if learned.roots.count != roots.count || learned.supersededList.count != keys.supersededList.count
-            || learned.legacy != keys.legacy
-        {
+        if learned.roots.count != roots.count || learned.committed != keys.committed || learned.legacy != keys.legacy {
             keys = learned
             changed = true
         }
@@ -259,7 +256,7 @@ package struct GroupContext {
             throw CofferError(.notTrusted, "a membership log of another sync group was offered; it was refused")
         }
         learnKeys(from: other)
-        _ = try other.state(roots: keys.proofRoots)
+        _ = try other.state(roots: keys.trustedRoot)
         let union = try log.union(other)
         guard union != log else { return }
         // A founder this device did not know is accepted only while nothing could be voided by it or
@@ -274,12 +271,16 @@ package struct GroupContext {
         try settle()
     }
 
-    /// Merges, of `other` (the log of a bundle whose records were refused), only the entries that
-    /// have effect once merged, with what they follow: what it says about the group reaches this
-    /// device, so members that disagree about a device converge, but entries without effect (a
-    /// voided join's, a revoked device's stale copy's) are not kept and cannot fill the log up to its
-    /// cap (red team round 3, finding 3). Leaving them out is only not having heard of them yet: a
-    /// member whose bundle this device accepts brings them if they matter.
+    /// Merges, of `other` (the log of a bundle whose records were refused, made by a device without
+    /// effect), the entries that have effect once merged, and of each device's entries without
+    /// effect only its first closings (revocations, rekeys, switches to approval-only that no other
+    /// such entry of that device precedes), each with what it follows. What the log says about the
+    /// group reaches this device, so members that disagree about a device converge, and a closing
+    /// without effect still closes the door on joins made at the same time (no device defends its own
+    /// admission); but a revoked device's stale copy, or a device whose join does not count, cannot
+    /// fill the log up to its cap with entries that do nothing (red team round 3, finding 3). Leaving
+    /// them out is only not having heard of them yet: a member whose bundle this device accepts
+    /// brings them if it holds them.
     package mutating func mergeEffective(_ other: GroupLog) throws(CofferError) {
         guard other.group == log.group else {
             throw CofferError(.notTrusted, "a membership log of another sync group was offered; it was refused")
@@ -287,9 +288,24 @@ package struct GroupContext {
         learnKeys(from: other)
         let union = try log.union(other)
         guard union != log else { return }
-        let voided = try union.state(roots: keys.proofRoots).voided
+        let voided = try union.state(roots: keys.trustedRoot).voided
+        let graph = try GroupGraph(union.entries, group: union.group)
+        let voidedClosings = union.entries.indices.filter {
+            union.entries[$0].change.isClosing && voided.contains(union.entries[$0].hash)
+        }
+        let firstClosings = Set(
+            voidedClosings.filter { index in
+                !voidedClosings.contains {
+                    union.entries[$0].author == union.entries[index].author && graph.ancestors[index].contains($0)
+                }
+            }.map { union.entries[$0].hash }
+        )
         let mine = Set(log.entries.map(\.hash))
-        try merge(try union.keeping { mine.contains($0.hash) || !voided.contains($0.hash) })
+        try merge(
+            try union.keeping {
+                mine.contains($0.hash) || !voided.contains($0.hash) || firstClosings.contains($0.hash)
+            }
+        )
     }
 
     /// Starts a new epoch when the log needs one, or this device may not seal with the current key it
@@ -298,7 +314,7 @@ package struct GroupContext {
     package mutating func settle() throws(CofferError) {
         let state = try state()
         guard state.member(device)?.isActive == true, roots[state.currentEpoch] != nil,
-            state.needsNewEpoch || !keys.isSealable(state.currentEpoch)
+            state.needsNewEpoch || !keys.isTrusted(state.currentEpoch)
         else {
             return
         }
@@ -313,7 +329,7 @@ package struct GroupContext {
         guard try state().member(device)?.isActive == true else { return }
         let (epoch, root) = try currentRoot()
         // Never under a key that may be a forgery: its forger would read every key shared.
-        guard keys.isSealable(epoch) else { return }
+        guard keys.isTrusted(epoch) else { return }
         let reachable = GroupKeys.reachable(from: log, epoch: epoch, root: root)
         let missing = roots.filter { !reachable.contains($0.key) }
         guard !missing.isEmpty else { return }
@@ -341,10 +357,6 @@ package struct GroupContext {
             (Meta.log, log.encoded),
             (Meta.epoch, withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }),
             (GroupKeys.metaKey, try GroupKeys.store.seal(roots, under: deviceRoot, vaultID: vaultID)),
-            (
-                GroupKeys.supersededMetaKey,
-                try GroupKeys.supersededStore.seal(list: keys.supersededList, under: deviceRoot, vaultID: vaultID)
-            ),
             (
                 GroupKeys.legacyMetaKey,
                 keys.legacy.sorted().flatMap { withUnsafeBytes(of: $0.id.bigEndian) { Array($0) } }

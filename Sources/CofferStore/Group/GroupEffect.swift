@@ -15,6 +15,8 @@ import Foundation
 ///   while joins are open, anyone with the passphrase may join after it too.) A closing has this power whether or not it is itself voided by the
 ///   joining device, so **no device defends its own admission**; it loses it only when a third
 ///   device's revocation or rekey voids it.
+/// - a join whose proof does not verify under the key this device trusts for its epoch (made with a
+///   forged key under a real epoch's id, or with none) has no effect;
 /// - A joining device whose join was voided only by revocations or policy changes of devices that it
 ///   revoked at the same time, having known everything they knew, still revokes them (*both lose*:
 ///   its join is void and they are out): a revoked device's stale copy cannot undo its revocation by
@@ -70,6 +72,8 @@ struct GroupEffect {
     }
 
     private let graph: GroupGraph
+    /// Joins whose proofs do not verify under the key this device trusts for their epoch.
+    private let unproven: IndexSet
     private var verdicts: [Verdict]
     private var admissionsOf: [UUID: [Int]] = [:]
     private var revocationsOf: [UUID: [Int]] = [:]
@@ -78,13 +82,16 @@ struct GroupEffect {
     /// passphrase may join after it as well.)
     private var softClosings: [Int] = []
 
-    /// The effect of the entries `subset` of `graph` (closed under ancestors).
-    init(graph: GroupGraph, subset: IndexSet) {
+    /// The effect of the entries `subset` of `graph` (closed under ancestors), of which the joins
+    /// `unproven` do not prove the group key (they have no effect, and nor has anything that needs
+    /// them).
+    init(graph: GroupGraph, subset: IndexSet, unproven: IndexSet = IndexSet()) {
         self.graph = graph
+        self.unproven = unproven
         verdicts = []
         // Without two concurrent entries nothing voids anything: every entry was checked against its
         // ancestors, so its author was an active member, and each has effect.
-        if Self.isChain(subset, in: graph) {
+        if unproven.isEmpty, Self.isChain(subset, in: graph) {
             effective = subset
             return
         }
@@ -145,7 +152,7 @@ struct GroupEffect {
         let answer: Answer
         switch entry.change {
         case .joined:
-            answer = graph.founding.contains(index) ? .yes : joinStands(index)
+            answer = unproven.contains(index) ? .no : graph.founding.contains(index) ? .yes : joinStands(index)
         case .revoked(let target, _):
             // Two devices revoking each other are both revoked; a device revoked at the same time
             // revokes no one else.
@@ -244,7 +251,7 @@ struct GroupEffect {
         let joins = (admissionsOf[device] ?? []).filter {
             graph.ancestors[index].contains($0) && graph.entries[$0].change.isJoin && !graph.founding.contains($0)
         }
-        guard let join = joins.first, joins.count == 1 else { return .no }
+        guard let join = joins.first, joins.count == 1, !unproven.contains(join) else { return .no }
         let revocationsByDevice = revocationsOf.values.joined().filter {
             graph.entries[$0].author == device && graph.ancestors[$0].contains(join)
         }

@@ -54,6 +54,15 @@ package struct GroupEntry: Equatable, Sendable {
             return false
         }
 
+        /// Whether this closes passphrase joins made at the same time: a revocation, a replacement of
+        /// keys, or a switch to approval-only joins.
+        package var isClosing: Bool {
+            switch self {
+            case .revoked, .keysReplaced, .policy(.approval): return true
+            default: return false
+            }
+        }
+
         /// Whether this is a device joining by itself.
         package var isJoin: Bool {
             if case .joined = self { return true }

@@ -225,19 +225,8 @@ package enum GroupKeys {
     /// HKDF(device root, "coffer/v2/group-keys").
     package static let store = SealedKeyTable(name: metaKey, label: "coffer/v2/group-keys", what: "group keys")
 
-    /// The meta entry that holds the keys set aside (``HeldGroupKeys/superseded``).
-    package static let supersededMetaKey = "group-keys-superseded"
-
-    /// How a vault keeps the keys it set aside (meta `group-keys-superseded`): sealed under
-    /// HKDF(device root, "coffer/v3/group-keys-superseded"), several of one epoch allowed.
-    package static let supersededStore = SealedKeyTable(
-        name: supersededMetaKey,
-        label: "coffer/v3/group-keys-superseded",
-        what: "set-aside group keys"
-    )
-
     /// The meta entry that lists the epochs whose keys commit to nothing that the vault may still seal
-    /// with (``HeldGroupKeys/legacy``): their ids, `UInt64` each, ascending.
+    /// with and check join proofs with (``HeldGroupKeys/legacy``): their ids, `UInt64` each, ascending.
     package static let legacyMetaKey = "group-epochs-legacy"
 
 }

@@ -117,7 +117,7 @@ package struct GroupLog: Equatable, Sendable {
     /// Adds an entry that follows entries of the log; checks it against the state first.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
-    package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> [SecureBytes]) throws(CofferError) {
+    package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) {
         try Self.checkSize(entries.count + 1)
         let extended = GroupLog(group: group, entries: try Self.canonicalOrder(entries + [entry], group: group))
         _ = try extended.state(roots: roots)
@@ -131,20 +131,24 @@ package struct GroupLog: Equatable, Sendable {
     /// Replays the log, checking every entry against what its author knew (its ancestors), then
     /// says what the whole log means.
     ///
-    /// - Parameter roots: Every key this device has seen for an epoch (``HeldGroupKeys/proofRoots(_:)``),
-    ///   to check joining devices' proofs: one that verifies suffices; a proof under an epoch of which
-    ///   it has seen none is left unchecked (``GroupState/uncheckedProofs``).
+    /// - Parameter roots: The key this device trusts for an epoch (``HeldGroupKeys/trustedRoot(_:)``),
+    ///   to check joining devices' proofs with: a join whose proof does not verify under it has no
+    ///   effect (``GroupState/unprovenJoins``), though the log stays valid; a proof under an epoch
+    ///   whose key it does not trust, or hold, is left unchecked (``GroupState/uncheckedProofs``).
     /// - Throws: ``CofferError`` `.notTrusted` naming the first entry that breaks a rule.
-    package func state(roots: (KeyEpoch) -> [SecureBytes]) throws(CofferError) -> GroupState {
+    package func state(roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) -> GroupState {
         let graph = try GroupGraph(entries, group: group)
         var unchecked = false
+        var unproven = IndexSet()
         // The effect of the entries before `index`, kept while each entry follows all of those before
         // it (the common case): such an entry is concurrent with none of them, so it changes nothing
         // they decided and has effect exactly when its author's admission does.
         var prefixEffect: IndexSet? = IndexSet()
         for index in entries.indices {
             let follows = graph.ancestors[index].count == index
-            if !CheckedEntries.contains(entries[index].hash) {
+            // A join's proof is checked every time: whether it verifies depends on the keys held.
+            let isJoin = entries[index].change.isJoin
+            if isJoin || !CheckedEntries.contains(entries[index].hash) {
                 let effective: IndexSet
                 if follows {
                     effective = prefixEffect ?? GroupEffect(graph: graph, subset: graph.ancestors[index]).effective
@@ -153,8 +157,11 @@ package struct GroupLog: Equatable, Sendable {
                     effective = GroupEffect(graph: graph, subset: graph.ancestors[index]).effective
                 }
                 let past = GroupState(graph: graph, members: graph.ancestors[index], effective: effective)
-                let proofUnchecked = try past.check(entries[index], index: index, group: group, roots: roots)
-                if proofUnchecked { unchecked = true } else { CheckedEntries.insert(entries[index].hash) }
+                switch try past.check(entries[index], index: index, group: group, roots: roots) {
+                case .checked: if !isJoin { CheckedEntries.insert(entries[index].hash) }
+                case .proofUnchecked: unchecked = true
+                case .proofFailed: unproven.insert(index)
+                }
             }
             if follows, let known = prefixEffect {
                 prefixEffect = graph.entry(index, hasEffectAfter: known) ? known.union(IndexSet(integer: index)) : known
@@ -162,12 +169,16 @@ package struct GroupLog: Equatable, Sendable {
                 prefixEffect = nil
             }
         }
-        var state = GroupState(
-            graph: graph,
-            members: graph.everything,
-            effective: prefixEffect ?? GroupEffect(graph: graph, subset: graph.everything).effective
-        )
+        // What an entry's author knew decides whether it is valid, joins proven or not (an entry after
+        // a join with a bad proof is still a valid entry, without effect); what the log means leaves
+        // such joins out.
+        let effective =
+            unproven.isEmpty
+            ? prefixEffect ?? GroupEffect(graph: graph, subset: graph.everything).effective
+            : GroupEffect(graph: graph, subset: graph.everything, unproven: unproven).effective
+        var state = GroupState(graph: graph, members: graph.everything, effective: effective)
         state.uncheckedProofs = unchecked
+        state.unprovenJoins = Set(unproven.map { entries[$0].hash })
         return state
     }
 
@@ -175,7 +186,7 @@ package struct GroupLog: Equatable, Sendable {
         guard count <= maximumEntries else {
             throw CofferError(
                 .notTrusted,
-                "the sync group's membership log would hold \(count) entries, more than the \(maximumEntries) a log may hold, and was refused; nothing changed. Only a misbehaving device makes a log this large: revoke it if it is a member, or found a new group with 'coffer group new' and approve your devices again"
+                "the sync group's membership log would hold \(count) entries, more than the \(maximumEntries) a log may hold, and was refused; nothing changed. Only a misbehaving device makes a log this large (a stolen member's copy can fill it on purpose), and a full log records no revocation: on a device you trust, found a new group with 'coffer group new' and approve your other devices into it; the devices left in this group get nothing written there"
             )
         }
     }
@@ -317,6 +328,9 @@ package struct GroupState: Equatable, Sendable {
     package private(set) var epochs: [KeyEpoch] = []
     /// Whether a joining device's proof was left unchecked for want of its epoch's key.
     package fileprivate(set) var uncheckedProofs = false
+    /// The joins, by hash, whose proofs do not verify under the key this device trusts for their
+    /// epoch: made with another key (a forged one under a real epoch's id), they have no effect.
+    package fileprivate(set) var unprovenJoins: Set<[UInt8]> = []
     /// Whether an active member should start a new key epoch: a revocation, a rekey or an admission
     /// happened that the current epoch's author did not know of, so a revoked device (or a copy) may
     /// hold the current key, or a member may lack it.
@@ -427,14 +441,23 @@ package struct GroupState: Equatable, Sendable {
         }
     }
 
-    /// Checks `entry` against this state, the meaning of exactly its ancestors; returns whether a
-    /// join proof was left unchecked.
+    /// What ``check(_:index:group:roots:)`` found of an entry that may follow its ancestors.
+    enum CheckOutcome {
+        /// Everything was checked.
+        case checked
+        /// A join whose proof could not be checked: this device does not trust a key of its epoch.
+        case proofUnchecked
+        /// A join whose proof does not verify under the key this device trusts for its epoch.
+        case proofFailed
+    }
+
+    /// Checks `entry` against this state, the meaning of exactly its ancestors.
     func check(
         _ entry: GroupEntry,
         index: Int,
         group: UUID,
-        roots: (KeyEpoch) -> [SecureBytes]
-    ) throws(CofferError) -> Bool {
+        roots: (KeyEpoch) -> SecureBytes?
+    ) throws(CofferError) -> CheckOutcome {
         func refuse(_ why: String) -> CofferError {
             CofferError(
                 .notTrusted,
@@ -442,7 +465,7 @@ package struct GroupState: Equatable, Sendable {
             )
         }
         let signer: DevicePublicKeys
-        var unchecked = false
+        var outcome = CheckOutcome.checked
         if case .joined(let keys, let name, let epoch, let proof) = entry.change {
             if let existing = member(entry.author) {
                 throw refuse(
@@ -456,8 +479,7 @@ package struct GroupState: Equatable, Sendable {
             guard epoch == currentEpoch else {
                 throw refuse("it proves a group key of epoch \(epoch), not the current epoch \(currentEpoch)")
             }
-            let candidates = roots(epoch)
-            if !candidates.isEmpty {
+            if let root = roots(epoch) {
                 let message = GroupEntry.proofMessage(
                     previous: entry.previous,
                     author: entry.author,
@@ -465,14 +487,9 @@ package struct GroupState: Equatable, Sendable {
                     name: name,
                     epoch: epoch
                 )
-                var verified = false
-                for root in candidates where try GroupKeys.proofIsValid(proof, of: message, root: root) {
-                    verified = true
-                    break
-                }
-                guard verified else { throw refuse("its proof of the group key does not verify") }
+                if try !GroupKeys.proofIsValid(proof, of: message, root: root) { outcome = .proofFailed }
             } else {
-                unchecked = true
+                outcome = .proofUnchecked
             }
             signer = keys
         } else {
@@ -526,7 +543,7 @@ package struct GroupState: Equatable, Sendable {
                 throw refuse("it does not prove that the device holds its new signing key")
             }
         }
-        return unchecked
+        return outcome
     }
 }
 

@@ -60,7 +60,7 @@ extension Vault {
         let log = try GroupLog(group: syncGroupID, decoding: stored)
         // The stored log was checked, join proofs included, when it was merged; reading it checks the
         // rest again.
-        let state = try log.state(roots: { _ in [] })
+        let state = try log.state(roots: { _ in nil })
         let seen = try lastSeenTimes()
         return try state.members.map { (record) throws(CofferError) in
             GroupMember(
@@ -86,7 +86,7 @@ extension Vault {
         try checkOpen()
         guard let stored = try readMetaIfPresent(GroupContext.Meta.log) else { return .passphrase }
         let log = try GroupLog(group: syncGroupID, decoding: stored)
-        return try log.state(roots: { _ in [] }).policy
+        return try log.state(roots: { _ in nil }).policy
     }
 
     /// This vault's sync group as a join request names it: its id and the fingerprint of its founding
@@ -352,12 +352,6 @@ extension Vault {
         if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
             keys.merge(try GroupKeys.store.open(sealed, under: roots.device, vaultID: vaultID)) { mine, _ in mine }
         }
-        let superseded = try txn.get(schema.meta, key: Array(GroupKeys.supersededMetaKey.utf8)).map {
-            (sealed) throws(CofferError) in
-            HeldGroupKeys.superseded(
-                from: try GroupKeys.supersededStore.open(list: sealed, under: roots.device, vaultID: vaultID)
-            )
-        }
         let legacy = try txn.get(schema.meta, key: Array(GroupKeys.legacyMetaKey.utf8)).map {
             (bytes) throws(CofferError) -> Set<KeyEpoch> in
             guard bytes.count % 8 == 0 else {
@@ -373,7 +367,6 @@ extension Vault {
             var context = try GroupContext(
                 log: GroupLog(group: group),
                 roots: keys,
-                superseded: superseded ?? [:],
                 legacy: legacy,
                 device: device,
                 deviceKeys: deviceKeys
@@ -384,7 +377,6 @@ extension Vault {
         return try GroupContext(
             log: try GroupLog(group: group, decoding: stored),
             roots: keys,
-            superseded: superseded ?? [:],
             legacy: legacy,
             device: device,
             deviceKeys: deviceKeys

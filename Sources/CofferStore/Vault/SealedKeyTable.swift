@@ -21,36 +21,24 @@ package struct SealedKeyTable: Sendable {
 
     /// `keys` in the plain layout. The caller wipes the result.
     package static func encode(_ keys: [KeyEpoch: SecureBytes]) -> [UInt8] {
-        encode(list: keys.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
-    }
-
-    /// `keys`, several of which may be of one epoch, in the plain layout and the given order. The
-    /// caller wipes the result.
-    package static func encode(list keys: [(KeyEpoch, SecureBytes)]) -> [UInt8] {
         var plaintext: [UInt8] = []
         plaintext.reserveCapacity(keys.count * 40)
-        for (epoch, key) in keys {
+        for (epoch, key) in keys.sorted(by: { $0.key < $1.key }) {
             plaintext += withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }
             plaintext += key.withUnsafeBytes { Array($0) }
         }
         return plaintext
     }
 
-    /// Reads the plain layout; `nil` when malformed. Of two keys of one epoch, the last is kept.
+    /// Reads the plain layout; `nil` when malformed.
     package static func decode(_ plaintext: [UInt8]) -> [KeyEpoch: SecureBytes]? {
-        guard let list = decode(list: plaintext) else { return nil }
-        var keys: [KeyEpoch: SecureBytes] = [:]
-        for (epoch, key) in list { keys[epoch] = key }
-        return keys
-    }
-
-    /// Reads the plain layout as a list, keeping every key; `nil` when malformed.
-    package static func decode(list plaintext: [UInt8]) -> [(KeyEpoch, SecureBytes)]? {
         guard plaintext.count % 40 == 0 else { return nil }
-        return stride(from: 0, to: plaintext.count, by: 40).map { start in
+        var keys: [KeyEpoch: SecureBytes] = [:]
+        for start in stride(from: 0, to: plaintext.count, by: 40) {
             let id = plaintext[start..<(start + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return (KeyEpoch(id: id), SecureBytes(copying: Array(plaintext[(start + 8)..<(start + 40)])))
+            keys[KeyEpoch(id: id)] = SecureBytes(copying: Array(plaintext[(start + 8)..<(start + 40)]))
         }
+        return keys
     }
 
     /// `keys`, sealed under `root` for this vault.
@@ -59,16 +47,7 @@ package struct SealedKeyTable: Sendable {
         under root: SecureBytes,
         vaultID: UUID
     ) throws(CofferError) -> [UInt8] {
-        try seal(list: keys.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, under: root, vaultID: vaultID)
-    }
-
-    /// `keys`, several of which may be of one epoch, sealed under `root` for this vault.
-    package func seal(
-        list keys: [(KeyEpoch, SecureBytes)],
-        under root: SecureBytes,
-        vaultID: UUID
-    ) throws(CofferError) -> [UInt8] {
-        var plaintext = Self.encode(list: keys)
+        var plaintext = Self.encode(keys)
         defer { plaintext.wipe() }
         do {
             let kek = try HKDF.deriveKey(from: root, label: label)
@@ -91,19 +70,6 @@ package struct SealedKeyTable: Sendable {
         under root: SecureBytes,
         vaultID: UUID
     ) throws(CofferError) -> [KeyEpoch: SecureBytes] {
-        var keys: [KeyEpoch: SecureBytes] = [:]
-        for (epoch, key) in try open(list: sealed, under: root, vaultID: vaultID) { keys[epoch] = key }
-        return keys
-    }
-
-    /// Opens a table sealed under `root`, keeping every key, several of one epoch included.
-    ///
-    /// - Throws: ``CofferError`` `.decode` when it does not open or is malformed.
-    package func open(
-        list sealed: [UInt8],
-        under root: SecureBytes,
-        vaultID: UUID
-    ) throws(CofferError) -> [(KeyEpoch, SecureBytes)] {
         guard let kek = try? HKDF.deriveKey(from: root, label: label),
             var plaintext = try? AESGCM().open(
                 sealed,
@@ -114,7 +80,7 @@ package struct SealedKeyTable: Sendable {
             throw CofferError(.decode, "the vault's \(what) (meta \"\(name)\") do not open; the vault is damaged")
         }
         defer { plaintext.wipe() }
-        guard let keys = Self.decode(list: plaintext) else {
+        guard let keys = Self.decode(plaintext) else {
             throw CofferError(.decode, "the vault's \(what) (meta \"\(name)\") are malformed; the vault is damaged")
         }
         return keys

@@ -99,12 +99,11 @@ extension Vault {
                 }
                 if let group {
                     entries += try group.metaEntries(deviceRoot: pending.root, vaultID: vaultID)
-                } else {
-                    for table in [GroupKeys.store, GroupKeys.supersededStore] {
-                        guard let sealed = try txn.get(schema.meta, key: Array(table.name.utf8)) else { continue }
-                        let keys = try table.open(list: sealed, under: roots.device, vaultID: vaultID)
-                        entries.append((table.name, try table.seal(list: keys, under: pending.root, vaultID: vaultID)))
-                    }
+                } else if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
+                    let groupKeys = try GroupKeys.store.open(sealed, under: roots.device, vaultID: vaultID)
+                    entries.append(
+                        (GroupKeys.metaKey, try GroupKeys.store.seal(groupKeys, under: pending.root, vaultID: vaultID))
+                    )
                 }
                 for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
                 _ = try txn.delete(schema.meta, key: Array(DeviceGenerations.Meta.rekey.utf8))

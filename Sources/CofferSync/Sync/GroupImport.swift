@@ -108,14 +108,14 @@ extension Vault {
         // A device that is out learns so (the log that says it is kept, so it stops acting as a
         // member: `coffer devices` shows it), and takes no record.
         if let me = state.member(device), !me.isActive {
-            let kept = (try? learnMembership(from: remote)) == true
+            let kept = (try? learnMembership(from: remote, whole: false)) == true
             throw CofferError(
                 .notTrusted,
                 "this device was revoked from its sync group by \(me.revokedBy == device ? "two replacements of its keys at once (a copy of it rekeyed too)" : describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
             )
         }
         if state.member(device) == nil {
-            let kept = (try? learnMembership(from: remote)) == true
+            let kept = (try? learnMembership(from: remote, whole: false)) == true
             throw CofferError(
                 .notTrusted,
                 "this device's join no longer counts: a member closed the group to new devices (a revocation, a rekey or a switch to approval-only joins) at the same time as it joined, or the member that approved it was revoked at the same time, so no member can trust it; no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
@@ -128,7 +128,14 @@ extension Vault {
                 signer = merged.publicKeys.signing
             } else {
                 guard let member = state.member(source) else {
-                    if merged.log.entries.contains(where: { $0.admittedDevice == source }) {
+                    let admissions = merged.log.entries.filter { $0.admittedDevice == source }
+                    if !admissions.isEmpty, admissions.allSatisfy({ state.unprovenJoins.contains($0.hash) }) {
+                        throw CofferError(
+                            .notTrusted,
+                            "the bundle was made by device \(source.uuidString), whose join does not count: it does not prove the group key of its epoch (it was made with another key, forged or stolen, not with the passphrase). Its records were refused"
+                        )
+                    }
+                    if !admissions.isEmpty {
                         throw CofferError(
                             .notTrusted,
                             "the bundle was made by device \(source.uuidString), whose join does not count: a member closed the group to new devices (a revocation, a rekey or a switch to approval-only joins) at the same time as it joined, or the member that approved it was revoked at the same time. Its records were refused"
@@ -151,8 +158,10 @@ extension Vault {
             root = found
         } catch {
             // The records are refused, but the log is signed and checked on its own: what it says
-            // about the group is kept, so members that disagree about a device still converge.
-            let learned = try learnMembership(from: remote)
+            // about the group is kept, so members that disagree about a device still converge. All of
+            // it from an active member (it made the bundle in an epoch this device lacks), only what
+            // has effect from anyone else.
+            let learned = try learnMembership(from: remote, whole: state.member(source)?.isActive == true)
             throw CofferError(
                 error.code,
                 error.message
@@ -173,17 +182,17 @@ extension Vault {
         )
     }
 
-    /// Merges what has effect of `remote`, the log of a bundle whose records are refused, into the
-    /// stored log on its own, in one transaction (``GroupContext/mergeEffective(_:)``); whether
-    /// anything changed.
-    private func learnMembership(from remote: GroupLog) throws(CofferError) -> Bool {
+    /// Merges `remote`, the log of a bundle whose records are refused, into the stored log on its
+    /// own, in one transaction: all of it (`whole`), or what has effect once merged
+    /// (``GroupContext/mergeEffective(_:)``); whether anything changed.
+    private func learnMembership(from remote: GroupLog, whole: Bool) throws(CofferError) -> Bool {
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()
         let (schema, vaultID) = (schema, id)
         let context = try storage("merging the membership log") {
             try environment.write { txn -> GroupContext in
                 var context = try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys)
-                try context.mergeEffective(remote)
+                if whole { try context.merge(remote) } else { try context.mergeEffective(remote) }
                 try context.shareKeysTheLogLacks()
                 if context.changed {
                     try context.store(in: txn, schema: schema, roots: roots, vaultID: vaultID)
@@ -231,7 +240,7 @@ extension Vault {
         }
         let held = GroupKeys.collect(from: remote, device: deviceID, key: deviceKeys.agreement)
         let keys = held.roots
-        let state = try remote.state(roots: held.proofRoots)
+        let state = try remote.state(roots: held.trustedRoot)
         guard let me = state.member(deviceID), me.keys == request.publicKeys else {
             throw CofferError(
                 .notTrusted,
@@ -253,7 +262,6 @@ extension Vault {
         let context = try GroupContext(
             log: remote,
             roots: keys,
-            superseded: held.superseded,
             device: deviceID,
             deviceKeys: deviceKeys,
             changed: true
@@ -315,7 +323,7 @@ extension Vault.JoinedGroup {
     package init(joining header: BundleHeader, passphrase: Passphrase) throws(CofferError) {
         let log = header.log.isEmpty ? nil : try GroupLog(group: header.syncGroupID, decoding: header.log)
         guard !header.joinBlock.isEmpty else {
-            let approvalOnly = (try? log?.state(roots: { _ in [] }).policy) == .approval
+            let approvalOnly = (try? log?.state(roots: { _ in nil }).policy) == .approval
             throw CofferError(
                 .param,
                 approvalOnly

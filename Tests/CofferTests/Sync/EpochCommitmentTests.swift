@@ -64,7 +64,7 @@ struct EpochCommitmentTests {
         try a.startEpoch()
         let (epoch, root) = try a.currentRoot()
         #expect(GroupKeys.commits(root, to: epoch, group: group))
-        #expect(a.keys.isSealable(epoch))
+        #expect(a.keys.isTrusted(epoch))
         _ = b
     }
 
@@ -82,7 +82,7 @@ struct EpochCommitmentTests {
         try c.merge(thief.log)
         // c holds the forged key under the real id, but seals under an epoch it started itself.
         #expect(c.roots[real]?.constantTimeEquals(forged) == true)
-        #expect(!c.keys.isSealable(real))
+        #expect(!c.keys.isTrusted(real))
         let sealing = try c.sealingRoot()
         #expect(sealing.epoch != real && !sealing.root.constantTimeEquals(forged))
 
@@ -105,7 +105,7 @@ struct EpochCommitmentTests {
             try a.state().activeMembers.map(\.device).sorted { $0.uuidString < $1.uuidString }
                 == [a.device, c.device].sorted { $0.uuidString < $1.uuidString }
         )
-        #expect(try a.log.state(roots: { _ in [] }) == (try c.log.union(a.log).state(roots: { _ in [] })))
+        #expect(try a.log.state(roots: { _ in nil }) == (try c.log.union(a.log).state(roots: { _ in nil })))
     }
 
     @Test("A join proven with the forged key stays a readable entry without effect on every member, in either order")
@@ -136,21 +136,63 @@ struct EpochCommitmentTests {
                 #expect(state.member(accomplice.device)?.isActive != true, "aFirst \(aFirst)")
                 #expect(state.member(b.device)?.isActive == false, "aFirst \(aFirst)")
             }
-            // The stored keys reopen the log: the set-aside key still checks the accomplice's proof.
+            // The stored keys reopen the log as a fresh process does: still valid, the join still
+            // without effect.
             GroupLog.forgetCheckedEntries()
             let reopened = try GroupContext(
                 log: c.log,
                 roots: c.roots,
-                superseded: c.keys.superseded,
                 legacy: c.keys.legacy,
                 device: c.device,
                 deviceKeys: c.deviceKeys
             )
-            _ = try reopened.state()
+            #expect(try reopened.state().member(accomplice.device)?.isActive != true, "aFirst \(aFirst)")
         }
     }
 
-    @Test("A key held before ids committed stays sealable; one that arrives since and commits to nothing does not")
+    @Test(
+        "A join proven with the forged key after the revocation, once passphrase joins are open again, admits no one (red team round 4, N1)"
+    )
+    func forgedKeyOpensNoDoor() throws {
+        var (a, b, c) = try trio()
+        var thief = b
+        try a.append(.revoked(device: b.device, clock: 0))
+        try a.startEpoch()
+        let (real, _) = try a.currentRoot()
+        let forged = try thief.forgeEpoch(real)
+        // c hears the forgery first and passes it on; the owner opens passphrase joins again.
+        try c.merge(thief.log)
+        try c.merge(a.log)
+        try a.merge(c.log)
+        try a.append(.policy(.passphrase))
+        #expect(try a.state().policy == .passphrase)
+        // A fresh device joins on a's log, proving under the current epoch's id a key the thief
+        // holds (a modified client: it holds what the thief gave it, not the passphrase).
+        var roots = thief.roots
+        roots[try a.state().currentEpoch] = forged
+        var intruder = try GroupContext(
+            log: a.log,
+            roots: roots,
+            device: UUID(),
+            deviceKeys: DeviceKeys.generate()
+        )
+        try intruder.appendJoined(name: "x")
+        try intruder.startEpoch()
+        for var member in [a, c] {
+            try member.merge(intruder.log)
+            let state = try member.state()
+            #expect(state.member(intruder.device) == nil, "the join does not count")
+            #expect(state.unprovenJoins.count == 1)
+            let sealing = try member.sealingRoot().root
+            #expect(!intruder.roots.values.contains { $0.constantTimeEquals(sealing) })
+        }
+        // A device joining with the real key (the passphrase) is admitted.
+        let honest = try joining(from: a, name: "h")
+        try a.merge(honest.log)
+        #expect(try a.state().member(honest.device)?.isActive == true)
+    }
+
+    @Test("A key held before ids committed stays trusted; one that arrives since and commits to nothing is not")
     func legacyKeys() throws {
         let a = try founder()
         let legacyEpoch = KeyEpoch(id: 0x0123_4567_89ab_cdef)
@@ -159,19 +201,20 @@ struct EpochCommitmentTests {
         held[legacyEpoch] = legacyRoot
         let reopened = try GroupContext(log: a.log, roots: held, device: a.device, deviceKeys: a.deviceKeys)
         #expect(reopened.keys.legacy == [legacyEpoch])
-        #expect(reopened.keys.isSealable(legacyEpoch))
+        #expect(reopened.keys.isTrusted(legacyEpoch))
 
         // A key that arrives later under an id that commits to nothing is held, to open what it
-        // sealed, but never sealed with; a committed key replaces it.
+        // sealed, but never trusted (to seal with, or to check a join proof with); a committed key
+        // replaces it.
         var keys = HeldGroupKeys(roots: [:], legacy: [], group: group)
         let root = SecureBytes.random(count: 32)
         let epoch = try #require(GroupKeys.committedEpoch(for: root, group: group))
         let forged = SecureBytes.random(count: 32)
         keys.learn(forged, epoch: epoch)
-        #expect(!keys.isSealable(epoch))
+        #expect(!keys.isTrusted(epoch))
         keys.learn(root, epoch: epoch)
-        #expect(keys.roots[epoch]?.constantTimeEquals(root) == true && keys.isSealable(epoch))
-        #expect(keys.proofRoots(epoch).count == 2)
+        #expect(keys.roots[epoch]?.constantTimeEquals(root) == true && keys.isTrusted(epoch))
+        #expect(keys.trustedRoot(epoch)?.constantTimeEquals(root) == true)
         keys.learn(SecureBytes.random(count: 32), epoch: epoch)
         #expect(keys.roots[epoch]?.constantTimeEquals(root) == true, "nothing replaces a committed key")
     }

@@ -330,7 +330,7 @@ final class AdversaryModel {
             let log = try GroupLog(group: device.vault.syncGroupID, decoding: stored)
             union = try union?.union(log) ?? log
         }
-        let active = Set(try union?.state(roots: { _ in [] }).activeMembers.map(\.device) ?? [])
+        let active = Set(try union?.state(roots: { _ in nil }).activeMembers.map(\.device) ?? [])
         let members = honest.filter { active.contains($0.vault.deviceID) }
         if ProcessInfo.processInfo.environment["COFFER_MODEL_DEBUG"] != nil {
             for device in honest {
@@ -338,7 +338,7 @@ final class AdversaryModel {
                     group: device.vault.syncGroupID,
                     decoding: try device.vault.readMetaIfPresent(GroupContext.Meta.log) ?? []
                 )
-                let state = try log.state(roots: { _ in [] })
+                let state = try log.state(roots: { _ in nil })
                 print(
                     "device \(device.vault.deviceID.uuidString.prefix(4)) entries \(log.entries.count) active \(state.activeMembers.map { $0.device.uuidString.prefix(4) }) epoch \(state.currentEpoch) needs \(state.needsNewEpoch) holds \((try? device.vault.keyRing().epochs(.sync)) ?? [])"
                 )

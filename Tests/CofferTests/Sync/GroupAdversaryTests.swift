@@ -400,7 +400,7 @@ struct GroupAdversaryTests {
             decoding: try #require(try a.readMetaIfPresent(GroupContext.Meta.log))
         )
         let merged = try stored.union(log)
-        let state = try merged.state(roots: { _ in [] })
+        let state = try merged.state(roots: { _ in nil })
         for (depth, device) in chain.enumerated() {
             #expect(state.member(device)?.isActive != true, "depth \(depth) is admitted")
         }

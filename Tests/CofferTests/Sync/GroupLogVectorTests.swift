@@ -46,7 +46,7 @@ struct GroupLogVectorTests {
         func time(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 
         var log = GroupLog(group: Self.group)
-        let roots: (KeyEpoch) -> [SecureBytes] = { $0.isOriginal ? [Self.root] : [] }
+        let roots: (KeyEpoch) -> SecureBytes? = { $0.isOriginal ? Self.root : nil }
         for (device, milliseconds) in [(a, Int64(1_700_000_000_000)), (b, 1_700_000_001_000)] {
             let keys = try DevicePublicKeys(
                 decoding: [1] + (try device.keys.agreement.publicKey()) + (try device.keys.signing.publicKey())

@@ -58,7 +58,7 @@ struct GroupRaceTests {
     func state(_ devices: Device...) throws -> GroupState {
         var log = devices[0].log
         for device in devices.dropFirst() { log = try log.union(device.log) }
-        return try log.state(roots: { _ in [] })
+        return try log.state(roots: { _ in nil })
     }
 
     func isActive(_ device: Device, in state: GroupState) -> Bool { state.member(device.id)?.isActive == true }
