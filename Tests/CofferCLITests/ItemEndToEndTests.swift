@@ -95,19 +95,27 @@ struct ItemEndToEndTests {
         #expect(try item(["find", "--attribute", "colour=red"]).error.contains("known attribute"))
     }
 
-    @Test("scopes: --sync adds a syncable item, find filters by scope, update moves between scopes")
+    @Test(
+        "scopes: --sync adds a syncable item, a key names one item in either scope, upsert keeps the scope unless told, update moves"
+    )
     func scopes() throws {
         #expect(try item(["add", "--service", "s", "--account", "a", "--value", "1", "--sync"]).status == 0)
-        #expect(try item(["add", "--service", "s", "--account", "a", "--value", "2"]).status == 0)
+        let twice = try item(["add", "--service", "s", "--account", "a", "--value", "2"])
+        #expect(twice.status == 1)
+        #expect(twice.error.contains("already exists"))
+        let kept = try item(["upsert", "--service", "s", "--account", "a", "--value", "2"])
+        #expect(kept.status == 0)
+        #expect(kept.error.contains("(syncable,"), "\(kept.error)")
         #expect(try item(["find", "--sync"]).output.split(separator: "\n").count == 1)
-        #expect(try item(["find"]).output.split(separator: "\n").count == 2)
-        let ambiguous = try item(["get", "--service", "s", "--account", "a"])
-        #expect(ambiguous.status == 1)
-        #expect(ambiguous.error.contains("2 items match"))
-        #expect(try item(["get", "--service", "s", "--account", "a", "--device-only"]).output == "2")
-        #expect(try item(["delete", "--service", "s", "--device-only"]).status == 0)
-        #expect(try item(["update", "--service", "s", "--device-only"]).status == 0)
+        #expect(try item(["find"]).output.split(separator: "\n").count == 1)
+        #expect(try item(["get", "--service", "s", "--account", "a"]).output == "2")
+        let moved = try item(["upsert", "--service", "s", "--account", "a", "--value", "3", "--device-only"])
+        #expect(moved.error.contains("(deviceBound,"), "\(moved.error)")
         #expect(try item(["find", "--sync"]).status == 1)
+        #expect(try item(["update", "--service", "s", "--sync"]).status == 0)
+        #expect(try item(["get", "--service", "s", "--account", "a", "--sync"]).output == "3")
+        #expect(try item(["delete", "--service", "s", "--sync"]).status == 0)
+        #expect(try item(["find"]).status == 1)
     }
 
     @Test("an item that requires presence is not revealed without a terminal")

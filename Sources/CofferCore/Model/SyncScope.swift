@@ -6,6 +6,9 @@ public enum SyncScope: String, Sendable, Hashable, CaseIterable, Codable {
     /// Travels to the other vaults of the sync group.
     case syncable
 
+    /// The scope this one is not.
+    package var other: SyncScope { self == .deviceBound ? .syncable : .deviceBound }
+
     /// The scope a query matches: one scope, or both.
     public enum Match: String, Sendable, Hashable, CaseIterable, Codable {
         /// Device-bound items only.

@@ -46,8 +46,8 @@ extension Keychain {
         _ password: String,
         service: String,
         account: String,
-        accessibility: Accessibility = .whenUnlocked,
-        scope: SyncScope = .deviceBound
+        accessibility: Accessibility? = nil,
+        scope: SyncScope? = nil
     ) async throws(KeychainError) {
         try await offload { () throws(KeychainError) in
             try self.setPassword(

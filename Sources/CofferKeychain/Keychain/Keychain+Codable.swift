@@ -17,7 +17,9 @@ public struct KeychainKey: Hashable, Sendable {
 extension Keychain {
     /// Stores `value`, encoded as JSON (sorted keys, no extra whitespace, dates as
     /// seconds since 2001, data as base64), as the generic password of `key`, replacing any there
-    /// (an atomic upsert). The encoded value must fit an item (16 KiB).
+    /// (an atomic upsert). The encoded value must fit an item (16 KiB). Replacing keeps the item's
+    /// scope, protection class and user presence unless a new scope or class is given (`nil`: keep,
+    /// or ``SyncScope/deviceBound`` and ``Accessibility/whenUnlocked`` for a new item).
     ///
     /// ```swift
     /// struct Token: Codable { let value: String; let expires: Date }
@@ -30,14 +32,19 @@ extension Keychain {
     public func set(
         _ value: some Encodable,
         for key: KeychainKey,
-        accessibility: Accessibility = .whenUnlocked,
-        scope: SyncScope = .deviceBound
+        accessibility: Accessibility? = nil,
+        scope: SyncScope? = nil
     ) throws(KeychainError) {
         let encoded = try TypedValueCoding.encode(value, what: "the value for \(key.service)/\(key.account)")
-        var item = KeychainItem(.genericPassword, value: encoded, accessibility: accessibility, scope: scope)
+        var item = KeychainItem(
+            .genericPassword,
+            value: encoded,
+            accessibility: accessibility ?? .whenUnlocked,
+            scope: scope ?? .deviceBound
+        )
         item.attributes.service = key.service
         item.attributes.account = key.account
-        try upsert(item)
+        try save(item, keeping: Self.kept(accessibility: accessibility, scope: scope))
     }
 
     /// The value stored for `key`, decoded as a `T`, or `nil` if there is none.
@@ -59,8 +66,8 @@ extension Keychain {
     public func set(
         _ value: some Encodable & Sendable,
         for key: KeychainKey,
-        accessibility: Accessibility = .whenUnlocked,
-        scope: SyncScope = .deviceBound
+        accessibility: Accessibility? = nil,
+        scope: SyncScope? = nil
     ) async throws(KeychainError) {
         try await offload { () throws(KeychainError) in
             try self.set(value, for: key, accessibility: accessibility, scope: scope)

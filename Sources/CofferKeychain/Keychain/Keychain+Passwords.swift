@@ -120,30 +120,42 @@ extension Keychain {
     }
 
     /// Stores `password` as the generic password for `service` and `account`, replacing any there
-    /// (an atomic upsert).
+    /// (an atomic upsert). Replacing keeps what the item was (its scope, protection class and user
+    /// presence) unless a new scope or class is given: a syncable password stays syncable.
     ///
     /// - Parameters:
     ///   - password: The password, stored as UTF-8.
     ///   - service: The service (a generic password's first primary-key attribute).
     ///   - account: The account name.
-    ///   - accessibility: The protection class for a new or replaced item.
-    ///   - scope: Whether the password stays on this machine or syncs.
+    ///   - accessibility: The protection class; `nil` keeps the replaced item's, or
+    ///     ``Accessibility/whenUnlocked`` for a new one.
+    ///   - scope: Whether the password stays on this machine or syncs; `nil` keeps the replaced
+    ///     item's, or ``SyncScope/deviceBound`` for a new one. Naming the other scope moves the item.
     public func setPassword(
         _ password: String,
         service: String,
         account: String,
-        accessibility: Accessibility = .whenUnlocked,
-        scope: SyncScope = .deviceBound
+        accessibility: Accessibility? = nil,
+        scope: SyncScope? = nil
     ) throws(KeychainError) {
         var item = KeychainItem(
             .genericPassword,
             value: Data(password.utf8),
-            accessibility: accessibility,
-            scope: scope
+            accessibility: accessibility ?? .whenUnlocked,
+            scope: scope ?? .deviceBound
         )
         item.attributes.service = service
         item.attributes.account = account
-        try upsert(item)
+        try save(item, keeping: Self.kept(accessibility: accessibility, scope: scope))
+    }
+
+    /// What a value update that names `accessibility` and `scope` (or not) keeps of the item it
+    /// replaces.
+    package static func kept(accessibility: Accessibility?, scope: SyncScope?) -> KeptProperties {
+        var kept: KeptProperties = .userPresence
+        if accessibility == nil { kept.insert(.accessibility) }
+        if scope == nil { kept.insert(.scope) }
+        return kept
     }
 
     /// Deletes the generic password for `service` and `account`; returns whether there was one.

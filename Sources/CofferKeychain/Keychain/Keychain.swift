@@ -54,14 +54,30 @@ public final class Keychain: Sendable {
         let session = try KeychainSession(self)
         let now = Date()
         var prepared: [PreparedItem] = []
-        for item in items { prepared.append(try prepare(item, session: session, created: now)) }
+        // The id each item would have in the other scope: a primary key names one item, whatever
+        // its scope.
+        var otherScopeIDs: [[UInt8]] = []
+        for item in items {
+            let ready = try prepare(item, session: session, created: now)
+            prepared.append(ready)
+            otherScopeIDs.append(try session.index(ready.item.scope.other).id(of: ready.item))
+        }
+        let schema = vault.schema
         try storage("adding keychain items") {
             try vault.environment.write { txn in
                 for (position, item) in prepared.enumerated() {
+                    let key = item.item.itemClass.primaryKeyDescription(item.item.attributes)
+                    if try txn.get(schema.items, key: otherScopeIDs[position]) != nil
+                        || prepared[..<position].contains(where: { $0.id == otherScopeIDs[position] })
+                    {
+                        throw KeychainError(
+                            .duplicateItem,
+                            "an item with the same primary key (\(key)) already exists, \(item.item.scope.other == .syncable ? "syncable" : "device-bound"); update it (setPassword keeps its scope), or use upsert to replace it with this one; nothing was added"
+                        )
+                    }
                     // One descent per item: the put itself finds an existing id (stored before, or
                     // earlier in this batch), and the transaction is abandoned with the error.
                     guard try store(item, session: session, in: txn, replacing: false) else {
-                        let key = item.item.itemClass.primaryKeyDescription(item.item.attributes)
                         let inBatch = prepared[..<position].contains { $0.id == item.id }
                         throw KeychainError(
                             .duplicateItem,
@@ -75,19 +91,77 @@ public final class Keychain: Sendable {
         }
     }
 
-    /// Adds the item, or replaces the item with the same primary key, atomically. A replaced item keeps
-    /// its creation date.
+    /// Adds the item, or replaces the item with the same primary key (class, primary-key attributes
+    /// and access group) in either scope, atomically. The stored item has exactly `item`'s scope and
+    /// protection: replacing a syncable item with a device-bound one moves it (the other devices of
+    /// the group delete their copy), and the reverse starts syncing it. To change a value and keep
+    /// what the item was, use ``setPassword(_:service:account:accessibility:scope:)`` or
+    /// ``update(_:with:)``. A replaced item keeps its creation date.
     ///
     /// - Throws: As ``add(_:)-1xnau``, except `.duplicateItem`.
     public func upsert(_ item: KeychainItem) throws(KeychainError) {
+        try save(item, keeping: [])
+    }
+
+    /// What ``save(_:keeping:)`` takes from an item it replaces rather than from the new one.
+    package struct KeptProperties: OptionSet, Sendable {
+        package let rawValue: Int
+        package init(rawValue: Int) { self.rawValue = rawValue }
+        /// The scope (device-bound or syncable).
+        package static let scope = KeptProperties(rawValue: 1)
+        /// The accessibility class.
+        package static let accessibility = KeptProperties(rawValue: 2)
+        /// Whether reading asks for user presence.
+        package static let userPresence = KeptProperties(rawValue: 4)
+    }
+
+    /// Adds `item`, or replaces the item with the same primary key, taking the properties in
+    /// `keeping` from the item replaced. With the scope kept, that is the item reads find
+    /// (device-bound first, should an import have left one in each scope), and only it. With a
+    /// scope named, it is the item of that scope, and the item of the other scope is removed too (a
+    /// move: a syncable one's removal is logged, so the other devices delete it). One transaction.
+    /// Returns the item stored, without its value.
+    @discardableResult
+    package func save(_ item: KeychainItem, keeping: KeptProperties) throws(KeychainError) -> KeychainItem {
         let session = try KeychainSession(self)
-        let resolved = try resolve(item, session: session)
-        try storage("saving a keychain item") {
-            try vault.environment.write { txn in
-                let existing = try loadRecord(id: resolved.id, session: session, in: txn)
-                if let existing { try removeRecord(existing, session: session, in: txn, logging: false) }
-                let created = existing?.item.creationDate ?? Date()
-                try store(try seal(resolved, created: created, session: session), session: session, in: txn)
+        try vault.checkOpen()
+        var item = item
+        let group = item.attributes.accessGroup ?? defaultAccessGroup
+        try checkEntitled(group)
+        item.attributes.accessGroup = group.isEmpty ? nil : group
+        var ids: [SyncScope: [UInt8]] = [:]
+        for scope in SyncScope.allCases { ids[scope] = try session.index(scope).id(of: item) }
+        let candidate = item
+        return try storage("saving a keychain item") {
+            try vault.environment.write { txn -> KeychainItem in
+                var existing: [LoadedItem] = []
+                for scope in SyncScope.allCases {
+                    if let id = ids[scope], let loaded = try loadRecord(id: id, session: session, in: txn) {
+                        existing.append(loaded)
+                    }
+                }
+                // Kept scope: the item reads find (device-bound first), and only that one; a named
+                // scope: the item of that scope, or else the other, which moves.
+                let replaced =
+                    keeping.contains(.scope)
+                    ? existing.first : existing.first { $0.item.scope == candidate.scope } ?? existing.first
+                var final = candidate
+                if let replaced = replaced?.item {
+                    if keeping.contains(.scope) { final.scope = replaced.scope }
+                    if keeping.contains(.accessibility) { final.accessibility = replaced.accessibility }
+                    if keeping.contains(.userPresence) { final.requiresUserPresence = replaced.requiresUserPresence }
+                }
+                try final.validate()
+                for old in keeping.contains(.scope) ? Array(replaced.map { [$0] } ?? []) : existing {
+                    try removeRecord(old, session: session, in: txn, logging: old.item.scope != final.scope)
+                }
+                let created = replaced?.item.creationDate ?? Date()
+                let resolved = ResolvedItem(item: final, id: ids[final.scope] ?? [])
+                let prepared = try seal(resolved, created: created, session: session)
+                try store(prepared, session: session, in: txn)
+                var stored = prepared.item
+                stored.value = nil
+                return stored
             }
         }
     }

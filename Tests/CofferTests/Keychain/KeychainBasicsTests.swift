@@ -189,7 +189,7 @@ struct KeychainDirectReadTests {
     func scopesAndAbsence() throws {
         try keychain.add(Items.password("s", "a", value: "everywhere", scope: .syncable))
         #expect(try keychain.password(service: "s", account: "a") == "everywhere")
-        try keychain.add(Items.password("s", "a", value: "here"))
+        try keychain.addBesideOtherScope(Items.password("s", "a", value: "here"))
         #expect(try keychain.password(service: "s", account: "a") == "here")
         var query = ItemQuery.genericPassword(service: "s", account: "a")
         query.returnsValue = true

@@ -35,3 +35,14 @@ extension VaultFixture {
         return VaultFixture(directory: plain.directory, configuration: configuration)
     }
 }
+
+extension Keychain {
+    /// Stores `item` beside an item of the same primary key in the other scope, as an import can
+    /// (a syncable item arriving while this vault holds a device-bound one of that key, or items
+    /// added before a primary key named one item in either scope): ``add(_:)-1xnau`` refuses to.
+    func addBesideOtherScope(_ item: KeychainItem) throws {
+        let session = try KeychainSession(self)
+        let prepared = try prepare(item, session: session, created: Date())
+        try vault.environment.write { txn in try store(prepared, session: session, in: txn, replacing: false) }
+    }
+}

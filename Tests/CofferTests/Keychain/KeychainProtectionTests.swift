@@ -90,11 +90,11 @@ struct KeychainProtectionTests {
         #expect(error?.osStatus == -34018)
     }
 
-    @Test("scopes: the same key may exist device-bound and syncable; queries match one scope or any")
+    @Test("scopes: a key held in both scopes (as an import can leave it) matches one scope or any")
     func scopes() throws {
         let vault = try VaultFixture().create()
         try vault.keychain.add(Items.password("s", "a", value: "here"))
-        try vault.keychain.add(Items.password("s", "a", value: "everywhere", scope: .syncable))
+        try vault.keychain.addBesideOtherScope(Items.password("s", "a", value: "everywhere", scope: .syncable))
         for (match, expected) in [
             (SyncScope.Match.deviceBound, ["here"]), (.syncable, ["everywhere"]), (.any, ["here", "everywhere"]),
         ] {

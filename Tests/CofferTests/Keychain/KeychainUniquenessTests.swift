@@ -49,8 +49,12 @@ struct KeychainUniquenessTests {
         var grouped = Self.sample(itemClass)
         grouped.accessGroup = "another.group"
         try vault.keychain.add(KeychainItem(itemClass, attributes: grouped))
-        try vault.keychain.add(KeychainItem(itemClass, attributes: Self.sample(itemClass), scope: .syncable))
-        #expect(try vault.keychain.find(ItemQuery(itemClass)).count == itemClass.primaryKeyAttributes.count + 3)
+        // The scope is not part of the primary key: one key names one item, device-bound or syncable.
+        let otherScope = #expect(throws: KeychainError.self) {
+            try vault.keychain.add(KeychainItem(itemClass, attributes: Self.sample(itemClass), scope: .syncable))
+        }
+        #expect(otherScope?.code == .duplicateItem)
+        #expect(try vault.keychain.find(ItemQuery(itemClass)).count == itemClass.primaryKeyAttributes.count + 2)
     }
 
     @Test("classes do not collide with each other")

@@ -110,7 +110,7 @@ struct ItemAddCommand: VaultCommand {
             guard error.code == .duplicateItem else { throw error }
             throw CofferError(
                 .duplicateItem,
-                "a \(item.scope == .syncable ? "syncable" : "device-bound") \(item.itemClass.cliName) with these key attributes already exists; change it with 'coffer item update' (same selection), or replace it with 'coffer item upsert'"
+                "a \(item.itemClass.cliName) with these key attributes already exists (a primary key names one item, syncable or device-bound); change it with 'coffer item update' (same selection), or replace it with 'coffer item upsert'"
             )
         }
         try context.output.status(ItemListing(item.withoutValue)) {
@@ -126,8 +126,10 @@ struct ItemUpsertCommand: VaultCommand {
         abstract: "Add an item, or replace the one with the same primary key (keeping its creation date).",
         discussion: """
             The primary key is the class, the key attributes (service and account for a generic password;
-            server, account, protocol, port and path for an internet password; …), the access group and
-            the scope: a syncable and a device-bound item of the same service and account are two items.
+            server, account, protocol, port and path for an internet password; …) and the access group,
+            whatever the scope. A replaced item keeps its scope, protection class and user presence unless
+            --sync, --device-only, --accessible or --requires-presence say otherwise (naming the other scope
+            moves it: the other devices delete their copy of a syncable item that becomes device-bound).
             """,
         examples: [
             "coffer item upsert --service ci --account bot --value-file new-token.txt",
@@ -140,9 +142,13 @@ struct ItemUpsertCommand: VaultCommand {
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let item = try content.newItem(selection, context)
-        try vault.keychain.upsert(item)
-        try context.output.status(ItemListing(item.withoutValue)) {
-            "Stored \(item.itemClass.cliName) (\(item.scope.rawValue), \(item.accessibility.rawValue))."
+        var kept: Keychain.KeptProperties = []
+        if !selection.sync && !selection.deviceOnly { kept.insert(.scope) }
+        if content.accessible == nil { kept.insert(.accessibility) }
+        if !content.requiresPresence { kept.insert(.userPresence) }
+        let stored = try vault.keychain.save(item, keeping: kept)
+        try context.output.status(ItemListing(stored)) {
+            "Stored \(stored.itemClass.cliName) (\(stored.scope.rawValue), \(stored.accessibility.rawValue))."
         }
     }
 }
