@@ -57,10 +57,7 @@ extension Vault {
                 )
             ]
         }
-        let log = try GroupLog(group: syncGroupID, decoding: stored)
-        // The stored log was checked, join proofs included, when it was merged; reading it checks the
-        // rest again.
-        let state = try log.state(roots: { _ in nil })
+        let state = try storedGroupState(try GroupLog(group: syncGroupID, decoding: stored))
         let seen = try lastSeenTimes()
         return try state.members.map { (record) throws(CofferError) in
             GroupMember(
@@ -85,8 +82,22 @@ extension Vault {
     public func joinPolicy() throws(CofferError) -> GroupJoinPolicy {
         try checkOpen()
         guard let stored = try readMetaIfPresent(GroupContext.Meta.log) else { return .passphrase }
-        let log = try GroupLog(group: syncGroupID, decoding: stored)
-        return try log.state(roots: { _ in nil }).policy
+        return try storedGroupState(try GroupLog(group: syncGroupID, decoding: stored)).policy
+    }
+
+    /// What `log`, the stored membership log, means to this device: with join proofs checked under
+    /// the keys it trusts while it is unlocked (a join proven with another key has no effect), left
+    /// unchecked while it is locked.
+    private func storedGroupState(_ log: GroupLog) throws(CofferError) -> GroupState {
+        guard let roots = try? unlockedRoots(), let deviceKeys = try? self.deviceKeys() else {
+            return try log.state(roots: { _ in nil })
+        }
+        let held = try storage("reading the sync group's keys") {
+            try environment.read { txn in
+                try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys).keys
+            }
+        }
+        return try log.state(roots: held.trustedRoot)
     }
 
     /// This vault's sync group as a join request names it: its id and the fingerprint of its founding

@@ -137,6 +137,35 @@ struct GroupAdversaryTests {
         _ = c
     }
 
+    @Test(
+        "A join proven with a forged key, and its revocation of a member, count for nothing: in the log's meaning and in what devices lists (red team round 4, N1)"
+    )
+    func forgedProofJoinListsNoOne() throws {
+        let (a, b, c, _) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        try a.setJoinPolicy(.passphrase, passphrase: SyncGroupFixture.passphrase)
+        _ = try exchange(a, c, "a-to-c")
+        // A modified client joins on c's log proving a key of its own under the current epoch's id,
+        // then revokes a; c is offered that log in a bundle it refuses.
+        var intruder = try c.changeGroup("reading") { context, _, _ in context }
+        intruder = try GroupContext(
+            log: intruder.log,
+            roots: intruder.roots.merging([try intruder.state().currentEpoch: SecureBytes.random(count: 32)]) { $1 },
+            device: UUID(),
+            deviceKeys: DeviceKeys.generate()
+        )
+        try intruder.appendJoined(name: "x")
+        try intruder.append(.revoked(device: a.deviceID, clock: 0))
+        let forged = intruder.log
+        try c.changeGroup("merging a refused bundle's log") { context, _, _ in try context.mergeEffective(forged) }
+        let members = try c.members()
+        #expect(!members.contains { $0.deviceID == intruder.device })
+        #expect(members.first { $0.deviceID == a.deviceID }?.isActive == true)
+        #expect(try c.joinPolicy() == .passphrase)
+        _ = try exchange(c, a, "c-to-a")
+        #expect(try a.members().first { $0.deviceID == a.deviceID }?.isActive == true)
+    }
+
     @Test("A passphrase join from a bundle made before approval-only was set is void once that is known")
     func joinAcrossPolicyChange() throws {
         let (a, _, _, old) = try foundedTrio()

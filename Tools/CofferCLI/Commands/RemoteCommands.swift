@@ -84,11 +84,19 @@ struct PullCommand: VaultCommand {
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let store = try target.store(context)
+        // Who is in and who is out, for a note when a pull changed it (last-seen times aside).
+        let membership = { () -> Set<String>? in
+            (try? vault.members()).map { Set($0.map { "\($0.deviceID) \($0.isActive)" }) }
+        }
+        let before = membership()
         let bar = context.progressBar("pull", total: nil)
         let summary = try vault.pull(from: store, progress: bar.report)
         bar.finish()
         try context.output.result(summary) { Self.describe(summary) }
         try Self.finish(summary, context)
+        if context.output.mode != .json, let before, let after = membership(), before != after {
+            context.output.warning("note: the sync group's membership changed; see coffer devices")
+        }
     }
 
     // MARK: Shared with init --join
