@@ -5,8 +5,10 @@ import Glibc
 /// when this process ends however it ends (normally, by a failed `#require`, Ctrl-C, SIGTERM or
 /// SIGKILL), stops every child process and unmounts every mount point recorded here. Records go to
 /// its ledger, a directory in `COFFER_RUN_DIR` when the run has one (`Tools/test` sets it and checks
-/// at the end that nothing recorded is left), else in the temporary directory. The S3 servers have
-/// watchdogs of their own (``SeaweedFS``, `Tools/s3-servers`).
+/// at the end that nothing recorded is left), else in the temporary directory. The watchdog records
+/// this process too, so that stopping the run (`Tools/watchdog stop`, as an interrupted `Tools/test`
+/// does) ends it even when `swift test` was killed without ending it. The S3 servers have watchdogs
+/// of their own (``SeaweedFS``, `Tools/s3-servers`).
 ///
 /// Started on first use. When it cannot start (no `python3`), nothing is recorded and the reason is
 /// printed once: the tests still run, without the guard.
