@@ -98,6 +98,8 @@ enum RemoteSuite {
             remote = nil
         }
 
+        /// Starts the server with this process as its owner: its watchdog (`Tools/watchdog`) stops it
+        /// if the benchmark ends before ``release()``, however it ends (a failure, Ctrl-C, SIGKILL).
         private func startServer() throws -> [String: String] {
             let process = Process()
             process.executableURL = RemoteSuite.script

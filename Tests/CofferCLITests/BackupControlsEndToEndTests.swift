@@ -87,12 +87,16 @@ struct BackupControlsEndToEndTests {
         }
         let mountPoint = tree.appendingPathComponent("mounted")
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        let guarded = Watchdog.guardMount(mountPoint.path)
         let mounted = try Products.run(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "tmpfs", mountPoint.path])
         guard mounted.status == 0 else {
             print("skipped: mount -t tmpfs failed here: \(mounted.error)")
             return
         }
-        defer { _ = try? Products.run(URL(fileURLWithPath: "/bin/umount"), [mountPoint.path]) }
+        defer {
+            _ = try? Products.run(URL(fileURLWithPath: "/bin/umount"), [mountPoint.path])
+            guarded?.release()
+        }
         try Data("on another file system".utf8).write(to: mountPoint.appendingPathComponent("inside"))
         #expect(try cli.run(["backup", tree.path]).status == 0)
         #expect(try shown().contains("mounted/inside"))

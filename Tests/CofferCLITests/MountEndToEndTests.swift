@@ -59,8 +59,10 @@ struct MountEndToEndTests {
         }
     }
 
-    /// Starts `coffer mount` and waits until the kernel shows the mount.
+    /// Starts `coffer mount` and waits until the kernel shows the mount. The mount point is recorded
+    /// for this process's watchdog, which unmounts it if this process dies with it mounted.
     func mount(_ extra: [String] = []) throws -> RunningCoffer {
+        Watchdog.guardMount(mountPoint.path)
         let running = try cli.start(["mount", mountPoint.path] + extra)
         let deadline = Date().addingTimeInterval(20)
         while !isMounted(), running.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }

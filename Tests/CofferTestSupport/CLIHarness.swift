@@ -36,7 +36,8 @@ public struct CLIHarness: Sendable {
     }
 
     /// `coffer arguments` started with the vault's environment, its standard streams pipes; the
-    /// caller waits for it (or kills it).
+    /// caller waits for it (or kills it). This process's ``Watchdog`` stops it if this process ends
+    /// first.
     public func start(_ arguments: [String]) throws -> RunningCoffer {
         let process = Process()
         process.executableURL = coffer
@@ -47,6 +48,7 @@ public struct CLIHarness: Sendable {
         process.standardOutput = running.output
         process.standardError = running.error
         try process.run()
+        running.guarded = Watchdog.guardProcess(process)
         return running
     }
 
@@ -70,11 +72,15 @@ public final class RunningCoffer: @unchecked Sendable {
     /// Its standard error.
     public let error = Pipe()
 
+    /// Its record in this process's ``Watchdog``'s ledger.
+    var guarded: Watchdog.Record?
+
     init(process: Process) { self.process = process }
 
     /// Kills it (`SIGKILL`) and waits for it to end.
     public func kill() {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+        guarded?.release()
     }
 }

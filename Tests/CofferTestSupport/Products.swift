@@ -1,7 +1,17 @@
 public import Foundation
 
-/// Finds the executables the package built (`coffer`, `coffer-test-fixture`) and runs them.
+/// Finds the executables the package built (`coffer`, `coffer-test-fixture`) and the scripts in
+/// `Tools`, and runs them.
 public enum Products {
+    /// The package's folder, found from this source file's place in it.
+    public static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// The script `Tools/name`.
+    public static func tool(_ name: String) -> URL { packageRoot.appendingPathComponent("Tools/\(name)") }
+
     /// The build products directory: `$COFFER_BUILD_DIR`, else the directory of the running test binary.
     public static var directory: URL {
         if let override = ProcessInfo.processInfo.environment["COFFER_BUILD_DIR"] {
@@ -39,7 +49,7 @@ public enum Products {
 
     /// Runs `executable` with `arguments` and `environment` (added to a minimal one), waits for it, and
     /// returns its exit status and output. Standard input holds `input` (at most a pipe's buffer, 64
-    /// KiB), or nothing, as in CI.
+    /// KiB), or nothing, as in CI. While it runs, this process's ``Watchdog`` guards it.
     public static func run(
         _ executable: URL,
         _ arguments: [String],
@@ -63,6 +73,8 @@ public enum Products {
         let input = Pipe()
         process.standardInput = input
         try process.run()
+        let guarded = Watchdog.guardProcess(process)
+        defer { guarded?.release() }
         if let text { try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8)) }
         try? input.fileHandleForWriting.close()
         // Drain standard error on another thread while this one drains standard output, so a chatty

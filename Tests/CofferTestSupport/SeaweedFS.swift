@@ -1,8 +1,10 @@
 public import Foundation
 
 /// A real SeaweedFS S3 server on loopback, started once per test process by `Tools/seaweedfs` (which
-/// installs it first if needed) and stopped by the script's watchdog when the test process ends. The
-/// same for moto's server (``moto()``), `Tools/moto`: a second S3 implementation for the tests.
+/// installs it first if needed) and stopped by its watchdog (`Tools/watchdog`, in a session of its
+/// own) when the test process ends, however it ends: SIGTERM to the server's session, SIGKILL after a
+/// grace period. The same for moto's server (``moto()``), `Tools/moto`: a second S3 implementation for
+/// the tests.
 public struct SeaweedFS: Sendable {
     /// The S3 endpoint, `http://127.0.0.1:PORT`.
     public let endpoint: URL
@@ -40,19 +42,17 @@ public struct SeaweedFS: Sendable {
     }
 
     private static func start(_ server: String) throws(ProductError) -> SeaweedFS {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "coffer-\(server)-\(UUID().uuidString)"
         )
         let result: Products.Result
         do {
             result = try Products.run(
-                root.appendingPathComponent("Tools/\(server)"),
-                ["start", directory.path, "\(getpid())"],
+                Products.tool(server),
+                ["start", directory.path, Watchdog.owner],
                 environment: [
                     "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-                ]
+                ].merging(Watchdog.runEnvironment) { _, new in new }
             )
         } catch {
             throw ProductError(description: "cannot run Tools/\(server): \(error)")

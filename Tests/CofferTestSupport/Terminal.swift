@@ -43,6 +43,8 @@ public enum Terminal {
         process.standardOutput = stdout
         process.standardError = stdout
         try process.run()
+        let guarded = Watchdog.guardProcess(process)
+        defer { guarded?.release() }
         // Typed after a moment, as a person would once the prompt is up (script reads it into the
         // terminal, which holds it until the program reads).
         Thread.sleep(forTimeInterval: 0.5)

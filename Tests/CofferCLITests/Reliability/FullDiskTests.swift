@@ -3,10 +3,12 @@ import Foundation
 import Glibc
 import Testing
 
-/// A small ext4 image, loop-mounted in a scratch directory (root only), unmounted at `deinit`.
+/// A small ext4 image, loop-mounted in a scratch directory (root only), unmounted at `deinit`, or by
+/// this process's watchdog if the process dies first.
 private final class LoopDisk {
     let scratch: TemporaryDirectory
     let mountPoint: URL
+    let guarded: Watchdog.Record?
 
     /// Makes and mounts a `megabytes` MiB image, or returns `nil` (recording why) when that is not
     /// possible here.
@@ -19,6 +21,7 @@ private final class LoopDisk {
         mountPoint = scratch.path("mnt")
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
         let image = scratch.path("disk.img").path
+        guarded = Watchdog.guardMount(mountPoint.path)
         let made = try Self.sh(
             "truncate -s \(megabytes)M '\(image)' && mkfs.ext4 -q -F '\(image)' && mount -o loop '\(image)' '\(mountPoint.path)'"
         )
@@ -26,7 +29,10 @@ private final class LoopDisk {
         guard made.status == 0 else { return nil }
     }
 
-    deinit { _ = try? Self.sh("umount '\(mountPoint.path)'") }
+    deinit {
+        _ = try? Self.sh("umount '\(mountPoint.path)'")
+        guarded?.release()
+    }
 
     /// Runs a bash script (`-eu`) with the system tools on the path.
     static func sh(_ script: String) throws -> Products.Result {
