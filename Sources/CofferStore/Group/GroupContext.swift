@@ -272,9 +272,11 @@ package struct GroupContext {
     }
 
     /// Merges, of `other` (the log of a bundle whose records were refused, made by a device without
-    /// effect), the entries that have effect once merged, and of each device's entries without
-    /// effect only its first closings (revocations, rekeys, switches to approval-only that no other
-    /// such entry of that device precedes), each with what it follows. What the log says about the
+    /// effect), the entries that have effect once merged, and of each admitted device's entries
+    /// without effect (a member's, revoked since) only its first closings (revocations, rekeys,
+    /// switches to approval-only that no other such entry of that device precedes), each with what it
+    /// follows. A device never admitted (its join voided, or not proven) keeps nothing: its closings
+    /// close nothing, and ids cost nothing to make (red team round 5, R1). What the log says about the
     /// group reaches this device, so members that disagree about a device converge, and a closing
     /// without effect still closes the door on joins made at the same time (no device defends its own
     /// admission); but a revoked device's stale copy, or a device whose join does not count, cannot
@@ -288,10 +290,12 @@ package struct GroupContext {
         learnKeys(from: other)
         let union = try log.union(other)
         guard union != log else { return }
-        let voided = try union.state(roots: keys.trustedRoot).voided
+        let state = try union.state(roots: keys.trustedRoot)
+        let voided = state.voided
         let graph = try GroupGraph(union.entries, group: union.group)
         let voidedClosings = union.entries.indices.filter {
             union.entries[$0].change.isClosing && voided.contains(union.entries[$0].hash)
+                && state.member(union.entries[$0].author) != nil
         }
         let firstClosings = Set(
             voidedClosings.filter { index in

@@ -140,6 +140,9 @@ package struct GroupLog: Equatable, Sendable {
         let graph = try GroupGraph(entries, group: group)
         var unchecked = false
         var unproven = IndexSet()
+        // Joins whose proofs this device could not confirm (failed, or no trusted key): an epoch may
+        // leave their devices out, as its author may have found them unproven.
+        var unconfirmed = IndexSet()
         // The effect of the entries before `index`, kept while each entry follows all of those before
         // it (the common case): such an entry is concurrent with none of them, so it changes nothing
         // they decided and has effect exactly when its author's admission does.
@@ -157,10 +160,17 @@ package struct GroupLog: Equatable, Sendable {
                     effective = GroupEffect(graph: graph, subset: graph.ancestors[index]).effective
                 }
                 let past = GroupState(graph: graph, members: graph.ancestors[index], effective: effective)
-                switch try past.check(entries[index], index: index, group: group, roots: roots) {
+                let unsure = Set(
+                    unconfirmed.intersection(graph.ancestors[index]).compactMap { entries[$0].admittedDevice }
+                )
+                switch try past.check(entries[index], index: index, group: group, roots: roots, unsure: unsure) {
                 case .checked: if !isJoin { CheckedEntries.insert(entries[index].hash) }
-                case .proofUnchecked: unchecked = true
-                case .proofFailed: unproven.insert(index)
+                case .proofUnchecked:
+                    unchecked = true
+                    unconfirmed.insert(index)
+                case .proofFailed:
+                    unproven.insert(index)
+                    unconfirmed.insert(index)
                 }
             }
             if follows, let known = prefixEffect {
@@ -176,7 +186,7 @@ package struct GroupLog: Equatable, Sendable {
             unproven.isEmpty
             ? prefixEffect ?? GroupEffect(graph: graph, subset: graph.everything).effective
             : GroupEffect(graph: graph, subset: graph.everything, unproven: unproven).effective
-        var state = GroupState(graph: graph, members: graph.everything, effective: effective)
+        var state = GroupState(graph: graph, members: graph.everything, effective: effective, unproven: unproven)
         state.uncheckedProofs = unchecked
         state.unprovenJoins = Set(unproven.map { entries[$0].hash })
         return state
@@ -350,9 +360,9 @@ package struct GroupState: Equatable, Sendable {
 
     /// The meaning of the entries `subset` of `graph` (closed under ancestors: the whole log, or what
     /// one entry's author knew), of which `effective` have effect (computed when not given).
-    init(graph: GroupGraph, members subset: IndexSet, effective: IndexSet? = nil) {
+    init(graph: GroupGraph, members subset: IndexSet, effective: IndexSet? = nil, unproven: IndexSet = IndexSet()) {
         let entries = graph.entries
-        let effective = effective ?? GroupEffect(graph: graph, subset: subset).effective
+        let effective = effective ?? GroupEffect(graph: graph, subset: subset, unproven: unproven).effective
         for index in subset { startedEpochs.formUnion(entries[index].startedEpoch.map { [$0] } ?? []) }
         voided = Set(subset.subtracting(effective).map { entries[$0].hash })
 
@@ -437,7 +447,9 @@ package struct GroupState: Equatable, Sendable {
                 !sealedTo.isSubset(of: active) || !active.isSubset(of: sealedTo.union(addedSince)) || rekeyedSince
         } else {
             // Every device that ever joined holds the original key.
-            needsNewEpoch = !revocations.isEmpty || !rekeys.isEmpty || !voided.isEmpty
+            // A join whose proof failed does not show its author holds the original key.
+            let voidedHolders = subset.subtracting(effective).subtracting(unproven)
+            needsNewEpoch = !revocations.isEmpty || !rekeys.isEmpty || !voidedHolders.isEmpty
         }
     }
 
@@ -451,12 +463,15 @@ package struct GroupState: Equatable, Sendable {
         case proofFailed
     }
 
-    /// Checks `entry` against this state, the meaning of exactly its ancestors.
+    /// Checks `entry` against this state, the meaning of exactly its ancestors; `unsure` are the
+    /// devices among them admitted by joins whose proofs this device could not confirm (a new epoch
+    /// may leave them out: its author may have found their proofs failing).
     func check(
         _ entry: GroupEntry,
         index: Int,
         group: UUID,
-        roots: (KeyEpoch) -> SecureBytes?
+        roots: (KeyEpoch) -> SecureBytes?,
+        unsure: Set<UUID> = []
     ) throws(CofferError) -> CheckOutcome {
         func refuse(_ why: String) -> CofferError {
             CofferError(
@@ -522,7 +537,8 @@ package struct GroupState: Equatable, Sendable {
             guard !epoch.isOriginal, !startedEpochs.contains(epoch) else {
                 throw refuse("epoch \(epoch) was started before")
             }
-            guard Set(boxes.keys) == Set(activeMembers.map(\.device)) else {
+            let active = Set(activeMembers.map(\.device))
+            guard Set(boxes.keys).isSubset(of: active), active.subtracting(boxes.keys).isSubset(of: unsure) else {
                 throw refuse("the new group key is not sealed to exactly the group's members")
             }
         case .policy:
