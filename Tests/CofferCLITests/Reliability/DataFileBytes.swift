@@ -1,5 +1,6 @@
 import CofferTestSupport
 import Foundation
+import Glibc
 
 /// Reading and editing a vault's `data.mdb` byte by byte, for the tests that damage it on purpose.
 enum DataFileBytes {
@@ -23,5 +24,57 @@ enum DataFileBytes {
         var bytes = [UInt8](try Data(contentsOf: url))
         body(&bytes)
         try Data(bytes).write(to: url)
+    }
+}
+
+extension DataFileBytes {
+    /// The root page of the named table `name` in the state LMDB opens (the main tree is one leaf in
+    /// the vaults the tests make), or `nil`.
+    static func tableRoot(_ bytes: [UInt8], _ name: String) -> Int? {
+        func short(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+        let main = Int(integer(bytes, currentMeta(bytes) + 128)) * 4096
+        for slot in 0..<((short(main + 12) - 16) / 2) {
+            let node = main + short(main + 16 + slot * 2)
+            let keySize = short(node + 6)
+            if Array(bytes[(node + 8)..<(node + 8 + keySize)]) == Array(name.utf8) {
+                return Int(integer(bytes, node + 8 + keySize + 40))
+            }
+        }
+        return nil
+    }
+
+    /// The child page of branch page `page` at node `index`.
+    static func child(_ bytes: [UInt8], _ page: Int, _ index: Int) -> Int {
+        func short(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+        let node = page * 4096 + short(page * 4096 + 16 + index * 2)
+        return short(node) | short(node + 2) << 16 | short(node + 4) << 32
+    }
+
+    /// The flags of page `page` (1 branch, 2 leaf, 4 overflow).
+    static func flags(_ bytes: [UInt8], _ page: Int) -> Int {
+        Int(bytes[page * 4096 + 10]) | Int(bytes[page * 4096 + 11]) << 8
+    }
+
+    /// Sets the flags of page `page` in the file at `url` in place, with `pwrite` (the file keeps
+    /// its inode, as a stray write or an edit would leave it).
+    static func setFlags(_ url: URL, page: Int, to flags: UInt16) throws {
+        let descriptor = open(url.path, O_WRONLY)
+        guard descriptor >= 0 else { throw ProductError(description: "cannot open \(url.path)") }
+        defer { close(descriptor) }
+        var value = flags.littleEndian
+        guard pwrite(descriptor, &value, 2, off_t(page * 4096 + 10)) == 2 else {
+            throw ProductError(description: "cannot write \(url.path)")
+        }
+    }
+
+    /// The second leaf of table `name`, whose root must be a branch over leaves.
+    static func secondLeaf(of name: String, in url: URL) throws -> Int {
+        let bytes = [UInt8](try Data(contentsOf: url))
+        guard let root = tableRoot(bytes, name), flags(bytes, root) == 1 else {
+            throw ProductError(description: "table '\(name)' has no branch root")
+        }
+        let leaf = child(bytes, root, 1)
+        guard flags(bytes, leaf) == 2 else { throw ProductError(description: "page \(leaf) is not a leaf") }
+        return leaf
     }
 }

@@ -1,0 +1,31 @@
+internal import Glibc
+
+/// A small text file Coffer keeps beside `data.mdb` to note something about it (``KnownDamage``,
+/// ``CheckedTrees``): read and written whole, never through a symbolic link or by waiting on a FIFO
+/// put in its place, mode 0600, not flushed. Both directions fail silently: a note that is missing or
+/// torn is read as no note, which each kind of note takes as the safe answer.
+package enum NoteFile {
+    /// The first `limit` bytes of the note at `path`, decoded as UTF-8; `nil` when there is none.
+    package static func read(_ path: String, limit: Int = 4096) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return String(decoding: DataFileCheck.read(descriptor, at: 0, count: limit), as: UTF8.self)
+    }
+
+    /// Writes `text` as the note at `path`, replacing any other.
+    ///
+    /// - Returns: Whether all of it was written.
+    @discardableResult
+    package static func write(_ text: String, to path: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { raw in
+            valueOrErrno { Glibc.write(descriptor, raw.baseAddress, raw.count) }
+        }
+        if case .success(let count) = written { return count == bytes.count }
+        return false
+    }
+}
