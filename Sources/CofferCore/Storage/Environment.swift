@@ -657,16 +657,23 @@ package final class Environment: @unchecked Sendable {
 
 /// LMDB's assertion handler (`mdb_env_set_assert`): LMDB asserts when a page breaks its rules (a leaf
 /// where a branch belongs: `IS_LEAF(mp)`), which only a damaged data file does, and then calls
-/// `abort()`. This runs first: it notes the damage (``KnownDamage``, so later writes refuse), says
-/// what happened on standard error, and ends the process with status 1 instead of `SIGABRT`.
+/// `abort()`. Nothing can go on after that: LMDB's cursor or transaction is half-way through an
+/// operation, and its state is not to be trusted. So this runs first and ends the process itself: it
+/// notes the damage (``KnownDamage``, so later writes refuse), says on standard error what happened
+/// and what to do, and exits with status 1 instead of `SIGABRT` (134). What the process had not
+/// committed is not in the file (LMDB writes a state's meta page last), and nothing is written on the
+/// way out.
 private let lmdbAssertion: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void = { environment, message in
     var path: UnsafePointer<CChar>?
     if let environment { _ = mdb_env_get_path(environment, &path) }
     let directory = path.map { String(cString: $0) }
     let what = "LMDB stopped on a page that breaks its rules (\(message.map { String(cString: $0) } ?? "an assertion"))"
-    if let directory { KnownDamage.record(what, directory: directory) }
+    let noted = directory.map { KnownDamage.record(what, directory: $0) } ?? false
+    let file = directory.map { $0 + "/data.mdb" } ?? "data.mdb"
     let text =
-        "coffer: error: the vault's data file \(directory.map { $0 + "/data.mdb" } ?? "data.mdb") is damaged: \(what). The command stopped before finishing; what it had not committed is not in the vault, and writes are refused from now on. Run `coffer verify` to see the damage, and restore the vault from a complete copy\n"
+        "coffer: error: the vault's data file \(file) is damaged: \(what). The command stopped there: nothing it had not committed is in the vault"
+        + (noted ? ", and writes are refused until `coffer verify` finds the file sound" : "")
+        + ". Run `coffer verify` to see the damage; damaged tree pages cannot be mended in place (`coffer repair` mends meta pages only): restore the vault from a complete copy\n"
     _ = text.withCString { write(2, $0, strlen($0)) }
     _exit(1)
 }
