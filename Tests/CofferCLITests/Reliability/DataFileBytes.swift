@@ -78,3 +78,25 @@ extension DataFileBytes {
         return leaf
     }
 }
+
+extension DataFileBytes {
+    /// The first overflow page of every value of table `name` stored on overflow pages, in key order.
+    static func overflowRuns(of name: String, in bytes: [UInt8]) -> [Int] {
+        func short(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+        guard let root = tableRoot(bytes, name) else { return [] }
+        var runs: [Int] = []
+        var pending = [root]
+        while let page = pending.popLast() {
+            let count = (short(page * 4096 + 12) - 16) / 2
+            if flags(bytes, page) == 1 {
+                pending += (0..<count).reversed().map { child(bytes, page, $0) }
+                continue
+            }
+            for slot in 0..<count {
+                let node = page * 4096 + short(page * 4096 + 16 + slot * 2)
+                if short(node + 4) & 1 != 0 { runs.append(Int(integer(bytes, node + 8 + short(node + 6)))) }
+            }
+        }
+        return runs
+    }
+}
