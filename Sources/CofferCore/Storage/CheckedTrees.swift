@@ -22,13 +22,15 @@ package struct CheckedTrees: Sendable, Equatable {
     package static let fileName = "trees-checked"
     private static let prefix = "coffer trees-checked 1"
 
-    /// The data file's device and inode.
+    /// The data file's device.
     package let device: UInt64
+    /// Its inode number.
     package let inode: UInt64
     /// Its size in bytes.
     package let size: UInt64
-    /// Its status-change time.
+    /// Its status-change time, whole seconds.
     package let changeSeconds: Int64
+    /// Its status-change time, nanoseconds past ``changeSeconds``.
     package let changeNanoseconds: Int64
     /// The committed transaction whose trees are sound.
     package let transactionID: UInt64
