@@ -15,8 +15,9 @@ internal import Glibc
 /// walks every tree whatever the note says.
 ///
 /// The file is one line of text: `coffer trees-checked 1`, then the device, inode, size, status-change
-/// time (seconds and nanoseconds) and transaction id, in decimal, separated by spaces. Anything else
-/// (a torn write, a note from an older format) simply does not match, and the trees are walked.
+/// time (seconds and nanoseconds) and transaction id, in decimal, separated by spaces; newlines pad it
+/// to 160 bytes. Anything else (a torn write, a note from an older format) simply does not match, and
+/// the trees are walked.
 package struct CheckedTrees: Sendable, Equatable {
     /// The file's name in the environment's directory.
     package static let fileName = "trees-checked"
@@ -74,14 +75,19 @@ package struct CheckedTrees: Sendable, Equatable {
         return read(directory: directory) == now
     }
 
-    /// Writes the note into `directory` (mode 0600), replacing any other. Not flushed, and fails
-    /// silently: a note that is lost or torn only makes the next write walk the trees.
+    /// Writes the note into `directory` (mode 0600), over any other, in place (padded with newlines
+    /// to 160 bytes). Not flushed, and fails silently: a note that is lost or torn only makes the next
+    /// write walk the trees.
     package func write(directory: String) {
-        NoteFile.write(
+        NoteFile.overwrite(
             "\(Self.prefix) \(device) \(inode) \(size) \(changeSeconds) \(changeNanoseconds) \(transactionID)\n",
-            to: directory + "/" + Self.fileName
+            paddedTo: Self.fileSize,
+            at: directory + "/" + Self.fileName
         )
     }
+
+    /// The note's size: its line padded with newlines, so that each commit overwrites it in place.
+    private static let fileSize = 160
 
     /// Removes the note in `directory`, if any.
     package static func clear(directory: String) { unlink(directory + "/" + fileName) }

@@ -163,6 +163,22 @@ struct CheckedTreesTests {
             contentsOf: directory.url.appendingPathComponent(CheckedTrees.fileName),
             encoding: .utf8
         )
-        #expect(written == expected)
+        // Padded with newlines to 160 bytes, so that each commit overwrites it in place.
+        #expect(written == expected + String(repeating: "\n", count: 160 - expected.utf8.count))
+    }
+
+    @Test("a longer note left there (torn, or of another kind) is overwritten in place; its first line counts")
+    func overwrittenInPlace() throws {
+        let (first, table) = try open()
+        _ = try fill(first, table)
+        first.close()
+        let note = directory.url.appendingPathComponent(CheckedTrees.fileName)
+        try Data(("garbage\n" + String(repeating: "x", count: 400)).utf8).write(to: note)
+        let (second, sameTable) = try open()
+        try second.write { txn in try txn.put(sameTable, key: [1], value: [1]) }
+        second.close()
+        #expect(second.firstChangeCheck == .walked)
+        #expect(CheckedTrees.vouches(directory: path, transactionID: try committed()))
+        #expect(try Data(contentsOf: note).count == 408)
     }
 }
