@@ -661,8 +661,8 @@ package final class Environment: @unchecked Sendable {
 /// operation, and its state is not to be trusted. So this runs first and ends the process itself: it
 /// notes the damage (``KnownDamage``, so later writes refuse), says on standard error what happened
 /// and what to do, and exits with status 1 instead of `SIGABRT` (134). What the process had not
-/// committed is not in the file (LMDB writes a state's meta page last), and nothing is written on the
-/// way out.
+/// committed is not in the file (LMDB writes a state's meta page last), and nothing but the note is
+/// written on the way out.
 private let lmdbAssertion: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void = { environment, message in
     var path: UnsafePointer<CChar>?
     if let environment { _ = mdb_env_get_path(environment, &path) }
