@@ -24,6 +24,8 @@ public struct VerificationReport: Sendable, Hashable {
     public let bytesRead: Int64
     /// Chunks read, decrypted and checked against their ids (0 without `readingData`).
     public var chunksRead = 0
+    /// The stored bytes of those chunks (0 without `readingData`).
+    public var chunkBytesRead: Int64 = 0
     /// Everything found wrong, in the order found; empty when the vault is healthy.
     public let problems: [VerificationProblem]
 
@@ -241,15 +243,16 @@ extension Blobs {
         }
         var bytesRead: Int64 = 0
         var chunksRead = 0
+        var chunkBytesRead: Int64 = 0
         if structureSound, case .subset(let subset) = reading {
             let checked = try checkChunks(keys: keys, in: subset)
             problems += checked.problems
-            (chunksRead, bytesRead) = (checked.chunks, checked.bytes)
+            (chunksRead, bytesRead, chunkBytesRead) = (checked.chunks, checked.bytes, checked.bytes)
         }
         if structureSound, case .all = reading {
             let checked = try checkChunks(keys: keys, in: nil)
             problems += checked.problems
-            chunksRead = checked.chunks
+            (chunksRead, chunkBytesRead) = (checked.chunks, checked.bytes)
             let reader = BlobReader(vault: vault, keys: keys)
             for name in names.sorted() {
                 var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
@@ -277,6 +280,7 @@ extension Blobs {
             problems: problems
         )
         report.chunksRead = chunksRead
+        report.chunkBytesRead = chunkBytesRead
         return report
     }
 
@@ -436,7 +440,18 @@ extension Blobs {
         }
         var problems: [VerificationProblem] = []
         if damaged > 0 {
-            problems.append(VerificationProblem(blob: nil, message: "\(damaged) stored chunks fail authentication"))
+            let (chunks, fail, it, uses) =
+                damaged == 1 ? ("chunk", "fails", "it", "uses") : ("chunks", "fail", "them", "use")
+            let named =
+                subset == nil
+                ? "What \(uses) \(it) is named below" : "`coffer verify --read-data` names what \(uses) \(it)"
+            problems.append(
+                VerificationProblem(
+                    blob: nil,
+                    message:
+                        "\(damaged) stored \(chunks) \(fail) authentication: altered or damaged. \(named); storing that content again the same way (a put, or a backup that reads the file again) stores \(it) anew"
+                )
+            )
         }
         if locked > 0 {
             problems.append(

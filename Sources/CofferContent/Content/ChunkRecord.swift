@@ -170,16 +170,38 @@ package enum ChunkRecord {
         }
     }
 
-    /// Opens a stored chunk and checks that its plaintext has the id it is stored under.
+    /// Whether a stored chunk is intact: its header is sound and it authenticates under the key for
+    /// `id` (AES-GCM's tag covers the id, the header and every stored byte), without decompressing
+    /// it. A chunk found stored when the same content is written again is checked so: content that
+    /// would otherwise share a damaged record is stored anew instead.
     ///
-    /// - Throws: ``CofferError`` `.decode` if the record is altered, moved from another id, sealed in
-    ///   another scope, or decompresses to anything but its declared length.
-    package static func open(
+    /// - Returns: `true` when it authenticates, `false` when it is damaged or altered, `nil` when
+    ///   that cannot be told here (a key epoch not held, a record version this Coffer does not know).
+    package static func isIntact(
         _ stored: UnsafeRawBufferPointer,
         id: ChunkID,
         keys: ChunkKeys,
-        coder: Coder
-    ) throws(CofferError) -> [UInt8] {
+        cipher: AESGCM
+    ) -> Bool? {
+        do {
+            var opened = try decrypt(stored, id: id, keys: keys, cipher: cipher).opened
+            opened.wipe()
+            return true
+        } catch  where error.code == .decode {
+            return false
+        } catch {
+            return nil
+        }
+    }
+
+    /// Checks a stored chunk's header and decrypts it: the stored bytes (compressed or not), their
+    /// encoding and the plaintext length the header declares.
+    private static func decrypt(
+        _ stored: UnsafeRawBufferPointer,
+        id: ChunkID,
+        keys: ChunkKeys,
+        cipher: AESGCM
+    ) throws(CofferError) -> (opened: [UInt8], encoding: Encoding, length: Int) {
         guard stored.count >= headerSize + AESGCM.overhead else {
             throw CofferError(.decode, "a chunk record is too short (\(stored.count) bytes); the vault is damaged")
         }
@@ -207,7 +229,7 @@ package enum ChunkRecord {
         let key = try keys.sealingKey(for: id, epoch: sealed.epoch)
         let opened: [UInt8]
         do {
-            opened = try coder.cipher.open(
+            opened = try cipher.open(
                 UnsafeRawBufferPointer(rebasing: stored[fullHeaderSize...]),
                 key: key,
                 authenticating: associatedData(id: id, header: header)
@@ -219,6 +241,20 @@ package enum ChunkRecord {
                 underlying: error
             )
         }
+        return (opened, encoding, length)
+    }
+
+    /// Opens a stored chunk and checks that its plaintext has the id it is stored under.
+    ///
+    /// - Throws: ``CofferError`` `.decode` if the record is altered, moved from another id, sealed in
+    ///   another scope, or decompresses to anything but its declared length.
+    package static func open(
+        _ stored: UnsafeRawBufferPointer,
+        id: ChunkID,
+        keys: ChunkKeys,
+        coder: Coder
+    ) throws(CofferError) -> [UInt8] {
+        let (opened, encoding, length) = try decrypt(stored, id: id, keys: keys, cipher: coder.cipher)
         let plaintext: [UInt8]
         switch encoding {
         case .raw:

@@ -18,12 +18,18 @@ package struct ChunkStore {
 
     /// Counts one more reference to chunk `id`, storing `sealed` if the chunk is new.
     ///
-    /// - Parameter sealed: The sealed record; may be `nil` only when the chunk is known to exist.
+    /// - Parameters:
+    ///   - sealed: The sealed record; may be `nil` only when the chunk is known to exist.
+    ///   - replacing: Whether `sealed` also replaces a stored record of the chunk, which was found
+    ///     damaged (``stored(_:keys:cipher:in:)``): the same content, sealed afresh.
     /// - Returns: Whether the chunk was new (stored now).
     /// - Throws: ``CofferError`` `.internalError` if the chunk is new and `sealed` is `nil`.
     @discardableResult
-    package func retain(_ id: ChunkID, sealed: [UInt8]?, in txn: Transaction) throws -> Bool {
-        if try retainIfStored(id, in: txn) { return false }
+    package func retain(_ id: ChunkID, sealed: [UInt8]?, replacing: Bool = false, in txn: Transaction) throws -> Bool {
+        if try retainIfStored(id, in: txn) {
+            if replacing, let sealed { try txn.put(schema.chunks, key: id, value: sealed) }
+            return false
+        }
         guard let sealed else {
             throw CofferError(.internalError, "a chunk expected to be stored is missing; run coffer verify")
         }
@@ -112,6 +118,28 @@ package struct ChunkStore {
         return try txn.withValue(schema.chunks, key: id) { stored in
             try ChunkRecord.open(stored, id: id, keys: keys, coder: coder)
         }
+    }
+
+    /// What a writer finds stored under chunk `id`: nothing, an intact record, or a damaged one.
+    package enum Stored: Sendable, Equatable {
+        /// No chunk of that id: it is to be stored.
+        case absent
+        /// A record that authenticates (or whose key is not held here, so that cannot be told).
+        case intact
+        /// A record that fails authentication, or none at all where the reference count says there
+        /// is one: the writer stores its own sealing of the same content in its place.
+        case damaged
+    }
+
+    /// Whether chunk `id` is stored, and intact (``ChunkRecord/isIntact(_:id:keys:cipher:)``): the
+    /// dedup check of a writer, which must not take a reference to a damaged record for content it
+    /// holds itself (it would report the content stored when it cannot be read back).
+    package func stored(_ id: ChunkID, keys: ChunkKeys, cipher: AESGCM, in txn: Transaction) throws -> Stored {
+        guard try contains(id, in: txn) else { return .absent }
+        let intact = try txn.withValue(schema.chunks, key: id) { record in
+            ChunkRecord.isIntact(record, id: id, keys: keys, cipher: cipher) ?? true
+        }
+        return intact == true ? .intact : .damaged
     }
 
     /// Whether chunk `id` is stored (a dedup check).

@@ -9,11 +9,14 @@ package struct PendingChunk {
     /// Kept only for chunks found already stored, in case they are freed before the batch commits
     /// and must be sealed after all.
     package let plaintext: [UInt8]
+    /// Whether ``sealed`` replaces a stored record of the chunk that was found damaged.
+    package let replacesDamaged: Bool
 
-    package init(id: ChunkID, sealed: [UInt8]?, plaintext: [UInt8]) {
+    package init(id: ChunkID, sealed: [UInt8]?, plaintext: [UInt8], replacesDamaged: Bool = false) {
         self.id = id
         self.sealed = sealed
         self.plaintext = plaintext
+        self.replacesDamaged = replacesDamaged
     }
 }
 
@@ -319,7 +322,8 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         }
     }
 
-    /// Each worker's transform: id, dedup check, and seal only what is new; markers pass through.
+    /// Each worker's transform: id, dedup check, and seal only what is new (or what is stored but
+    /// damaged, to replace it); markers pass through.
     private static func makeWorker(
         keys: KeyRing,
         scope: SyncScope,
@@ -338,9 +342,12 @@ package final class ContentSession<Marker>: @unchecked Sendable {
                 case .marker(let marker): return .marker(marker)
                 case .chunk(let plaintext):
                     let id = try chunkKeys.id(of: plaintext)
-                    let known = try storage("checking for a stored chunk") {
-                        try environment.read { txn in try chunks.contains(id, in: txn) }
+                    let stored = try storage("checking for a stored chunk") {
+                        try environment.read { txn in
+                            try chunks.stored(id, keys: chunkKeys, cipher: coder.cipher, in: txn)
+                        }
                     }
+                    let known = stored == .intact
                     let sealed =
                         known
                         ? nil
@@ -348,7 +355,12 @@ package final class ContentSession<Marker>: @unchecked Sendable {
                             try ChunkRecord.seal(raw, id: id, keys: chunkKeys, coder: coder)
                         }
                     return .chunk(
-                        PendingChunk(id: id, sealed: sealed, plaintext: known ? plaintext : []),
+                        PendingChunk(
+                            id: id,
+                            sealed: sealed,
+                            plaintext: known ? plaintext : [],
+                            replacesDamaged: stored == .damaged
+                        ),
                         plaintext: plaintext
                     )
                 }
@@ -374,7 +386,7 @@ package final class ContentSession<Marker>: @unchecked Sendable {
             if sealed == nil, try store.chunks.referenceCount(of: chunk.id, in: txn) == nil, !chunk.plaintext.isEmpty {
                 sealed = try context.seal(chunk.plaintext, id: chunk.id)
             }
-            try store.chunks.retain(chunk.id, sealed: sealed, in: txn)
+            try store.chunks.retain(chunk.id, sealed: sealed, replacing: chunk.replacesDamaged, in: txn)
         }
         try store.pending.note(chunks.map(\.id), batch: batch, of: write, in: txn)
     }

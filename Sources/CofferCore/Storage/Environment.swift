@@ -31,11 +31,21 @@ package final class Environment: @unchecked Sendable {
         package var maximumTables: UInt32 = 32
         /// The number of concurrent read transactions across all processes.
         package var maximumReaders: UInt32 = 126
+        /// Data files up to this size have their trees walked before the first change of every
+        /// environment; larger ones only when ``CheckedTrees`` does not vouch for them
+        /// (``Environment/walkEveryTimeLimit`` by default; tests lower it to reach the note's path).
+        package var walkEveryTimeUpTo: UInt64 = Environment.walkEveryTimeLimit
 
-        package init(createIfMissing: Bool = false, initialMapSize: Int = 64 << 20, maximumReaders: UInt32 = 126) {
+        package init(
+            createIfMissing: Bool = false,
+            initialMapSize: Int = 64 << 20,
+            maximumReaders: UInt32 = 126,
+            walkEveryTimeUpTo: UInt64 = Environment.walkEveryTimeLimit
+        ) {
             self.createIfMissing = createIfMissing
             self.initialMapSize = initialMapSize
             self.maximumReaders = maximumReaders
+            self.walkEveryTimeUpTo = walkEveryTimeUpTo
         }
     }
 
@@ -79,6 +89,8 @@ package final class Environment: @unchecked Sendable {
     /// (through ``KnownDamage``) in every later one, until ``clearKnownDamage()``.
     package func noteDamage(_ what: String) {
         damageNote.withLock { $0 = what }
+        treesVouched.store(false, ordering: .relaxed)
+        CheckedTrees.clear(directory: directory.path)
         KnownDamage.record(what, directory: directory.path)
     }
 
@@ -89,30 +101,73 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// Data files up to this size get a full walk of their trees (``DataFileCheck/walk(snapshotID:)``)
-    /// before the first write transaction of this environment that changes something commits: a
-    /// few milliseconds, against a write landing on a damaged page (LMDB would follow it, and could
-    /// write outside the map). Larger files rely on `verify`, `export` and `compact`, which walk
-    /// them, and on the note they leave (``KnownDamage``).
-    package static let walkBeforeFirstChangeLimit: UInt64 = 64 << 20
+    /// before the first write transaction of every environment that changes something commits, note
+    /// or no note: tens of milliseconds at most, against a write landing on a damaged page (LMDB would
+    /// follow it, and could write outside the map). Larger files are walked only when
+    /// ``CheckedTrees`` does not vouch for them: a walk costs about 3 µs a tree page (120 ms for a
+    /// 370 MB vault of small files), too much for every command, but once after each change to the
+    /// file from outside Coffer is cheap.
+    package static let walkEveryTimeLimit: UInt64 = 64 << 20
 
-    private let treesWalked = Atomic<Bool>(false)
+    private let treesChecked = Atomic<Bool>(false)
+    /// Whether this environment's first change found the trees sound (walked, or vouched for by
+    /// ``CheckedTrees``): only then does each commit renew the note for the state it made.
+    private let treesVouched = Atomic<Bool>(false)
+    private let firstChangeCheckRaw = Atomic<UInt8>(0)
 
-    /// Walks the data file's trees once, before the first change of this environment commits (from
+    /// How the trees were checked before this environment's first change.
+    package enum FirstChangeCheck: UInt8, Sendable {
+        /// Walked in full.
+        case walked = 1
+        /// Taken as sound on the word of ``CheckedTrees``.
+        case vouched = 2
+    }
+
+    /// How the trees were checked before this environment's first change, once it ran (for tests).
+    package var firstChangeCheck: FirstChangeCheck? {
+        FirstChangeCheck(rawValue: firstChangeCheckRaw.load(ordering: .relaxed))
+    }
+
+    /// Checks the data file's trees once, before the first change of this environment commits (from
     /// inside that write transaction, which holds LMDB's writer lock, so the committed state cannot
-    /// move), if the file is no larger than ``walkBeforeFirstChangeLimit``.
+    /// move): walks them all when the file is no larger than ``Options/walkEveryTimeUpTo`` or when
+    /// ``CheckedTrees`` does not vouch for the file as it is; a sound walk leaves that note.
     ///
     /// - Throws: ``KnownDamage/Refusal`` naming the damage, which is noted for later writes too.
     func checkTreesBeforeFirstChange() throws(KnownDamage.Refusal) {
-        guard !treesWalked.exchange(true, ordering: .relaxed) else { return }
+        guard !treesChecked.exchange(true, ordering: .relaxed) else { return }
         guard let check = DataFileCheck(path: directory.appendingPathComponent("data.mdb").path) else { return }
         defer { check.close() }
-        guard check.fileSize <= Self.walkBeforeFirstChangeLimit, let current = check.current else { return }
+        guard let current = check.current else { return }
+        let before = CheckedTrees(directory: directory.path, transactionID: current.transactionID)
+        if check.fileSize > options.walkEveryTimeUpTo, let before,
+            CheckedTrees.read(directory: directory.path) == before
+        {
+            firstChangeCheckRaw.store(FirstChangeCheck.vouched.rawValue, ordering: .relaxed)
+            treesVouched.store(true, ordering: .relaxed)
+            return
+        }
+        firstChangeCheckRaw.store(FirstChangeCheck.walked.rawValue, ordering: .relaxed)
         let damage = check.walk(snapshotID: current.transactionID)
-        guard !damage.isEmpty else { return }
+        guard !damage.isEmpty else {
+            noteTreesSound(before)
+            return
+        }
         let shown = damage.prefix(3).map(\.description).joined(separator: "; ")
         let what = "data.mdb, " + shown + (damage.count > 3 ? "; and \(damage.count - 3) more" : "")
         noteDamage(what)
         throw KnownDamage.Refusal(description: what)
+    }
+
+    /// Notes that a walk found the trees of the data file sound, as `before` (taken before the walk
+    /// began) describes it: the note (``CheckedTrees``) is left only if the file is still exactly as
+    /// it was then, so damage arriving during the walk is never vouched for. From now on each commit
+    /// of this environment renews it.
+    package func noteTreesSound(_ before: CheckedTrees?) {
+        treesVouched.store(true, ordering: .relaxed)
+        guard let before, CheckedTrees(directory: directory.path, transactionID: before.transactionID) == before
+        else { return }
+        before.write(directory: directory.path)
     }
 
     /// The data file's path and page size, found at the first commit; guarded by ``commitLock``.
@@ -161,6 +216,7 @@ package final class Environment: @unchecked Sendable {
             // and a damage note could name the new file's inode if the old one's is reused.
             unlink(CommitRecord.path(besideDataFile: dataFile))
             KnownDamage.clear(directory: directory.path)
+            CheckedTrees.clear(directory: directory.path)
         }
         var environment: OpaquePointer?
         try LMDB.check(mdb_env_create(&environment), "mdb_env_create")
@@ -502,8 +558,8 @@ package final class Environment: @unchecked Sendable {
                 let watch = readOnly ? nil : watchMappedPages(handle, budget: txn.budgetInUse)
                 defer { watch?.stop() }
                 return Result {
-                    try txn.run(body, commit: commit) { pointer in
-                        readOnly ? mdb_txn_commit(pointer) : commitWrite(pointer, handle, durability)
+                    try txn.run(body, commit: commit) { pointer, changed in
+                        readOnly ? mdb_txn_commit(pointer) : commitWrite(pointer, handle, durability, changed: changed)
                     }
                 }
             }
@@ -522,29 +578,46 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// Commits a write transaction under ``commitLock``, with the meta page's flush left to the next
-    /// commit for ``CommitDurability/untilNextCommit``. Runs under the shared side of the gate.
-    private func commitWrite(_ pointer: OpaquePointer, _ handle: OpaquePointer, _ durability: CommitDurability) -> Int32
-    {
+    /// commit for ``CommitDurability/untilNextCommit``. A transaction that `changed` something and
+    /// committed renews the note that the trees are sound (``CheckedTrees``), when this environment
+    /// found them so: LMDB made the new state from a sound one. Runs under the shared side of the gate.
+    private func commitWrite(
+        _ pointer: OpaquePointer,
+        _ handle: OpaquePointer,
+        _ durability: CommitDurability,
+        changed: Bool
+    ) -> Int32 {
         commitLock.withLock { _ in
+            let transactionID = UInt64(mdb_txn_id(pointer))
             guard durability == .untilNextCommit else {
-                let transactionID = UInt64(mdb_txn_id(pointer))
                 let status = mdb_txn_commit(pointer)
-                if status == MDB_SUCCESS { noteCommit(transactionID, handle) }
+                if status == MDB_SUCCESS { noteCommit(transactionID, handle, changed: changed) }
                 return status
             }
             // No commit record: the meta page is not flushed yet, and a record that reached the disk
-            // before it would make the vault look rolled back after a crash.
+            // before it would make the vault look rolled back after a crash. (The trees' note may
+            // name it: after a crash the file opens an older state, which the note does not match.)
             let deferMetaSync = UInt32(MDB_NOMETASYNC)
             guard mdb_env_set_flags(handle, deferMetaSync, 1) == MDB_SUCCESS else { return mdb_txn_commit(pointer) }
             let status = mdb_txn_commit(pointer)
             mdb_env_set_flags(handle, deferMetaSync, 0)
+            if status == MDB_SUCCESS, changed { renewCheckedTrees(transactionID) }
             return status
         }
     }
 
+    /// Renews the note that the trees are sound for the state transaction `transactionID` just
+    /// committed, if this environment found them sound before its first change.
+    private func renewCheckedTrees(_ transactionID: UInt64) {
+        guard treesVouched.load(ordering: .relaxed) else { return }
+        CheckedTrees(directory: directory.path, transactionID: transactionID)?.write(directory: directory.path)
+    }
+
     /// Copies the meta page a flushed commit wrote into the commit record (``CommitRecord``), after
-    /// the commit returned. A commit that changed nothing wrote no meta page, and the record is left.
-    private func noteCommit(_ transactionID: UInt64, _ handle: OpaquePointer) {
+    /// the commit returned, and renews the trees' note. A commit that changed nothing wrote no meta
+    /// page, and the record is left.
+    private func noteCommit(_ transactionID: UInt64, _ handle: OpaquePointer, changed: Bool) {
+        if changed { renewCheckedTrees(transactionID) }
         if recordTarget == nil {
             var stat = MDB_stat()
             guard mdb_env_stat(handle, &stat) == MDB_SUCCESS else { return }
@@ -584,16 +657,23 @@ package final class Environment: @unchecked Sendable {
 
 /// LMDB's assertion handler (`mdb_env_set_assert`): LMDB asserts when a page breaks its rules (a leaf
 /// where a branch belongs: `IS_LEAF(mp)`), which only a damaged data file does, and then calls
-/// `abort()`. This runs first: it notes the damage (``KnownDamage``, so later writes refuse), says
-/// what happened on standard error, and ends the process with status 1 instead of `SIGABRT`.
+/// `abort()`. Nothing can go on after that: LMDB's cursor or transaction is half-way through an
+/// operation, and its state is not to be trusted. So this runs first and ends the process itself: it
+/// notes the damage (``KnownDamage``, so later writes refuse), says on standard error what happened
+/// and what to do, and exits with status 1 instead of `SIGABRT` (134). What the process had not
+/// committed is not in the file (LMDB writes a state's meta page last), and nothing but the note is
+/// written on the way out.
 private let lmdbAssertion: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void = { environment, message in
     var path: UnsafePointer<CChar>?
     if let environment { _ = mdb_env_get_path(environment, &path) }
     let directory = path.map { String(cString: $0) }
     let what = "LMDB stopped on a page that breaks its rules (\(message.map { String(cString: $0) } ?? "an assertion"))"
-    if let directory { KnownDamage.record(what, directory: directory) }
+    let noted = directory.map { KnownDamage.record(what, directory: $0) } ?? false
+    let file = directory.map { $0 + "/data.mdb" } ?? "data.mdb"
     let text =
-        "coffer: error: the vault's data file \(directory.map { $0 + "/data.mdb" } ?? "data.mdb") is damaged: \(what). The command stopped before finishing; what it had not committed is not in the vault, and writes are refused from now on. Run `coffer verify` to see the damage, and restore the vault from a complete copy\n"
+        "coffer: error: the vault's data file \(file) is damaged: \(what). The command stopped there: nothing it had not committed is in the vault"
+        + (noted ? ", and writes are refused until `coffer verify` finds the file sound" : "")
+        + ". Run `coffer verify` to see the damage; damaged tree pages cannot be mended in place (`coffer repair` mends meta pages only): restore the vault from a complete copy\n"
     _ = text.withCString { write(2, $0, strlen($0)) }
     _exit(1)
 }

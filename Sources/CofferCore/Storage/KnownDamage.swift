@@ -21,27 +21,21 @@ package enum KnownDamage {
 
     /// What the note in `directory` says, if there is one for the `data.mdb` there now.
     package static func read(directory: String) -> String? {
-        let descriptor = open(directory + "/" + fileName, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard descriptor >= 0 else { return nil }
-        let bytes = DataFileCheck.read(descriptor, at: 0, count: 4096)
-        close(descriptor)
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let newline = text.firstIndex(of: "\n"), let inode = UInt64(text[..<newline]),
-            inode == dataFileInode(directory: directory)
+        guard let text = NoteFile.read(directory + "/" + fileName), let newline = text.firstIndex(of: "\n"),
+            let inode = UInt64(text[..<newline]), inode == dataFileInode(directory: directory)
         else { return nil }
         return String(text[text.index(after: newline)...])
     }
 
     /// Writes the note for the `data.mdb` in `directory` (mode 0600), replacing any other. Fails
-    /// silently: the damage is reported to the user either way.
-    package static func record(_ what: String, directory: String) {
-        guard let inode = dataFileInode(directory: directory) else { return }
-        let path = directory + "/" + fileName
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        let bytes = Array("\(inode)\n\(what)".utf8.prefix(4000))
-        _ = bytes.withUnsafeBytes { raw in valueOrErrno { write(descriptor, raw.baseAddress, raw.count) } }
+    /// silently (a read-only directory): the damage is reported to the user either way.
+    ///
+    /// - Returns: Whether the note was written.
+    @discardableResult
+    package static func record(_ what: String, directory: String) -> Bool {
+        guard let inode = dataFileInode(directory: directory) else { return false }
+        let text = String(decoding: Array("\(inode)\n\(what)".utf8.prefix(4000)), as: UTF8.self)
+        return NoteFile.write(text, to: directory + "/" + fileName)
     }
 
     /// Removes the note in `directory`, if any.

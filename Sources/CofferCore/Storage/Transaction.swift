@@ -76,11 +76,12 @@ package final class Transaction {
     }
 
     /// Runs `body`, then commits through `committer` (`mdb_txn_commit` with the environment's
-    /// settings), or, for `commit: false`, aborts; aborts if `body` throws.
+    /// settings; it is told whether the transaction changed anything), or, for `commit: false`,
+    /// aborts; aborts if `body` throws.
     package func run<R>(
         _ body: (Transaction) throws -> R,
         commit: Bool,
-        committer: (OpaquePointer) -> Int32
+        committer: (OpaquePointer, _ changed: Bool) -> Int32
     ) throws -> R {
         defer {
             if let handle { mdb_txn_abort(handle) }
@@ -102,7 +103,7 @@ package final class Transaction {
             }
             let pointer = self.pointer
             handle = nil
-            let status = committer(pointer)
+            let status = committer(pointer, changed)
             if status == MDB_MAP_FULL { throw MapFull(underlying: LMDBError(.mapFull, operation: "mdb_txn_commit")) }
             try LMDB.check(status, "mdb_txn_commit")
         }

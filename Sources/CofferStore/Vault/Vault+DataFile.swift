@@ -85,11 +85,15 @@ extension Vault {
 
     /// What is wrong with the data file's meta pages, length and trees, seen from the snapshot `txn`
     /// reads; `nil` when the file cannot be opened to check it (its directory was removed while the
-    /// vault is open, say), which is not damage.
+    /// vault is open, say), which is not damage. A sound walk of the committed state leaves the note
+    /// that spares the next write a walk (``CheckedTrees``), if the file did not change meanwhile.
     private func dataFileDamage(in txn: Transaction) throws(CofferError) -> [DataFileCheck.Damage]? {
         guard let check = try Self.settledDataFileCheck(in: directory) else { return nil }
         defer { check.close() }
-        return check.damage + check.walk(snapshotID: txn.snapshotID)
+        let before = CheckedTrees(directory: directory.path, transactionID: txn.snapshotID)
+        let damage = check.damage + check.walk(snapshotID: txn.snapshotID)
+        if damage.isEmpty, check.current?.transactionID == txn.snapshotID { environment.noteTreesSound(before) }
+        return damage
     }
 
     /// Walks every tree of the data file with Coffer's checked reader before a command that reads

@@ -5,6 +5,7 @@ extension Vault {
     /// The names of the vault's own files in its directory.
     package static let ownFileNames = [
         "data.mdb", "lock.mdb", SpaceReserve.fileName, CommitRecord.fileName, KnownDamage.fileName,
+        CheckedTrees.fileName,
     ]
 
     /// Refuses a vault directory where `data.mdb` or `lock.mdb` is anything but a regular file (or a

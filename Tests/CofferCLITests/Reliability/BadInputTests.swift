@@ -217,7 +217,11 @@ struct BadInputTests {
             #expect(result.error.contains("give this user write access"), "\(name): \(result.error)")
         }
         #expect(try Data(contentsOf: dataFile) == before)
-        #expect(TemporaryDirectory.listing(vault) == ["commit-record", "data.mdb", "lock.mdb", "space-reserve"])
+        #expect(
+            TemporaryDirectory.listing(vault) == [
+                "commit-record", "data.mdb", "lock.mdb", "space-reserve", "trees-checked",
+            ]
+        )
     }
 
     @Test("Names that are not UTF-8, and values over the limits: exit 1 or 64 naming the problem")

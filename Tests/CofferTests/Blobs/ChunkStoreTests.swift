@@ -134,4 +134,60 @@ struct ChunkStoreTests {
         #expect(error?.code == .decode)
         #expect(error?.message.contains("verify") == true)
     }
+
+    @Test("a stored chunk is intact, damaged (any flipped byte, a record moved from another id) or cannot be told")
+    func intactness() throws {
+        let (id, sealed) = try seal(SecureRandom.bytes(count: 20_000))
+        let intact = sealed.withUnsafeBytes { ChunkRecord.isIntact($0, id: id, keys: keys, cipher: coder.cipher) }
+        #expect(intact == true)
+        for position in [1, 2, 3, 6, 8, 20, sealed.count / 2, sealed.count - 1] {
+            var altered = sealed
+            altered[position] ^= 0x10
+            let verdict = altered.withUnsafeBytes { ChunkRecord.isIntact($0, id: id, keys: keys, cipher: coder.cipher) }
+            #expect(verdict == false, "byte \(position)")
+        }
+        let (otherID, _) = try seal([1, 2, 3])
+        #expect(
+            sealed.withUnsafeBytes { ChunkRecord.isIntact($0, id: otherID, keys: keys, cipher: coder.cipher) } == false
+        )
+        // Sealed in a key epoch these keys do not hold: nothing can be said of it here.
+        var otherEpoch = sealed
+        otherEpoch[1] |= 0x80
+        otherEpoch.insert(contentsOf: [0, 0, 0, 0, 0, 0, 0, 9], at: ChunkRecord.headerSize)
+        #expect(
+            otherEpoch.withUnsafeBytes { ChunkRecord.isIntact($0, id: id, keys: keys, cipher: coder.cipher) } == nil
+        )
+        // A version a later Coffer may write: not damage.
+        var later = sealed
+        later[0] = ChunkRecord.version + 1
+        #expect(later.withUnsafeBytes { ChunkRecord.isIntact($0, id: id, keys: keys, cipher: coder.cipher) } == nil)
+    }
+
+    @Test("a writer finds a damaged record as such, and its own sealing replaces it, one more reference taken")
+    func damagedRecordReplaced() throws {
+        let plaintext = SecureRandom.bytes(count: 30_000)
+        let (id, sealed) = try seal(plaintext)
+        var damaged = sealed
+        damaged[sealed.count / 2] ^= 0x01
+        try environment.write { (txn) throws in try store.retain(id, sealed: damaged, in: txn) }
+        let absent = ChunkID([UInt8](repeating: 3, count: 32))
+        try environment.read { (txn) throws in
+            #expect(try store.stored(id, keys: keys, cipher: coder.cipher, in: txn) == .damaged)
+            #expect(try store.stored(absent, keys: keys, cipher: coder.cipher, in: txn) == .absent)
+        }
+        let (_, resealed) = try seal(plaintext)
+        try environment.write { (txn) throws in
+            #expect(try !store.retain(id, sealed: resealed, replacing: true, in: txn))
+        }
+        try environment.read { (txn) throws in
+            #expect(try store.stored(id, keys: keys, cipher: coder.cipher, in: txn) == .intact)
+            #expect(try store.load(id, keys: keys, coder: coder, in: txn) == plaintext)
+            #expect(try store.referenceCount(of: id, in: txn) == 2)
+        }
+        // A reference count without its record (the record lost): the writer stores it again.
+        try environment.write { (txn) throws in try txn.delete(schema.chunks, key: id) }
+        try environment.read { (txn) throws in
+            #expect(try store.stored(id, keys: keys, cipher: coder.cipher, in: txn) == .damaged)
+        }
+    }
 }

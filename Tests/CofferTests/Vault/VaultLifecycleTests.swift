@@ -179,7 +179,11 @@ struct VaultLifecycleTests {
     func createDirectories() throws {
         let nested = fixture.directory.path("a/b/c")
         try Vault.create(at: nested, passphrase: "x", configuration: fixture.configuration).close()
-        #expect(TemporaryDirectory.listing(nested) == ["commit-record", "data.mdb", "lock.mdb", "space-reserve"])
+        #expect(
+            TemporaryDirectory.listing(nested) == [
+                "commit-record", "data.mdb", "lock.mdb", "space-reserve", "trees-checked",
+            ]
+        )
         let empty = fixture.directory.path("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: false)
         try Vault.create(at: empty, passphrase: "x", configuration: fixture.configuration).close()

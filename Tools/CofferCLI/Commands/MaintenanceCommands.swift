@@ -100,6 +100,7 @@ struct VerifyCommand: VaultCommand {
         let snapshots: Int
         let chunks: Int
         let chunksRead: Int
+        let chunkBytesRead: Int64
         let bytesRead: Int64
         let problems: [String]
     }
@@ -114,23 +115,33 @@ struct VerifyCommand: VaultCommand {
             snapshots: report.snapshotCount,
             chunks: report.chunkCount,
             chunksRead: report.chunksRead,
+            chunkBytesRead: report.chunkBytesRead,
             bytesRead: report.bytesRead,
             problems: report.problems.map(\.description)
         )
+        let problems = report.problems.count == 1 ? "1 problem" : "\(report.problems.count) problems"
         try context.output.result(listing) {
-            var read = readData ? ", \(ByteCount.format(report.bytesRead)) read and checked" : ""
-            if let readDataSubset {
+            // Say what was read: a clean structural check says nothing of the stored content.
+            var read = ""
+            var found = "no problems found."
+            if readData {
+                read =
+                    "; \(report.chunksRead) chunks (\(ByteCount.format(report.chunkBytesRead)) stored) decrypted and checked against their ids, \(ByteCount.format(report.bytesRead)) of blob and snapshot content read and checked"
+            } else if let readDataSubset {
                 read =
                     ", subset \(readDataSubset): \(report.chunksRead) chunks (\(ByteCount.format(report.bytesRead)) stored) read and checked"
+            } else {
+                found =
+                    "no problems found in the structure (the stored content was not read: `coffer verify --read-data` reads and checks it)."
             }
             return
                 (report.problems.map { "damaged: \($0)" } + [
                     "\(report.blobCount) blobs, \(report.snapshotCount) snapshots, \(report.chunkCount) chunks\(read): "
-                        + (report.isHealthy ? "no problems found." : "\(report.problems.count) problems found.")
+                        + (report.isHealthy ? found : "\(problems) found.")
                 ]).joined(separator: "\n")
         }
         if !report.isHealthy {
-            throw CLIFailure("verify found \(report.problems.count) problems; see above")
+            throw CLIFailure("verify found \(problems); see above")
         }
     }
 }
