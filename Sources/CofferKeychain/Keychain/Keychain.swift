@@ -95,8 +95,8 @@ public final class Keychain: Sendable {
     /// and access group) in either scope, atomically. The stored item has exactly `item`'s scope and
     /// protection: replacing a syncable item with a device-bound one moves it (the other devices of
     /// the group delete their copy), and the reverse starts syncing it. To change a value and keep
-    /// what the item was, use ``setPassword(_:service:account:accessibility:scope:)`` or
-    /// ``update(_:with:)``. A replaced item keeps its creation date.
+    /// what the item was, use ``setPassword(_:service:account:accessibility:scope:)-2mz03`` or
+    /// ``update(_:with:)-2bwpa``. A replaced item keeps its creation date.
     ///
     /// - Throws: As ``add(_:)-1xnau``, except `.duplicateItem`.
     public func upsert(_ item: KeychainItem) throws(KeychainError) {
