@@ -175,6 +175,15 @@ let package = Package(
                 swiftSettings: strictSettings
             ),
 
+            // Writes the command reference and the man pages from the CLI's command definitions
+            // (Tools/reference), or checks them (Tools/test).
+            .executableTarget(
+                name: "coffer-reference",
+                dependencies: ["CofferCLI"],
+                path: "Tools/coffer-reference",
+                swiftSettings: strictSettings
+            ),
+
             // The worked example of embedding Coffer: a photo vault (README, "Example app").
             .executableTarget(
                 name: "secure-photos",

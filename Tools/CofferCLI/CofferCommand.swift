@@ -23,6 +23,42 @@ public enum CofferCommand {
         if case .option(let option) = $0.binding.definition(property: $0.property) { option } else { nil }
     }
 
+    /// The environment variables `coffer` reads, as the manual lists them.
+    public static let environmentVariables = [
+        EnvironmentVariable("COFFER_VAULT", "The vault directory when --vault is not given."),
+        EnvironmentVariable("COFFER_PASSPHRASE", "The passphrase when --passphrase-file is not given."),
+        EnvironmentVariable("COFFER_NEW_PASSPHRASE", "The new passphrase for passwd and rekey --change-passphrase."),
+        EnvironmentVariable("COFFER_RECOVERY_KEY", "The recovery key, for passwd to reset a forgotten passphrase."),
+        EnvironmentVariable(
+            "COFFER_RNCRYPTOR_PASSWORD",
+            "The password of RNCryptor files (put --from-rncryptor, get --to-rncryptor)."
+        ),
+        EnvironmentVariable("COFFER_WRITE_KEY", "The write key a write-only client expects (as --write-key)."),
+        EnvironmentVariable(
+            "COFFER_WRITE_KEY_PINS",
+            "The file of write-only clients' pinned write keys (default: $XDG_CONFIG_HOME/coffer/write-key-pins, else ~/.config/coffer/write-key-pins)."
+        ),
+        EnvironmentVariable(
+            "COFFER_MAX_CLOCK_SKEW",
+            "How many seconds ahead of this machine's clock a synced record may be (default 600)."
+        ),
+        EnvironmentVariable(
+            "AWS_ACCESS_KEY_ID",
+            "The object store's access key (with AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN)."
+        ),
+        EnvironmentVariable("AWS_PROFILE", "The profile of --credentials-file to use (default: default)."),
+        EnvironmentVariable(
+            "AWS_REGION",
+            "The object store's region when --region is not given (also AWS_DEFAULT_REGION; default us-east-1)."
+        ),
+        EnvironmentVariable(
+            "AWS_ENDPOINT_URL",
+            "The object store's endpoint when --endpoint is not given (default: AWS S3)."
+        ),
+        EnvironmentVariable("HOME", "Where the default vault is: ~/.local/share/coffer/default."),
+        EnvironmentVariable("COLUMNS", "The terminal's width, when the terminal cannot be asked (default 80)."),
+    ]
+
     /// Every command, in the order `coffer --help` lists them.
     static let commands: [any CommandDescription.Type] = [
         InitCommand.self, InfoCommand.self, ItemCommands.self, PutCommand.self, GetCommand.self, ListCommand.self,
@@ -34,7 +70,7 @@ public enum CofferCommand {
         ImportCommand.self, PushCommand.self, PullCommand.self, RemoteCommands.self, GCCommand.self,
         CompactCommand.self, VerifyCommand.self, RepairCommand.self, StatsCommand.self, PasswdCommand.self,
         RekeyCommand.self, KeyCommands.self, DeviceCommands.self, DevicesCommand.self, WriteOnlyCommands.self,
-        GroupCommands.self,
+        GroupCommands.self, CompletionCommand.self,
     ]
 
     /// The command tree.
@@ -53,6 +89,12 @@ public enum CofferCommand {
             "coffer backup ~/Documents             # a snapshot of a directory",
             "coffer help backup                    # help for one command",
         ],
+        exitStatuses: ExitStatus.standard(
+            adding: ExitStatus(
+                3,
+                "backup: stored without some unreadable paths; import, pull, init --join: some records held back."
+            )
+        ),
         version: version
     )
 

@@ -31,7 +31,8 @@ struct InitCommand: ParsableCommand {
             "coffer init                                  # asks for a passphrase twice",
             "coffer init --join laptop.bundle             # another vault's sync group, from a bundle",
             "coffer init --join s3://bucket/group         # or from an object store",
-        ]
+        ],
+        exitStatuses: ExitStatus.standard(adding: .incompleteImport)
     )
 
     /// How much work deriving the key from the passphrase takes.

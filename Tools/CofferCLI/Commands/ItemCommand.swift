@@ -418,7 +418,8 @@ struct ItemClassName: ArgumentValue {
         itemClass = found
     }
 
-    static var expectation: String { "one of " + ItemClass.allCases.map(\.cliName).joined(separator: ", ") }
+    static var expectation: String { "one of " + choices.joined(separator: ", ") }
+    static var choices: [String] { ItemClass.allCases.map(\.cliName) }
 }
 
 extension KeychainItem {

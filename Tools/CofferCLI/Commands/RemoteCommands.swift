@@ -77,7 +77,8 @@ struct PullCommand: VaultCommand {
         examples: [
             "coffer pull s3://bucket/group",
             "coffer pull s3://bucket/group --endpoint http://127.0.0.1:8333",
-        ]
+        ],
+        exitStatuses: ExitStatus.standard(adding: .incompleteImport)
     )
 
     var target = RemoteTarget()

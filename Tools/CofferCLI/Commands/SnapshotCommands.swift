@@ -25,7 +25,8 @@ struct BackupCommand: VaultCommand {
             "coffer backup ~ --exclude-caches --exclude-larger-than 2G -x --dry-run   # what it would read",
             "coffer backup /srv/db --write-only       # no passphrase: add, never read (coffer write-only enable)",
         ],
-        isCancellable: true
+        isCancellable: true,
+        exitStatuses: ExitStatus.standard(adding: .incompleteBackup)
     )
 
     @Flag(

@@ -71,7 +71,8 @@ struct ImportCommand: VaultCommand {
         examples: [
             "coffer import /media/usb/laptop.bundle",
             "coffer import 2.bundle --json",
-        ]
+        ],
+        exitStatuses: ExitStatus.standard(adding: .incompleteImport)
     )
 
     @Argument("FILE", help: "The bundle to import.")

@@ -8,24 +8,13 @@ struct HelpFormatter {
         var lines = ["OVERVIEW: \(command.abstract)"]
         if !command.discussion.isEmpty { lines += ["", command.discussion] }
 
-        var usage = "USAGE: \(name)"
-        if !command.subcommands.isEmpty { usage += " <subcommand>" }
-        if !command.options.isEmpty || !globalOptions.isEmpty { usage += " [options]" }
-        for argument in command.arguments {
-            switch argument.presence {
-            case .required: usage += " \(argument.name)"
-            case .optional: usage += " [\(argument.name)]"
-            case .repeating: usage += " \(argument.name)..."
-            case .optionalRepeating: usage += " [\(argument.name)...]"
-            }
-        }
-        lines += ["", usage]
+        lines += ["", "USAGE: " + Self.usage(for: path)]
 
         if !command.arguments.isEmpty {
             lines += ["", "ARGUMENTS:"] + rows(command.arguments.map { ($0.name, $0.help) })
         }
-        let options = command.options + globalOptions + [.flag("help", short: "h", help: "Show help information.")]
-        lines += ["", "OPTIONS:"] + rows(options.map { (label($0), $0.help) })
+        let options = command.options + globalOptions + [Self.helpFlag]
+        lines += ["", "OPTIONS:"] + rows(options.map { (Self.label($0), $0.help) })
         if !command.subcommands.isEmpty {
             lines += ["", "SUBCOMMANDS:"] + rows(command.subcommands.map { ($0.name, $0.abstract) })
             let helpPath = ([path[0].name, "help"] + path.dropFirst().map(\.name)).joined(separator: " ")
@@ -34,7 +23,7 @@ struct HelpFormatter {
         if !command.examples.isEmpty {
             lines += ["", "EXAMPLES:"] + Self.aligned(command.examples).map { "  " + $0 }
         }
-        lines += ["", "EXIT STATUS:"] + rows(Self.exitStatuses)
+        lines += ["", "EXIT STATUS:"] + rows(command.exitStatuses.map { ("\($0.code)", $0.meaning) })
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -55,16 +44,29 @@ struct HelpFormatter {
         }
     }
 
-    /// What every command's exit status means.
-    static let exitStatuses = [
-        ("0", "Success."),
-        ("1", "Failure; the message names the problem and what to do, and the vault is as it was."),
-        ("3", "A backup that skipped paths it could not read (they are listed)."),
-        ("64", "A usage error: the command line could not be understood."),
-        ("130", "Interrupted by Ctrl-C (killed by SIGINT), after releasing what the command held."),
-    ]
+    /// `-h`, `--help`, which every command takes.
+    static let helpFlag = OptionSpec.flag("help", short: "h", help: "Show help information.")
 
-    private func label(_ option: OptionSpec) -> String {
+    /// The usage line of the last command of `path` (without `USAGE:`): `coffer item add [options]`,
+    /// `coffer restore [options] SNAPSHOT [DIR]`. Every command takes the global options.
+    static func usage(for path: [CommandSpec]) -> String {
+        let command = path[path.count - 1]
+        var usage = path.map(\.name).joined(separator: " ")
+        if !command.subcommands.isEmpty { usage += " <subcommand>" }
+        usage += " [options]"
+        for argument in command.arguments {
+            switch argument.presence {
+            case .required: usage += " \(argument.name)"
+            case .optional: usage += " [\(argument.name)]"
+            case .repeating: usage += " \(argument.name)..."
+            case .optionalRepeating: usage += " [\(argument.name)...]"
+            }
+        }
+        return usage
+    }
+
+    /// An option as help shows it: `-x, --one-file-system`, `--name <name>`.
+    static func label(_ option: OptionSpec) -> String {
         var label = option.shortName.map { "-\($0), " } ?? ""
         label += "--\(option.name)"
         if let value = option.valueName { label += " <\(value.lowercased())>" }
