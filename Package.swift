@@ -184,7 +184,7 @@ let package = Package(
                 swiftSettings: strictSettings
             ),
 
-            // The worked example of embedding Coffer: a photo vault (README, "Example app").
+            // The worked example of embedding Coffer: a photo vault (docs/EMBEDDING.md, "Example app").
             .executableTarget(
                 name: "secure-photos",
                 dependencies: ["Coffer"],

@@ -153,7 +153,7 @@ struct RemoteCompactCommand: VaultCommand {
             supersedes: the store then holds about one copy of the live data, and a new device
             joining downloads the checkpoint and what came after it. Safe while other devices push,
             pull or compact. The only command that deletes objects: its credentials need
-            s3:DeleteObject, which push and pull do not (see the README for an AWS policy).
+            s3:DeleteObject, which push and pull do not (docs/SYNC.md has an AWS policy).
             """,
         examples: [
             "coffer remote compact s3://bucket/group   # one checkpoint instead of the history",

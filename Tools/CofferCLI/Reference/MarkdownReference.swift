@@ -63,7 +63,7 @@ public struct MarkdownReference: Sendable {
     private func section(_ path: [CommandSpec]) -> [String] {
         let command = path[path.count - 1]
         var lines = ["## \(path.map(\.name).joined(separator: " "))", "", command.abstract, ""]
-        lines += ["```text", HelpFormatter.usage(for: path), "```", ""]
+        lines += ["Usage: `\(HelpFormatter.usage(for: path))`", ""]
         if !command.discussion.isEmpty { lines += [command.discussion, ""] }
         if !command.subcommands.isEmpty {
             lines += ["| subcommand | what it does |", "|---|---|"]
@@ -81,7 +81,12 @@ public struct MarkdownReference: Sendable {
             lines += optionTable(command.options) + [""]
         }
         if !command.examples.isEmpty {
-            lines += ["Examples:", "", "```text"] + HelpFormatter.aligned(command.examples) + ["```", ""]
+            lines += [
+                "Examples:", "",
+                "<!-- not run: the help's examples; HelpExampleTests parses each one with the command line parser -->",
+                "```text",
+            ]
+            lines += HelpFormatter.aligned(command.examples) + ["```", ""]
         }
         if command.run != nil {
             lines += ["Exit statuses:", ""] + statusTable(command.exitStatuses)
