@@ -248,8 +248,8 @@ struct ProgressBarTests {
         let shown = ProgressBar(label: "x", total: 10, console: terminal, enabled: true)
         shown.update(completed: 5)
         shown.finish()
-        // The update draws the half, and finishing draws the whole and ends the line.
-        #expect(drawn.text.contains("50%") && drawn.text.hasSuffix("\u{1B}[K\n"))
+        // The update draws the half, and finishing clears the line for the summary that follows.
+        #expect(drawn.text.contains("50%") && drawn.text.hasSuffix("\r\u{1B}[K"))
     }
 
     @Test("byte counts use binary units")

@@ -13,10 +13,13 @@ public enum CofferCommand {
     /// Exit status for a command line that could not be parsed (`EX_USAGE`).
     public static let usage: Int32 = 64
 
+    /// The release.
+    public static let release = "0.11.0"
+
     /// The version `coffer --version` prints: the release, and the newest formats it reads and
-    /// writes.
+    /// writes (`--version --json` prints them as ``VersionReport``).
     public static let version =
-        "coffer 0.11.0 (vault formats up to \(Schema.formatVersion), bundle format \(BundleHeader.version))"
+        "coffer \(release) (vault formats up to \(Schema.formatVersion), bundle format \(BundleHeader.version))"
 
     /// Options every command accepts, before or after its name: ``GlobalOptions``'s.
     public static let globalOptions: [OptionSpec] = ArgumentReflection.bindings(of: GlobalOptions()).compactMap {
@@ -155,6 +158,17 @@ public enum CofferCommand {
     ///   - environment: The process environment.
     ///   - console: Where to write.
     public static func main(arguments: [String], environment: [String: String], console: Console) -> Int32 {
+        if arguments.contains("--version"), arguments.contains("--json"),
+            arguments.allSatisfy({ $0 == "--version" || $0 == "--json" })
+        {
+            do {
+                try console.printJSON(VersionReport())
+                return success
+            } catch {
+                console.message("coffer: error: \(error)")
+                return failure
+            }
+        }
         let parser = CommandLineParser(root: root, globalOptions: globalOptions)
         var commandPath: [String] = []
         do {

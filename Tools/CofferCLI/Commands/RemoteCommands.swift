@@ -45,7 +45,8 @@ struct PushCommand: VaultCommand {
             }
             let scope =
                 export.isIncremental ? "changes \(export.firstSequence)-\(export.lastSequence)" : "everything syncable"
-            return "Pushed \(ImportCommand.describe(export.records)) and \(export.chunks) chunks to \(summary.remote) "
+            return
+                "Pushed \(ImportCommand.describe(export.records)) and \(counted(export.chunks, "chunk")) to \(summary.remote) "
                 + "as \(object) (\(ByteCount.format(export.bytes)), \(scope))\(alreadyThere)."
         }
         for notice in summary.notices { context.output.note(notice) }
@@ -57,7 +58,7 @@ struct PushCommand: VaultCommand {
         }
         if export.resentFromRevoked > 0 {
             context.output.note(
-                "Sent \(export.resentFromRevoked) record(s) again that came from revoked devices, whose own bundles the group refuses."
+                "Sent \(counted(export.resentFromRevoked, "record")) again that came from revoked devices, whose own bundles the group refuses."
             )
         }
     }

@@ -108,9 +108,17 @@ public struct CommandLineParser: Sendable {
         }
 
         let command = path[path.count - 1]
-        if wantsHelp { return .help(HelpFormatter(globalOptions: globalOptions).help(for: path)) }
+        if wantsHelp {
+            return .help(
+                HelpFormatter(globalOptions: globalOptions, width: console.outputColumns ?? 80).help(for: path)
+            )
+        }
         guard command.run != nil else {
-            if path.count == 1 { return .help(HelpFormatter(globalOptions: globalOptions).help(for: path)) }
+            if path.count == 1 {
+                return .help(
+                    HelpFormatter(globalOptions: globalOptions, width: console.outputColumns ?? 80).help(for: path)
+                )
+            }
             throw usage("'\(path.map(\.name).joined(separator: " "))' needs a subcommand")
         }
         let required = command.arguments.filter { !$0.isOptional }.count

@@ -1,12 +1,21 @@
-/// Lays out help as OVERVIEW / USAGE / ARGUMENTS / OPTIONS / SUBCOMMANDS, like swift-argument-parser.
+/// Lays out help as OVERVIEW / USAGE / ARGUMENTS / OPTIONS / SUBCOMMANDS, like swift-argument-parser,
+/// broken at spaces to fit `width` columns (a terminal's, else 80): each option's help wraps under
+/// itself, and an example too long for its comment beside it gets the comment on the line above.
 struct HelpFormatter {
     let globalOptions: [OptionSpec]
+    /// The widest a line may be.
+    var width = 80
 
     func help(for path: [CommandSpec]) -> String {
         let command = path[path.count - 1]
         let name = path.map(\.name).joined(separator: " ")
-        var lines = ["OVERVIEW: \(command.abstract)"]
-        if !command.discussion.isEmpty { lines += ["", command.discussion] }
+        var lines = [WordWrap.wrap("OVERVIEW: \(command.abstract)", width: width)]
+        if !command.discussion.isEmpty {
+            let paragraphs = command.discussion.split(separator: "\n\n").map { paragraph in
+                WordWrap.wrap(paragraph.split(separator: "\n").joined(separator: " "), width: width)
+            }
+            lines += ["", paragraphs.joined(separator: "\n\n")]
+        }
 
         lines += ["", "USAGE: " + Self.usage(for: path)]
 
@@ -18,17 +27,24 @@ struct HelpFormatter {
         if !command.subcommands.isEmpty {
             lines += ["", "SUBCOMMANDS:"] + rows(command.subcommands.map { ($0.name, $0.abstract) })
             let helpPath = ([path[0].name, "help"] + path.dropFirst().map(\.name)).joined(separator: " ")
-            lines += ["", "  See '\(name) <subcommand> --help' (or '\(helpPath) <subcommand>') for details."]
+            lines += [
+                "",
+                WordWrap.wrap(
+                    "  See '\(name) <subcommand> --help' (or '\(helpPath) <subcommand>') for details.",
+                    width: width
+                ),
+            ]
         }
         if !command.examples.isEmpty {
-            lines += ["", "EXAMPLES:"] + Self.aligned(command.examples).map { "  " + $0 }
+            lines += ["", "EXAMPLES:"] + Self.aligned(command.examples, width: width - 2).map { "  " + $0 }
         }
         lines += ["", "EXIT STATUS:"] + rows(command.exitStatuses.map { ("\($0.code)", $0.meaning) })
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Example lines with their `# comments` lined up in one column (up to 60 characters in).
-    static func aligned(_ examples: [String]) -> [String] {
+    /// Example lines with their `# comments` lined up in one column (up to 60 characters in); with a
+    /// `width`, an example and its comment wider than that take two lines, the comment first.
+    static func aligned(_ examples: [String], width: Int? = nil) -> [String] {
         let split = examples.map { example -> (String, String?) in
             guard let mark = example.range(of: " # ") else { return (example, nil) }
             return (
@@ -37,10 +53,12 @@ struct HelpFormatter {
             )
         }
         let column = min(split.filter { $0.1 != nil }.map(\.0.count).max() ?? 0, 60) + 2
-        return split.map { command, comment in
-            guard let comment else { return command }
+        return split.flatMap { command, comment -> [String] in
+            guard let comment else { return [command] }
             let padding = String(repeating: " ", count: max(2, column - command.count))
-            return command + padding + "# " + comment
+            let line = command + padding + "# " + comment
+            if let width, line.count > width { return ["# " + comment, command] }
+            return [line]
         }
     }
 
@@ -73,14 +91,18 @@ struct HelpFormatter {
         return label
     }
 
+    /// Labels and their help in two columns, the help wrapped under itself.
     private func rows(_ entries: [(String, String)]) -> [String] {
-        let width = min((entries.map(\.0.count).max() ?? 0) + 2, 30)
+        let labelWidth = min((entries.map(\.0.count).max() ?? 0) + 2, 30)
+        let indent = String(repeating: " ", count: labelWidth + 2)
         return entries.map { label, help in
+            let wrapped = WordWrap.wrap(help, width: max(width - labelWidth - 2, 20))
+                .replacing("\n", with: "\n" + indent)
             let padded =
-                label.count + 2 > width
-                ? label + "\n" + String(repeating: " ", count: width + 2)
-                : label.padding(toLength: width, withPad: " ", startingAt: 0)
-            return "  " + padded + help
+                label.count + 2 > labelWidth
+                ? label + "\n" + indent
+                : label.padding(toLength: labelWidth, withPad: " ", startingAt: 0)
+            return "  " + padded + wrapped
         }
     }
 }

@@ -49,11 +49,22 @@ public struct MarkdownReference: Sendable {
         }
         lines += ["", "## Global options", "", "Every command takes these, before or after its name.", ""]
         lines += optionTable(globalOptions + [HelpFormatter.helpFlag])
-        lines += ["", "`\(root.name) --version` prints the version and the newest formats it reads.", ""]
+        lines += [
+            "", "`\(root.name) --version` prints the version and the newest formats it reads (with `--json`, as JSON).",
+            "",
+        ]
         lines += ["## Environment", "", "| variable | meaning |", "|---|---|"]
         lines += environment.map { "| `\($0.name)` | \(cell($0.meaning)) |" }
         lines += ["", "## Exit statuses", ""]
         lines += statusTable(root.exitStatuses)
+        lines += [
+            "", "## JSON output", "",
+            "With `--json`, a command prints one JSON value on standard output and nothing else there. Its layout is "
+                + "version \(JSONSchema.version) of the schema: fields may be added within a version, never renamed or "
+                + "removed, and `\(root.name) --version --json` names the version (`schemaVersion`). Every command follows "
+                + "these rules:", "",
+        ]
+        lines += JSONSchema.conventions.map { "- \($0)" }
         for path in paths {
             lines += [""] + section(path)
         }

@@ -53,7 +53,8 @@ struct SecretSource {
     }
 
     /// Reads the secret's bytes, exactly as given (not decoded as text): from `file` (the value of
-    /// ``fileOption``), else the environment variable, else a no-echo prompt.
+    /// ``fileOption``), else the environment variable, else a no-echo prompt on the terminal, even
+    /// when standard input is a pipe (``Console/canAskOnTerminal``).
     ///
     /// - Parameter confirm: On a terminal, ask twice and require the same answer (for new secrets).
     func read(file: String?, _ context: CommandContext, confirm: Bool = false) throws -> [UInt8] {
@@ -75,7 +76,7 @@ struct SecretSource {
             }
             return Array(value.utf8)
         }
-        guard context.console.inputIsTerminal, let first = context.console.readSecret(prompt: prompt) else {
+        guard context.console.canAskOnTerminal, let first = context.console.readSecret(prompt: prompt) else {
             throw CLIFailure(
                 "no \(what) given: set \(environmentVariable), pass --\(fileOption) FILE, or run in a terminal to be asked"
             )
