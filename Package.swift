@@ -175,7 +175,16 @@ let package = Package(
                 swiftSettings: strictSettings
             ),
 
-            // The worked example of embedding Coffer: a photo vault (README, "Example app").
+            // Writes the command reference and the man pages from the CLI's command definitions
+            // (Tools/reference), or checks them (Tools/test).
+            .executableTarget(
+                name: "coffer-reference",
+                dependencies: ["CofferCLI"],
+                path: "Tools/coffer-reference",
+                swiftSettings: strictSettings
+            ),
+
+            // The worked example of embedding Coffer: a photo vault (docs/EMBEDDING.md, "Example app").
             .executableTarget(
                 name: "secure-photos",
                 dependencies: ["Coffer"],

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One run's results with what produced them: what `--json` writes (schema version 1, documented in
-/// the README), and what the table, `--markdown` and `--svg` are drawn from.
+/// docs/PERFORMANCE.md), and what the table, `--markdown` and `--svg` are drawn from.
 struct Report: Encodable {
     /// Bumped when a field changes meaning or goes away; new fields may be added within a version.
     let schemaVersion = 1

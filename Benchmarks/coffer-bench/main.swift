@@ -12,7 +12,7 @@ let usage = """
       --corpus DIR      measure blobs, snapshots and sync on the files under DIR (default: generated)
       --tree DIR        back up and restore DIR as the snapshots' real tree (default: one assembled from
                         the toolchain's libraries, /usr/share/doc and /usr/include)
-      --json FILE       also write the results as JSON (schema in the README)
+      --json FILE       also write the results as JSON (schema in docs/PERFORMANCE.md)
       --markdown FILE   also write the table as Markdown, with the date, command and machine
       --svg FILE        also draw each figure beside its reference as an SVG bar chart
       --scale           instead: grow a vault from 10,000 to --scale-items items beside --scale-blob-mib

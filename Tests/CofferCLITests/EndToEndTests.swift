@@ -42,7 +42,7 @@ struct EndToEndTests {
             let fields = try json(info)
             #expect(fields["vaultID"] as? String == summary["vaultID"] as? String)
             #expect(fields["isLocked"] as? Bool == false)
-            #expect(fields["itemCount"] as? Int == 0)
+            #expect(fields["items"] as? Int == 0)
             #expect(fields["kdf"] as? String == "scrypt N=2^15 r=8 p=1")
         }
         let locked = try run(["info", "--vault", vault], passphrase: nil)

@@ -39,7 +39,7 @@ struct EverydayCLITests {
         let ratio = try #require(stats["deduplicationRatio"] as? Double)
         #expect(ratio > 1.8 && ratio < 2.1, "\(ratio)")
         let text = try cli.run(["stats"]).output
-        #expect(text.contains("snapshots:      2 (3.8 MiB of files"), "\(text)")
+        #expect(text.contains(/snapshots:\s+2 \(3.8 MiB of files/), "\(text)")
     }
 
     @Test(

@@ -248,8 +248,8 @@ struct ProgressBarTests {
         let shown = ProgressBar(label: "x", total: 10, console: terminal, enabled: true)
         shown.update(completed: 5)
         shown.finish()
-        // The update draws the half, and finishing draws the whole and ends the line.
-        #expect(drawn.text.contains("50%") && drawn.text.hasSuffix("\u{1B}[K\n"))
+        // The update draws the half, and finishing clears the line for the summary that follows.
+        #expect(drawn.text.contains("50%") && drawn.text.hasSuffix("\r\u{1B}[K"))
     }
 
     @Test("byte counts use binary units")
@@ -265,4 +265,41 @@ final class Drawn: @unchecked Sendable {
     private var parts: [String] = []
     func append(_ part: String) { parts.append(part) }
     var text: String { parts.joined() }
+}
+
+@Suite("restic's names")
+struct ResticHintTests {
+    @Test(
+        "restic's commands and options get a pointer to coffer's, as a usage error",
+        arguments: [
+            (["check"], "'coffer verify'"), (["prune"], "'coffer forget' frees what it drops at once"),
+            (["-r", "/srv/restic", "snapshots"], "--vault DIR"),
+            (["snapshots", "--repo", "/srv/restic"], "--vault DIR"),
+            (["backup", "--password-file", "pw", "/x"], "--passphrase-file FILE"),
+            (["backup", "-v", "/x"], "-q hides it"),
+            (["forget", "--keep-last", "3", "--prune"], "no --prune is needed"),
+            (["dump", "x", "y", "--target", "/tmp"], "only 'coffer restore' takes --target"),
+        ]
+    )
+    func hints(arguments: [String], hint: String) {
+        let parser = CommandLineParser(root: CofferCommand.root, globalOptions: CofferCommand.globalOptions)
+        do {
+            _ = try parser.parse(arguments, environment: [:], console: ParserTests.console)
+            Issue.record("\(arguments) parsed")
+        } catch {
+            #expect(error.message.contains(hint), "\(arguments): \(error.message)")
+            #expect(error.message.hasPrefix("unknown "), "\(error.message)")
+        }
+    }
+
+    @Test("a hint never hides a real command or option")
+    func realNamesWin() throws {
+        let names = Set(CofferCommand.root.subcommands.map(\.name))
+        #expect(names.isDisjoint(with: ResticHint.commands.keys))
+        var options = Set(CofferCommand.globalOptions.map(\.name))
+        for path in CofferCommand.root.paths where path.last?.name != "restore" {
+            options.formUnion(path.last?.options.map(\.name) ?? [])
+        }
+        #expect(options.isDisjoint(with: ResticHint.options.keys))
+    }
 }

@@ -44,7 +44,7 @@ struct RemoteEndToEndTests {
         #expect(try run(["push", remote], vault: "b").status == 0)
         let held = try run(["pull", remote])
         #expect(held.status == 3, "\(held.error)")
-        #expect(held.error.contains("wait for data"))
+        #expect(held.error.contains("for data this vault lacks"))
         #expect(try run(["item", "get", "--service", "mail", "--account", "ann"]).output == "v")
         // A's push asks for the chunks, B's pull and push answer, A's pull applies y.
         let ask = try run(["push", remote, "--json"])

@@ -2,7 +2,7 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-/// The example app (issue 10), driven end to end as its README section walks through it: an account
+/// The example app (issue 10), driven end to end as docs/EMBEDDING.md walks through it: an account
 /// whose credentials need the passphrase again, photos sealed whenUnlocked, idle auto-lock in a
 /// session, and the syncable part carried to a second machine by a bundle.
 @Suite("Example app: SecurePhotos end to end")

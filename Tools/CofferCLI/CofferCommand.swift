@@ -13,15 +13,54 @@ public enum CofferCommand {
     /// Exit status for a command line that could not be parsed (`EX_USAGE`).
     public static let usage: Int32 = 64
 
+    /// The release.
+    public static let release = "0.11.0"
+
     /// The version `coffer --version` prints: the release, and the newest formats it reads and
-    /// writes.
+    /// writes (`--version --json` prints them as ``VersionReport``).
     public static let version =
-        "coffer 0.11.0 (vault formats up to \(Schema.formatVersion), bundle format \(BundleHeader.version))"
+        "coffer \(release) (vault formats up to \(Schema.formatVersion), bundle format \(BundleHeader.version))"
 
     /// Options every command accepts, before or after its name: ``GlobalOptions``'s.
     public static let globalOptions: [OptionSpec] = ArgumentReflection.bindings(of: GlobalOptions()).compactMap {
         if case .option(let option) = $0.binding.definition(property: $0.property) { option } else { nil }
     }
+
+    /// The environment variables `coffer` reads, as the manual lists them.
+    public static let environmentVariables = [
+        EnvironmentVariable("COFFER_VAULT", "The vault directory when --vault is not given."),
+        EnvironmentVariable("COFFER_PASSPHRASE", "The passphrase when --passphrase-file is not given."),
+        EnvironmentVariable("COFFER_NEW_PASSPHRASE", "The new passphrase for passwd and rekey --change-passphrase."),
+        EnvironmentVariable("COFFER_RECOVERY_KEY", "The recovery key, for passwd to reset a forgotten passphrase."),
+        EnvironmentVariable(
+            "COFFER_RNCRYPTOR_PASSWORD",
+            "The password of RNCryptor files (put --from-rncryptor, get --to-rncryptor)."
+        ),
+        EnvironmentVariable("COFFER_WRITE_KEY", "The write key a write-only client expects (as --write-key)."),
+        EnvironmentVariable(
+            "COFFER_WRITE_KEY_PINS",
+            "The file of write-only clients' pinned write keys (default: $XDG_CONFIG_HOME/coffer/write-key-pins, else ~/.config/coffer/write-key-pins)."
+        ),
+        EnvironmentVariable(
+            "COFFER_MAX_CLOCK_SKEW",
+            "How many seconds ahead of this machine's clock a synced record may be (default 600)."
+        ),
+        EnvironmentVariable(
+            "AWS_ACCESS_KEY_ID",
+            "The object store's access key (with AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN)."
+        ),
+        EnvironmentVariable("AWS_PROFILE", "The profile of --credentials-file to use (default: default)."),
+        EnvironmentVariable(
+            "AWS_REGION",
+            "The object store's region when --region is not given (also AWS_DEFAULT_REGION; default us-east-1)."
+        ),
+        EnvironmentVariable(
+            "AWS_ENDPOINT_URL",
+            "The object store's endpoint when --endpoint is not given (default: AWS S3)."
+        ),
+        EnvironmentVariable("HOME", "Where the default vault is: ~/.local/share/coffer/default."),
+        EnvironmentVariable("COLUMNS", "The terminal's width, when the terminal cannot be asked (default 80)."),
+    ]
 
     /// Every command, in the order `coffer --help` lists them.
     static let commands: [any CommandDescription.Type] = [
@@ -34,7 +73,7 @@ public enum CofferCommand {
         ImportCommand.self, PushCommand.self, PullCommand.self, RemoteCommands.self, GCCommand.self,
         CompactCommand.self, VerifyCommand.self, RepairCommand.self, StatsCommand.self, PasswdCommand.self,
         RekeyCommand.self, KeyCommands.self, DeviceCommands.self, DevicesCommand.self, WriteOnlyCommands.self,
-        GroupCommands.self,
+        GroupCommands.self, CompletionCommand.self,
     ]
 
     /// The command tree.
@@ -53,6 +92,12 @@ public enum CofferCommand {
             "coffer backup ~/Documents             # a snapshot of a directory",
             "coffer help backup                    # help for one command",
         ],
+        exitStatuses: ExitStatus.standard(
+            adding: ExitStatus(
+                3,
+                "backup: stored without some unreadable paths; import, pull, init --join: some records held back."
+            )
+        ),
         version: version
     )
 
@@ -113,6 +158,17 @@ public enum CofferCommand {
     ///   - environment: The process environment.
     ///   - console: Where to write.
     public static func main(arguments: [String], environment: [String: String], console: Console) -> Int32 {
+        if arguments.contains("--version"), arguments.contains("--json"),
+            arguments.allSatisfy({ $0 == "--version" || $0 == "--json" })
+        {
+            do {
+                try console.printJSON(VersionReport())
+                return success
+            } catch {
+                console.message("coffer: error: \(error)")
+                return failure
+            }
+        }
         let parser = CommandLineParser(root: root, globalOptions: globalOptions)
         var commandPath: [String] = []
         do {

@@ -102,7 +102,20 @@ extension Blobs {
     /// - Throws: ``CofferError`` only when the check itself cannot run (the vault is closed, locked
     ///   before first unlock, or unreadable); what it finds is in the report.
     public func verify(readingData: Bool = false) throws(CofferError) -> VerificationReport {
-        try verify(reading: readingData ? .all : .none)
+        try verify(reading: readingData ? .all : .none, progress: nil)
+    }
+
+    /// Checks the blob tier as ``verify(readingData:)`` does, reporting how much content it has read.
+    ///
+    /// - Parameters:
+    ///   - readingData: Whether to read every chunk, blob and snapshot file in full.
+    ///   - progress: Called now and then, while content is read, with the bytes read so far.
+    /// - Throws: ``CofferError`` only when the check itself cannot run.
+    public func verify(
+        readingData: Bool,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) throws(CofferError) -> VerificationReport {
+        try verify(reading: readingData ? .all : .none, progress: progress)
     }
 
     /// Checks the structure as ``verify(readingData:)`` does, then reads, decrypts and checks only
@@ -111,7 +124,20 @@ extension Blobs {
     /// once. Whole blobs and snapshot files are not read (their digests need every chunk), so
     /// ``VerificationReport/bytesRead`` counts the chunks' stored bytes.
     public func verify(readingDataSubset subset: DataSubset) throws(CofferError) -> VerificationReport {
-        try verify(reading: .subset(subset))
+        try verify(reading: .subset(subset), progress: nil)
+    }
+
+    /// Checks as ``verify(readingDataSubset:)`` does, reporting how much it has read.
+    ///
+    /// - Parameters:
+    ///   - subset: The slice of the chunks to read, or a random share of them.
+    ///   - progress: Called now and then with the stored bytes of the chunks read so far.
+    /// - Throws: ``CofferError`` only when the check itself cannot run.
+    public func verify(
+        readingDataSubset subset: DataSubset,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) throws(CofferError) -> VerificationReport {
+        try verify(reading: .subset(subset), progress: progress)
     }
 
     /// What a verification reads.
@@ -120,7 +146,10 @@ extension Blobs {
         case subset(DataSubset)
     }
 
-    private func verify(reading: Reading) throws(CofferError) -> VerificationReport {
+    private func verify(
+        reading: Reading,
+        progress: (@Sendable (Int64) -> Void)?
+    ) throws(CofferError) -> VerificationReport {
         try vault.checkOpen()
         let keys = try vault.keyRing()
         let schema = vault.schema
@@ -245,17 +274,22 @@ extension Blobs {
         var chunksRead = 0
         var chunkBytesRead: Int64 = 0
         if structureSound, case .subset(let subset) = reading {
-            let checked = try checkChunks(keys: keys, in: subset)
+            let checked = try checkChunks(keys: keys, in: subset, progress: progress)
             problems += checked.problems
             (chunksRead, bytesRead, chunkBytesRead) = (checked.chunks, checked.bytes, checked.bytes)
         }
         if structureSound, case .all = reading {
-            let checked = try checkChunks(keys: keys, in: nil)
+            let checked = try checkChunks(keys: keys, in: nil, progress: progress)
             problems += checked.problems
             (chunksRead, chunkBytesRead) = (checked.chunks, checked.bytes)
+            // The chunks' stored bytes, then the content read in full: what the reader waits for.
+            let chunkBytes = checked.bytes
             let reader = BlobReader(vault: vault, keys: keys)
             for name in names.sorted() {
-                var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
+                var sink = ClosureSink { bytes in
+                    bytesRead += Int64(bytes.count)
+                    progress?(chunkBytes + bytesRead)
+                }
                 do {
                     try reader.read(name, to: &sink)
                 } catch  where error.code == .itemNotFound {
@@ -265,11 +299,13 @@ extension Blobs {
                     problems.append(VerificationProblem(blob: name, message: message))
                 }
             }
+            let blobBytes = bytesRead
             bytesRead += try checkSnapshotFiles(
                 snapshotRecords,
                 store: snapshots,
                 reader: ContentReader(environment: vault.environment, store: ContentStore(schema: schema), keys: keys),
-                problems: &problems
+                problems: &problems,
+                progress: progress.map { report in { @Sendable read in report(chunkBytes + blobBytes + read) } }
             )
         }
         var report = VerificationReport(
@@ -322,7 +358,8 @@ extension Blobs {
         _ records: [SnapshotRecord],
         store: SnapshotStore,
         reader: ContentReader,
-        problems: inout [VerificationProblem]
+        problems: inout [VerificationProblem],
+        progress: (@Sendable (Int64) -> Void)?
     ) throws(CofferError) -> Int64 {
         var checked = Set<ChunkList>()
         var bytesRead: Int64 = 0
@@ -340,7 +377,10 @@ extension Blobs {
             do {
                 try store.forEachEntry(of: record) { (entry) throws(CofferError) in
                     guard let content = entry.content, checked.insert(content.chunks).inserted else { return }
-                    var sink = ClosureSink { bytes in bytesRead += Int64(bytes.count) }
+                    var sink = ClosureSink { bytes in
+                        bytesRead += Int64(bytes.count)
+                        progress?(bytesRead)
+                    }
                     do throws(CofferError) {
                         try reader.stream(
                             try FileContent(entry, scope: record.scope, level: record.level, write: record.write),
@@ -397,7 +437,8 @@ extension Blobs {
     /// names, whatever refers to it.
     private func checkChunks(
         keys: KeyRing,
-        in subset: DataSubset?
+        in subset: DataSubset?,
+        progress: (@Sendable (Int64) -> Void)?
     ) throws(CofferError) -> (problems: [VerificationProblem], chunks: Int, bytes: Int64) {
         let coder = try ChunkRecord.Coder()
         var chunkKeys: [[UInt8]: ChunkKeys] = [:]
@@ -412,6 +453,7 @@ extension Blobs {
                     if let subset, !subset.contains(chunkKey: key, random: &random) { return true }
                     chunks += 1
                     bytes += Int64(value.count)
+                    progress?(bytes)
                     txn.noteScatteredTouch()
                     guard let (sealed, _) = ChunkRecord.sealedScope(of: value),
                         let level = ProtectionLevel(code: value[2])

@@ -1,7 +1,7 @@
 import Foundation
 
 extension Blobs {
-    /// Stores `value`, encoded as JSON (sorted keys, dates as seconds since 2001, data as base64; see the README), as the blob `name`, replacing
+    /// Stores `value`, encoded as JSON (sorted keys, dates as seconds since 2001, data as base64; see docs/EMBEDDING.md), as the blob `name`, replacing
     /// any blob of that name: for settings, manifests and other structured data kept beside files.
     ///
     /// - Throws: ``CofferError`` `.param` if the value cannot be encoded, and the errors of

@@ -20,7 +20,7 @@ public struct BackupOptions: Sendable, Equatable {
     /// ``Vault/Configuration/compressionLevel``.
     public var compressionLevel: Int?
     /// Paths to leave out, by restic's rules (`*.log`, `node_modules`, `/home/*/cache`, `**/tmp`,
-    /// `!keep.log` to put one back; see the README).
+    /// `!keep.log` to put one back; see docs/GUIDE.md).
     public var excluding: [String]
     /// The same, matched ignoring case (`--iexclude`).
     public var excludingIgnoringCase: [String]

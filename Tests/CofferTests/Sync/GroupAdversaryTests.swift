@@ -317,7 +317,7 @@ struct GroupAdversaryTests {
         try FileManager.default.copyItem(at: group.directory.path("b"), to: leakDirectory)
         let owner = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
         try owner.unlock(passphrase: SyncGroupFixture.passphrase)
-        // b's owner rekeys with a new passphrase; a rotates, as the README advises.
+        // b's owner rekeys with a new passphrase; a rotates, as docs/SYNC.md advises.
         try owner.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "a brand new passphrase")
         #expect(try owner.joinPolicy() == .approval, "a rekey closes passphrase joins, as a revocation does")
         _ = try exchange(owner, a, "rekeyed-to-a")

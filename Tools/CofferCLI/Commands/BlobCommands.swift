@@ -81,8 +81,8 @@ struct PutCommand: VaultCommand {
         bar.update(completed: info.size)
         bar.finish()
         try context.output.status(BlobListing(info)) {
-            "Stored \(info.name): \(ByteCount.format(info.size)) in \(info.chunkCount) content chunks"
-                + (info.listChunkCount > 0 ? " and \(info.listChunkCount) list chunks" : "")
+            "Stored \(info.name): \(ByteCount.format(info.size)) in \(counted(info.chunkCount, "content chunk"))"
+                + (info.listChunkCount > 0 ? " and \(counted(info.listChunkCount, "list chunk"))" : "")
                 + " (\(info.scope.rawValue), \(info.protection.rawValue))."
         }
     }
@@ -234,8 +234,9 @@ struct ListCommand: VaultCommand {
         }
         try context.output.result(blobs.map(BlobListing.init)) {
             var table = TextTable([
-                .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE"), .init(header: "READABLE"),
-                .init(header: "MODIFIED"), .init(header: "NAME"),
+                .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE", dropOrder: 2),
+                .init(header: "READABLE", dropOrder: 1), .init(header: "MODIFIED", shortened: TextTable.shortTime),
+                .init(header: "NAME"),
             ])
             for blob in blobs {
                 table.append([
@@ -246,7 +247,7 @@ struct ListCommand: VaultCommand {
                     PrintableText.escaping(blob.name),
                 ])
             }
-            return table.text
+            return table.text(fitting: context.console.outputColumns)
         }
     }
 

@@ -51,13 +51,22 @@ struct FindCommand: VaultCommand {
                 found.append(FoundListing(match))
             } else {
                 let entry = match.entry
-                context.console.print(
-                    "\(match.snapshot.shortID)\(match.snapshot.isWriteOnly ? " W" : "")  \(TextTable.localTime(entry.modified))  "
-                        + "\((entry.kind == .file ? ByteCount.format(entry.size) : "-").leftPadded(to: 10))  "
-                        // The entry's path is escaped already (escaping it again doubled each `\`).
-                        + PrintableText.escaping(match.snapshot.sourcePath)
-                        + (entry.pathBytes.isEmpty ? "" : "/" + entry.path) + (entry.kind == .directory ? "/" : "")
-                )
+                // The entry's path is escaped already (escaping it again doubled each `\`).
+                let path =
+                    PrintableText.escaping(match.snapshot.sourcePath)
+                    + (entry.pathBytes.isEmpty ? "" : "/" + entry.path) + (entry.kind == .directory ? "/" : "")
+                let id = match.snapshot.shortID + (match.snapshot.isWriteOnly ? " W" : "")
+                let size = (entry.kind == .file ? ByteCount.format(entry.size) : "-").leftPadded(to: 10)
+                var time = TextTable.localTime(entry.modified)
+                var line = "\(id)  \(time)  \(size)  \(path)"
+                // On a terminal, a line fits its width: the time loses its seconds and offset, then
+                // the path is cut in the middle.
+                if let width = context.console.outputColumns, line.count > width {
+                    time = TextTable.shortTime(time)
+                    let head = "\(id)  \(time)  \(size)  "
+                    line = head + path.middleTruncated(to: max(width - head.count, 12))
+                }
+                context.console.print(line)
             }
         }
         if json { return try context.console.printJSON(found) }
@@ -138,7 +147,7 @@ struct DumpCommand: VaultCommand {
         }
         context.output.note(
             result.isArchive
-                ? "Wrote \(result.paths) paths (\(ByteCount.format(result.bytes)) of content) as a tar archive."
+                ? "Wrote \(counted(result.paths, "path")) (\(ByteCount.format(result.bytes)) of content) as a tar archive."
                 : "Wrote \(path) (\(ByteCount.format(result.bytes)))."
         )
     }

@@ -50,16 +50,19 @@ struct DeviceShowCommand: VaultCommand {
         let encryptionKey = identity.encryptionKey.map { String(format: "%02x", $0) }.joined()
         let signingKey = identity.signingKey.map { String(format: "%02x", $0) }.joined()
         let json = [
-            "deviceID": identity.deviceID.uuidString, "fingerprint": identity.fingerprint,
+            "deviceID": identity.deviceID.uuidString.lowercased(), "fingerprint": identity.fingerprint,
             "encryptionKey": encryptionKey, "signingKey": signingKey,
         ]
         try context.output.result(json) {
-            """
-            Device ID:       \(identity.deviceID.uuidString)
-            Fingerprint:     \(identity.fingerprint)
-            Encryption key:  \(encryptionKey) (X25519)
-            Signing key:     \(signingKey) (Ed25519)
-            """
+            LabeledRows.text(
+                [
+                    ("Device ID", identity.deviceID.uuidString.lowercased()),
+                    ("Fingerprint", identity.fingerprint),
+                    ("Encryption key", "\(encryptionKey) (X25519)"),
+                    ("Signing key", "\(signingKey) (Ed25519)"),
+                ],
+                width: context.console.outputColumns
+            )
         }
     }
 }

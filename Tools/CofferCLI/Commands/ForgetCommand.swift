@@ -123,8 +123,8 @@ struct ForgetCommand: VaultCommand {
             let tables = groups.map { group -> String in
                 let kept = group.decisions.filter(\.keep).count
                 var table = TextTable([
-                    .init(header: "ACTION"), .init(header: "ID"), .init(header: "TIME"), .init(header: "TAGS"),
-                    .init(header: "KEPT BECAUSE"),
+                    .init(header: "ACTION"), .init(header: "ID"), .init(header: "TIME", shortened: TextTable.shortTime),
+                    .init(header: "TAGS", dropOrder: 1), .init(header: "KEPT BECAUSE", cutsAtEnd: true),
                 ])
                 for decision in group.decisions {
                     table.append([
@@ -134,8 +134,12 @@ struct ForgetCommand: VaultCommand {
                         decision.reasons.joined(separator: ", "),
                     ])
                 }
-                return "\(PrintableText.escaping(group.key.description)): \(kept) kept, "
-                    + "\(group.decisions.count - kept) \(dryRun ? "to drop" : "dropped")\n" + table.text
+                let header =
+                    "\(PrintableText.escaping(group.key.description)): \(kept) kept, "
+                    + "\(group.decisions.count - kept) \(dryRun ? "to drop" : "dropped")"
+                let width = context.console.outputColumns
+                return (width.map { WordWrap.wrap(header, width: $0) } ?? header) + "\n"
+                    + table.text(fitting: width)
             }
             let summary =
                 dryRun
@@ -166,7 +170,7 @@ struct ForgetCommand: VaultCommand {
     struct GroupListing: Encodable {
         struct Decision: Encodable {
             let id: String
-            let time: Date
+            let created: Date
             let tags: [String]
             let keep: Bool
             let reasons: [String]
@@ -184,7 +188,7 @@ struct ForgetCommand: VaultCommand {
             decisions = group.decisions.map {
                 Decision(
                     id: $0.snapshot.id,
-                    time: $0.snapshot.created,
+                    created: $0.snapshot.created,
                     tags: $0.snapshot.tags,
                     keep: $0.keep,
                     reasons: $0.reasons

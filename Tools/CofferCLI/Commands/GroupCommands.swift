@@ -32,14 +32,16 @@ struct DevicesCommand: VaultCommand {
             )
         }
         let names = Dictionary(members.map { ($0.deviceID, $0.name) }) { first, _ in first }
+        let width = context.console.outputColumns
         try context.output.result(members.map(MemberJSON.init)) {
             members.map { member in
                 let adder =
-                    member.addedBy == member.deviceID ? "itself" : names[member.addedBy] ?? member.addedBy.uuidString
-                var line =
+                    member.addedBy == member.deviceID
+                    ? "itself" : names[member.addedBy] ?? member.addedBy.uuidString.lowercased()
+                let head =
                     "\(member.deviceID.uuidString.lowercased())  \(PrintableText.escaping(member.name))"
                     + (member.isThisDevice ? " (this device)" : "")
-                    + "  added \(day(member.added)) by \(PrintableText.escaping(adder))"
+                var line = "added \(day(member.added)) by \(PrintableText.escaping(adder))"
                 if let seen = member.lastSeen { line += ", last seen \(day(seen))" }
                 if let revoked = member.revoked {
                     line += ", REVOKED \(day(revoked))"
@@ -52,7 +54,11 @@ struct DevicesCommand: VaultCommand {
                                     ?? "\(by.uuidString.lowercased()), a device whose own join does not count")
                     }
                 }
-                return line
+                // On a terminal too narrow for one line, the history goes under the device, indented.
+                guard let width, head.count + 2 + line.count > width else { return head + "  " + line }
+                return head + "\n"
+                    + WordWrap.wrap(line, width: width - 2).split(separator: "\n").map { "  " + $0 }
+                    .joined(separator: "\n")
             }.joined(separator: "\n")
         }
         let policy = try vault.joinPolicy()

@@ -33,17 +33,28 @@ struct InfoCommand: VaultCommand {
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let info = try vault.info()
         let members = try vault.members()
-        let group =
-            try vault.pendingJoinRequest() != nil
-            ? "none yet: waiting for approval to join one (see coffer devices)"
-            : "\(info.syncGroupID.uuidString), \(members.filter(\.isActive).count) device(s)"
-                + "\(members.contains { !$0.isActive } ? ", \(members.filter { !$0.isActive }.count) revoked" : ""), "
-                + "new devices join by \(try vault.joinPolicy().rawValue)"
+        let waiting = try vault.pendingJoinRequest() != nil
+        let revoked = members.filter { !$0.isActive }.count
+        let devices =
+            counted(members.filter(\.isActive).count, "device") + (revoked > 0 ? ", \(revoked) revoked" : "")
+            + "; new devices join by \(try vault.joinPolicy().rawValue)"
         var rows: [(String, String)] = [
             ("Vault", info.path),
-            ("Vault ID", info.vaultID.uuidString),
-            ("Device ID", info.deviceID.uuidString),
-            ("Sync group", group),
+            ("Vault ID", info.vaultID.uuidString.lowercased()),
+            (
+                "Device",
+                info.deviceID.uuidString.lowercased()
+                    + (members.first(where: \.isThisDevice).map { " (\(PrintableText.escaping($0.name)))" } ?? "")
+            ),
+            (
+                "Sync group",
+                waiting
+                    ? "none yet: waiting for approval to join one (see coffer devices)"
+                    : info.syncGroupID.uuidString.lowercased()
+            ),
+        ]
+        if !waiting { rows.append(("Devices", devices)) }
+        rows += [
             ("Format", "version \(info.formatVersion)"),
             ("Created", ISO8601DateFormatter().string(from: info.createdAt)),
             ("Key derivation", info.kdf),
@@ -55,12 +66,55 @@ struct InfoCommand: VaultCommand {
             ("Data file", Self.dataFileSummary(info)),
         ]
         if !info.isLocked, try vault.isRekeyInProgress {
-            rows.insert(("Rekey", "in progress (an earlier run stopped): run coffer rekey to finish it"), at: 8)
+            rows.insert(
+                ("Rekey", "in progress (an earlier run stopped): run coffer rekey to finish it"),
+                at: waiting ? 8 : 9
+            )
         }
-        let width = rows.map(\.0.count).max() ?? 0
-        try context.output.result(info) {
-            rows.map { "\(($0.0 + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.1)" }
-                .joined(separator: "\n")
+        try context.output.result(InfoListing(info)) {
+            LabeledRows.text(rows, width: context.console.outputColumns)
         }
+    }
+}
+
+/// What `coffer info --json` prints: the vault's identity, format, counts and sizes, named as every
+/// command's JSON is (docs/CLI.md, "JSON output").
+struct InfoListing: Encodable {
+    let path: String
+    let vaultID: String
+    let deviceID: String
+    let syncGroupID: String
+    let formatVersion: Int
+    let created: Date
+    let kdf: String
+    let isLocked: Bool
+    let items: Int
+    let blobs: Int
+    let chunks: Int
+    let snapshots: Int
+    let fileBytes: Int
+    let usedBytes: Int
+    let liveBytes: Int
+    let freeBytes: Int
+    let mapBytes: Int
+
+    init(_ info: VaultInfo) {
+        path = info.path
+        vaultID = info.vaultID.uuidString.lowercased()
+        deviceID = info.deviceID.uuidString.lowercased()
+        syncGroupID = info.syncGroupID.uuidString.lowercased()
+        formatVersion = info.formatVersion
+        created = info.createdAt
+        kdf = info.kdf
+        isLocked = info.isLocked
+        items = info.itemCount
+        blobs = info.blobCount
+        chunks = info.chunkCount
+        snapshots = info.snapshotCount
+        fileBytes = info.fileBytes
+        usedBytes = info.usedBytes
+        liveBytes = info.liveBytes
+        freeBytes = info.freeBytes
+        mapBytes = info.mapBytes
     }
 }

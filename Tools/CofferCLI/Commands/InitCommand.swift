@@ -31,7 +31,8 @@ struct InitCommand: ParsableCommand {
             "coffer init                                  # asks for a passphrase twice",
             "coffer init --join laptop.bundle             # another vault's sync group, from a bundle",
             "coffer init --join s3://bucket/group         # or from an object store",
-        ]
+        ],
+        exitStatuses: ExitStatus.standard(adding: .incompleteImport)
     )
 
     /// How much work deriving the key from the passphrase takes.
@@ -100,7 +101,7 @@ struct InitCommand: ParsableCommand {
         defer { vault.close() }
         if allowWriteOnly { try vault.allowWriteOnlyClients(true) }
         try context.output.result(Summary(vault, at: directory)) {
-            "Created vault \(vault.id.uuidString) at \(directory.path)"
+            "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path)"
                 + (allowWriteOnly
                     ? "\nWrite-only clients allowed; write key \((try? vault.writeKeyFingerprint) ?? "unknown")" : "")
         }
@@ -143,7 +144,7 @@ struct InitCommand: ParsableCommand {
         }
         let target = output == "-" ? "the request above" : output
         try context.output.status(Summary(vault, at: directory)) {
-            "Created vault \(vault.id.uuidString) at \(directory.path), waiting to join sync group "
+            "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path), waiting to join sync group "
                 + "\(reference.id.uuidString.lowercased()).\n"
                 + "Fingerprint: \(request.identity.fingerprint)\n"
                 + "Group fingerprint: \(reference.fingerprint)\n"
@@ -171,7 +172,7 @@ struct InitCommand: ParsableCommand {
         defer { vault.close() }
         bar.finish()
         try context.output.result(JoinSummary(vault: Summary(vault, at: directory), imported: summary)) {
-            "Created vault \(vault.id.uuidString) at \(directory.path) in sync group "
+            "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path) in sync group "
                 + vault.syncGroupID.uuidString.lowercased() + "\n" + ImportCommand.describe(summary, path: bundle)
         }
         try ImportCommand.finish(summary, context)
@@ -198,7 +199,7 @@ struct InitCommand: ParsableCommand {
         defer { vault.close() }
         bar.finish()
         try context.output.result(RemoteJoinSummary(vault: Summary(vault, at: directory), pulled: summary)) {
-            "Created vault \(vault.id.uuidString) at \(directory.path) in sync group "
+            "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path) in sync group "
                 + vault.syncGroupID.uuidString.lowercased() + "\n" + PullCommand.describe(summary)
         }
         try PullCommand.finish(summary, context)
@@ -217,16 +218,16 @@ struct InitCommand: ParsableCommand {
 
     struct Summary: Encodable {
         let path: String
-        let vaultID: UUID
-        let deviceID: UUID
-        let syncGroupID: UUID
+        let vaultID: String
+        let deviceID: String
+        let syncGroupID: String
         let formatVersion: Int
 
         init(_ vault: Vault, at directory: URL) {
             path = directory.path
-            vaultID = vault.id
-            deviceID = vault.deviceID
-            syncGroupID = vault.syncGroupID
+            vaultID = vault.id.uuidString.lowercased()
+            deviceID = vault.deviceID.uuidString.lowercased()
+            syncGroupID = vault.syncGroupID.uuidString.lowercased()
             formatVersion = vault.formatVersion
         }
     }

@@ -76,15 +76,19 @@ struct ItemCommands: CommandGroup {
         return attributes
     }
 
-    static func describe(_ item: KeychainItem) -> String {
-        let attributes = item.attributes.values.sorted { $0.key.rawValue < $1.key.rawValue }
-            .map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " ")
-        var line = "\(item.itemClass.cliName)  \(item.scope.rawValue)  \(item.accessibility.rawValue)  \(attributes)"
-        if item.requiresUserPresence { line += "  (requires presence)" }
+    /// An item on one line, `class  scope  accessibility  name=value …`; where that is wider than
+    /// `width`, its attributes (and value) go one a line below it, indented.
+    static func describe(_ item: KeychainItem, width: Int? = nil) -> String {
+        var fields = item.attributes.values.sorted { $0.key.rawValue < $1.key.rawValue }
+            .map { "\($0.key.rawValue)=\($0.value)" }
+        if item.requiresUserPresence { fields.append("(requires presence)") }
         if let value = item.value {
-            line += "  value=\(String(data: value, encoding: .utf8) ?? value.base64EncodedString())"
+            fields.append("value=\(String(data: value, encoding: .utf8) ?? value.base64EncodedString())")
         }
-        return line
+        let head = "\(item.itemClass.cliName)  \(item.scope.rawValue)  \(item.accessibility.rawValue)"
+        let line = ([head] + fields).joined(separator: "  ")
+        guard let width, line.count > width else { return line }
+        return ([head] + fields.map { "  " + $0 }).joined(separator: "\n")
     }
 }
 
@@ -211,7 +215,7 @@ struct ItemFindCommand: VaultCommand {
         query.returnsValue = showValue
         let items = try vault.keychain.find(query)
         try context.output.result(items.map(ItemListing.init)) {
-            items.map(ItemCommands.describe).joined(separator: "\n")
+            items.map { ItemCommands.describe($0, width: context.console.outputColumns) }.joined(separator: "\n")
         }
     }
 }
@@ -424,7 +428,8 @@ struct ItemClassName: ArgumentValue {
         itemClass = found
     }
 
-    static var expectation: String { "one of " + ItemClass.allCases.map(\.cliName).joined(separator: ", ") }
+    static var expectation: String { "one of " + choices.joined(separator: ", ") }
+    static var choices: [String] { ItemClass.allCases.map(\.cliName) }
 }
 
 extension KeychainItem {
@@ -442,8 +447,8 @@ struct ItemListing: Encodable {
     let scope: String
     let accessibility: String
     let requiresUserPresence: Bool
-    let creationDate: Date?
-    let modificationDate: Date?
+    let created: Date?
+    let modified: Date?
     let attributes: [String: String]
     let value: String?
     let valueBase64: String?
@@ -453,8 +458,8 @@ struct ItemListing: Encodable {
         scope = item.scope.rawValue
         accessibility = item.accessibility.rawValue
         requiresUserPresence = item.requiresUserPresence
-        creationDate = item.creationDate
-        modificationDate = item.modificationDate
+        created = item.creationDate
+        modified = item.modificationDate
         attributes = Dictionary(
             uniqueKeysWithValues: item.attributes.values.map { ($0.key.rawValue, $0.value.description) }
         )
@@ -465,7 +470,7 @@ struct ItemListing: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case itemClass = "class"
-        case scope, accessibility, requiresUserPresence, creationDate, modificationDate, attributes
+        case scope, accessibility, requiresUserPresence, created, modified, attributes
         case value, valueBase64
     }
 }

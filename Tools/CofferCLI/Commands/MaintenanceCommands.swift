@@ -25,8 +25,8 @@ struct GCCommand: VaultCommand {
             "freedChunks": Int64(report.freedChunks), "freedBytes": report.freedBytes,
         ]
         try context.output.result(json) {
-            "Freed \(report.freedChunks) chunks (\(ByteCount.format(report.freedBytes))); "
-                + "\(report.abandonedWrites) abandoned writes released \(report.releasedReferences) references."
+            "Freed \(counted(report.freedChunks, "chunk")) (\(ByteCount.format(report.freedBytes))); "
+                + "\(counted(report.abandonedWrites, "abandoned write")) released \(counted(report.releasedReferences, "reference"))."
         }
     }
 }
@@ -106,9 +106,12 @@ struct VerifyCommand: VaultCommand {
     }
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
+        // Reading the content takes long on a large vault: a bar shows the bytes read so far.
+        let bar = context.progressBar("verify", total: nil)
         let report =
-            try readDataSubset.map { try vault.blobs.verify(readingDataSubset: $0) }
-            ?? vault.blobs.verify(readingData: readData)
+            try readDataSubset.map { try vault.blobs.verify(readingDataSubset: $0, progress: bar.report) }
+            ?? vault.blobs.verify(readingData: readData, progress: bar.report)
+        bar.finish()
         let listing = Listing(
             healthy: report.isHealthy,
             blobs: report.blobCount,
@@ -126,18 +129,18 @@ struct VerifyCommand: VaultCommand {
             var found = "no problems found."
             if readData {
                 read =
-                    "; \(report.chunksRead) chunks (\(ByteCount.format(report.chunkBytesRead)) stored) decrypted and checked against their ids, \(ByteCount.format(report.bytesRead)) of blob and snapshot content read and checked"
+                    "; \(counted(report.chunksRead, "chunk")) (\(ByteCount.format(report.chunkBytesRead)) stored) decrypted and checked against their ids, \(ByteCount.format(report.bytesRead)) of blob and snapshot content read and checked"
             } else if let readDataSubset {
                 read =
-                    ", subset \(readDataSubset): \(report.chunksRead) chunks (\(ByteCount.format(report.bytesRead)) stored) read and checked"
+                    ", subset \(readDataSubset): \(counted(report.chunksRead, "chunk")) (\(ByteCount.format(report.bytesRead)) stored) read and checked"
             } else {
                 found =
                     "no problems found in the structure (the stored content was not read: `coffer verify --read-data` reads and checks it)."
             }
             return
                 (report.problems.map { "damaged: \($0)" } + [
-                    "\(report.blobCount) blobs, \(report.snapshotCount) snapshots, \(report.chunkCount) chunks\(read): "
-                        + (report.isHealthy ? found : "\(problems) found.")
+                    "\(counted(report.blobCount, "blob")), \(counted(report.snapshotCount, "snapshot")), \(counted(report.chunkCount, "chunk"))\(read): "
+                        + (report.isHealthy ? found : "\(counted(report.problems.count, "problem")) found.")
                 ]).joined(separator: "\n")
         }
         if !report.isHealthy {
@@ -203,10 +206,34 @@ struct StatsCommand: VaultCommand {
         let storedBytes: Int64
         let deduplicationRatio: Double
         let compressionRatio: Double
+        /// Every file in the vault's directory, as `du` counts it.
+        let vaultFileBytes: Int64
+        /// `data.mdb` alone.
+        let dataFileBytes: Int64
+        /// Its pages in use: the stored chunks and the database's own pages.
+        let liveBytes: Int64
+        /// Its pages free for reuse.
+        let freeBytes: Int64
+    }
+
+    /// The sizes of the regular files in `directory`.
+    static func directorySize(_ directory: URL) -> Int64 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.reduce(0) { total, name in
+            let attributes = try? FileManager.default.attributesOfItem(
+                atPath: directory.appendingPathComponent(name).path
+            )
+            guard attributes?[.type] as? FileAttributeType == .typeRegular else { return total }
+            return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
+        }
     }
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let stats = try vault.blobs.statistics()
+        let info = try vault.info()
+        let vaultFiles = Self.directorySize(try context.vaultDirectory())
+        let live = Int64(info.liveBytes)
+        let free = Int64(max(0, info.fileBytes - info.liveBytes))
         let listing = Listing(
             blobs: stats.blobCount,
             blobBytes: stats.blobBytes,
@@ -217,17 +244,44 @@ struct StatsCommand: VaultCommand {
             uniqueBytes: stats.uniqueBytes,
             storedBytes: stats.storedBytes,
             deduplicationRatio: stats.deduplicationRatio,
-            compressionRatio: stats.compressionRatio
+            compressionRatio: stats.compressionRatio,
+            vaultFileBytes: vaultFiles,
+            dataFileBytes: Int64(info.fileBytes),
+            liveBytes: live,
+            freeBytes: free
         )
+        // What the files on disk hold, so that stored plus the rest adds up to what du shows.
+        let own = max(0, live - stats.storedBytes)
+        let others = max(0, vaultFiles - Int64(info.fileBytes))
+        let onDisk =
+            "\(ByteCount.format(vaultFiles)) in the vault's files: \(ByteCount.format(stats.storedBytes)) stored "
+            + "chunks, \(ByteCount.format(own)) the database's own pages (records, indexes, page rounding), "
+            + "\(ByteCount.format(free)) free for reuse, \(ByteCount.format(others)) other files (lock, reserve)"
         try context.output.result(listing) {
-            """
-            blobs:          \(stats.blobCount) (\(ByteCount.format(stats.blobBytes)))
-            snapshots:      \(stats.snapshotCount) (\(ByteCount.format(stats.snapshotBytes)) of files, each snapshot in full)
-            logical size:   \(ByteCount.format(stats.logicalBytes)) (blobs and snapshot files)
-            after dedup:    \(ByteCount.format(stats.uniqueBytes)) (\(String(format: "%.2f", stats.deduplicationRatio))×)
-            stored:         \(ByteCount.format(stats.storedBytes)) (compression \(String(format: "%.2f", stats.compressionRatio))×)
-            chunks:         \(stats.chunkCount) stored (content and list chunks of every blob and snapshot, each once)
-            """
+            LabeledRows.text(
+                [
+                    ("blobs", "\(stats.blobCount) (\(ByteCount.format(stats.blobBytes)))"),
+                    (
+                        "snapshots",
+                        "\(stats.snapshotCount) (\(ByteCount.format(stats.snapshotBytes)) of files, each snapshot in full)"
+                    ),
+                    ("logical size", "\(ByteCount.format(stats.logicalBytes)) (blobs and snapshot files)"),
+                    (
+                        "after dedup",
+                        "\(ByteCount.format(stats.uniqueBytes)) (\(String(format: "%.2f", stats.deduplicationRatio))×)"
+                    ),
+                    (
+                        "stored",
+                        "\(ByteCount.format(stats.storedBytes)) (compression \(String(format: "%.2f", stats.compressionRatio))×)"
+                    ),
+                    (
+                        "chunks",
+                        "\(stats.chunkCount) stored (content and list chunks of every blob and snapshot, each once)"
+                    ),
+                    ("on disk", onDisk),
+                ],
+                width: context.console.outputColumns
+            )
         }
     }
 }

@@ -45,7 +45,8 @@ struct PushCommand: VaultCommand {
             }
             let scope =
                 export.isIncremental ? "changes \(export.firstSequence)-\(export.lastSequence)" : "everything syncable"
-            return "Pushed \(ImportCommand.describe(export.records)) and \(export.chunks) chunks to \(summary.remote) "
+            return
+                "Pushed \(ImportCommand.describe(export.records)) and \(counted(export.chunks, "chunk")) to \(summary.remote) "
                 + "as \(object) (\(ByteCount.format(export.bytes)), \(scope))\(alreadyThere)."
         }
         for notice in summary.notices { context.output.note(notice) }
@@ -57,7 +58,7 @@ struct PushCommand: VaultCommand {
         }
         if export.resentFromRevoked > 0 {
             context.output.note(
-                "Sent \(export.resentFromRevoked) record(s) again that came from revoked devices, whose own bundles the group refuses."
+                "Sent \(counted(export.resentFromRevoked, "record")) again that came from revoked devices, whose own bundles the group refuses."
             )
         }
     }
@@ -77,7 +78,8 @@ struct PullCommand: VaultCommand {
         examples: [
             "coffer pull s3://bucket/group",
             "coffer pull s3://bucket/group --endpoint http://127.0.0.1:8333",
-        ]
+        ],
+        exitStatuses: ExitStatus.standard(adding: .incompleteImport)
     )
 
     var target = RemoteTarget()
@@ -160,7 +162,7 @@ struct RemoteCompactCommand: VaultCommand {
             supersedes: the store then holds about one copy of the live data, and a new device
             joining downloads the checkpoint and what came after it. Safe while other devices push,
             pull or compact. The only command that deletes objects: its credentials need
-            s3:DeleteObject, which push and pull do not (see the README for an AWS policy).
+            s3:DeleteObject, which push and pull do not (docs/SYNC.md has an AWS policy).
             """,
         examples: [
             "coffer remote compact s3://bucket/group   # one checkpoint instead of the history",

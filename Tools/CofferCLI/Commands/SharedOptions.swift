@@ -79,7 +79,11 @@ struct CompressionLevel: ArgumentValue {
 
 /// `--rncryptor-password-file`, for `put --from-rncryptor` and `get --to-rncryptor`.
 struct RNCryptorPasswordOption: ArgumentGroup {
-    @Option(value: "FILE", help: "The RNCryptor password (default: $COFFER_RNCRYPTOR_PASSWORD, else ask).")
+    @Option(
+        value: "FILE",
+        help:
+            "Read the RNCryptor password from FILE, less one trailing newline (default: $COFFER_RNCRYPTOR_PASSWORD, else ask)."
+    )
     var rncryptorPasswordFile: String?
 
     /// The password, as text (RNCryptor derives its keys from the password's UTF-8).

@@ -25,7 +25,8 @@ struct BackupCommand: VaultCommand {
             "coffer backup ~ --exclude-caches --exclude-larger-than 2G -x --dry-run   # what it would read",
             "coffer backup /srv/db --write-only       # no passphrase: add, never read (coffer write-only enable)",
         ],
-        isCancellable: true
+        isCancellable: true,
+        exitStatuses: ExitStatus.standard(adding: .incompleteBackup)
     )
 
     @Flag(
@@ -114,7 +115,7 @@ struct BackupCommand: VaultCommand {
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let options = try options()
         if dryRun { return try plan(vault, options, context) }
-        let label = paths.count == 1 ? "backup \(paths[0])" : "backup \(paths.count) paths"
+        let label = paths.count == 1 ? "backup \(paths[0])" : "backup \(counted(paths.count, "path"))"
         let bar = context.progressBar(label, total: nil, unit: .count("paths"))
         // The total comes from a count of the tree that runs beside the backup (as restic's scanner
         // does): the bar shows a percentage and an ETA once it is known. The count leaves nothing
@@ -148,9 +149,9 @@ struct BackupCommand: VaultCommand {
             excluded: result.excluded
         )
         try output.status(listing) {
-            "Snapshot \(result.snapshot.shortID) of \(result.snapshot.paths.joined(separator: ", ")): \(stats.files) files "
+            "Snapshot \(result.snapshot.shortID) of \(result.snapshot.paths.joined(separator: ", ")): \(counted(stats.files, "file")) "
                 + "(\(stats.newFiles) new, \(stats.changedFiles) changed, \(stats.unchangedFiles) unchanged), "
-                + "\(stats.directories) directories, \(ByteCount.format(stats.bytes)); "
+                + "\(counted(stats.directories, "directory", "directories")), \(ByteCount.format(stats.bytes)); "
                 + "\(ByteCount.format(stats.bytesAdded)) added to the vault"
                 + (stats.bytesAdded == 0 && stats.newFiles + stats.changedFiles > 0
                     ? " (their content was already stored: chunks are shared by every blob and snapshot)." : ".")
@@ -159,7 +160,7 @@ struct BackupCommand: VaultCommand {
         // script or a scheduler sees that the snapshot is incomplete.
         guard result.problems.isEmpty else {
             throw IncompleteResult(
-                "snapshot \(result.snapshot.shortID) is incomplete: \(result.problems.count) path(s) could not be backed up in full (listed above); fix them and back up again"
+                "snapshot \(result.snapshot.shortID) is incomplete: \(counted(result.problems.count, "path")) could not be backed up in full (listed above); fix them and back up again"
             )
         }
     }
@@ -183,9 +184,9 @@ struct BackupCommand: VaultCommand {
             for problem in plan.problems { context.output.warning("warning: \(problem)") }
         }
         try context.output.status(DryRunListing(plan: plan, entries: entries)) {
-            "Dry run: would read \(plan.newFiles + plan.changedFiles) of \(plan.files) files "
+            "Dry run: would read \(plan.newFiles + plan.changedFiles) of \(counted(plan.files, "file")) "
                 + "(\(plan.newFiles) new, \(plan.changedFiles) changed), \(ByteCount.format(plan.bytesToRead)); "
-                + "\(plan.unchangedFiles) unchanged files would not be read; \(plan.excludedByPattern) "
+                + "\(counted(plan.unchangedFiles, "unchanged file")) would not be read; \(plan.excludedByPattern) "
                 + "path\(plan.excludedByPattern == 1 ? "" : "s") left out by the exclude options. Nothing was read or stored."
         }
     }
@@ -259,10 +260,10 @@ struct SnapshotsCommand: VaultCommand {
         }
         try context.output.result(snapshots.map(SnapshotListing.init)) {
             var table = TextTable([
-                .init(header: "ID"), .init(header: "TIME"), .init(header: "HOST"),
-                .init(header: "FILES", alignsRight: true),
-                .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE"), .init(header: "TAGS"),
-                .init(header: "NAME"),
+                .init(header: "ID"), .init(header: "TIME", shortened: TextTable.shortTime),
+                .init(header: "HOST", dropOrder: 4), .init(header: "FILES", alignsRight: true, dropOrder: 3),
+                .init(header: "SIZE", alignsRight: true), .init(header: "SCOPE", dropOrder: 1),
+                .init(header: "TAGS", dropOrder: 2), .init(header: "NAME"),
             ])
             for snapshot in snapshots {
                 // A write-only client's time and host are its claims: marked with '?'.
@@ -276,8 +277,10 @@ struct SnapshotsCommand: VaultCommand {
                     PrintableText.escaping(snapshot.name) + claim,
                 ])
             }
-            guard snapshots.contains(where: \.isWriteOnly) else { return table.text }
-            return table.text + "\n" + SnapshotListing.writeOnlyLegend
+            let text = table.text(fitting: context.console.outputColumns)
+            guard snapshots.contains(where: \.isWriteOnly) else { return text }
+            let legend = SnapshotListing.writeOnlyLegend
+            return text + "\n" + (context.console.outputColumns.map { WordWrap.wrap(legend, width: $0) } ?? legend)
         }
     }
 }
@@ -461,7 +464,7 @@ struct RestoreCommand: VaultCommand {
             deleting: delete,
             dryRun: dryRun,
             changes: list,
-            progress: { bar?.update(completed: $0.bytesRead, detail: "\($0.files) paths") }
+            progress: { bar?.update(completed: $0.bytesRead, detail: counted($0.files, "path")) }
         )
         bar?.finish()
         if !json {
@@ -480,7 +483,7 @@ struct RestoreCommand: VaultCommand {
             let summary = parts.joined(separator: ", ")
             return dryRun
                 ? "Dry run: would restore to \(directory): \(summary), \(ByteCount.format(result.bytes)) to write. Nothing was changed."
-                : "Restored \(result.restoredPaths) paths, \(ByteCount.format(result.bytes)), to \(directory) (\(summary))."
+                : "Restored \(counted(result.restoredPaths, "path")), \(ByteCount.format(result.bytes)), to \(directory) (\(summary))."
         }
     }
 }
@@ -509,10 +512,19 @@ struct DiffCommand: VaultCommand {
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let diff = try vault.snapshots.diff(older, newer, host: host.host)
         let lines = diff.added.map { "+ \($0)" } + diff.removed.map { "- \($0)" } + diff.changed.map { "M \($0)" }
-        if lines.isEmpty, context.output.mode != .json { return }
-        try context.output.result(["added": diff.added, "removed": diff.removed, "changed": diff.changed]) {
-            lines.joined(separator: "\n")
+        if !lines.isEmpty || context.output.mode == .json {
+            try context.output.result(["added": diff.added, "removed": diff.removed, "changed": diff.changed]) {
+                lines.joined(separator: "\n")
+            }
         }
+        // The summary goes to standard error, so that standard output stays the list of paths (empty
+        // when nothing changed).
+        context.output.note(
+            lines.isEmpty
+                ? "No differences: \(older) and \(newer) hold the same paths, each with the same content, type, mode, owner and attributes."
+                : "\(counted(diff.added.count, "path")) added, \(diff.removed.count) removed, "
+                    + "\(diff.changed.count) changed from \(older) to \(newer)."
+        )
     }
 }
 

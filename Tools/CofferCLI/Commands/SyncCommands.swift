@@ -49,7 +49,8 @@ struct ExportCommand: VaultCommand {
                     ? "change \(summary.lastSequence)" : "changes \(summary.firstSequence) to \(summary.lastSequence)")
                     + " for peer '\(summary.peer ?? "")'"
                 : "everything syncable"
-            return "Exported \(ImportCommand.describe(summary.records)) and \(summary.chunks) chunks to \(path) "
+            return
+                "Exported \(ImportCommand.describe(summary.records)) and \(counted(summary.chunks, "chunk")) to \(path) "
                 + "(\(ByteCount.format(summary.bytes)), \(scope))."
         }
         if let left = summary.deviceBoundLeftBehind, !nothingNew {
@@ -71,7 +72,8 @@ struct ImportCommand: VaultCommand {
         examples: [
             "coffer import /media/usb/laptop.bundle",
             "coffer import 2.bundle --json",
-        ]
+        ],
+        exitStatuses: ExitStatus.standard(adding: .incompleteImport)
     )
 
     @Argument("FILE", help: "The bundle to import.")
@@ -116,7 +118,7 @@ struct ImportCommand: VaultCommand {
             }
             if summary.held > 0 {
                 output.warning(
-                    "warning: \(summary.held) record(s) wait for data this vault lacks (deleted here, or never received); this vault's next export or push asks for it, and the import that brings it applies them"
+                    "warning: \(counted(summary.held, "record")) \(summary.held == 1 ? "waits" : "wait") for data this vault lacks (deleted here, or never received); this vault's next export or push asks for it, and the import that brings it applies them"
                 )
             }
             let dates = ISO8601DateFormatter()
@@ -128,7 +130,7 @@ struct ImportCommand: VaultCommand {
         }
         guard summary.isIncomplete else { return }
         throw IncompleteResult(
-            "the import is incomplete: \(summary.held) record(s) held back, \(summary.refusedFutureRecords) refused for their clock"
+            "the import is incomplete: \(counted(summary.held, "record")) held back, \(summary.refusedFutureRecords) refused for their clock"
         )
     }
 

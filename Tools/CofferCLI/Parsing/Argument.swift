@@ -12,6 +12,7 @@ struct Argument<Value: Sendable>: ArgumentBinding, Sendable {
     private let placeholder: String
     private let help: String
     private let presence: ArgumentSpec.Presence
+    private let choices: [String]
     private let slot: ParsedSlot<Value?>
     /// The value the positionals make (consuming what it takes); `nil` when none was there.
     private let take: @Sendable (inout ArraySlice<String>, String) throws -> Value?
@@ -26,7 +27,7 @@ struct Argument<Value: Sendable>: ArgumentBinding, Sendable {
     }
 
     func definition(property: String) -> ArgumentDefinition {
-        .positional(ArgumentSpec(placeholder, help: help, presence: presence))
+        .positional(ArgumentSpec(placeholder, help: help, presence: presence, choices: choices))
     }
 
     func bind(
@@ -44,6 +45,7 @@ extension Argument where Value: ArgumentValue {
         self.placeholder = placeholder
         self.help = help
         presence = .required
+        choices = Value.choices
         slot = ParsedSlot(nil)
         take = { positionals, name throws in
             guard let text = positionals.popFirst() else { return nil }
@@ -58,6 +60,7 @@ extension Argument {
         self.placeholder = placeholder
         self.help = help
         presence = .optional
+        choices = Wrapped.choices
         slot = ParsedSlot(.some(nil))
         take = { positionals, name throws in
             guard let text = positionals.popFirst() else { return nil }
@@ -72,6 +75,7 @@ extension Argument {
         self.placeholder = placeholder
         self.help = help
         presence = optional ? .optionalRepeating : .repeating
+        choices = Element.choices
         slot = ParsedSlot([])
         take = { positionals, name throws in
             var elements: [Element] = []

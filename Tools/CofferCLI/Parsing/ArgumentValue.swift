@@ -9,10 +9,14 @@ protocol ArgumentValue: Sendable {
     /// What is wrong with `text`, where saying what is expected would not explain it (a local time
     /// that does not exist): the rest of a message after the option's name. `nil` by default.
     static func problem(with text: String) -> String?
+    /// Every valid value, when they are few and fixed (an enumeration): help and shell completion
+    /// offer them. Empty by default.
+    static var choices: [String] { get }
 }
 
 extension ArgumentValue {
     static func problem(with text: String) -> String? { nil }
+    static var choices: [String] { [] }
 }
 
 extension String: ArgumentValue {
@@ -32,7 +36,8 @@ extension UInt64: ArgumentValue {
 
 extension ArgumentValue where Self: RawRepresentable & CaseIterable, RawValue == String {
     init?(argument text: String) { self.init(rawValue: text) }
-    static var expectation: String { "one of " + allCases.map(\.rawValue).joined(separator: ", ") }
+    static var expectation: String { "one of " + choices.joined(separator: ", ") }
+    static var choices: [String] { allCases.map(\.rawValue) }
 }
 
 /// A problem with the values on a command line that parsing alone cannot see (two options that

@@ -63,6 +63,7 @@ public struct CommandLineParser: Sendable {
                 let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
                 if name == "version", path.count == 1, let version = root.version { return .help(version) }
                 guard let option = known.first(where: { $0.name == name }) else {
+                    if let hint = ResticHint.options[name] { throw usage("unknown option '--\(name)'; \(hint)") }
                     let suggestion = Self.closest(to: name, among: known.map(\.name)).map {
                         "; did you mean '--\($0)'?"
                     }
@@ -75,7 +76,8 @@ public struct CommandLineParser: Sendable {
                 let letters = token.dropFirst()
                 for (offset, letter) in letters.enumerated() {
                     guard let option = known.first(where: { $0.shortName == letter }) else {
-                        throw usage("unknown option '-\(letter)'")
+                        let hint = ResticHint.options[String(letter)].map { "; \($0)" } ?? ""
+                        throw usage("unknown option '-\(letter)'\(hint)")
                     }
                     let isLast = offset == letters.count - 1
                     guard !option.takesValue || isLast else {
@@ -90,6 +92,9 @@ public struct CommandLineParser: Sendable {
             if !command.subcommands.isEmpty, positionals.isEmpty {
                 guard let subcommand = command.subcommands.first(where: { $0.name == token }) else {
                     if wantsHelp { continue }
+                    if path.count == 1, let hint = ResticHint.commands[token] {
+                        throw usage("unknown command '\(token)'; \(hint)")
+                    }
                     let names = command.subcommands.map(\.name)
                     if let suggestion = Self.closest(to: token, among: names) {
                         throw usage("unknown command '\(token)'; did you mean '\(suggestion)'?")
@@ -103,9 +108,17 @@ public struct CommandLineParser: Sendable {
         }
 
         let command = path[path.count - 1]
-        if wantsHelp { return .help(HelpFormatter(globalOptions: globalOptions).help(for: path)) }
+        if wantsHelp {
+            return .help(
+                HelpFormatter(globalOptions: globalOptions, width: console.outputColumns ?? 80).help(for: path)
+            )
+        }
         guard command.run != nil else {
-            if path.count == 1 { return .help(HelpFormatter(globalOptions: globalOptions).help(for: path)) }
+            if path.count == 1 {
+                return .help(
+                    HelpFormatter(globalOptions: globalOptions, width: console.outputColumns ?? 80).help(for: path)
+                )
+            }
             throw usage("'\(path.map(\.name).joined(separator: " "))' needs a subcommand")
         }
         let required = command.arguments.filter { !$0.isOptional }.count

@@ -17,6 +17,8 @@ public struct CommandSpec: Sendable {
     public let run: (@Sendable (Invocation) throws -> Void)?
     /// Example command lines shown in the help, each with a comment saying what it does.
     public let examples: [String]
+    /// The exit statuses the command may end with, and what each means for it.
+    public let exitStatuses: [ExitStatus]
     /// What `--version` prints (the root command only).
     public let version: String?
     /// Whether a first Ctrl-C asks the command to stop and release what it holds (its reads and
@@ -32,6 +34,7 @@ public struct CommandSpec: Sendable {
         arguments: [ArgumentSpec] = [],
         subcommands: [CommandSpec] = [],
         examples: [String] = [],
+        exitStatuses: [ExitStatus] = ExitStatus.standard,
         version: String? = nil,
         isCancellable: Bool = false,
         run: (@Sendable (Invocation) throws -> Void)? = nil
@@ -43,6 +46,7 @@ public struct CommandSpec: Sendable {
         self.arguments = arguments
         self.subcommands = subcommands
         self.examples = examples
+        self.exitStatuses = exitStatuses
         self.version = version
         self.isCancellable = isCancellable
         self.run = run
@@ -59,15 +63,17 @@ public struct OptionSpec: Sendable, Equatable {
     public let valueName: String?
     /// One line of help.
     public let help: String
+    /// Every value the option takes, when they are few and fixed; empty otherwise.
+    public let choices: [String]
 
     /// A flag, present or not.
     public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
-        OptionSpec(name: name, shortName: short, valueName: nil, help: help)
+        OptionSpec(name: name, shortName: short, valueName: nil, help: help, choices: [])
     }
 
-    /// An option that takes a value.
-    public static func option(_ name: String, value: String, help: String) -> OptionSpec {
-        OptionSpec(name: name, shortName: nil, valueName: value, help: help)
+    /// An option that takes a value, one of `choices` when they are given.
+    public static func option(_ name: String, value: String, help: String, choices: [String] = []) -> OptionSpec {
+        OptionSpec(name: name, shortName: nil, valueName: value, help: help, choices: choices)
     }
 
     /// Whether the option takes a value.
@@ -94,6 +100,8 @@ public struct ArgumentSpec: Sendable, Equatable {
     public let help: String
     /// Whether it must be given, may be left out, or repeats.
     public let presence: Presence
+    /// Every value it takes, when they are few and fixed; empty otherwise.
+    public let choices: [String]
 
     /// Whether it may be left out.
     public var isOptional: Bool { presence == .optional || presence == .optionalRepeating }
@@ -103,10 +111,12 @@ public struct ArgumentSpec: Sendable, Equatable {
         self.init(name, help: help, presence: optional ? .optional : .required)
     }
 
-    /// Creates a positional argument that is required, optional or repeating.
-    public init(_ name: String, help: String, presence: Presence) {
+    /// Creates a positional argument that is required, optional or repeating, one of `choices` when
+    /// they are given.
+    public init(_ name: String, help: String, presence: Presence, choices: [String] = []) {
         self.name = name
         self.help = help
         self.presence = presence
+        self.choices = choices
     }
 }

@@ -12,6 +12,7 @@ struct Option<Value: Sendable>: ArgumentBinding, Sendable {
     private let name: String?
     private let valueName: String
     private let help: String
+    private let choices: [String]
     private let slot: ParsedSlot<Value>
     /// The value the option's given texts make, or `nil` to keep the default (it was not given).
     private let parse: @Sendable ([String]?, String) throws -> Value?
@@ -20,7 +21,7 @@ struct Option<Value: Sendable>: ArgumentBinding, Sendable {
     var wrappedValue: Value { slot.value }
 
     func definition(property: String) -> ArgumentDefinition {
-        .option(.option(name ?? optionName(forProperty: property), value: valueName, help: help))
+        .option(.option(name ?? optionName(forProperty: property), value: valueName, help: help, choices: choices))
     }
 
     func bind(
@@ -39,6 +40,7 @@ extension Option where Value: ArgumentValue {
         self.name = name
         self.valueName = value
         self.help = help
+        choices = Value.choices
         slot = ParsedSlot(wrappedValue)
         parse = { values, option throws in try lastValue(values, as: Value.self, option: option) }
     }
@@ -50,6 +52,7 @@ extension Option {
         self.name = name
         self.valueName = value
         self.help = help
+        choices = Wrapped.choices
         slot = ParsedSlot(nil)
         parse = { values, option throws in
             try lastValue(values, as: Wrapped.self, option: option).map { $0 }
@@ -62,6 +65,7 @@ extension Option {
         self.name = name
         self.valueName = value
         self.help = help
+        choices = Element.choices
         slot = ParsedSlot(wrappedValue)
         parse = { values, option throws in
             guard let values else { return nil }

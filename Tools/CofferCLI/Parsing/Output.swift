@@ -33,7 +33,7 @@ struct Output: Sendable {
     func done(_ json: some Encodable, text: () -> String) throws {
         switch mode {
         case .json: try console.printJSON(json)
-        case .text: console.print(text())
+        case .text: console.print(console.outputColumns.map { WordWrap.wrap(text(), width: $0) } ?? text())
         case .quiet: break
         }
     }

@@ -30,6 +30,8 @@ struct CommandConfiguration: Sendable {
     var subcommands: [any CommandDescription.Type] = []
     /// Whether a first Ctrl-C asks the command to stop and release what it holds.
     var isCancellable = false
+    /// The exit statuses the command may end with, each with what it means for this command.
+    var exitStatuses = ExitStatus.standard
 }
 
 /// A command's description for the parser and the help: a ``ParsableCommand`` or a
@@ -59,7 +61,8 @@ extension CommandGroup {
             abstract: configuration.abstract,
             discussion: configuration.discussion,
             subcommands: configuration.subcommands.map { $0.spec },
-            examples: configuration.examples
+            examples: configuration.examples,
+            exitStatuses: configuration.exitStatuses
         )
     }
 }
@@ -75,6 +78,7 @@ extension ParsableCommand {
             options: definitions.compactMap { if case .option(let option) = $0 { option } else { nil } },
             arguments: definitions.compactMap { if case .positional(let argument) = $0 { argument } else { nil } },
             examples: configuration.examples,
+            exitStatuses: configuration.exitStatuses,
             isCancellable: configuration.isCancellable,
             run: { invocation in try execute(invocation) }
         )

@@ -19,6 +19,10 @@ public final class Console: @unchecked Sendable {
     /// is not the process's (tests), and then data goes through the closures.
     let inputDescriptor: Int32?
     let outputDescriptor: Int32?
+    /// Whether a progress line is on standard error, unfinished: a message first clears it, so that
+    /// the message starts a line of its own.
+    private var progressLineIsOpen = false
+    private let progressLock = NSLock()
 
     /// Creates a console from functions that write standard output and standard error and read
     /// standard input.
@@ -103,6 +107,22 @@ public final class Console: @unchecked Sendable {
         return 80
     }
 
+    /// How wide listings on standard output may be: the terminal's width (`TIOCGWINSZ`, else
+    /// `$COLUMNS`, else 80) when standard output is a terminal; `nil` (no limit) for a pipe or a file,
+    /// which get every column in full.
+    var outputColumns: Int? {
+        guard outputIsTerminal else { return nil }
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let text = ProcessInfo.processInfo.environment["COLUMNS"], let value = Int(text), value > 0 { return value }
+        return 80
+    }
+
+    /// Whether a person can be asked for a secret on the terminal (`/dev/tty`): standard input is a
+    /// terminal, or standard input is in use (`tar c ~ | coffer put home.tar -`) while standard error
+    /// is one, as ssh and sudo read the terminal itself. A test's console never asks.
+    var canAskOnTerminal: Bool { inputIsTerminal || (errorIsTerminal && isProcessConsole) }
+
     /// The environment variable `name` exactly as the process holds it, bytes that are not UTF-8
     /// included (Foundation's `ProcessInfo` decodes values as UTF-8, replacing such bytes), or `nil`
     /// when it is unset or this console is not the process's (a test's, with an environment of its
@@ -129,18 +149,43 @@ public final class Console: @unchecked Sendable {
     /// Reads standard input to its end.
     func readStandardInput() -> Data { readInput() }
 
-    /// Writes a message to standard error.
-    public func message(_ text: String) { writeError(text.hasSuffix("\n") ? text : text + "\n") }
+    /// Writes a message to standard error, on a line of its own (a progress line drawn there is
+    /// cleared first; the bar draws itself again at its next update), broken at spaces to fit a
+    /// terminal's width.
+    public func message(_ text: String) {
+        let shown = errorIsTerminal && isProcessConsole ? WordWrap.wrap(text, width: columns) : text
+        progressLock.lock()
+        defer { progressLock.unlock() }
+        let clear = progressLineIsOpen ? "\r\u{1B}[K" : ""
+        progressLineIsOpen = false
+        writeError(clear + (shown.hasSuffix("\n") ? shown : shown + "\n"))
+    }
 
-    /// Writes raw text to standard error (progress bars redraw in place).
-    func writeToError(_ text: String) { writeError(text) }
+    /// Draws a progress line in place on standard error: back to the line's start, the text, the rest
+    /// of the line before cleared (`ESC [ K`).
+    func drawProgress(_ line: String) {
+        progressLock.lock()
+        defer { progressLock.unlock() }
+        progressLineIsOpen = true
+        writeError("\r" + line + "\u{1B}[K")
+    }
 
-    /// Writes `value` as pretty-printed JSON with sorted keys and ISO 8601 dates.
+    /// Clears the progress line, if one is drawn, leaving the cursor at the start of the empty line.
+    func clearProgress() {
+        progressLock.lock()
+        defer { progressLock.unlock() }
+        guard progressLineIsOpen else { return }
+        progressLineIsOpen = false
+        writeError("\r\u{1B}[K")
+    }
+
+    /// Writes `value` as pretty-printed JSON with sorted keys, ISO 8601 dates and ids in lower case
+    /// (``JSONSchema``).
     func printJSON(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        print(JSONSchema.normalizingIDs(String(decoding: try encoder.encode(value), as: UTF8.self)))
     }
 
     /// Asks a question on the terminal and returns the answer line; `nil` if there is no terminal.

@@ -4,7 +4,8 @@ import Foundation
 /// A one-line progress display on standard error, drawn only when it is a terminal and the user did
 /// not ask for quiet or JSON output. Redraws at most ten times a second, in place: each drawing
 /// returns to the line's start and clears what is left of the one before, and fits the terminal's
-/// width (parts are dropped, then the label is shortened in the middle), so it never wraps. Shows the
+/// width (parts are dropped, then the label is shortened in the middle), so it never wraps. When the
+/// work is done the line is cleared, and the command's summary takes its place. Shows the
 /// elapsed time, and the percentage and an ETA whenever the total is known (it may become known
 /// later: ``setTotal(_:)``). Safe to update from any thread (the blob pipeline reports from its
 /// committer thread).
@@ -67,16 +68,16 @@ final class ProgressBar: @unchecked Sendable {
         draw(elapsed: now.timeIntervalSince(started), final: false)
     }
 
-    /// Draws the final state and ends the line.
+    /// Ends the display: the line is cleared, so that what the command prints next (its summary,
+    /// which says what was done) is the last line, not a bar whose last drawing may lag behind it.
     func finish() {
         lock.lock()
         defer { lock.unlock() }
         guard isEnabled else { return }
-        if let total, completed < total { completed = total }
-        draw(elapsed: Date().timeIntervalSince(started), final: true)
+        console.clearProgress()
     }
 
-    /// Draws the line: back to its start, the text, the rest of the old line cleared (`ESC [ K`).
+    /// Draws the line in place.
     private func draw(elapsed: TimeInterval, final: Bool) {
         let line = Self.render(
             label: label,
@@ -88,7 +89,7 @@ final class ProgressBar: @unchecked Sendable {
             columns: console.columns,
             final: final
         )
-        console.writeToError("\r" + line + "\u{1B}[K" + (final ? "\n" : ""))
+        console.drawProgress(line)
     }
 
     /// The text of one progress line, at most `columns - 1` characters (the last column would wrap):

@@ -10,6 +10,9 @@ struct SecretSource {
     let environmentVariable: String
     /// The prompt for the terminal.
     let prompt: String
+    /// Whether one trailing newline of a file is not part of the secret (as `echo secret > file`
+    /// adds one). Passphrases drop it themselves (``Passphrase/init(utf8:)``).
+    var dropsFileNewline = false
     /// What the secret is, for messages: `passphrase`, `recovery key`.
     var what: String { Self.describe(prompt) }
 
@@ -35,7 +38,8 @@ struct SecretSource {
     static let rncryptorPassword = SecretSource(
         fileOption: "rncryptor-password-file",
         environmentVariable: "COFFER_RNCRYPTOR_PASSWORD",
-        prompt: "RNCryptor password: "
+        prompt: "RNCryptor password: ",
+        dropsFileNewline: true
     )
     static let newPassphrase = SecretSource(
         fileOption: "new-passphrase-file",
@@ -49,7 +53,8 @@ struct SecretSource {
     }
 
     /// Reads the secret's bytes, exactly as given (not decoded as text): from `file` (the value of
-    /// ``fileOption``), else the environment variable, else a no-echo prompt.
+    /// ``fileOption``), else the environment variable, else a no-echo prompt on the terminal, even
+    /// when standard input is a pipe (``Console/canAskOnTerminal``).
     ///
     /// - Parameter confirm: On a terminal, ask twice and require the same answer (for new secrets).
     func read(file: String?, _ context: CommandContext, confirm: Bool = false) throws -> [UInt8] {
@@ -57,7 +62,9 @@ struct SecretSource {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw CLIFailure("cannot read --\(fileOption) '\(path)': no such readable file")
             }
-            return Array(data)
+            var bytes = Array(data)
+            if dropsFileNewline, bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+            return bytes
         }
         if let value = context.environment[environmentVariable] {
             // A secret is bytes, from the environment as from a file (docs/FORMAT.md, "Keys"): the
@@ -69,7 +76,7 @@ struct SecretSource {
             }
             return Array(value.utf8)
         }
-        guard context.console.inputIsTerminal, let first = context.console.readSecret(prompt: prompt) else {
+        guard context.console.canAskOnTerminal, let first = context.console.readSecret(prompt: prompt) else {
             throw CLIFailure(
                 "no \(what) given: set \(environmentVariable), pass --\(fileOption) FILE, or run in a terminal to be asked"
             )
