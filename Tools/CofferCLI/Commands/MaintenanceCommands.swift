@@ -129,7 +129,7 @@ struct VerifyCommand: VaultCommand {
             var found = "no problems found."
             if readData {
                 read =
-                    "; \(counted(report.chunksRead, "chunk")) (\(ByteCount.format(report.chunkBytesRead)) stored) decrypted and checked against their ids, \(ByteCount.format(report.bytesRead)) of blob and snapshot content read and checked"
+                    ";\n\(counted(report.chunksRead, "chunk")) (\(ByteCount.format(report.chunkBytesRead)) stored) decrypted and checked;\n\(ByteCount.format(report.bytesRead)) of blob and snapshot content read and checked"
             } else if let readDataSubset {
                 read =
                     ", subset \(readDataSubset): \(counted(report.chunksRead, "chunk")) (\(ByteCount.format(report.bytesRead)) stored) read and checked"
