@@ -124,11 +124,7 @@ public final class Keychain: Sendable {
     @discardableResult
     package func save(_ item: KeychainItem, keeping: KeptProperties) throws(KeychainError) -> KeychainItem {
         let session = try KeychainSession(self)
-        try vault.checkOpen()
-        var item = item
-        let group = item.attributes.accessGroup ?? defaultAccessGroup
-        try checkEntitled(group)
-        item.attributes.accessGroup = group.isEmpty ? nil : group
+        let item = try withAccessGroup(item)
         var ids: [SyncScope: [UInt8]] = [:]
         for scope in SyncScope.allCases { ids[scope] = try session.index(scope).id(of: item) }
         let candidate = item
@@ -206,11 +202,19 @@ public final class Keychain: Sendable {
     package func resolve(_ item: KeychainItem, session: KeychainSession) throws(KeychainError) -> ResolvedItem {
         try vault.checkOpen()
         try item.validate()
+        let item = try withAccessGroup(item)
+        return ResolvedItem(item: item, id: try session.index(item.scope).id(of: item))
+    }
+
+    /// `item` with its access group resolved (the default one when it names none), once this handle
+    /// may use it and the vault is open.
+    private func withAccessGroup(_ item: KeychainItem) throws(KeychainError) -> KeychainItem {
+        try vault.checkOpen()
         var item = item
         let group = item.attributes.accessGroup ?? defaultAccessGroup
         try checkEntitled(group)
         item.attributes.accessGroup = group.isEmpty ? nil : group
-        return ResolvedItem(item: item, id: try session.index(item.scope).id(of: item))
+        return item
     }
 
     package func seal(

@@ -89,15 +89,16 @@ extension Vault {
     /// the keys it trusts while it is unlocked (a join proven with another key has no effect), left
     /// unchecked while it is locked.
     private func storedGroupState(_ log: GroupLog) throws(CofferError) -> GroupState {
-        guard let roots = try? unlockedRoots(), let deviceKeys = try? self.deviceKeys() else {
-            return try log.state(roots: { _ in nil })
-        }
-        let held = try storage("reading the sync group's keys") {
+        guard let roots = try? unlockedRoots() else { return try log.state(roots: { _ in nil }) }
+        let (schema, vaultID) = (schema, id)
+        let stored = try storage("reading the sync group's keys") {
             try environment.read { txn in
-                try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys).keys
+                try Self.storedGroupKeys(in: txn, schema: schema, roots: roots, vaultID: vaultID)
             }
         }
-        return try log.state(roots: held.trustedRoot)
+        return try log.state(
+            roots: HeldGroupKeys(roots: stored.roots, legacy: stored.legacy, group: log.group).trustedRoot
+        )
     }
 
     /// This vault's sync group as a join request names it: its id and the fingerprint of its founding
@@ -342,6 +343,33 @@ extension Vault {
         )
     }
 
+    /// The group keys this vault holds (meta `group-keys`, the sync root as the original epoch's) and
+    /// the epochs it trusts though their ids commit to nothing (meta `group-epochs-legacy`; `nil` in a
+    /// vault an older Coffer wrote).
+    static func storedGroupKeys(
+        in txn: Transaction,
+        schema: Schema,
+        roots: RootKeys,
+        vaultID: UUID
+    ) throws -> (roots: [KeyEpoch: SecureBytes], legacy: Set<KeyEpoch>?) {
+        var keys: [KeyEpoch: SecureBytes] = [.original: roots.sync]
+        if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
+            keys.merge(try GroupKeys.store.open(sealed, under: roots.device, vaultID: vaultID)) { mine, _ in mine }
+        }
+        let legacy = try txn.get(schema.meta, key: Array(GroupKeys.legacyMetaKey.utf8)).map {
+            (bytes) throws(CofferError) -> Set<KeyEpoch> in
+            guard bytes.count % 8 == 0 else {
+                throw CofferError(.decode, "meta \"\(GroupKeys.legacyMetaKey)\" is malformed; the vault is damaged")
+            }
+            return Set(
+                stride(from: 0, to: bytes.count, by: 8).map { start in
+                    KeyEpoch(id: bytes[start..<(start + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                }
+            )
+        }
+        return (keys, legacy)
+    }
+
     /// The group as stored, or a new log this device founds (with the sync root as the original
     /// epoch's key) when there is none.
     package static func loadGroup(
@@ -359,21 +387,7 @@ extension Vault {
                 "this vault is waiting for approval to join a sync group; import a bundle from the member who approved it first"
             )
         }
-        var keys: [KeyEpoch: SecureBytes] = [.original: roots.sync]
-        if let sealed = try txn.get(schema.meta, key: Array(GroupKeys.metaKey.utf8)) {
-            keys.merge(try GroupKeys.store.open(sealed, under: roots.device, vaultID: vaultID)) { mine, _ in mine }
-        }
-        let legacy = try txn.get(schema.meta, key: Array(GroupKeys.legacyMetaKey.utf8)).map {
-            (bytes) throws(CofferError) -> Set<KeyEpoch> in
-            guard bytes.count % 8 == 0 else {
-                throw CofferError(.decode, "meta \"\(GroupKeys.legacyMetaKey)\" is malformed; the vault is damaged")
-            }
-            return Set(
-                stride(from: 0, to: bytes.count, by: 8).map { start in
-                    KeyEpoch(id: bytes[start..<(start + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-                }
-            )
-        }
+        let (keys, legacy) = try storedGroupKeys(in: txn, schema: schema, roots: roots, vaultID: vaultID)
         guard let stored = try txn.get(schema.meta, key: Array(GroupContext.Meta.log.utf8)) else {
             var context = try GroupContext(
                 log: GroupLog(group: group),
