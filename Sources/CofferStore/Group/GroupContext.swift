@@ -41,6 +41,8 @@ package struct GroupContext {
         package static let log = "group-log"
         package static let epoch = "group-epoch"
         package static let joinRequest = "join-request"
+        /// The id of a group a member's log would have made overflow (``Vault/recordOverflow(of:)``).
+        package static let overflowed = "group-overflowed"
     }
 
     package init(
@@ -135,7 +137,7 @@ package struct GroupContext {
     /// as it may, so the entry that follows knows every entry this device holds: a revocation must
     /// not void joins it merely could not name. A device without the current key names what it can.
     private mutating func foldHeads() throws(CofferError) {
-        while log.heads.count > GroupEntry.maximumParents {
+        while log.heads.count > GroupEntry.maximumParents, !log.isFull {
             let state = try state()
             guard state.member(device)?.isActive == true, let root = roots[state.currentEpoch] else { return }
             let history = try GroupKeys.sealHistory([:], under: root, epoch: state.currentEpoch, group: log.group)
@@ -271,6 +273,23 @@ package struct GroupContext {
         try settle()
     }
 
+    /// Whether merging `other`, a log of the group, would make this device's log hold more than a
+    /// log may (``GroupLog/exceedsLimits(_:)``) with entries that count: this device's, and those
+    /// of `other` that have effect in the union. Entries without effect (joins nobody could prove,
+    /// entries of revoked devices' copies) cost an outsider nothing to make, so they never count;
+    /// entries with effect only members write. `false` when the union is not a valid log (the merge
+    /// says why).
+    package func overflows(with other: GroupLog) -> Bool {
+        guard other.group == log.group, let union = try? log.overflowingUnion(other) else { return false }
+        var learned = self
+        learned.learnKeys(from: other)
+        guard let state = try? union.state(roots: learned.keys.trustedRoot) else { return false }
+        let mine = Set(log.entries.map(\.hash))
+        return GroupLog.exceedsLimits(
+            union.entries.filter { mine.contains($0.hash) || !state.voided.contains($0.hash) }
+        )
+    }
+
     /// Merges, of `other` (the log of a bundle whose records were refused, made by a device without
     /// effect), the entries that have effect once merged, and of each admitted device's entries
     /// without effect (a member's, revoked since) only its first closings (revocations, rekeys,
@@ -317,7 +336,9 @@ package struct GroupContext {
     /// id), and this device may start it.
     package mutating func settle() throws(CofferError) {
         let state = try state()
-        guard state.member(device)?.isActive == true, roots[state.currentEpoch] != nil,
+        // A full log is frozen (``GroupLog/isFull``): nothing is sealed for the group again, so no
+        // new key is needed, and there may be no room for one.
+        guard !log.isFull, state.member(device)?.isActive == true, roots[state.currentEpoch] != nil,
             state.needsNewEpoch || !keys.isTrusted(state.currentEpoch)
         else {
             return
@@ -328,9 +349,10 @@ package struct GroupContext {
     /// Appends the group keys this device holds that a holder of the current key could not read from
     /// the log (epochs of a branch that lost a fork, records of which it holds), sealed under the
     /// current key, so every member, and every device approved later, can open every record the group
-    /// passes around. Does nothing when there are none, or when this device is not an active member.
+    /// passes around. Does nothing when there are none, when this device is not an active member, or
+    /// when the log is full (the group is frozen, and nothing is sealed for it again).
     package mutating func shareKeysTheLogLacks() throws(CofferError) {
-        guard try state().member(device)?.isActive == true else { return }
+        guard !log.isFull, try state().member(device)?.isActive == true else { return }
         let (epoch, root) = try currentRoot()
         // Never under a key that may be a forgery: its forger would read every key shared.
         guard keys.isTrusted(epoch) else { return }

@@ -66,6 +66,46 @@ package struct GroupLog: Equatable, Sendable {
     /// cost every device that replays it.
     package static let maximumEntries = 4096
 
+    /// The most bytes a log may take encoded (what a bundle header may carry).
+    package static let maximumBytes = 16 << 20
+
+    /// The size of ``encoded``.
+    package var encodedCount: Int { 4 + entries.reduce(0) { $0 + 4 + $1.encoded.count } }
+
+    /// Whether the log is *full*: it could not take a revocation and the new epoch that shuts the
+    /// revoked device out (it is within two entries of ``maximumEntries``, or within 1 MiB, more than
+    /// any epoch's entry takes, of ``maximumBytes``).
+    ///
+    /// Only a member can fill a log (the entries of devices without effect are not kept from refused
+    /// bundles), and a stolen member's copy can fill it on purpose, so that no one can revoke it. A
+    /// full log therefore freezes the group: no device seals records for it again, since a member
+    /// that could not be revoked holds its key. Exports and pushes still carry the log, so every
+    /// member learns the group is frozen; the way on is a new group (`coffer group new`). Logs only
+    /// grow, so nothing unfreezes a group (docs/FORMAT.md, "A full log freezes the group").
+    package var isFull: Bool {
+        entries.count > Self.maximumEntries - 2 || encodedCount > Self.maximumBytes - (1 << 20)
+    }
+
+    /// Why a full or overflowing log freezes the group, and what to do: said after what happened.
+    package static let frozenExplanation =
+        "Only a misbehaving device fills a log (a stolen member's copy can, so that no one can revoke it), so this device seals nothing for the group any more: a device that cannot be revoked would read it. Its bundles and pushes still carry the log, so the other members learn it too. On a device you trust, found a new group with 'coffer group new' and approve your other devices into it"
+
+    /// Whether `entries` are more than a log may hold, by count or by size.
+    package static func exceedsLimits(_ entries: [GroupEntry]) -> Bool {
+        entries.count > maximumEntries || 4 + entries.reduce(0) { $0 + 4 + $1.encoded.count } > maximumBytes
+    }
+
+    /// The union of this log and `other` when it holds more than a log may (``exceedsLimits(_:)``),
+    /// unchecked for size; `nil` when it fits.
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` when together they do not form one log.
+    package func overflowingUnion(_ other: GroupLog) throws(CofferError) -> GroupLog? {
+        let mine = Set(entries.map(\.hash))
+        let all = entries + other.entries.filter { !mine.contains($0.hash) }
+        guard Self.exceedsLimits(all) else { return nil }
+        return GroupLog(group: group, entries: try Self.canonicalOrder(all, group: group))
+    }
+
     /// The hashes of the entries that found the log (joins naming the group's anchor).
     package var founders: Set<[UInt8]> {
         let anchor = GroupEntry.anchor(group: group)
@@ -98,7 +138,7 @@ package struct GroupLog: Equatable, Sendable {
         guard !contains(other) else { return self }
         let mine = Set(entries.map(\.hash))
         let all = entries + other.entries.filter { !mine.contains($0.hash) }
-        try Self.checkSize(all.count)
+        try Self.checkSize(all)
         return GroupLog(group: group, entries: try Self.canonicalOrder(all, group: group))
     }
 
@@ -118,7 +158,7 @@ package struct GroupLog: Equatable, Sendable {
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
     package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) {
-        try Self.checkSize(entries.count + 1)
+        try Self.checkSize(entries + [entry])
         let extended = GroupLog(group: group, entries: try Self.canonicalOrder(entries + [entry], group: group))
         _ = try extended.state(roots: roots)
         self = extended
@@ -192,13 +232,13 @@ package struct GroupLog: Equatable, Sendable {
         return state
     }
 
-    private static func checkSize(_ count: Int) throws(CofferError) {
-        guard count <= maximumEntries else {
-            throw CofferError(
-                .notTrusted,
-                "the sync group's membership log would hold \(count) entries, more than the \(maximumEntries) a log may hold, and was refused; nothing changed. Only a misbehaving device makes a log this large (a stolen member's copy can fill it on purpose), and a full log records no revocation: on a device you trust, found a new group with 'coffer group new' and approve your other devices into it; the devices left in this group get nothing written there"
-            )
-        }
+    private static func checkSize(_ entries: [GroupEntry]) throws(CofferError) {
+        guard exceedsLimits(entries) else { return }
+        let bytes = 4 + entries.reduce(0) { $0 + 4 + $1.encoded.count }
+        throw CofferError(
+            .notTrusted,
+            "the sync group's membership log would hold \(entries.count) entries (\(bytes) bytes), more than a log may hold (\(maximumEntries) entries, \(maximumBytes >> 20) MiB), and was refused; nothing changed. Only a misbehaving device makes a log this large (a stolen member's copy can fill it so that no one can revoke it): on a device you trust, found a new group with 'coffer group new' and approve your other devices into it"
+        )
     }
 
     /// `entries` in canonical order: an entry after its parents, and of the entries that may come

@@ -58,6 +58,9 @@ package final class ImportPlan {
     /// The epochs to install once the import committed.
     package func epochsAfter() throws(CofferError) -> EpochRoots { try merged.epochRoots() }
 
+    /// Whether the merged log is full, which freezes the group (``GroupLog/isFull``).
+    package var leavesLogFull: Bool { merged.log.isFull }
+
     /// Every group key the merge brought, with `current` still the current epoch: installed before
     /// the bundle's records are opened (some may be sealed in an epoch this vault learns from the
     /// bundle itself). Knowing a key seals nothing new under it.
@@ -102,6 +105,15 @@ extension Vault {
             )
         }
         let remote = try GroupLog(group: header.syncGroupID, decoding: header.log)
+        // Members' entries that cannot all fit in a log: the group is frozen from now on, as if
+        // this device's log were full (docs/FORMAT.md, "A full log freezes the group").
+        if local.overflows(with: remote) {
+            try recordOverflow(of: local.log.group)
+            throw CofferError(
+                .notTrusted,
+                "the bundle from device \(source.uuidString) carries a membership log that, with this device's, holds more entries with effect than a log may (\(GroupLog.maximumEntries) entries, \(GroupLog.maximumBytes >> 20) MiB); it was refused and no record was imported. \(GroupLog.frozenExplanation)"
+            )
+        }
         var merged = local
         try merged.merge(remote)
         let state = try merged.state()

@@ -76,6 +76,10 @@ public struct ExportSummary: Sendable, Equatable, Codable {
     /// Records a push sent again although the store holds them: a pull brought them from the
     /// bundles of a device revoked since, which the other devices refuse.
     public var resentFromRevoked = 0
+    /// Whether the sync group is frozen, so no record was written: its membership log is full, or
+    /// a member's log would have made it overflow (docs/FORMAT.md, "A full log freezes the group").
+    /// The bundle carries the log alone, so the device that reads it learns the group is frozen.
+    public var groupLogFull = false
 
     /// An empty summary.
     public init() {}
@@ -116,6 +120,9 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     /// Whether the bundle changed the group's membership log here (a device added or revoked, a new
     /// key epoch, a join policy).
     public var membershipChanged = false
+    /// Whether the group's membership log is full after this import, which freezes the group: this
+    /// vault seals no more records for it (``Vault/syncGroupIsFrozen()``).
+    public var groupLogFull = false
     /// Whether this vault joined the group with this import (it had asked to join by approval).
     public var joinedGroup: Bool { joined != nil }
     /// The group this vault joined with this import, and the member that approved it.

@@ -58,7 +58,8 @@ extension Vault {
             let resend = try SyncRequests(schema: schema).resendFrom(in: txn)
             return min(sent, resend ?? sent)
         }
-        if let peer {
+        // A frozen group's bundle sends nothing: the peer's cursor stays where it was.
+        if let peer, !summary.groupLogFull {
             try storage("recording the export to peer '\(peer)'") {
                 try environment.write { txn in
                     try PeerCursors(schema: schema).record(peer, sentThrough: sentThrough, in: txn)
@@ -113,9 +114,11 @@ extension Vault {
         return try storage("exporting a bundle") {
             try environment.read { txn in
                 let seeds = try seeds(txn)
-                let last = try ChangeLog.lastSequence(in: txn, schema: schema)
                 let cursor = try cursor(txn)
-                let resend = try SyncRequests(schema: schema).resendFrom(in: txn)
+                // A frozen group gets no records: the bundle carries the log alone, covers no
+                // change, and credits the receiver with nothing.
+                let last = group.isFrozen ? cursor ?? 0 : try ChangeLog.lastSequence(in: txn, schema: schema)
+                let resend = group.isFrozen ? nil : try SyncRequests(schema: schema).resendFrom(in: txn)
                 let header = BundleHeader.fresh(
                     syncGroupID: groupID,
                     deviceID: identity.deviceID,
@@ -139,7 +142,9 @@ extension Vault {
                     writer: writer
                 )
                 let excluded = try excluded(txn)
-                if let cursor {
+                if group.isFrozen {
+                    // Nothing sealed.
+                } else if let cursor {
                     try exporter.writeChanges(after: cursor, excluding: excluded)
                 } else if !excluded.isEmpty {
                     // Everything the change log holds (every syncable record ever written), less what
@@ -148,9 +153,10 @@ extension Vault {
                 } else {
                     try exporter.writeEverything()
                 }
-                try exporter.writeRequests()
+                if !group.isFrozen { try exporter.writeRequests() }
                 let sink = try exporter.finish(signer: group.signer)
                 var summary = exporter.summary
+                summary.groupLogFull = group.isFrozen
                 summary.isIncremental = cursor != nil
                 summary.resent = resend.map { cursor == $0 } ?? false
                 summary.firstSequence = header.firstSequence
@@ -158,7 +164,8 @@ extension Vault {
                 summary.bytes = sink.count
                 // A write in progress may have stored chunks its manifest (committed later) will need:
                 // the receiver is credited only up to where that write began, so they go next time.
-                let oldestWrite = try PendingWrites(schema: schema).oldestBeginSequence(in: txn)
+                let oldestWrite =
+                    group.isFrozen ? nil : try PendingWrites(schema: schema).oldestBeginSequence(in: txn)
                 return (summary, min(last, oldestWrite ?? last), sink.base)
             }
         }
@@ -172,19 +179,27 @@ extension Vault {
         package let root: SecureBytes
         package let policy: GroupJoinPolicy
         package let signer: Ed25519PrivateKey
+        /// Whether the group is frozen (``Vault/groupIsFrozen(_:in:)``): the bundle carries the log
+        /// and no record.
+        package let isFrozen: Bool
     }
 
     package func exportingGroup() throws(CofferError) -> ExportingGroup {
         let deviceKeys = try self.deviceKeys()
         let signer = deviceKeys.signing
+        let (schema, environment) = (schema, environment)
         func exporting(_ context: GroupContext) throws(CofferError) -> ExportingGroup {
             let (epoch, root) = try context.sealingRoot()
+            let frozen = try storage("reading the membership log") {
+                try environment.read { txn in try Self.groupIsFrozen(context, in: txn, schema: schema) }
+            }
             return ExportingGroup(
                 log: context.log.encoded,
                 epoch: epoch,
                 root: root,
                 policy: try context.state().policy,
-                signer: signer
+                signer: signer,
+                isFrozen: frozen
             )
         }
         // Usually the stored log is what goes out: read it without taking the writer's lock. Only a
@@ -296,6 +311,7 @@ extension Vault {
         )
         try installGroupKeys(try plan.epochsAfter(), group: syncGroupID)
         summary.membershipChanged = plan.changesLog
+        summary.groupLogFull = plan.leavesLogFull
         summary.joined = joined
         return summary
     }

@@ -182,28 +182,13 @@ struct GroupAdversaryTests {
         // Whoever saw a bundle's clear log makes device ids at will: each joins with a proof made
         // with a random key and closes the door.
         let seen = try a.changeGroup("reading") { context, _, _ in context }
-        func outsiders(_ count: Int, closing: Bool) throws -> GroupLog {
-            var crafted = seen.log
-            for index in 0..<count {
-                var outsider = try GroupContext(
-                    log: seen.log,
-                    roots: seen.roots.merging([try seen.state().currentEpoch: SecureBytes.random(count: 32)]) { $1 },
-                    device: UUID(),
-                    deviceKeys: DeviceKeys.generate()
-                )
-                try outsider.appendJoined(name: "o\(index)")
-                if closing { try outsider.append(.policy(.approval)) }
-                crafted = try crafted.union(outsider.log)
-            }
-            return crafted
-        }
-        let offered = try outsiders(12, closing: true)
+        let offered = try seen.withOutsiders(12, closing: true)
         try a.changeGroup("merging a refused bundle's log") { context, _, _ in try context.mergeEffective(offered) }
         #expect(try logSize(a) == before, "a keeps none of the outsiders' entries")
         #expect(try a.keyRing().currentEpoch(.sync) == epochBefore, "nothing made a start a new epoch")
         #expect(try a.joinPolicy() == .passphrase)
         // A member that takes the whole log (a bundle of an active member) reads it, and means the same.
-        let joinsOnly = try outsiders(3, closing: false)
+        let joinsOnly = try seen.withOutsiders(3, closing: false)
         try c.changeGroup("merging a member's log") { context, _, _ in try context.merge(joinsOnly) }
         #expect(try c.members().count == 3)
         // An epoch started now is sealed to the members, not to the outsiders, and is a valid entry.

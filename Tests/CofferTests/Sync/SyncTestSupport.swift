@@ -163,3 +163,29 @@ extension Vault {
         try changeGroup("forging an epoch") { context, _, _ in try context.forgeEpoch(epoch) }
     }
 }
+
+extension GroupContext {
+    /// Outsiders who read this log from a bundle's clear header make up `count` device ids: each
+    /// joins with a proof made with a random key (and, with `closing`, then switches the group to
+    /// approval-only joins). Returns this log with their entries.
+    func withOutsiders(_ count: Int, closing: Bool) throws -> GroupLog {
+        var crafted = log
+        let epoch = try state().currentEpoch
+        for index in 0..<count {
+            var outsider = try GroupContext(
+                log: log,
+                roots: roots.merging([epoch: SecureBytes.random(count: 32)]) { $1 },
+                device: UUID(),
+                deviceKeys: DeviceKeys.generate()
+            )
+            try outsider.appendJoined(name: "o\(index)")
+            if closing { try outsider.append(.policy(.approval)) }
+            let held = Set(crafted.entries.map(\.hash))
+            crafted = GroupLog(
+                group: log.group,
+                entries: crafted.entries + outsider.log.entries.filter { !held.contains($0.hash) }
+            )
+        }
+        return crafted
+    }
+}

@@ -40,6 +40,12 @@ struct PushCommand: VaultCommand {
             ? " (\(export.alreadyInStore) record\(export.alreadyInStore == 1 ? "" : "s") pulled from there left out: the store has them)"
             : ""
         try context.output.result(summary) {
+            if export.groupLogFull {
+                return summary.object.map {
+                    "Pushed the sync group's membership log to \(summary.remote) as \($0), and no record."
+                }
+                    ?? "Pushed nothing to \(summary.remote): the store has this device's membership log already."
+            }
             guard let object = summary.object else {
                 return "Nothing to push to \(summary.remote): no changes since the last push\(alreadyThere)."
             }
@@ -50,6 +56,11 @@ struct PushCommand: VaultCommand {
                 + "as \(object) (\(ByteCount.format(export.bytes)), \(scope))\(alreadyThere)."
         }
         for notice in summary.notices { context.output.note(notice) }
+        if export.groupLogFull {
+            throw CLIFailure(
+                "no record was pushed: the sync group is frozen, its membership log full. \(ExportCommand.frozen)"
+            )
+        }
         guard summary.object != nil else { return }
         if summary.resumedParts > 0 {
             context.output.note(
@@ -98,6 +109,11 @@ struct PullCommand: VaultCommand {
         try Self.finish(summary, context)
         if context.output.mode != .json, let before, let after = membership(), before != after {
             context.output.warning("note: the sync group's membership changed; see coffer devices")
+        }
+        if context.output.mode != .json, (try? vault.syncGroupIsFrozen()) == true {
+            context.output.warning(
+                "warning: the sync group's membership log is full, which freezes the group. \(ExportCommand.frozen)"
+            )
         }
     }
 

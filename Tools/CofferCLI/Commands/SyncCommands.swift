@@ -39,6 +39,9 @@ struct ExportCommand: VaultCommand {
         bar.finish()
         let nothingNew = summary.isIncremental && summary.records.total == 0 && summary.chunks == 0
         try context.output.result(ImportCommand.Report(bundle: path, summary: summary)) {
+            if summary.groupLogFull {
+                return "Wrote the sync group's membership log to \(path), and no record."
+            }
             if nothingNew {
                 return
                     "Nothing new for peer '\(summary.peer ?? "")' since change \(summary.firstSequence - 1): wrote an empty bundle to \(path) (importing it changes nothing)."
@@ -53,10 +56,18 @@ struct ExportCommand: VaultCommand {
                 "Exported \(ImportCommand.describe(summary.records)) and \(counted(summary.chunks, "chunk")) to \(path) "
                 + "(\(ByteCount.format(summary.bytes)), \(scope))."
         }
+        if summary.groupLogFull {
+            throw CLIFailure(
+                "no record was exported: the sync group is frozen, its membership log full. \(Self.frozen)"
+            )
+        }
         if let left = summary.deviceBoundLeftBehind, !nothingNew {
             context.output.note("\(left) device-bound record\(left == 1 ? "" : "s") stayed on this machine.")
         }
     }
+
+    /// What a frozen group means, and what to do (docs/SYNC.md, "A full log").
+    static let frozen = GroupLog.frozenExplanation + "."
 }
 
 /// `coffer import FILE`: applies a bundle.
@@ -109,7 +120,14 @@ struct ImportCommand: VaultCommand {
                     "Joined sync group \(joined.group.description): approved by device \(joined.approver.uuidString.lowercased()) ('\(PrintableText.escaping(joined.approverName))')."
                 )
             } else if summary.membershipChanged {
-                output.warning("note: the sync group's membership changed; see coffer devices")
+                output.warning(
+                    "note: the sync group's membership log changed (its devices, key epoch or join policy); see coffer devices"
+                )
+            }
+            if summary.groupLogFull {
+                output.warning(
+                    "warning: the sync group's membership log is now full, which freezes the group. \(ExportCommand.frozen)"
+                )
             }
             for name in summary.renamedDeviceBoundBlobs {
                 output.warning(

@@ -1,0 +1,144 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// A stolen member's copy that fills the membership log with valid entries, so that no revocation
+/// fits (red team round 4, N2): the group freezes, and nothing written afterwards reaches the thief
+/// (docs/FORMAT.md, "A full log freezes the group").
+@Suite("Sync group: a full membership log freezes the group")
+struct GroupLogCapTests {
+    let group: SyncGroupFixture
+
+    init() throws { group = try SyncGroupFixture() }
+
+    func password(_ service: String) -> KeychainItem { SyncGroupFixture.password(service) }
+
+    /// `a` founded the group, `b` and `c` joined by passphrase, and everyone knows everyone.
+    func foundedTrio() throws -> (a: Vault, b: Vault, c: Vault) {
+        let a = try group.createFirst()
+        try a.keychain.add(password("before"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        let (b, _) = try group.join("b", from: start)
+        let (c, _) = try group.join("c", from: start)
+        _ = try group.exchange(b, a, "b-to-a")
+        _ = try group.exchange(c, a, "c-to-a")
+        _ = try group.exchange(a, b, "a-to-b")
+        _ = try group.exchange(a, c, "a-to-c")
+        return (a, b, c)
+    }
+
+    /// A modified client on `thief` (a member's stolen copy): signs a chain of valid policy entries
+    /// until its log holds `total` entries, and keeps that log.
+    func flood(_ thief: Vault, to total: Int) throws {
+        try thief.changeGroup("flooding the log") { context, _, _ in
+            var entries = context.log.entries
+            var parents = context.log.heads
+            while entries.count < total {
+                let entry = try GroupEntry(
+                    change: .policy(.passphrase),
+                    parents: parents,
+                    author: thief.deviceID,
+                    signing: context.deviceKeys.signing,
+                    group: context.log.group,
+                    time: Date(timeIntervalSince1970: 1_800_000_000 + Double(entries.count))
+                )
+                entries.append(entry)
+                parents = [entry.hash]
+            }
+            context.adopt(GroupLog(group: context.log.group, entries: entries))
+        }
+    }
+
+    func logCount(_ vault: Vault) throws -> Int {
+        try GroupLog(group: vault.syncGroupID, decoding: try vault.readMetaIfPresent(GroupContext.Meta.log) ?? [])
+            .entries.count
+    }
+
+    @Test("A thief fills the log to its cap: revocations fail, and the group is frozen so it reads nothing new")
+    func fullLogFreezes() throws {
+        let (a, b, c) = try foundedTrio()
+        try flood(b, to: GroupLog.maximumEntries)
+        let imported = try group.exchange(b, a, "flood-to-a")
+        #expect(imported.groupLogFull)
+        #expect(try a.syncGroupIsFrozen())
+        #expect(try !c.syncGroupIsFrozen())
+        // No revocation fits, and the message says what to do.
+        let refused = #expect(throws: CofferError.self) { try a.revoke(device: b.deviceID) }
+        #expect(refused?.code == .notTrusted)
+        #expect(refused?.message.contains("coffer group new") == true, "\(refused?.message ?? "")")
+        #expect(try logCount(a) == GroupLog.maximumEntries)
+        // What a writes now goes to no one: its bundle carries the log alone.
+        try a.keychain.add(password("after"))
+        let toThief = group.bundle("a-to-thief")
+        let exported = try a.export(to: toThief, peer: "b")
+        #expect(exported.groupLogFull)
+        #expect(exported.records.total == 0 && exported.chunks == 0)
+        _ = try b.import(from: toThief)
+        #expect(try b.keychain.password(service: "after", account: "ann") == nil)
+        // The log-only bundle tells c, which the thief kept in the dark: c is frozen too.
+        let toC = group.bundle("a-to-c-frozen")
+        try a.export(to: toC, peer: "c")
+        let told = try c.import(from: toC)
+        #expect(told.groupLogFull)
+        #expect(try c.syncGroupIsFrozen())
+        try c.keychain.add(password("after-c"))
+        let fromC = try c.export(to: group.bundle("c-after"))
+        #expect(fromC.groupLogFull && fromC.records.total == 0)
+        // A peer's cursor did not move: nothing was sent.
+        let again = try a.export(to: group.bundle("a-again"), peer: "b")
+        #expect(again.firstSequence == exported.firstSequence)
+        // A new group founded on a trusted device is not frozen.
+        _ = try a.startNewGroup()
+        #expect(try !a.syncGroupIsFrozen())
+        let fresh = try a.export(to: group.bundle("new-group"))
+        #expect(!fresh.groupLogFull && fresh.records.total > 0)
+    }
+
+    @Test("A log with room for one revocation and its epoch: the revocation shuts the thief out, and the group freezes")
+    func revocationThatFits() throws {
+        let (a, b, _) = try foundedTrio()
+        try flood(b, to: GroupLog.maximumEntries - 3)
+        let imported = try group.exchange(b, a, "flood-to-a")
+        #expect(!imported.groupLogFull)
+        try a.revoke(device: b.deviceID)
+        #expect(try a.members().first { $0.deviceID == b.deviceID }?.isActive == false)
+        #expect(try a.syncGroupIsFrozen())
+        try a.keychain.add(password("after"))
+        #expect(try a.export(to: group.bundle("after")).records.total == 0)
+    }
+
+    @Test("A thief that keeps a member in the dark: the member's entries with a full log's overflow, and it freezes")
+    func overflowFreezes() throws {
+        let (a, b, c) = try foundedTrio()
+        try flood(b, to: GroupLog.maximumEntries)
+        _ = try group.exchange(b, a, "flood-to-a")
+        // c, never sent the flood, changes the policy meanwhile: its log and a's cannot both fit.
+        try c.setJoinPolicy(.approval)
+        let bundle = group.bundle("a-to-c")
+        try a.export(to: bundle, peer: "c")
+        let refused = #expect(throws: CofferError.self) { try c.import(from: bundle) }
+        #expect(
+            refused?.message.contains("more entries with effect than a log may") == true,
+            "\(refused?.message ?? "")"
+        )
+        #expect(try c.syncGroupIsFrozen())
+        try c.keychain.add(password("after-c"))
+        let fromC = try c.export(to: group.bundle("c-after"))
+        #expect(fromC.groupLogFull && fromC.records.total == 0)
+    }
+
+    @Test("Outsiders' joins that no one can prove never count toward a full log")
+    func outsidersCannotFreeze() throws {
+        let (a, b, _) = try foundedTrio()
+        try flood(b, to: GroupLog.maximumEntries - 8)
+        _ = try group.exchange(b, a, "flood-to-a")
+        let seen = try a.changeGroup("reading") { context, _, _ in context }
+        let crafted = try seen.withOutsiders(12, closing: false)
+        #expect(crafted.entries.count > GroupLog.maximumEntries)
+        #expect(!seen.overflows(with: crafted))
+        #expect(try !a.syncGroupIsFrozen())
+    }
+}
