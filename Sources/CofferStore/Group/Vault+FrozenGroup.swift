@@ -19,7 +19,7 @@ extension Vault {
     /// Whether this vault's sync group is frozen: its membership log is full, or a member's log
     /// would have made it overflow. A frozen group gets no more records from this vault: exports and
     /// pushes carry the log alone (``ExportSummary/groupLogFull``). Found a new group on a device you
-    /// trust (``Vault/startNewGroup()``) and approve the other devices into it.
+    /// trust (``Vault/startNewGroup()-4fuyt``) and approve the other devices into it.
     ///
     /// - Throws: ``CofferError`` `.interactionNotAllowed` if the vault is locked.
     public func syncGroupIsFrozen() throws(CofferError) -> Bool {
