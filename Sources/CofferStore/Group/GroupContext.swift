@@ -230,7 +230,13 @@ package struct GroupContext {
         for member in state.activeMembers {
             boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: log.group)
         }
-        let history = try GroupKeys.sealHistory(roots, under: root, epoch: epoch, group: log.group)
+        let started = log.startedEpochs
+        let history = try GroupKeys.sealHistory(
+            roots.filter { started.contains($0.key) },
+            under: root,
+            epoch: epoch,
+            group: log.group
+        )
         keys.hold(root, epoch: epoch)
         try append(.epochStarted(epoch: epoch, boxes: boxes, history: history))
     }
@@ -274,19 +280,24 @@ package struct GroupContext {
     }
 
     /// Whether merging `other`, a log of the group, would make this device's log hold more than a
-    /// log may (``GroupLog/exceedsLimits(_:)``) with entries that count: this device's, and those
-    /// of `other` that have effect in the union. Entries without effect (joins nobody could prove,
-    /// entries of revoked devices' copies) cost an outsider nothing to make, so they never count;
-    /// entries with effect only members write. `false` when the union is not a valid log (the merge
-    /// says why).
+    /// log may (``GroupLog/exceedsLimits(_:)``) with entries that count: this device's, those of
+    /// `other` that have effect in the union, and every entry of a device that is an active member
+    /// there (a member's entries voided by its own rekey are still a member's: a thief cannot keep a
+    /// member from freezing by sending it a rekey that cancels its filler, red team round 6, M1).
+    /// Other entries without effect (joins nobody could prove, entries of revoked devices' copies)
+    /// cost an outsider nothing to make, so they never count. `false` when the union is not a valid
+    /// log (the merge says why).
     package func overflows(with other: GroupLog) -> Bool {
         guard other.group == log.group, let union = try? log.overflowingUnion(other) else { return false }
         var learned = self
         learned.learnKeys(from: other)
         guard let state = try? union.state(roots: learned.keys.trustedRoot) else { return false }
         let mine = Set(log.entries.map(\.hash))
+        let active = Set(state.activeMembers.map(\.device))
         return GroupLog.exceedsLimits(
-            union.entries.filter { mine.contains($0.hash) || !state.voided.contains($0.hash) }
+            union.entries.filter {
+                mine.contains($0.hash) || !state.voided.contains($0.hash) || active.contains($0.author)
+            }
         )
     }
 
@@ -357,7 +368,8 @@ package struct GroupContext {
         // Never under a key that may be a forgery: its forger would read every key shared.
         guard keys.isTrusted(epoch) else { return }
         let reachable = GroupKeys.reachable(from: log, epoch: epoch, root: root)
-        let missing = roots.filter { !reachable.contains($0.key) }
+        let started = log.startedEpochs
+        let missing = roots.filter { !reachable.contains($0.key) && started.contains($0.key) }
         guard !missing.isEmpty else { return }
         try append(
             .keysShared(

@@ -138,10 +138,13 @@ package enum GroupKeys {
         key: X25519PrivateKey,
         into held: inout HeldGroupKeys
     ) {
+        // Only keys of epochs the log starts: a history may list any number of made-up keys (a
+        // member's modified client), which every later epoch would carry (red team round 6, C1).
+        let started = log.startedEpochs
         var histories: [(KeyEpoch, [UInt8])] = []
         for entry in log.entries {
             switch entry.change {
-            case .added(let added, _, _, let epoch, let box) where added == device:
+            case .added(let added, _, _, let epoch, let box) where added == device && started.contains(epoch):
                 if let root = open(box, epoch: epoch, with: key, group: log.group) { held.learn(root, epoch: epoch) }
             case .epochStarted(let epoch, let boxes, let history):
                 if let box = boxes[device], let root = open(box, epoch: epoch, with: key, group: log.group) {
@@ -162,7 +165,8 @@ package enum GroupKeys {
                 guard let root = held.roots[epoch] else { continue }
                 opened.insert(index)
                 progress = true
-                for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: log.group) ?? [:] {
+                for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: log.group) ?? [:]
+                where started.contains(earlier) {
                     held.learn(earlierRoot, epoch: earlier)
                 }
             }
@@ -194,13 +198,15 @@ package enum GroupKeys {
                 break
             }
         }
-        return openHistories(histories, roots: roots, group: log.group)
+        return openHistories(histories, roots: roots, started: log.startedEpochs, group: log.group)
     }
 
-    /// `roots` and every key the `histories` open from them, until nothing new opens.
+    /// `roots` and every key of the `started` epochs the `histories` open from them, until nothing
+    /// new opens.
     private static func openHistories(
         _ histories: [(KeyEpoch, [UInt8])],
         roots known: [KeyEpoch: SecureBytes],
+        started: Set<KeyEpoch>,
         group: UUID
     ) -> [KeyEpoch: SecureBytes] {
         var roots = known
@@ -213,7 +219,7 @@ package enum GroupKeys {
                 opened.insert(index)
                 progress = true
                 for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: group) ?? [:]
-                where roots[earlier] == nil {
+                where roots[earlier] == nil && started.contains(earlier) {
                     roots[earlier] = earlierRoot
                 }
             }

@@ -72,9 +72,11 @@ package struct GroupLog: Equatable, Sendable {
     /// The size of ``encoded``.
     package var encodedCount: Int { 4 + entries.reduce(0) { $0 + 4 + $1.encoded.count } }
 
-    /// Whether the log is *full*: it could not take a revocation and the new epoch that shuts the
-    /// revoked device out (it is within two entries of ``maximumEntries``, or within 1 MiB, more than
-    /// any epoch's entry takes, of ``maximumBytes``).
+    /// Whether the log is *full*: a revocation would not fit. A revocation appends up to
+    /// ``entriesToRevoke`` entries, after the entries that fold a log wider than an entry may name
+    /// (``GroupEntry/maximumParents`` heads) into one each member can follow; full is when those would
+    /// take the log past ``maximumEntries``, or when it is within 1 MiB (more than those entries take)
+    /// of ``maximumBytes``. Every device holding the same log decides alike.
     ///
     /// Only a member can fill a log (the entries of devices without effect are not kept from refused
     /// bundles), and a stolen member's copy can fill it on purpose, so that no one can revoke it. A
@@ -83,12 +85,21 @@ package struct GroupLog: Equatable, Sendable {
     /// member learns the group is frozen; the way on is a new group (`coffer group new`). Logs only
     /// grow, so nothing unfreezes a group (docs/FORMAT.md, "A full log freezes the group").
     package var isFull: Bool {
-        entries.count > Self.maximumEntries - 2 || encodedCount > Self.maximumBytes - (1 << 20)
+        // Each fold names as many heads as an entry may and leaves itself: that many less one fewer.
+        let excess = max(0, heads.count - GroupEntry.maximumParents)
+        let perFold = GroupEntry.maximumParents - 1
+        let folds = (excess + perFold - 1) / perFold
+        return entries.count + folds + Self.entriesToRevoke > Self.maximumEntries
+            || encodedCount > Self.maximumBytes - (1 << 20)
     }
+
+    /// The most entries a revocation appends: the revocation, a switch to approval-only joins, and
+    /// the new epoch that shuts the revoked device out.
+    package static let entriesToRevoke = 3
 
     /// Why a full or overflowing log freezes the group, and what to do: said after what happened.
     package static let frozenExplanation =
-        "Only a misbehaving device fills a log (a stolen member's copy can, so that no one can revoke it), so this device seals nothing for the group any more: a device that cannot be revoked would read it. Its bundles and pushes still carry the log, so the other members learn it too. On a device you trust, found a new group with 'coffer group new' and approve your other devices into it"
+        "Only a misbehaving device fills a log (a stolen member's copy can, so that no one can revoke it), so this device seals nothing for the group any more, in case such a device holds the group's key; a group stays frozen even after a revocation that fit. Its bundles and pushes still carry the log, so the other members learn it too. On a device you trust, found a new group with 'coffer group new' and approve your other devices into it"
 
     /// Whether `entries` are more than a log may hold, by count or by size.
     package static func exceedsLimits(_ entries: [GroupEntry]) -> Bool {
@@ -105,6 +116,12 @@ package struct GroupLog: Equatable, Sendable {
         guard Self.exceedsLimits(all) else { return nil }
         return GroupLog(group: group, entries: try Self.canonicalOrder(all, group: group))
     }
+
+    /// The epochs the log's entries start, and the original: the only epochs whose keys a device
+    /// learns, or passes on in a history. A history may list others, made up by a member's modified
+    /// client in any number, which every later epoch's history would otherwise carry until no
+    /// revocation fits (red team round 6, C1).
+    package var startedEpochs: Set<KeyEpoch> { Set([.original] + entries.compactMap(\.startedEpoch)) }
 
     /// The hashes of the entries that found the log (joins naming the group's anchor).
     package var founders: Set<[UInt8]> {

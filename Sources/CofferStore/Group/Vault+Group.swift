@@ -232,11 +232,18 @@ extension Vault {
     /// Starts a new key epoch without revoking anyone (hygiene, or after a suspected leak): a fresh
     /// group key sealed to every member. Older records stay readable under their epoch's key.
     ///
-    /// - Throws: ``CofferError`` `.notTrusted` when this device is not an active member,
-    ///   `.interactionNotAllowed` while locked.
+    /// - Throws: ``CofferError`` `.notTrusted` when this device is not an active member or the group
+    ///   is frozen (``syncGroupIsFrozen()``), `.interactionNotAllowed` while locked.
     public func rotateGroupKey() throws(CofferError) {
         try changeGroup("rotating the group key") { (context, txn, schema) throws in
             try Self.requireActiveMember(context)
+            // A frozen group seals nothing, so a new key would only go to whoever froze it.
+            guard try !Self.groupIsFrozen(context, in: txn, schema: schema) else {
+                throw CofferError(
+                    .notTrusted,
+                    "the sync group is frozen, its membership log full, so no new key was started: nothing is sealed for the group any more, and a new key would go to every member, whoever froze it included. \(GroupLog.frozenExplanation)"
+                )
+            }
             try context.startEpoch()
             // The join block wraps the previous epoch's key; the next unlock with the passphrase
             // writes a new one (until then this vault's bundles carry none).

@@ -19,8 +19,9 @@ extension Vault {
     /// never delete, so their credentials need not allow it.
     ///
     /// - Throws: ``CofferError`` `.authFailed` when the store refuses a delete (nothing the
-    ///   checkpoint does not hold was deleted; run it again with credentials that may delete), and
-    ///   the errors of a push and a pull.
+    ///   checkpoint does not hold was deleted; run it again with credentials that may delete),
+    ///   `.notTrusted` when the sync group is frozen (``syncGroupIsFrozen()``: nothing is written or
+    ///   deleted after the pull and the push), and the errors of a push and a pull.
     @discardableResult
     public func compact(remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> CompactSummary {
         try compact(remote: remote, progress: progress, beforeDeleting: {})
@@ -34,6 +35,14 @@ extension Vault {
         beforeDeleting: () throws(CofferError) -> Void
     ) throws(CofferError) -> CompactSummary {
         let notices = try pull(from: remote).notices + push(to: remote).notices
+        // A frozen group's checkpoint would hold no record, and the compaction would delete the
+        // bundles that do (red team round 6, M2 and M3).
+        guard try !syncGroupIsFrozen() else {
+            throw CofferError(
+                .notTrusted,
+                "the sync group is frozen, its membership log full, so this vault seals no record for it and its checkpoint would hold none while replacing the bundles that do: no checkpoint was written and nothing was deleted (the pull and the push before it ran). \(GroupLog.frozenExplanation)"
+            )
+        }
         // A record held back for want of chunks is in no checkpoint this vault could write, while the
         // bundle that brought it would be deleted.
         let schema = schema

@@ -263,4 +263,23 @@ struct RemoteCompactionTests {
         )
         #expect(try c.syncableState() == a.syncableState())
     }
+
+    @Test("A frozen device's compaction writes no checkpoint and deletes nothing (red team round 6, M2 and M3)")
+    func frozenDeviceDoesNotCompact() throws {
+        let setting = try Setting(server: "moto")
+        let (fixture, remote) = (setting.fixture, setting.remote)
+        let vaults = try devices(2, setting)
+        try vaults[1].keychain.setPassword("kept", service: "before", account: "ann", scope: .syncable)
+        try vaults[1].push(to: remote)
+        // A stolen copy of device 1 fills the log; device 0 hears it and is frozen.
+        try vaults[1].floodGroupLog(to: GroupLog.maximumEntries)
+        try vaults[1].push(to: remote)
+        let before = Set(try fixture.client().list(prefix: fixture.prefix + "/").map(\.key))
+        let refused = #expect(throws: CofferError.self) { try vaults[0].compact(remote: remote) }
+        #expect(refused?.message.contains("no checkpoint was written and nothing was deleted") == true)
+        #expect(try vaults[0].syncGroupIsFrozen())
+        let after = Set(try fixture.client().list(prefix: fixture.prefix + "/").map(\.key))
+        #expect(before.subtracting(after).isEmpty, "deleted: \(before.subtracting(after))")
+        #expect(!after.contains { $0.contains("checkpoints/") })
+    }
 }

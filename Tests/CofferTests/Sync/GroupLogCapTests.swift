@@ -30,27 +30,7 @@ struct GroupLogCapTests {
         return (a, b, c)
     }
 
-    /// A modified client on `thief` (a member's stolen copy): signs a chain of valid policy entries
-    /// until its log holds `total` entries, and keeps that log.
-    func flood(_ thief: Vault, to total: Int) throws {
-        try thief.changeGroup("flooding the log") { context, _, _ in
-            var entries = context.log.entries
-            var parents = context.log.heads
-            while entries.count < total {
-                let entry = try GroupEntry(
-                    change: .policy(.passphrase),
-                    parents: parents,
-                    author: thief.deviceID,
-                    signing: context.deviceKeys.signing,
-                    group: context.log.group,
-                    time: Date(timeIntervalSince1970: 1_800_000_000 + Double(entries.count))
-                )
-                entries.append(entry)
-                parents = [entry.hash]
-            }
-            context.adopt(GroupLog(group: context.log.group, entries: entries))
-        }
-    }
+    func flood(_ thief: Vault, to total: Int) throws { try thief.floodGroupLog(to: total) }
 
     func logCount(_ vault: Vault) throws -> Int {
         try GroupLog(group: vault.syncGroupID, decoding: try vault.readMetaIfPresent(GroupContext.Meta.log) ?? [])
@@ -97,12 +77,28 @@ struct GroupLogCapTests {
         #expect(!fresh.groupLogFull && fresh.records.total > 0)
     }
 
+    @Test("A log without room for a revocation is full: the member that imports it is frozen")
+    func noRoomToRevoke() throws {
+        let (a, b, _) = try foundedTrio()
+        try flood(b, to: GroupLog.maximumEntries - 1)
+        let imported = try group.exchange(b, a, "flood-to-a")
+        #expect(imported.groupLogFull)
+        #expect(throws: CofferError.self) { try a.revoke(device: b.deviceID) }
+        try a.keychain.add(password("after"))
+        #expect(try a.export(to: group.bundle("after")).records.total == 0)
+    }
+
     @Test("A log with room for one revocation and its epoch: the revocation shuts the thief out, and the group freezes")
     func revocationThatFits() throws {
         let (a, b, _) = try foundedTrio()
-        try flood(b, to: GroupLog.maximumEntries - 3)
+        try flood(b, to: GroupLog.maximumEntries - GroupLog.entriesToRevoke)
         let imported = try group.exchange(b, a, "flood-to-a")
         #expect(!imported.groupLogFull)
+        // One entry more and it would be full.
+        #expect(
+            try GroupLog(group: a.syncGroupID, decoding: try a.readMetaIfPresent(GroupContext.Meta.log) ?? []).isFull
+                == false
+        )
         try a.revoke(device: b.deviceID)
         #expect(try a.members().first { $0.deviceID == b.deviceID }?.isActive == false)
         #expect(try a.syncGroupIsFrozen())
@@ -110,20 +106,27 @@ struct GroupLogCapTests {
         #expect(try a.export(to: group.bundle("after")).records.total == 0)
     }
 
-    @Test("A thief that keeps a member in the dark: the member's entries with a full log's overflow, and it freezes")
-    func overflowFreezes() throws {
+    @Test(
+        "A thief keeps a member in the dark: its log and a frozen member's cannot both fit, so it freezes too; a rekey of the thief's that voids its filler there changes nothing (red team round 6, M1)",
+        arguments: ["policy", "thief's rekey"]
+    )
+    func overflowFreezes(change: String) throws {
         let (a, b, c) = try foundedTrio()
+        var branch = try b.changeGroup("reading") { context, _, _ in context }
+        try branch.replaceKeys(with: DeviceKeys.generate())
         try flood(b, to: GroupLog.maximumEntries)
         _ = try group.exchange(b, a, "flood-to-a")
-        // c, never sent the flood, changes the policy meanwhile: its log and a's cannot both fit.
-        try c.setJoinPolicy(.approval)
+        if change == "policy" {
+            // c, never sent the flood, changes the policy meanwhile.
+            try c.setJoinPolicy(.approval)
+        } else {
+            // c hears only the thief's rekey, made on its log from before the filler.
+            try c.changeGroup("hearing the thief's rekey") { context, _, _ in try context.merge(branch.log) }
+        }
         let bundle = group.bundle("a-to-c")
         try a.export(to: bundle, peer: "c")
         let refused = #expect(throws: CofferError.self) { try c.import(from: bundle) }
-        #expect(
-            refused?.message.contains("more entries with effect than a log may") == true,
-            "\(refused?.message ?? "")"
-        )
+        #expect(refused?.message.contains("more members' entries than a log may") == true, "\(refused?.message ?? "")")
         #expect(try c.syncGroupIsFrozen())
         try c.keychain.add(password("after-c"))
         let fromC = try c.export(to: group.bundle("c-after"))
@@ -140,5 +143,36 @@ struct GroupLogCapTests {
         #expect(crafted.entries.count > GroupLog.maximumEntries)
         #expect(!seen.overflows(with: crafted))
         #expect(try !a.syncGroupIsFrozen())
+    }
+
+    @Test("An epoch whose history lists made-up keys: no member holds them or passes them on (red team round 6, C1)")
+    func madeUpHistoryKeys() throws {
+        let (a, b, _) = try foundedTrio()
+        // A modified client on b starts an epoch whose history carries 2,000 made-up keys, each
+        // under an id that commits to it.
+        try b.changeGroup("starting an epoch with a padded history") { context, _, _ in
+            var padded = context.roots
+            for _ in 0..<2000 {
+                let key = SecureBytes.random(count: 32)
+                padded[try #require(GroupKeys.committedEpoch(for: key, group: context.log.group))] = key
+            }
+            let root = SecureBytes.random(count: 32)
+            let epoch = try #require(GroupKeys.committedEpoch(for: root, group: context.log.group))
+            var boxes: [UUID: [UInt8]] = [:]
+            for member in try context.state().activeMembers {
+                boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: context.log.group)
+            }
+            let history = try GroupKeys.sealHistory(padded, under: root, epoch: epoch, group: context.log.group)
+            try context.append(.epochStarted(epoch: epoch, boxes: boxes, history: history))
+            context.learnKeys(from: context.log)  // its own box
+        }
+        _ = try group.exchange(b, a, "padded-to-a")
+        let held = try a.changeGroup("reading") { context, _, _ in context }
+        #expect(Set(held.roots.keys).isSubset(of: held.log.startedEpochs), "a holds only keys of epochs the log starts")
+        // A revocation and its epoch stay small: the new history carries only real keys.
+        try a.revoke(device: b.deviceID)
+        let log = try a.changeGroup("reading") { context, _, _ in context.log }
+        let newest = try #require(log.entries.last { $0.startedEpoch != nil })
+        #expect(newest.encoded.count < 4096, "the new epoch's entry is \(newest.encoded.count) bytes")
     }
 }

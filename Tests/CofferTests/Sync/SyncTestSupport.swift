@@ -189,3 +189,27 @@ extension GroupContext {
         return crafted
     }
 }
+
+extension Vault {
+    /// A modified client on a member's stolen copy: signs a chain of valid policy entries until its
+    /// log holds `total` entries, and keeps that log (red team round 4, N2).
+    func floodGroupLog(to total: Int) throws {
+        try changeGroup("flooding the log") { context, _, _ in
+            var entries = context.log.entries
+            var parents = context.log.heads
+            while entries.count < total {
+                let entry = try GroupEntry(
+                    change: .policy(.passphrase),
+                    parents: parents,
+                    author: deviceID,
+                    signing: context.deviceKeys.signing,
+                    group: context.log.group,
+                    time: Date(timeIntervalSince1970: 1_800_000_000 + Double(entries.count))
+                )
+                entries.append(entry)
+                parents = [entry.hash]
+            }
+            context.adopt(GroupLog(group: context.log.group, entries: entries))
+        }
+    }
+}

@@ -283,6 +283,12 @@ struct DeviceRevokeCommand: VaultCommand {
         try vault.revoke(device: member.deviceID)
         let revoked = try vault.members().first { $0.deviceID == member.deviceID } ?? member
         try context.output.result(MemberJSON(revoked)) { "Revoked device \(revoked.cliDescription)." }
+        guard try !vault.syncGroupIsFrozen() else {
+            context.output.warning(
+                "warning: a new key epoch started without the revoked device, but the membership log is now full, which freezes the group. \(ExportCommand.frozen) Export or push once, so the other devices learn of the revocation and freeze too."
+            )
+            return
+        }
         context.output.note(
             "A new key epoch started for the remaining devices, and new devices now join by approval only. "
                 + "Export or push so the other devices take the new epoch."
