@@ -230,9 +230,8 @@ package struct GroupContext {
         for member in state.activeMembers {
             boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: log.group)
         }
-        let started = log.startedEpochs
         let history = try GroupKeys.sealHistory(
-            roots.filter { started.contains($0.key) },
+            LearnableKeys.sealable(roots, in: log),
             under: root,
             epoch: epoch,
             group: log.group
@@ -368,8 +367,7 @@ package struct GroupContext {
         // Never under a key that may be a forgery: its forger would read every key shared.
         guard keys.isTrusted(epoch) else { return }
         let reachable = GroupKeys.reachable(from: log, epoch: epoch, root: root)
-        let started = log.startedEpochs
-        let missing = roots.filter { !reachable.contains($0.key) && started.contains($0.key) }
+        let missing = LearnableKeys.sealable(roots, in: log).filter { !reachable.contains($0.key) }
         guard !missing.isEmpty else { return }
         try append(
             .keysShared(

@@ -138,38 +138,21 @@ package enum GroupKeys {
         key: X25519PrivateKey,
         into held: inout HeldGroupKeys
     ) {
-        // Only keys of epochs the log starts: a history may list any number of made-up keys (a
-        // member's modified client), which every later epoch would carry (red team round 6, C1).
         let started = log.startedEpochs
-        var histories: [(KeyEpoch, [UInt8])] = []
         for entry in log.entries {
             switch entry.change {
             case .added(let added, _, _, let epoch, let box) where added == device && started.contains(epoch):
                 if let root = open(box, epoch: epoch, with: key, group: log.group) { held.learn(root, epoch: epoch) }
-            case .epochStarted(let epoch, let boxes, let history):
+            case .epochStarted(let epoch, let boxes, _):
                 if let box = boxes[device], let root = open(box, epoch: epoch, with: key, group: log.group) {
                     held.learn(root, epoch: epoch)
                 }
-                histories.append((epoch, history))
-            case .keysShared(let epoch, let history):
-                histories.append((epoch, history))
             default:
                 break
             }
         }
-        var opened = Set<Int>()
-        var progress = true
-        while progress {
-            progress = false
-            for (index, (epoch, history)) in histories.enumerated() where !opened.contains(index) {
-                guard let root = held.roots[epoch] else { continue }
-                opened.insert(index)
-                progress = true
-                for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: log.group) ?? [:]
-                where started.contains(earlier) {
-                    held.learn(earlierRoot, epoch: earlier)
-                }
-            }
+        openHistories(in: log, holding: held.roots.keys, root: { held.roots[$0] }) { epoch, root in
+            held.learn(root, epoch: epoch)
         }
     }
 
@@ -187,44 +170,49 @@ package enum GroupKeys {
         Set(expand([epoch: root], through: log).keys)
     }
 
-    /// `roots` and every key the histories in `log` open from them.
+    /// `roots` and every key the histories in `log` open from them that a device may take from
+    /// them (``LearnableKeys``).
     package static func expand(_ roots: [KeyEpoch: SecureBytes], through log: GroupLog) -> [KeyEpoch: SecureBytes] {
-        var histories: [(KeyEpoch, [UInt8])] = []
+        var roots = roots
+        openHistories(in: log, holding: roots.keys, root: { roots[$0] }) { epoch, root in
+            if roots[epoch] == nil { roots[epoch] = root }
+        }
+        return roots
+    }
+
+    /// Opens every history in `log` whose epoch's key `root` gives, until nothing new opens, and
+    /// hands `learn` each key in them that a device holding `held` may take (``LearnableKeys``).
+    private static func openHistories(
+        in log: GroupLog,
+        holding held: some Collection<KeyEpoch>,
+        root: (KeyEpoch) -> SecureBytes?,
+        learn: (KeyEpoch, SecureBytes) -> Void
+    ) {
+        var histories: [(epoch: KeyEpoch, history: [UInt8], author: UUID)] = []
         for entry in log.entries {
             switch entry.change {
             case .epochStarted(let epoch, _, let history), .keysShared(let epoch, let history):
-                histories.append((epoch, history))
+                histories.append((epoch, history, entry.author))
             default:
                 break
             }
         }
-        return openHistories(histories, roots: roots, started: log.startedEpochs, group: log.group)
-    }
-
-    /// `roots` and every key of the `started` epochs the `histories` open from them, until nothing
-    /// new opens.
-    private static func openHistories(
-        _ histories: [(KeyEpoch, [UInt8])],
-        roots known: [KeyEpoch: SecureBytes],
-        started: Set<KeyEpoch>,
-        group: UUID
-    ) -> [KeyEpoch: SecureBytes] {
-        var roots = known
+        var rule = LearnableKeys(log, holding: held)
         var opened = Set<Int>()
         var progress = true
         while progress {
             progress = false
-            for (index, (epoch, history)) in histories.enumerated() where !opened.contains(index) {
-                guard let root = roots[epoch] else { continue }
+            for (index, found) in histories.enumerated() where !opened.contains(index) {
+                guard let key = root(found.epoch) else { continue }
                 opened.insert(index)
                 progress = true
-                for (earlier, earlierRoot) in openHistory(history, under: root, epoch: epoch, group: group) ?? [:]
-                where roots[earlier] == nil && started.contains(earlier) {
-                    roots[earlier] = earlierRoot
+                let keys = openHistory(found.history, under: key, epoch: found.epoch, group: log.group) ?? [:]
+                for (epoch, earlier) in keys.sorted(by: { $0.key < $1.key })
+                where rule.admits(epoch, from: found.author, held: root(epoch) != nil) {
+                    learn(epoch, earlier)
                 }
             }
         }
-        return roots
     }
 
     /// How a vault keeps every group key it holds (meta `group-keys`): sealed under

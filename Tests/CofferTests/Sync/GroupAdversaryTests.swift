@@ -382,6 +382,9 @@ struct GroupAdversaryTests {
         _ = try? exchange(b, a, "thief-to-a")
         #expect(try !active(a, in: a))
         #expect(throws: CofferError.self) { try a.rotateGroupKey() }
+        // Written in the epoch a started with its revocation of b: the new group carries its key.
+        try a.keychain.add(password("between"))
+        #expect(try a.keyRing().currentEpoch(.sync) != .original)
 
         let fresh = try a.startNewGroup()
         #expect(fresh.id != b.syncGroupID && a.syncGroupID == fresh.id)
@@ -405,6 +408,7 @@ struct GroupAdversaryTests {
         #expect(try exchange(a, c, "a-to-c").joinedGroup)
         #expect(try c.keychain.password(service: "before", account: "ann") == "secret")
         #expect(try c.keychain.password(service: "after", account: "ann") == "secret")
+        #expect(try c.keychain.password(service: "between", account: "ann") == "secret")
 
         // The thief: its bundles are another group's, the new group's bundles carry no join block, and
         // a vault it makes from an old bundle is of the old group.
