@@ -151,9 +151,12 @@ package enum GroupKeys {
                 break
             }
         }
-        openHistories(in: log, holding: held.roots.keys, root: { held.roots[$0] }) { epoch, root in
-            held.learn(root, epoch: epoch)
-        }
+        openHistories(
+            in: log,
+            holding: held.roots.keys,
+            root: { held.roots[$0] },
+            learn: { epoch, root in held.learn(root, epoch: epoch) }
+        )
     }
 
     /// The keys ``collect(from:device:key:into:)`` learns from `log` alone, for a device holding
@@ -174,9 +177,12 @@ package enum GroupKeys {
     /// them (``LearnableKeys``).
     package static func expand(_ roots: [KeyEpoch: SecureBytes], through log: GroupLog) -> [KeyEpoch: SecureBytes] {
         var roots = roots
-        openHistories(in: log, holding: roots.keys, root: { roots[$0] }) { epoch, root in
-            if roots[epoch] == nil { roots[epoch] = root }
-        }
+        openHistories(
+            in: log,
+            holding: roots.keys,
+            root: { roots[$0] },
+            learn: { epoch, root in if roots[epoch] == nil { roots[epoch] = root } }
+        )
         return roots
     }
 
