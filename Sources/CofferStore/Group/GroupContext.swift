@@ -216,9 +216,11 @@ package struct GroupContext {
         publicKeys = keys
     }
 
-    /// Starts a new key epoch: a fresh group key sealed to every active member, carrying every group
-    /// key held so far. Its id commits to the key (``GroupKeys/committedEpoch(for:group:)``).
-    package mutating func startEpoch() throws(CofferError) {
+    /// Starts a new key epoch: a fresh group key sealed to every active member, carrying the group
+    /// keys held of epochs the log starts, or with `carryingEverything` (a new group's founding
+    /// epoch) every key held (``LearnableKeys``). Its id commits to the key
+    /// (``GroupKeys/committedEpoch(for:group:)``).
+    package mutating func startEpoch(carryingEverything: Bool = false) throws(CofferError) {
         let state = try state()
         var root: SecureBytes
         var epoch: KeyEpoch
@@ -231,7 +233,7 @@ package struct GroupContext {
             boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: log.group)
         }
         let history = try GroupKeys.sealHistory(
-            LearnableKeys.sealable(roots, in: log),
+            carryingEverything ? roots : LearnableKeys.passable(roots, in: log),
             under: root,
             epoch: epoch,
             group: log.group
@@ -279,25 +281,18 @@ package struct GroupContext {
     }
 
     /// Whether merging `other`, a log of the group, would make this device's log hold more than a
-    /// log may (``GroupLog/exceedsLimits(_:)``) with entries that count: this device's, those of
-    /// `other` that have effect in the union, and every entry of a device that is an active member
-    /// there (a member's entries voided by its own rekey are still a member's: a thief cannot keep a
-    /// member from freezing by sending it a rekey that cancels its filler, red team round 6, M1).
-    /// Other entries without effect (joins nobody could prove, entries of revoked devices' copies)
-    /// cost an outsider nothing to make, so they never count. `false` when the union is not a valid
-    /// log (the merge says why).
+    /// log may (``GroupLog/exceedsLimits(_:)``) with entries that count: this device's, and those
+    /// of `other` that have effect in the union. Entries without effect (joins nobody could prove,
+    /// entries of revoked devices' copies, a copy's entries made with keys its device replaced)
+    /// cost a non-member nothing to make, so they never count (red team round 7, F2). `false` when
+    /// the union is not a valid log (the merge says why).
     package func overflows(with other: GroupLog) -> Bool {
         guard other.group == log.group, let union = try? log.overflowingUnion(other) else { return false }
         var learned = self
         learned.learnKeys(from: other)
         guard let state = try? union.state(roots: learned.keys.trustedRoot) else { return false }
         let mine = Set(log.entries.map(\.hash))
-        let active = Set(state.activeMembers.map(\.device))
-        return GroupLog.exceedsLimits(
-            union.entries.filter {
-                mine.contains($0.hash) || !state.voided.contains($0.hash) || active.contains($0.author)
-            }
-        )
+        return GroupLog.exceedsLimits(union.entries.filter { mine.contains($0.hash) || !state.voided.contains($0.hash) })
     }
 
     /// Merges, of `other` (the log of a bundle whose records were refused, made by a device without
@@ -367,7 +362,7 @@ package struct GroupContext {
         // Never under a key that may be a forgery: its forger would read every key shared.
         guard keys.isTrusted(epoch) else { return }
         let reachable = GroupKeys.reachable(from: log, epoch: epoch, root: root)
-        let missing = LearnableKeys.sealable(roots, in: log).filter { !reachable.contains($0.key) }
+        let missing = LearnableKeys.passable(roots, in: log).filter { !reachable.contains($0.key) }
         guard !missing.isEmpty else { return }
         try append(
             .keysShared(

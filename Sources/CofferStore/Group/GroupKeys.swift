@@ -153,7 +153,6 @@ package enum GroupKeys {
         }
         openHistories(
             in: log,
-            holding: held.roots.keys,
             root: { held.roots[$0] },
             learn: { epoch, root in held.learn(root, epoch: epoch) }
         )
@@ -179,7 +178,6 @@ package enum GroupKeys {
         var roots = roots
         openHistories(
             in: log,
-            holding: roots.keys,
             root: { roots[$0] },
             learn: { epoch, root in if roots[epoch] == nil { roots[epoch] = root } }
         )
@@ -187,10 +185,9 @@ package enum GroupKeys {
     }
 
     /// Opens every history in `log` whose epoch's key `root` gives, until nothing new opens, and
-    /// hands `learn` each key in them that a device holding `held` may take (``LearnableKeys``).
+    /// hands `learn` each key in them that a device may take (``LearnableKeys``).
     private static func openHistories(
         in log: GroupLog,
-        holding held: some Collection<KeyEpoch>,
         root: (KeyEpoch) -> SecureBytes?,
         learn: (KeyEpoch, SecureBytes) -> Void
     ) {
@@ -203,7 +200,7 @@ package enum GroupKeys {
                 break
             }
         }
-        var rule = LearnableKeys(log, holding: held)
+        let rule = LearnableKeys(log)
         var opened = Set<Int>()
         var progress = true
         while progress {
@@ -214,7 +211,7 @@ package enum GroupKeys {
                 progress = true
                 let keys = openHistory(found.history, under: key, epoch: found.epoch, group: log.group) ?? [:]
                 for (epoch, earlier) in keys.sorted(by: { $0.key < $1.key })
-                where rule.admits(epoch, from: found.author, held: root(epoch) != nil) {
+                where rule.admits(epoch, from: found.author) {
                     learn(epoch, earlier)
                 }
             }

@@ -123,6 +123,12 @@ package struct GroupLog: Equatable, Sendable {
     /// revocation fits (red team round 6, C1).
     package var startedEpochs: Set<KeyEpoch> { Set([.original] + entries.compactMap(\.startedEpoch)) }
 
+    /// The devices that found the log (the authors of joins naming the group's anchor).
+    package var founderDevices: Set<UUID> {
+        let anchor = GroupEntry.anchor(group: group)
+        return Set(entries.filter { $0.parents == [anchor] }.map(\.author))
+    }
+
     /// The hashes of the entries that found the log (joins naming the group's anchor).
     package var founders: Set<[UInt8]> {
         let anchor = GroupEntry.anchor(group: group)

@@ -241,7 +241,7 @@ extension Vault {
             guard try !Self.groupIsFrozen(context, in: txn, schema: schema) else {
                 throw CofferError(
                     .notTrusted,
-                    "the sync group is frozen, its membership log full, so no new key was started: nothing is sealed for the group any more, and a new key would go to every member, whoever froze it included. \(GroupLog.frozenExplanation)"
+                    "the sync group is frozen (its membership log is full, or a member's log would overflow it), so no new key was started: nothing is sealed for the group any more, and a new key would go to every member, whoever froze it included. \(GroupLog.frozenExplanation)"
                 )
             }
             try context.startEpoch()

@@ -36,7 +36,7 @@ extension Vault {
                 )
                 try context.appendJoined(name: name)
                 try context.append(.policy(.approval))
-                try context.startEpoch()
+                try context.startEpoch(carryingEverything: true)
                 try context.store(in: txn, schema: schema, roots: roots, vaultID: vaultID)
                 try txn.put(schema.meta, key: Array(MetaKey.syncGroupID.utf8), value: group.bytes)
                 _ = try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))

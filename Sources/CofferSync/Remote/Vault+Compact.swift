@@ -40,7 +40,7 @@ extension Vault {
         guard try !syncGroupIsFrozen() else {
             throw CofferError(
                 .notTrusted,
-                "the sync group is frozen, its membership log full, so this vault seals no record for it and its checkpoint would hold none while replacing the bundles that do: no checkpoint was written and nothing was deleted (the pull and the push before it ran). \(GroupLog.frozenExplanation)"
+                "the sync group is frozen (its membership log is full, or a member's log would overflow it), so this vault seals no record for it and its checkpoint would hold none while replacing the bundles that do: no checkpoint was written and nothing was deleted (the pull and the push before it ran). \(GroupLog.frozenExplanation)"
             )
         }
         // A record held back for want of chunks is in no checkpoint this vault could write, while the

@@ -111,7 +111,7 @@ extension Vault {
             try recordOverflow(of: local.log.group)
             throw CofferError(
                 .notTrusted,
-                "the bundle from device \(source.uuidString) carries a membership log that, with this device's, holds more members' entries than a log may (\(GroupLog.maximumEntries) entries, \(GroupLog.maximumBytes >> 20) MiB); it was refused and no record was imported. \(GroupLog.frozenExplanation)"
+                "the bundle from device \(source.uuidString) carries a membership log that, with this device's, holds more entries with effect than a log may (\(GroupLog.maximumEntries) entries, \(GroupLog.maximumBytes >> 20) MiB); it was refused and no record was imported. \(GroupLog.frozenExplanation)"
             )
         }
         if (try? local.log.overflowingUnion(remote)) != nil {

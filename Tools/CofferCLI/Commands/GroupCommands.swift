@@ -285,7 +285,7 @@ struct DeviceRevokeCommand: VaultCommand {
         try context.output.result(MemberJSON(revoked)) { "Revoked device \(revoked.cliDescription)." }
         guard try !vault.syncGroupIsFrozen() else {
             context.output.warning(
-                "warning: a new key epoch started without the revoked device, but the membership log is now full, which freezes the group. \(ExportCommand.frozen) Export or push once, so the other devices learn of the revocation and freeze too."
+                "warning: a new key epoch started without the revoked device, but the sync group is now frozen (its membership log is full, or a member's log would overflow it). \(ExportCommand.frozen) Export or push once, so the other devices learn of the revocation and freeze too."
             )
             return
         }

@@ -58,7 +58,7 @@ struct PushCommand: VaultCommand {
         for notice in summary.notices { context.output.note(notice) }
         if export.groupLogFull {
             throw CLIFailure(
-                "no record was pushed: the sync group is frozen, its membership log full. \(ExportCommand.frozen)"
+                "no record was pushed: the sync group is frozen (its membership log is full, or a member's log would overflow it). \(ExportCommand.frozen)"
             )
         }
         guard summary.object != nil else { return }
@@ -112,7 +112,7 @@ struct PullCommand: VaultCommand {
         }
         if context.output.mode != .json, (try? vault.syncGroupIsFrozen()) == true {
             context.output.warning(
-                "warning: the sync group's membership log is full, which freezes the group. \(ExportCommand.frozen)"
+                "warning: the sync group is frozen (its membership log is full, or a member's log would overflow it). \(ExportCommand.frozen)"
             )
         }
     }

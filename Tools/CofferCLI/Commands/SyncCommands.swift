@@ -58,7 +58,7 @@ struct ExportCommand: VaultCommand {
         }
         if summary.groupLogFull {
             throw CLIFailure(
-                "no record was exported: the sync group is frozen, its membership log full. \(Self.frozen)"
+                "no record was exported: the sync group is frozen (its membership log is full, or a member's log would overflow it). \(Self.frozen)"
             )
         }
         if let left = summary.deviceBoundLeftBehind, !nothingNew {
