@@ -292,7 +292,9 @@ package struct GroupContext {
         learned.learnKeys(from: other)
         guard let state = try? union.state(roots: learned.keys.trustedRoot) else { return false }
         let mine = Set(log.entries.map(\.hash))
-        return GroupLog.exceedsLimits(union.entries.filter { mine.contains($0.hash) || !state.voided.contains($0.hash) })
+        return GroupLog.exceedsLimits(
+            union.entries.filter { mine.contains($0.hash) || !state.voided.contains($0.hash) }
+        )
     }
 
     /// Merges, of `other` (the log of a bundle whose records were refused, made by a device without

@@ -297,13 +297,8 @@ struct GroupAdversaryTests {
     func leakedCopyAfterRekey() throws {
         let (a, b, c, _) = try foundedTrio()
         // b's files and passphrase leak.
-        b.close()
-        let leakDirectory = group.directory.path("b-leaked")
-        try FileManager.default.copyItem(at: group.directory.path("b"), to: leakDirectory)
-        let owner = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
-        try owner.unlock(passphrase: SyncGroupFixture.passphrase)
         // b's owner rekeys with a new passphrase; a rotates, as docs/SYNC.md advises.
-        try owner.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "a brand new passphrase")
+        let (owner, leak) = try group.leakThenRekey(b, name: "b")
         #expect(try owner.joinPolicy() == .approval, "a rekey closes passphrase joins, as a revocation does")
         _ = try exchange(owner, a, "rekeyed-to-a")
         try a.rotateGroupKey()
@@ -313,8 +308,6 @@ struct GroupAdversaryTests {
         #expect(try owner.keychain.password(service: "after-leak", account: "ann") == "written after the leak")
 
         // The leaked copy, opened with the old passphrase, reads nothing new and plants nothing.
-        let leak = try Vault.open(at: leakDirectory, configuration: group.fixture.configuration)
-        try leak.unlock(passphrase: SyncGroupFixture.passphrase)
         try leak.keychain.add(password("planted", "by the thief"))
         for (member, name) in [(a, "leak-to-a"), (c, "leak-to-c"), (owner, "leak-to-owner")] {
             let refused = try offer(leak, member, name)

@@ -131,15 +131,8 @@ struct GroupLogCapTests {
     )
     func rekeyedCopysFillerIsJunk() throws {
         let (a, b, _) = try foundedTrio()
-        b.close()
-        let leakDirectory = group.directory.path("b-leaked")
-        try FileManager.default.copyItem(at: group.directory.path("b"), to: leakDirectory)
-        let owner = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
-        try owner.unlock(passphrase: SyncGroupFixture.passphrase)
-        try owner.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "a brand new passphrase")
+        let (owner, leak) = try group.leakThenRekey(b, name: "b")
         _ = try group.exchange(owner, a, "rekeyed-to-a")
-        let leak = try Vault.open(at: leakDirectory, configuration: group.fixture.configuration)
-        try leak.unlock(passphrase: SyncGroupFixture.passphrase)
         try flood(leak, to: GroupLog.maximumEntries)
         let bundle = group.bundle("leak-to-a")
         try leak.export(to: bundle)
@@ -173,15 +166,7 @@ struct GroupLogCapTests {
                 let key = SecureBytes.random(count: 32)
                 padded[try #require(GroupKeys.committedEpoch(for: key, group: context.log.group))] = key
             }
-            let root = SecureBytes.random(count: 32)
-            let epoch = try #require(GroupKeys.committedEpoch(for: root, group: context.log.group))
-            var boxes: [UUID: [UInt8]] = [:]
-            for member in try context.state().activeMembers {
-                boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: context.log.group)
-            }
-            let history = try GroupKeys.sealHistory(padded, under: root, epoch: epoch, group: context.log.group)
-            try context.append(.epochStarted(epoch: epoch, boxes: boxes, history: history))
-            context.learnKeys(from: context.log)  // its own box
+            try context.startEpoch(history: padded)
         }
         _ = try group.exchange(b, a, "padded-to-a")
         let held = try a.changeGroup("reading") { context, _, _ in context }
@@ -206,15 +191,7 @@ struct GroupLogCapTests {
         try a.changeGroup("padding a founder's history") { context, _, _ in
             var padded = context.roots
             for index in 1...5000 { padded[KeyEpoch(id: UInt64(index))] = SecureBytes.random(count: 32) }
-            let root = SecureBytes.random(count: 32)
-            let epoch = try #require(GroupKeys.committedEpoch(for: root, group: context.log.group))
-            var boxes: [UUID: [UInt8]] = [:]
-            for member in try context.state().activeMembers {
-                boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: context.log.group)
-            }
-            let history = try GroupKeys.sealHistory(padded, under: root, epoch: epoch, group: context.log.group)
-            try context.append(.epochStarted(epoch: epoch, boxes: boxes, history: history))
-            context.learnKeys(from: context.log)
+            try context.startEpoch(history: padded)
         }
         // A device approved now reads what was sealed in the old group's later epoch.
         let ofGroup = group.bundle("of-new-group")
@@ -234,5 +211,26 @@ struct GroupLogCapTests {
         let log = try a.changeGroup("reading") { context, _, _ in context.log }
         let newest = try #require(log.entries.last { $0.startedEpoch != nil })
         #expect(newest.encoded.count < 4096, "the new epoch's entry is \(newest.encoded.count) bytes")
+    }
+}
+
+extension GroupContext {
+    /// A modified client: starts a committed epoch sealed to every active member whose history
+    /// lists `history` (any keys, made-up ones among them), and holds its key.
+    mutating func startEpoch(history keys: [KeyEpoch: SecureBytes]) throws {
+        let root = SecureBytes.random(count: 32)
+        let epoch = try #require(GroupKeys.committedEpoch(for: root, group: log.group))
+        var boxes: [UUID: [UInt8]] = [:]
+        for member in try state().activeMembers {
+            boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: log.group)
+        }
+        try append(
+            .epochStarted(
+                epoch: epoch,
+                boxes: boxes,
+                history: try GroupKeys.sealHistory(keys, under: root, epoch: epoch, group: log.group)
+            )
+        )
+        learnKeys(from: log)  // its own box
     }
 }
