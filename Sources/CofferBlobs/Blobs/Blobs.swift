@@ -228,6 +228,16 @@ public struct Blobs: Sendable {
         try manifests(skippingLocked: false).map(\.info)
     }
 
+    /// Every blob whose name starts with `prefix`, sorted by name: `list(prefix: "photos/")` for
+    /// the blobs under a folder-like name. An empty prefix lists every blob, as ``list()`` does.
+    /// Names are sealed, so the listing still opens every manifest.
+    ///
+    /// - Throws: The errors of ``list()``: `.interactionNotAllowed` while the vault is locked if any
+    ///   blob, of this prefix or not, is `whenUnlocked`, since its name cannot be read to leave it out.
+    public func list(prefix: String) throws(CofferError) -> [BlobInfo] {
+        try manifests(skippingLocked: false).filter { $0.displayName.hasPrefix(prefix) }.map(\.info)
+    }
+
     /// Every blob whose keys are in memory now, sorted by name: while the vault is locked, the
     /// `whenUnlocked` ones are left out (a mounted view does not show them), where ``list()`` throws.
     ///
