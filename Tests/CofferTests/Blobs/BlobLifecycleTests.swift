@@ -207,8 +207,8 @@ struct BlobLifecycleTests {
             }
             try await group.waitForAll()
         }
-        #expect(try vault.blobs.list().count == 4)
-        let report = try vault.blobs.verify(readingData: true)
+        #expect(try await vault.blobs.list().count == 4)
+        let report = try await vault.blobs.verify(readingData: true)
         #expect(report.isHealthy, "\(report.problems)")
     }
 }
