@@ -98,6 +98,8 @@ public struct CofferError: Error, Sendable, CustomStringConvertible {
     /// The Keychain Services `OSStatus` for this error.
     public var osStatus: Int32 { code.osStatus }
 
-    /// The message.
-    public var description: String { message }
+    /// The code, its OSStatus and the message, e.g. `authFailed (-25293): the passphrase is wrong;
+    /// the vault stays locked`: what a log should keep. Show people ``message``, which names the
+    /// problem and what to do without the code.
+    public var description: String { "\(code): \(message)" }
 }

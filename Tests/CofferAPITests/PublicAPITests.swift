@@ -50,7 +50,11 @@ struct PublicAPITests {
 
     @Test("Keychain: add, find, update, delete, the password convenience, async forms and typed errors")
     func keychain() async throws {
-        let vault = try Vault.create(at: workspace.path("vault"), passphrase: passphrase, configuration: configuration)
+        let vault = try await Vault.create(
+            at: workspace.path("vault"),
+            passphrase: passphrase,
+            configuration: configuration
+        )
         defer { vault.close() }
         let keychain = vault.keychain
 
@@ -79,7 +83,7 @@ struct PublicAPITests {
         vault.lock()
         let locked = #expect(throws: KeychainError.self) { _ = try keychain.find(query) }
         #expect(locked?.code == .interactionNotAllowed)
-        try vault.unlock(passphrase: passphrase)
+        try await vault.unlock(passphrase: passphrase)
 
         try await keychain.delete(query)
         let gone = #expect(throws: KeychainError.self) { _ = try keychain.find(query) }
@@ -93,41 +97,45 @@ struct PublicAPITests {
 
     @Test("Blobs: write, read whole, by range and as an async stream, list, stat, rename, delete, verify")
     func blobs() async throws {
-        let vault = try Vault.create(at: workspace.path("vault"), passphrase: passphrase, configuration: configuration)
+        let vault = try await Vault.create(
+            at: workspace.path("vault"),
+            passphrase: passphrase,
+            configuration: configuration
+        )
         defer { vault.close() }
         let blobs = vault.blobs
         let content = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
-        let info = try blobs.write(
+        let info = try await blobs.write(
             "photos/cat.jpg",
             data: content,
             options: BlobWriteOptions(protection: .whenUnlocked)
         )
         #expect(info.size == Int64(content.count))
-        #expect(try blobs.data("photos/cat.jpg") == content)
-        #expect(try blobs.data("photos/cat.jpg", range: 1000..<5000) == content[1000..<5000])
+        #expect(try await blobs.data("photos/cat.jpg") == content)
+        #expect(try await blobs.data("photos/cat.jpg", range: 1000..<5000) == content[1000..<5000])
 
         var streamed = Data()
         for try await piece in blobs.bytes("photos/cat.jpg") { streamed.append(piece) }
         #expect(streamed == content)
 
         let file = workspace.path("out.jpg")
-        try blobs.read("photos/cat.jpg", to: file)
+        try await blobs.read("photos/cat.jpg", to: file)
         #expect(try Data(contentsOf: file) == content)
 
-        try blobs.rename("photos/cat.jpg", to: "photos/kitten.jpg")
-        #expect(try blobs.list().map(\.name) == ["photos/kitten.jpg"])
-        #expect(try blobs.stat("photos/kitten.jpg").sha256 == info.sha256)
-        #expect(try blobs.verify(readingData: true).isHealthy)
+        try await blobs.rename("photos/cat.jpg", to: "photos/kitten.jpg")
+        #expect(try await blobs.list().map(\.name) == ["photos/kitten.jpg"])
+        #expect(try await blobs.stat("photos/kitten.jpg").sha256 == info.sha256)
+        #expect(try await blobs.verify(readingData: true).isHealthy)
 
         vault.lock()
         let locked = #expect(throws: CofferError.self) { _ = try blobs.data("photos/kitten.jpg") }
         #expect(locked?.code == .interactionNotAllowed)
-        try vault.unlock(passphrase: passphrase)
+        try await vault.unlock(passphrase: passphrase)
 
-        try blobs.delete("photos/kitten.jpg")
+        try await blobs.delete("photos/kitten.jpg")
         let missing = #expect(throws: CofferError.self) { _ = try blobs.stat("photos/kitten.jpg") }
         #expect(missing?.code == .itemNotFound)
-        #expect(try blobs.collectGarbage().freedChunks >= 0)
+        #expect(try await blobs.collectGarbage().freedChunks >= 0)
     }
 
     @Test("Configuration.compressionLevel sets the level of writes that name none")
@@ -186,11 +194,15 @@ struct PublicAPITests {
 
     @Test("Sync: export, join from the bundle, incremental export and import; device-bound records stay home")
     func sync() async throws {
-        let home = try Vault.create(at: workspace.path("home"), passphrase: passphrase, configuration: configuration)
+        let home = try await Vault.create(
+            at: workspace.path("home"),
+            passphrase: passphrase,
+            configuration: configuration
+        )
         defer { home.close() }
         try await home.keychain.setPassword("shared", service: "mail", account: "ann", scope: .syncable)
         try await home.keychain.setPassword("local", service: "wifi", account: "home")
-        try home.blobs.write("notes.txt", data: Data("hello".utf8))
+        try await home.blobs.write("notes.txt", data: Data("hello".utf8))
 
         let bundle = workspace.path("first.bundle")
         let exported = try await home.export(to: bundle, peer: "laptop")
@@ -205,7 +217,7 @@ struct PublicAPITests {
         #expect(imported.applied.items == 1)
         #expect(try await laptop.keychain.password(service: "mail", account: "ann") == "shared")
         #expect(try await laptop.keychain.password(service: "wifi", account: "home") == nil)
-        #expect(try laptop.blobs.data("notes.txt") == Data("hello".utf8))
+        #expect(try await laptop.blobs.data("notes.txt") == Data("hello".utf8))
 
         try await home.keychain.setPassword("rotated", service: "mail", account: "ann", scope: .syncable)
         let later = workspace.path("later.bundle")

@@ -13,8 +13,8 @@ struct ChangeObservationEndToEndTests {
         let cli = try CLIHarness()
         let file = cli.directory.path("note.txt")
         try Data("hello".utf8).write(to: file)
-        let vault = try Vault.open(at: cli.directory.path("vault"))
-        try vault.unlock(passphrase: "pw")
+        let vault = try await Vault.open(at: cli.directory.path("vault"))
+        try await vault.unlock(passphrase: "pw")
         defer { vault.close() }
         let received = Locked<[(VaultChange, Date)]>([])
         let sequence = vault.changes()

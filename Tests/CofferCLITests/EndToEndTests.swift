@@ -74,11 +74,13 @@ struct EndToEndTests {
         try FileManager.default.createDirectory(at: plain, withIntermediateDirectories: false)
         let result = try run(["info", "--vault", plain.path])
         #expect(result.status == 1)
-        #expect(result.error.contains("is not a Coffer vault"), "\(result.error)")
+        // The library's message names no command (an app's users have no `coffer`); the tool adds its own.
+        #expect(result.error.contains("is not a Coffer vault (it has no data.mdb); create one with `coffer init`"))
         #expect(TemporaryDirectory.listing(plain).isEmpty)
         let missing = try run(["info", "--vault", directory.path("missing").path])
         #expect(missing.status == 1)
-        #expect(missing.error.contains("there is no vault"))
+        let expected = "there is no vault at \(directory.path("missing").path); create one with `coffer init`\n"
+        #expect(missing.error.hasSuffix(expected), "\(missing.error)")
     }
 
     @Test(

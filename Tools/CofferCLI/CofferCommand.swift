@@ -165,7 +165,7 @@ public enum CofferCommand {
                 try console.printJSON(VersionReport())
                 return success
             } catch {
-                console.message("coffer: error: \(error)")
+                console.message("coffer: error: \((error as? CofferError)?.message ?? "\(error)")")
                 return failure
             }
         }
@@ -200,11 +200,20 @@ public enum CofferCommand {
             // Keychain Services' status numbers belong to the keychain tier's errors; elsewhere the
             // message says it all.
             let status = commandPath.dropFirst().first == "item" ? " (\(error.code.name) \(error.code.osStatus))" : ""
-            console.message("coffer: error: \(error.message)\(status)")
+            console.message("coffer: error: \(error.message)\(initHint(error))\(status)")
             return failure
         } catch {
             console.message("coffer: error: \(error)")
             return failure
         }
+    }
+
+    /// The command that makes a vault, for an error saying there is none: the library's messages
+    /// are for any app's users, so they name no command.
+    private static func initHint(_ error: CofferError) -> String {
+        let noVault =
+            error.code == .vaultNotFound
+            || (error.code == .notAVault && error.message.hasSuffix("(it has no data.mdb)"))
+        return noVault ? "; create one with `coffer init`" : ""
     }
 }

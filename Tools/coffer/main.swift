@@ -9,7 +9,7 @@ do {
     try ProcessHardening.disableCoreDumps()
     ProcessHardening.disableCrashBacktraces()
 } catch {
-    FileHandle.standardError.write(Data("coffer: error: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("coffer: error: \(error.message)\n".utf8))
     exit(CofferCommand.failure)
 }
 

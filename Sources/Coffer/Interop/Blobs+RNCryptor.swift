@@ -8,7 +8,7 @@ extension Blobs {
     ///
     /// - Throws: ``CofferError`` `.authFailed` for a wrong password or an altered file,
     ///   `.unsupportedFormat` for another RNCryptor version or a key-based file, `.decode` for a
-    ///   truncated one, and the errors of ``write(_:contentsOf:options:progress:)``.
+    ///   truncated one, and the errors of ``write(_:contentsOf:options:progress:)-3ln0e``.
     @discardableResult
     public func importRNCryptor(
         _ name: String,
@@ -27,7 +27,7 @@ extension Blobs {
     }
 
     /// Stores the plaintext of RNCryptor v3 data already in memory; see
-    /// ``importRNCryptor(_:from:password:options:progress:)``.
+    /// ``importRNCryptor(_:from:password:options:progress:)-837bv``.
     @discardableResult
     public func importRNCryptor(
         _ name: String,
@@ -57,7 +57,7 @@ extension Blobs {
         return info
     }
 
-    /// The blob `name` as RNCryptor v3 data in memory; see ``exportRNCryptor(_:to:password:progress:)``.
+    /// The blob `name` as RNCryptor v3 data in memory; see ``exportRNCryptor(_:to:password:progress:)-31tys``.
     public func rncryptorData(_ name: String, password: String) throws(CofferError) -> Data {
         var sink = try RNCryptor.EncryptingSink(base: DataSink(), password: Array(password.utf8))
         try reader().read(name, to: &sink)

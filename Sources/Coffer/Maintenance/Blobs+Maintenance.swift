@@ -1,6 +1,6 @@
 import Foundation
 
-/// What ``Blobs/collectGarbage()`` freed.
+/// What ``Blobs/collectGarbage()-5m133`` freed.
 public struct GarbageCollectionReport: Sendable, Hashable {
     /// Writes whose process died before they committed, now released.
     public let abandonedWrites: Int
@@ -12,7 +12,7 @@ public struct GarbageCollectionReport: Sendable, Hashable {
     public let freedBytes: Int64
 }
 
-/// What ``Blobs/verify(readingData:)`` checked and found.
+/// What ``Blobs/verify(readingData:)-53rte`` checked and found.
 public struct VerificationReport: Sendable, Hashable {
     /// Blobs checked.
     public let blobCount: Int
@@ -33,7 +33,7 @@ public struct VerificationReport: Sendable, Hashable {
     public var isHealthy: Bool { problems.isEmpty }
 }
 
-/// What the vault's content holds, blobs and snapshots together, from ``Blobs/statistics()``: the
+/// What the vault's content holds, blobs and snapshots together, from ``Blobs/statistics()-8jzhe``: the
 /// chunks are shared by both, so only the whole compares with them.
 public struct BlobStatistics: Sendable, Hashable {
     /// Number of blobs.
@@ -105,7 +105,7 @@ extension Blobs {
         try verify(reading: readingData ? .all : .none, progress: nil)
     }
 
-    /// Checks the blob tier as ``verify(readingData:)`` does, reporting how much content it has read.
+    /// Checks the blob tier as ``verify(readingData:)-53rte`` does, reporting how much content it has read.
     ///
     /// - Parameters:
     ///   - readingData: Whether to read every chunk, blob and snapshot file in full.
@@ -118,7 +118,7 @@ extension Blobs {
         try verify(reading: readingData ? .all : .none, progress: progress)
     }
 
-    /// Checks the structure as ``verify(readingData:)`` does, then reads, decrypts and checks only
+    /// Checks the structure as ``verify(readingData:)-53rte`` does, then reads, decrypts and checks only
     /// the chunks of `subset` against their ids (restic's `check --read-data-subset`), so a large
     /// vault can be read a part at a time: the slices `1/M` to `M/M` together read every chunk
     /// once. Whole blobs and snapshot files are not read (their digests need every chunk), so
@@ -127,7 +127,7 @@ extension Blobs {
         try verify(reading: .subset(subset), progress: nil)
     }
 
-    /// Checks as ``verify(readingDataSubset:)`` does, reporting how much it has read.
+    /// Checks as ``verify(readingDataSubset:)-3zhpn`` does, reporting how much it has read.
     ///
     /// - Parameters:
     ///   - subset: The slice of the chunks to read, or a random share of them.

@@ -1,4 +1,4 @@
-/// A part of the stored chunks for ``Blobs/verify(readingDataSubset:)`` to read, as restic's
+/// A part of the stored chunks for ``Blobs/verify(readingDataSubset:)-3zhpn`` to read, as restic's
 /// `check --read-data-subset` takes it: a fixed slice, so `count` runs with the slices 1 to `count`
 /// read every chunk once, or a random share, a different one each run.
 public enum DataSubset: Sendable, Hashable, CustomStringConvertible {

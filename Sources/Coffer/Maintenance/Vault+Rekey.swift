@@ -41,7 +41,7 @@ extension Vault {
     ///     leaked with the files, or was weak enough to guess.
     ///   - progress: Called after each batch, on the calling thread.
     /// - Returns: The new recovery key, which replaces the old one: keep its ``RecoveryKey/text``
-    ///   offline. ``recoveryKey()`` shows it again while the vault is unlocked.
+    ///   offline. ``recoveryKey()-7z7u5`` shows it again while the vault is unlocked.
     /// - Throws: ``CofferError`` `.authFailed` for a wrong `passphrase` (nothing changes),
     ///   `.param` for an empty `newPassphrase`, `.interactionNotAllowed` when locked,
     ///   `.noSpace`/`.io` when the disk fills or fails midway (run it again once there is room).

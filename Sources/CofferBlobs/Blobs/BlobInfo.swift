@@ -1,6 +1,6 @@
 public import Foundation
 
-/// What ``Blobs/stat(_:)`` and ``Blobs/list()`` report about a blob.
+/// What ``Blobs/stat(_:)-1nwjp`` and ``Blobs/list()-7kuiv`` report about a blob.
 public struct BlobInfo: Sendable, Hashable {
     /// The blob's name.
     public let name: String

@@ -64,7 +64,7 @@ public struct Blobs: Sendable {
     /// file growing meanwhile is stored as it was. The descriptor stays open.
     ///
     /// - Throws: ``CofferError`` `.param` when the descriptor is one of the vault's own files, and the
-    ///   errors of ``write(_:data:options:progress:)``.
+    ///   errors of ``write(_:data:options:progress:)-(_,DataProtocol,_,_)``.
     @discardableResult
     public func write(
         _ name: String,
@@ -140,7 +140,7 @@ public struct Blobs: Sendable {
     // MARK: Reading
 
     /// The content of the blob `name`, or of the bytes in `range` of it, in memory. For large blobs,
-    /// prefer ``read(_:range:toFileDescriptor:progress:)`` or ``bytes(_:range:)``.
+    /// prefer ``read(_:range:toFileDescriptor:progress:)-52aph`` or ``bytes(_:range:)``.
     ///
     /// - Throws: ``CofferError`` `.itemNotFound` if there is no such blob, `.param` if `range` is outside
     ///   it, `.interactionNotAllowed` if it is `whenUnlocked` and the vault is locked, `.decode` naming
@@ -183,7 +183,7 @@ public struct Blobs: Sendable {
 
     /// The content of the blob `name` (or the bytes in `range` of it) as an async sequence of pieces.
     /// Chunks are decrypted ahead on other threads, a few at a time: a slow consumer holds the
-    /// reading back rather than letting it buffer. Errors (as in ``data(_:range:)``) end the sequence.
+    /// reading back rather than letting it buffer. Errors (as in ``data(_:range:)-5buhq``) end the sequence.
     public func bytes(_ name: String, range: Range<Int64>? = nil) -> BlobByteStream {
         let channel = BoundedChannel<Data>(capacity: 8)
         let blobs = self
@@ -226,6 +226,16 @@ public struct Blobs: Sendable {
     ///   `whenUnlocked` (a listing never silently leaves blobs out), `.decode` if a manifest is damaged.
     public func list() throws(CofferError) -> [BlobInfo] {
         try manifests(skippingLocked: false).map(\.info)
+    }
+
+    /// Every blob whose name starts with `prefix`, sorted by name: `list(prefix: "photos/")` for
+    /// the blobs under a folder-like name. An empty prefix lists every blob, as ``list()-7kuiv`` does.
+    /// Names are sealed, so the listing still opens every manifest.
+    ///
+    /// - Throws: The errors of ``list()-7kuiv``: `.interactionNotAllowed` while the vault is locked if any
+    ///   blob, of this prefix or not, is `whenUnlocked`, since its name cannot be read to leave it out.
+    public func list(prefix: String) throws(CofferError) -> [BlobInfo] {
+        try manifests(skippingLocked: false).filter { $0.displayName.hasPrefix(prefix) }.map(\.info)
     }
 
     /// Every blob whose keys are in memory now, sorted by name: while the vault is locked, the
@@ -357,7 +367,7 @@ public struct BlobByteStream: AsyncSequence, Sendable {
 
         /// The next piece, or `nil` at the end.
         ///
-        /// - Throws: ``CofferError`` as ``Blobs/data(_:range:)`` does.
+        /// - Throws: ``CofferError`` as ``Blobs/data(_:range:)-5buhq`` does.
         public mutating func next() async throws -> Data? {
             try await channel.channel.receive()
         }

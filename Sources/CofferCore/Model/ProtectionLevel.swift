@@ -13,7 +13,7 @@ public enum ProtectionLevel: String, CaseIterable, Sendable, Codable {
     /// Writable at any time, with no key (Apple's `NSFileProtectionCompleteUnlessOpen`): each write
     /// agrees a fresh key with the scope's class public key, whose private half exists only while the
     /// vault is unlocked. Readable only while unlocked; a read that began then finishes after a lock.
-    /// Blobs and snapshots only (see ``Vault/allowWriteOnlyClients(_:)``).
+    /// Blobs and snapshots only (see ``Vault/allowWriteOnlyClients(_:)-8qwu``).
     case completeUnlessOpen
 
     /// Parses a level by name (`whenUnlocked` or `afterFirstUnlock`).

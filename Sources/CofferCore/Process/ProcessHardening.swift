@@ -13,7 +13,8 @@ internal import Glibc
 /// ```swift
 /// try ProcessHardening.disableCoreDumps()
 /// ProcessHardening.disableCrashBacktraces()
-/// let vault = try Vault.open(at: url, passphrase: passphrase)
+/// let vault = try Vault.open(at: url)
+/// try vault.unlock(passphrase: passphrase)
 /// ```
 public enum ProcessHardening {
     /// Stops the kernel from writing a core dump of this process and other processes of the same user

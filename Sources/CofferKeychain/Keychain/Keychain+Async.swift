@@ -59,4 +59,10 @@ extension Keychain {
             )
         }
     }
+
+    /// Deletes a generic password; see ``deletePassword(service:account:)-77mj3``.
+    @discardableResult
+    public func deletePassword(service: String, account: String) async throws(KeychainError) -> Bool {
+        try await offload { () throws(KeychainError) in try self.deletePassword(service: service, account: account) }
+    }
 }

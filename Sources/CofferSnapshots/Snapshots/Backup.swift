@@ -11,7 +11,7 @@ public struct SnapshotProblem: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(path): \(message)" }
 }
 
-/// What ``Snapshots/backup(directory:name:scope:compressionLevel:excluding:excludingIgnoringCase:progress:)`` did.
+/// What ``Snapshots/backup(directory:name:scope:compressionLevel:excluding:excludingIgnoringCase:progress:)-8mgty`` did.
 public struct BackupResult: Sendable {
     /// The new snapshot.
     public let snapshot: SnapshotInfo

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// How ``Snapshots/backup(directory:options:progress:)`` runs: what the snapshot is called and
+/// How ``Snapshots/backup(directory:options:progress:)-5xvd0`` runs: what the snapshot is called and
 /// tagged, where it may travel, what is left out, and the time and host it records.
 ///
 /// ```swift

@@ -25,7 +25,7 @@ package struct RestoreJob {
     }
 }
 
-/// What ``Snapshots/restore(_:host:to:including:includingIgnoringCase:excluding:excludingIgnoringCase:overwrite:deleting:dryRun:changes:progress:)``
+/// What ``Snapshots/restore(_:host:to:including:includingIgnoringCase:excluding:excludingIgnoringCase:overwrite:deleting:dryRun:changes:progress:)-6xncf``
 /// did, or with `dryRun` would do.
 public struct RestoreResult: Sendable {
     /// Files, directories and links created or replaced.

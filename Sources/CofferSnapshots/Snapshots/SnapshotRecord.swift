@@ -25,7 +25,7 @@ public struct SnapshotStatistics: Sendable, Hashable, Codable {
     public init() {}
 }
 
-/// A snapshot as ``Snapshots/list()`` describes it.
+/// A snapshot as ``Snapshots/list()-7mhmw`` describes it.
 public struct SnapshotInfo: Sendable, Hashable {
     /// The snapshot's id: 32 hexadecimal digits; any unique prefix of 6 or more names it (``shortID`` shows 8).
     public let id: String
@@ -47,12 +47,12 @@ public struct SnapshotInfo: Sendable, Hashable {
     /// The tags it was given (`backup --tag`), sorted; retention policies and listings select by them.
     public let tags: [String]
     /// The paths it backed up, absolute and sorted: ``sourcePath`` alone for a directory's snapshot,
-    /// else the paths under it that ``Snapshots/backup(paths:options:progress:)`` was given.
+    /// else the paths under it that ``Snapshots/backup(paths:options:progress:)-17xcp`` was given.
     public let paths: [String]
     /// Whether a writer that held none of the vault's keys may have made it (a write-only client): a
     /// `completeUnlessOpen` snapshot without the owner's mark. Its ``name``, ``hostname`` and
     /// ``created`` are only what that writer claimed. It never counts toward retention, is never a
-    /// name's latest or a backup's parent, until the owner adopts it (``Snapshots/adopt(_:)``).
+    /// name's latest or a backup's parent, until the owner adopts it (``Snapshots/adopt(_:)-6vae9``).
     public var isWriteOnly = false
 
     /// The first 8 digits of the id, as listings show it.

@@ -1,7 +1,7 @@
 public import Foundation
 internal import Glibc
 
-/// What ``Snapshots/dump(_:host:path:toFileDescriptor:)`` wrote.
+/// What ``Snapshots/dump(_:host:path:toFileDescriptor:)-vqjx`` wrote.
 public struct DumpResult: Sendable, Equatable {
     /// Whether the path was a directory, written as a tar archive (else one file's content).
     public var isArchive = false
@@ -14,7 +14,7 @@ public struct DumpResult: Sendable, Equatable {
     public var skipped: [String] = []
 }
 
-/// One match of ``Snapshots/find(_:matching:snapshots:modifiedAfter:modifiedBefore:visit:)``.
+/// One match of ``Snapshots/find(_:matching:snapshots:modifiedAfter:modifiedBefore:visit:)-6ajst``.
 public struct FoundEntry: Sendable, Hashable {
     /// The snapshot it is in.
     public let snapshot: SnapshotInfo
@@ -38,7 +38,7 @@ extension Snapshots {
     ///     or absolute as it was backed up (`/home/ann/docs/deep`); bytes that are not UTF-8 as
     ///     listings show them (`\xe9`). A file's path lists that file.
     ///   - recursive: Everything under the directory, not only what is directly in it; at the top,
-    ///     the backed-up directory itself (as `.`) first, as ``entries(of:host:)`` lists it.
+    ///     the backed-up directory itself (as `.`) first, as ``entries(of:host:)-71285`` lists it.
     ///   - visit: Called with each path, in order.
     /// - Throws: ``CofferError`` `.itemNotFound` if the snapshot holds no such path.
     public func entries(
@@ -142,7 +142,7 @@ extension Snapshots {
     ///   - reference: The snapshot: an id prefix (6+ hex digits), a name (its latest on `host`), or
     ///     `latest` (the newest on `host`).
     ///   - host: Whose snapshot a name means; this machine's when `nil`.
-    ///   - path: As ``entries(of:host:under:recursive:visit:)`` takes it; `.` (or the backed-up
+    ///   - path: As ``entries(of:host:under:recursive:visit:)-55rtq`` takes it; `.` (or the backed-up
     ///     directory) dumps the whole snapshot.
     ///   - descriptor: Where to write (standard output for the CLI); it is not closed.
     /// - Throws: ``CofferError`` `.itemNotFound` if the snapshot holds no such path, `.decode` for

@@ -27,7 +27,7 @@ public struct BackupPlanEntry: Sendable, Hashable {
     public var wouldRead: Bool { change == .new || change == .changed }
 }
 
-/// What ``Snapshots/dryRun(directory:options:visit:)`` found: what a backup with the same options
+/// What ``Snapshots/dryRun(directory:options:visit:)-5n1wz`` found: what a backup with the same options
 /// would read and leave out, without reading any content or storing anything.
 public struct BackupPlan: Sendable {
     /// Regular files the backup would record.
@@ -51,12 +51,12 @@ public struct BackupPlan: Sendable {
 }
 
 extension Snapshots {
-    /// Walks `directory` as ``backup(directory:options:progress:)`` would, with the same excludes and
+    /// Walks `directory` as ``backup(directory:options:progress:)-5xvd0`` would, with the same excludes and
     /// limits, and compares each file with this host's previous snapshot of the name, but reads no
     /// content and stores nothing (restic's `backup --dry-run`). Memory stays bounded: each path is
     /// handed to `visit` as it is found.
     ///
-    /// - Throws: ``CofferError`` `.param` as ``backup(directory:options:progress:)`` does for the
+    /// - Throws: ``CofferError`` `.param` as ``backup(directory:options:progress:)-5xvd0`` does for the
     ///   directory and the options.
     public func dryRun(
         directory: URL,
@@ -66,8 +66,8 @@ extension Snapshots {
         try dryRun(paths: [directory], options: options, visit: visit)
     }
 
-    /// ``dryRun(directory:options:visit:)`` for the several paths
-    /// ``backup(paths:options:progress:)`` takes.
+    /// ``dryRun(directory:options:visit:)-5n1wz`` for the several paths
+    /// ``backup(paths:options:progress:)-17xcp`` takes.
     public func dryRun(
         paths: [URL],
         options: BackupOptions,

@@ -49,10 +49,10 @@ extension Snapshots {
     /// also frees the chunks nothing else uses, so the space is back at once, and a removal that
     /// stops midway leaves every snapshot either whole or gone.
     ///
-    /// - Returns: The groups and decisions, as ``plan(_:groupedBy:matching:now:timeZone:)`` makes
+    /// - Returns: The groups and decisions, as ``plan(_:groupedBy:matching:now:timeZone:)-4v4di`` makes
     ///   them.
-    /// - Throws: The errors of ``plan(_:groupedBy:matching:now:timeZone:)``, before anything is
-    ///   removed, and those of ``forget(_:host:)``.
+    /// - Throws: The errors of ``plan(_:groupedBy:matching:now:timeZone:)-4v4di``, before anything is
+    ///   removed, and those of ``forget(_:host:)-4s5es``.
     @discardableResult
     public func forget(
         keeping policy: RetentionPolicy,

@@ -35,7 +35,7 @@ public struct Snapshots: Sendable {
     ///   - progress: Called with the files and bytes read so far.
     /// - Throws: ``CofferError`` `.param` if `directory` is not a directory or is the vault's own, or
     ///   for a tag, name or host name that cannot be one, and the errors of
-    ///   ``Blobs/write(_:data:options:progress:)``.
+    ///   ``Blobs/write(_:data:options:progress:)-(_,DataProtocol,_,_)``.
     public func backup(
         directory: URL,
         options: BackupOptions,
@@ -48,11 +48,11 @@ public struct Snapshots: Sendable {
     /// does: the snapshot's tree is rooted at their deepest common directory (its ``SnapshotInfo/sourcePath``)
     /// and holds the paths and the directories on the way to them, so a restore recreates them
     /// under the target as they sit under that directory. ``SnapshotInfo/paths`` lists them. One
-    /// directory given is that directory's snapshot, as ``backup(directory:options:progress:)``
+    /// directory given is that directory's snapshot, as ``backup(directory:options:progress:)-5xvd0``
     /// makes it; the default name is the paths joined by commas.
     ///
     /// - Throws: ``CofferError`` `.param` for no path, one that does not exist, and the errors of
-    ///   ``backup(directory:options:progress:)``.
+    ///   ``backup(directory:options:progress:)-5xvd0``.
     public func backup(
         paths: [URL],
         options: BackupOptions,
@@ -170,7 +170,7 @@ public struct Snapshots: Sendable {
     }
 
     /// Backs up `directory` as a new snapshot, with ``BackupOptions`` spelled out: see
-    /// ``backup(directory:options:progress:)``.
+    /// ``backup(directory:options:progress:)-5xvd0``.
     public func backup(
         directory: URL,
         name: String? = nil,
@@ -378,7 +378,7 @@ public struct Snapshots: Sendable {
     }
 }
 
-/// One path of a snapshot, as ``Snapshots/entries(of:host:)`` lists it.
+/// One path of a snapshot, as ``Snapshots/entries(of:host:)-71285`` lists it.
 public struct SnapshotEntry: Sendable, Hashable {
     /// What the path is.
     public enum Kind: String, Sendable, Hashable, Codable {

@@ -100,7 +100,9 @@ public struct VaultChanges: AsyncSequence, Sendable {
             while true {
                 if !buffered.isEmpty { return buffered.removeFirst() }
                 guard !Task.isCancelled, !vault.isClosed else { return nil }
-                if position == nil { position = try vault.currentChangePosition() }
+                // Two short read transactions, run here: handed to a queue, each poll would wait
+                // behind whatever blocking work the app has queued there.
+                if position == nil { position = try vault.latestChangePosition() }
                 guard let after = position else { return nil }
                 buffered = try vault.journalChanges(after: after, limit: 512)
                 if let last = buffered.last { position = last.position }
@@ -151,6 +153,11 @@ extension Vault {
     ///
     /// - Throws: ``CofferError`` `.closed` after ``close()``.
     public func currentChangePosition() throws(CofferError) -> ChangePosition {
+        try latestChangePosition()
+    }
+
+    /// What ``currentChangePosition()-8yup9`` returns, under a name async code calls synchronously.
+    package func latestChangePosition() throws(CofferError) -> ChangePosition {
         try checkOpen()
         let schema = schema
         let last = try storage("reading the journal") {

@@ -1,4 +1,4 @@
-/// One problem ``Blobs/verify(readingData:)`` found.
+/// One problem ``Blobs/verify(readingData:)-53rte`` found.
 public struct VerificationProblem: Sendable, Hashable, CustomStringConvertible {
     /// The blob concerned, when the problem belongs to one.
     public let blob: String?

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// What ``Vault/compactDataFile(at:)`` did: the data file's size before and after.
+/// What ``Vault/compactDataFile(at:)-8n6q4`` did: the data file's size before and after.
 public struct DataFileCompaction: Sendable, Equatable {
     /// The size of `data.mdb` before.
     public let bytesBefore: Int64
@@ -27,7 +27,7 @@ extension Vault {
     ///
     /// - Returns: The file's size before and after.
     /// - Throws: ``CofferError``: `.param` while the vault is open elsewhere, `.diskFull` when the
-    ///   copy does not fit (nothing is changed), and the errors of ``open(at:configuration:)``.
+    ///   copy does not fit (nothing is changed), and the errors of ``open(at:configuration:)-yw4k``.
     public static func compactDataFile(at directory: URL) throws(CofferError) -> DataFileCompaction {
         let vault = try open(at: directory)
         defer { vault.close() }

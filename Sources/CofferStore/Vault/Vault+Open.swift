@@ -18,7 +18,7 @@ extension Vault {
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else {
             throw CofferError(
                 .vaultNotFound,
-                "there is no vault at \(directory.path); create one with `coffer init`"
+                "there is no vault at \(directory.path)"
             )
         }
         guard isDirectory.boolValue else {
@@ -37,7 +37,7 @@ extension Vault {
             case .noSuchFile:
                 throw CofferError(
                     .notAVault,
-                    "\(directory.path) is not a Coffer vault (it has no data.mdb); create one with `coffer init`",
+                    "\(directory.path) is not a Coffer vault (it has no data.mdb)",
                     underlying: error
                 )
             case .invalid, .versionMismatch:

@@ -2,7 +2,7 @@
 extension Vault {
     /// Whether clients that never unlock this vault may write `completeUnlessOpen` blobs and
     /// snapshots to it (`coffer put --write-only`, `coffer backup --write-only`). Off for a new vault;
-    /// turned on with ``allowWriteOnlyClients(_:)``.
+    /// turned on with ``allowWriteOnlyClients(_:)-8qwu``.
     ///
     /// - Throws: ``CofferError`` `.authFailed` when the stored write keys are not signed by this
     ///   device's key, `.decode` when they are damaged.
@@ -28,7 +28,7 @@ extension Vault {
     /// (``DeviceIdentity/fingerprint``), for a write-only client to pin
     /// (``Configuration/expectedWriteKeyFingerprint``).
     ///
-    /// - Throws: ``CofferError`` as ``deviceIdentity()``.
+    /// - Throws: ``CofferError`` as ``deviceIdentity()-8dcfr``.
     public var writeKeyFingerprint: String {
         get throws(CofferError) { try deviceIdentity().fingerprint }
     }

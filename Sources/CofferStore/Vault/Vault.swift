@@ -3,7 +3,7 @@ internal import Glibc
 
 /// A Coffer vault: one LMDB environment in a directory, its keys wrapped under a passphrase.
 ///
-/// A vault is created unlocked; opened, it starts locked and ``unlock(passphrase:)`` brings its keys
+/// A vault is created unlocked; opened, it starts locked and ``unlock(passphrase:)-2ddnl`` brings its keys
 /// into memory. ``lock()`` drops the keys of `whenUnlocked` data; ``close()`` drops every key and
 /// closes the files. `Vault` is `Sendable`: share one instance between threads and tasks.
 ///

@@ -52,7 +52,7 @@ extension Vault {
         public var expectedWriteKeyFingerprint: String?
 
         /// The name this device goes by in its sync group's membership log (``GroupMember/name``)
-        /// when ``Vault/create(at:passphrase:configuration:)`` or a join makes the vault; `nil` (the
+        /// when ``Vault/create(at:passphrase:configuration:)-1qlwi`` or a join makes the vault; `nil` (the
         /// default) means the host name. Ignored when opening an existing vault.
         public var deviceName: String?
 

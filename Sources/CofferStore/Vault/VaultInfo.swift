@@ -36,7 +36,7 @@ public struct VaultInfo: Sendable, Codable, Equatable {
     /// Bytes in pages that hold data now.
     public let liveBytes: Int
     /// Bytes in pages deletes have freed: reused by later writes, and given back to the file system
-    /// only by ``Vault/compactDataFile(at:)``.
+    /// only by ``Vault/compactDataFile(at:)-8n6q4``.
     public let freeBytes: Int
     /// Current memory-map size in bytes (it grows on demand).
     public let mapBytes: Int

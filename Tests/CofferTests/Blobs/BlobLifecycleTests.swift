@@ -115,6 +115,24 @@ struct BlobLifecycleTests {
         #expect(listed.map(\.protection) == [.afterFirstUnlock, .whenUnlocked, .afterFirstUnlock])
     }
 
+    @Test("list(prefix:) gives the blobs whose names start with the prefix, sorted by name")
+    func listPrefix() throws {
+        for name in ["photos/b.jpg", "photos/a.jpg", "photosynthesis.txt", "notes/photos.txt", "photo"] {
+            try vault.blobs.write(name, data: Data(name.utf8))
+        }
+        let inFolder = try vault.blobs.list(prefix: "photos/")
+        #expect(inFolder.map(\.name) == ["photos/a.jpg", "photos/b.jpg"])
+        #expect(inFolder.map(\.size) == [12, 12])
+        #expect(
+            try vault.blobs.list(prefix: "photos").map(\.name) == [
+                "photos/a.jpg", "photos/b.jpg", "photosynthesis.txt",
+            ]
+        )
+        #expect(try vault.blobs.list(prefix: "").map(\.name) == vault.blobs.list().map(\.name))
+        #expect(try vault.blobs.list(prefix: "Photos/").isEmpty, "the prefix is matched exactly, case included")
+        #expect(try vault.blobs.list(prefix: "videos/").isEmpty)
+    }
+
     @Test("one name is one blob: writing it in the other scope replaces it")
     func scopeReplacement() throws {
         try vault.blobs.write("n", data: [1, 2], options: .init(scope: .deviceBound))
@@ -189,8 +207,8 @@ struct BlobLifecycleTests {
             }
             try await group.waitForAll()
         }
-        #expect(try vault.blobs.list().count == 4)
-        let report = try vault.blobs.verify(readingData: true)
+        #expect(try await vault.blobs.list().count == 4)
+        let report = try await vault.blobs.verify(readingData: true)
         #expect(report.isHealthy, "\(report.problems)")
     }
 }

@@ -106,7 +106,7 @@ struct BlobRoundTripTests {
 
     @Test("a reader that stops early releases the reading thread")
     func earlyStop() async throws {
-        try vault.blobs.write("long", data: Content.random(20 << 20, seed: 12))
+        try await vault.blobs.write("long", data: Content.random(20 << 20, seed: 12))
         var pieces = 0
         for try await _ in vault.blobs.bytes("long") {
             pieces += 1
@@ -114,8 +114,8 @@ struct BlobRoundTripTests {
         }
         #expect(pieces == 2)
         // The abandoned stream's thread must end (it holds no transaction), so writes and close proceed.
-        try vault.blobs.write("after", data: [1, 2, 3])
-        #expect(try [UInt8](vault.blobs.data("after")) == [1, 2, 3])
+        try await vault.blobs.write("after", data: [1, 2, 3])
+        #expect(try await [UInt8](vault.blobs.data("after")) == [1, 2, 3])
         vault.close()
     }
 
@@ -128,8 +128,8 @@ struct BlobRoundTripTests {
         }
         let error = await #expect(throws: CofferError.self) { try await vault.blobs.write("broken", from: sequence) }
         #expect(error?.code == .io)
-        #expect(try !vault.blobs.contains("broken"))
-        let stats = try vault.blobs.statistics()
+        #expect(try await !vault.blobs.contains("broken"))
+        let stats = try await vault.blobs.statistics()
         #expect(stats.chunkCount == 0, "the chunks stored before the failure were released")
     }
 }

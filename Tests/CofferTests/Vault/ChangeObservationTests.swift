@@ -86,7 +86,7 @@ struct ChangeObservationTests {
         }
 
         let restarted = try fixture.open()
-        try restarted.unlock(passphrase: "correct horse battery staple")
+        try await restarted.unlock(passphrase: "correct horse battery staple")
         defer { restarted.close() }
         let collector = ChangeCollector(restarted.changes(after: saved))
         defer { collector.stop() }

@@ -22,7 +22,7 @@ struct VaultOpenErrorTests {
     @Test("a missing directory: vaultNotFound, and nothing is created")
     func missing() throws {
         let url = fixture.directory.path("nothing")
-        try expectOpenFails(.vaultNotFound, at: url, mentioning: "coffer init")
+        try expectOpenFails(.vaultNotFound, at: url, mentioning: "there is no vault at")
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
