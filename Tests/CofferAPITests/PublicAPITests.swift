@@ -226,6 +226,6 @@ struct PublicAPITests {
         #expect(incremental.records.items == 1)
         try await laptop.import(from: later)
         #expect(try await laptop.keychain.password(service: "mail", account: "ann") == "rotated")
-        #expect(try home.syncPeers().map(\.name) == ["laptop"])
+        #expect(try await home.syncPeers().map(\.name) == ["laptop"])
     }
 }

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Which sync group a device asks to join: the group's id and a fingerprint of its founding entries,
-/// for two people to compare (``JoinRequest/group``, ``Vault/groupReference()``).
+/// for two people to compare (``JoinRequest/group``, ``Vault/groupReference()-4zjb9``).
 ///
 /// The id alone is not enough: anyone who saw a bundle can make a log under the same id. The
 /// fingerprint covers the entries that founded the group, which only devices holding its original key

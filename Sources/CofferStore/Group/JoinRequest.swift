@@ -130,10 +130,10 @@ extension Vault {
     ///   - name: The name to join with; the host name by default.
     ///   - group: The group to join (read it from a bundle of the group with
     ///     ``GroupReference``'s `init(bundle:)`, and compare its fingerprint with the one a member's
-    ///     ``groupReference()`` shows): only a member of that group can approve the request, and the
+    ///     ``groupReference()-4zjb9`` shows): only a member of that group can approve the request, and the
     ///     vault joins only that group. `nil` makes a request any group may approve.
     ///   - configuration: KDF cost and storage options.
-    /// - Throws: the errors of ``create(at:passphrase:configuration:)``, `.param` for a name that is
+    /// - Throws: the errors of ``create(at:passphrase:configuration:)-1qlwi``, `.param` for a name that is
     ///   empty, over 200 bytes or holds a line break.
     public static func requestJoin(
         at directory: URL,

@@ -35,7 +35,7 @@ public struct GroupMember: Sendable, Hashable, Codable {
 /// on are sealed under it; a revoked device keeps only what it already had.
 extension Vault {
     /// The members of the sync group, revoked ones included, in the order they were added; none for
-    /// a vault waiting for approval to join a group (``pendingJoinRequest()``).
+    /// a vault waiting for approval to join a group (``pendingJoinRequest()-wiii``).
     ///
     /// - Throws: ``CofferError`` `.closed`, `.decode` for a damaged log.
     public func members() throws(CofferError) -> [GroupMember] {
@@ -233,7 +233,7 @@ extension Vault {
     /// group key sealed to every member. Older records stay readable under their epoch's key.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when this device is not an active member or the group
-    ///   is frozen (``syncGroupIsFrozen()``), `.interactionNotAllowed` while locked.
+    ///   is frozen (``syncGroupIsFrozen()-7333l``), `.interactionNotAllowed` while locked.
     public func rotateGroupKey() throws(CofferError) {
         try changeGroup("rotating the group key") { (context, txn, schema) throws in
             try Self.requireActiveMember(context)

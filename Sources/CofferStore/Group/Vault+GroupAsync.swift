@@ -61,4 +61,24 @@ extension Vault {
         let vault: Vault
         let request: JoinRequest
     }
+
+    /// How devices may join the group; see ``joinPolicy()-8l2f7``.
+    public func joinPolicy() async throws(CofferError) -> GroupJoinPolicy {
+        try await offload { () throws(CofferError) in try self.joinPolicy() }
+    }
+
+    /// The group's id and fingerprint; see ``groupReference()-4zjb9``.
+    public func groupReference() async throws(CofferError) -> GroupReference {
+        try await offload { () throws(CofferError) in try self.groupReference() }
+    }
+
+    /// The join request this vault waits on; see ``pendingJoinRequest()-wiii``.
+    public func pendingJoinRequest() async throws(CofferError) -> JoinRequest? {
+        try await offload { () throws(CofferError) in try self.pendingJoinRequest() }
+    }
+
+    /// Whether the sync group is frozen; see ``syncGroupIsFrozen()-7333l``.
+    public func syncGroupIsFrozen() async throws(CofferError) -> Bool {
+        try await offload { () throws(CofferError) in try self.syncGroupIsFrozen() }
+    }
 }

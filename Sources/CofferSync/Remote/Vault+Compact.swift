@@ -20,7 +20,7 @@ extension Vault {
     ///
     /// - Throws: ``CofferError`` `.authFailed` when the store refuses a delete (nothing the
     ///   checkpoint does not hold was deleted; run it again with credentials that may delete),
-    ///   `.notTrusted` when the sync group is frozen (``syncGroupIsFrozen()``: nothing is written or
+    ///   `.notTrusted` when the sync group is frozen (``syncGroupIsFrozen()-7333l``: nothing is written or
     ///   deleted after the pull and the push), and the errors of a push and a pull.
     @discardableResult
     public func compact(remote: S3Remote, progress: SyncProgress? = nil) throws(CofferError) -> CompactSummary {

@@ -3,7 +3,7 @@ public import Foundation
 extension GroupReference {
     /// The group a bundle belongs to, read from its clear header: what a device that asks to join by
     /// approval names in its request (``Vault/requestJoin(at:passphrase:name:group:configuration:)-51kop``).
-    /// Compare the fingerprint with the one a member shows (``Vault/groupReference()``): anyone can
+    /// Compare the fingerprint with the one a member shows (``Vault/groupReference()-4zjb9``): anyone can
     /// make a bundle that claims a group's id, not one with its fingerprint.
     ///
     /// - Throws: ``CofferError`` `.param` for a format-1 bundle (it carries no membership log),

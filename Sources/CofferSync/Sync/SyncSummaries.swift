@@ -121,7 +121,7 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     /// key epoch, a join policy).
     public var membershipChanged = false
     /// Whether the group's membership log is full after this import, which freezes the group: this
-    /// vault seals no more records for it (``Vault/syncGroupIsFrozen()``).
+    /// vault seals no more records for it (``Vault/syncGroupIsFrozen()-7333l``).
     public var groupLogFull = false
     /// Whether this vault joined the group with this import (it had asked to join by approval).
     public var joinedGroup: Bool { joined != nil }

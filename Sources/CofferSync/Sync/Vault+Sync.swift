@@ -321,7 +321,7 @@ extension Vault {
     /// The new vault shares the group's sync root (unwrapped from the bundle's join block with
     /// `passphrase`, the passphrase of the vault that exported it) and gets its own device root,
     /// device id and recovery key; `passphrase` protects it too (change it later with
-    /// ``changePassphrase(to:)``).
+    /// ``changePassphrase(to:)-1oil5``).
     ///
     /// - Returns: The new vault, unlocked, and what the import did.
     /// - Throws: ``CofferError`` `.authFailed` for a wrong passphrase, `.param` for a file that is not

@@ -47,4 +47,9 @@ extension Vault {
         package let vault: Vault
         package let summary: ImportSummary
     }
+
+    /// The peers this vault exported to; see ``syncPeers()-59bjh``.
+    public func syncPeers() async throws(CofferError) -> [SyncPeer] {
+        try await offload { () throws(CofferError) in try self.syncPeers() }
+    }
 }
