@@ -30,6 +30,8 @@ public final class Vault: Sendable {
     private let autoLock: AutoLock?
     /// What the tiers keep per open vault (``VaultAttachment``).
     let attachments = VaultAttachments()
+    /// The streams of ``lockStates()``, told of each change under the state lock.
+    let lockObservers: LockStateObservers
 
     private struct State: Sendable {
         var keys = KeyRing()
@@ -55,6 +57,7 @@ public final class Vault: Sendable {
         self.identityBox = Locked(identity)
         self.state = Locked(State(keys: keys, syncGroupID: identity.syncGroupID))
         self.autoLock = configuration.autoLockInterval.map(AutoLock.init(interval:))
+        self.lockObservers = LockStateObservers(keys.isUnlocked ? .unlocked : .locked)
         if keys.isUnlocked { startAutoLock() }
     }
 
@@ -119,8 +122,18 @@ public final class Vault: Sendable {
     /// Locks the vault: the roots and the keys of `whenUnlocked` data are dropped and wiped; keys of
     /// `afterFirstUnlock` data stay until ``close()``. Locking a locked vault does nothing.
     public func lock() {
+        lock(as: .locked)
+    }
+
+    /// Locks the vault and reports `reported` (``LockState/locked`` or ``LockState/autoLocked``) to
+    /// ``lockStates()`` if it was unlocked.
+    private func lock(as reported: LockState) {
         autoLock?.stop()
-        state.withLock { $0.keys.lock() }
+        state.withLock { state in
+            let wasUnlocked = state.keys.isUnlocked
+            state.keys.lock()
+            if wasUnlocked, !state.isClosed { lockObservers.publish(reported) }
+        }
         // Tiers may hold what they derived from whenUnlocked keys (pooled OpenSSL contexts).
         for attachment in attachments.all { attachment.vaultDidLock() }
     }
@@ -133,6 +146,7 @@ public final class Vault: Sendable {
         state.withLock {
             $0.keys.clear()
             $0.isClosed = true
+            lockObservers.publish(.closed)
         }
         environment.close()
     }
@@ -164,6 +178,7 @@ public final class Vault: Sendable {
         try state.withLock { (state) throws(CofferError) in
             guard !state.isClosed else { throw CofferError(.closed, "the vault is closed; open it again") }
             try state.keys.unlock(with: roots)
+            lockObservers.publish(.unlocked)
             if let epochs {
                 try state.keys.install(epochs, for: .sync)
             } else {
@@ -194,7 +209,7 @@ public final class Vault: Sendable {
     }
 
     private func startAutoLock() {
-        autoLock?.start(action: { [weak self] in self?.lock() })
+        autoLock?.start(action: { [weak self] in self?.lock(as: .autoLocked) })
     }
 
     /// One key in memory now, without copying the ring: for a single read that needs one or two keys

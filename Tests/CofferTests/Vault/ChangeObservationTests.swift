@@ -7,17 +7,20 @@ import Testing
 /// Collects what an `AsyncSequence` of changes yields, from its own task, for a test to wait on.
 final class ChangeCollector<Element: Sendable>: Sendable {
     private let received = Locked<[Element]>([])
+    private let ended = Locked(false)
     private let task: Locked<Task<Void, Never>?> = Locked(nil)
     private let executor = DedicatedExecutor(label: "change-collector")
 
     /// Starts consuming `changes` on an executor of its own (see ``DedicatedExecutor``).
     init<Changes: AsyncSequence & Sendable>(_ changes: Changes) where Changes.Element == Element {
         let received = received
+        let ended = ended
         task.withLock {
             $0 = Task(executorPreference: executor) {
                 do {
                     for try await change in changes { received.withLock { $0.append(change) } }
                 } catch {}
+                ended.withLock { $0 = true }
             }
         }
     }
@@ -31,6 +34,16 @@ final class ChangeCollector<Element: Sendable>: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         return received.withLock { $0 }
+    }
+
+    /// Waits up to `seconds` for the sequence to end; returns whether it did.
+    func waitForEnd(seconds: Double = 5) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if ended.withLock({ $0 }) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return ended.withLock { $0 }
     }
 
     func stop() { task.withLock { $0?.cancel() } }
