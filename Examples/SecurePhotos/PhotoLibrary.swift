@@ -24,27 +24,18 @@ final class PhotoLibrary: Sendable {
     static func configuration(
         idleLock: Duration?,
         confirm: @escaping @Sendable (String) -> String?
-    ) -> (
-        Vault.Configuration, VaultReference
-    ) {
-        let reference = VaultReference()
+    ) -> Vault.Configuration {
         var configuration = Vault.Configuration()
         configuration.autoLockInterval = idleLock
         configuration.authenticationHandler = { request in
-            guard let vault = reference.vault, let answer = confirm(request.reason), !answer.isEmpty else {
-                return .canceled
-            }
-            do {
-                try vault.unlock(passphrase: Passphrase(answer))  // checks the passphrase again
-                return .granted
-            } catch {
-                return .failed
-            }
+            guard let answer = confirm(request.reason), !answer.isEmpty else { return .canceled }
+            // Checks the passphrase against the vault's without unlocking or changing anything.
+            return (try? request.passphrase.check(Passphrase(answer))) == true ? .granted : .failed
         }
         if let cost = ProcessInfo.processInfo.environment["SECURE_PHOTOS_KDF"], cost == "fast" {
             configuration.kdf = .insecureFastForTesting  // for the tests only
         }
-        return (configuration, reference)
+        return configuration
     }
 
     /// Creates the vault and the account in it.
@@ -81,11 +72,9 @@ final class PhotoLibrary: Sendable {
     static func logIn(
         at directory: URL,
         passphrase: Passphrase,
-        configuration: Vault.Configuration,
-        reference: VaultReference
+        configuration: Vault.Configuration
     ) throws(CofferError) -> PhotoLibrary {
         let vault = try Vault.open(at: directory, configuration: configuration)
-        reference.vault = vault
         do {
             try vault.unlock(passphrase: passphrase)
         } catch {
@@ -100,8 +89,7 @@ final class PhotoLibrary: Sendable {
         bundle: URL,
         at directory: URL,
         passphrase: Passphrase,
-        configuration: Vault.Configuration,
-        reference: VaultReference
+        configuration: Vault.Configuration
     ) throws(CofferError) -> PhotoLibrary {
         let (vault, _) = try Vault.join(
             bundle: bundle,
@@ -109,7 +97,6 @@ final class PhotoLibrary: Sendable {
             passphrase: passphrase,
             configuration: configuration
         )
-        reference.vault = vault
         return PhotoLibrary(vault: vault)
     }
 
@@ -165,15 +152,4 @@ final class PhotoLibrary: Sendable {
 
     /// Unlocks again after a lock.
     func unlock(_ passphrase: Passphrase) throws(CofferError) { try vault.unlock(passphrase: passphrase) }
-}
-
-/// Lets the authentication handler reach the vault it was configured for, once the vault exists.
-final class VaultReference: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Vault?
-
-    var vault: Vault? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
 }

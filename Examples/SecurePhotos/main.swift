@@ -55,7 +55,7 @@ func run(_ arguments: [String]) throws {
         }
         idleLock = .milliseconds(Int(seconds * 1000))
     }
-    let (configuration, reference) = PhotoLibrary.configuration(idleLock: idleLock) { reason in
+    let configuration = PhotoLibrary.configuration(idleLock: idleLock) { reason in
         input.line(prompt: "Passphrase again to \(reason): ")
     }
 
@@ -74,8 +74,7 @@ func run(_ arguments: [String]) throws {
             bundle: URL(fileURLWithPath: operands[0]),
             at: directory,
             passphrase: try passphrase(),
-            configuration: configuration,
-            reference: reference
+            configuration: configuration
         )
         defer { library.vault.close() }
         say("Joined as \(try library.userName()) with \(try library.photos().count) photos.")
@@ -84,8 +83,7 @@ func run(_ arguments: [String]) throws {
         let library = try PhotoLibrary.logIn(
             at: directory,
             passphrase: try passphrase(),
-            configuration: configuration,
-            reference: reference
+            configuration: configuration
         )
         defer { library.vault.close() }
         if command == "session" {

@@ -124,7 +124,7 @@ extension Keychain {
         let reason =
             "read \(protected.count) item\(protected.count == 1 ? "" : "s") that require\(protected.count == 1 ? "s" : "") user presence ("
             + names.joined(separator: "; ") + (protected.count > 3 ? "; …" : "") + ")"
-        switch authenticationHandler(AuthenticationRequest(reason: reason, itemCount: protected.count)) {
+        switch authenticationHandler(AuthenticationRequest(reason: reason, itemCount: protected.count, vault: vault)) {
         case .granted: return
         case .canceled: throw KeychainError(.userCanceled, "authentication was canceled; nothing was revealed")
         case .failed: throw KeychainError(.authFailed, "authentication failed; nothing was revealed")

@@ -5,10 +5,55 @@ public struct AuthenticationRequest: Sendable {
     public let reason: String
     /// How many protected items the read would reveal.
     public let itemCount: Int
+    /// Checks a passphrase the person gives against the vault's, changing nothing: the handler
+    /// needs no reference to the vault of its own.
+    public let passphrase: PassphraseChecker
 
-    package init(reason: String, itemCount: Int) {
+    package init(reason: String, itemCount: Int, vault: Vault) {
         self.reason = reason
         self.itemCount = itemCount
+        self.passphrase = PassphraseChecker(vault: vault)
+    }
+}
+
+/// Checks whether a passphrase is a vault's, as an ``AuthenticationHandler`` does before it grants a
+/// read: it derives the key-encryption key with the vault's KDF (scrypt, deliberately slow) and tries
+/// it on the wrapped keys, without unlocking, locking or changing anything. ``AuthenticationRequest``
+/// carries one.
+///
+/// ```swift
+/// configuration.authenticationHandler = { request in
+///     guard let answer = askPerson(request.reason) else { return .canceled }
+///     return (try? request.passphrase.check(Passphrase(answer))) == true ? .granted : .failed
+/// }
+/// ```
+public struct PassphraseChecker: Sendable {
+    let vault: Vault
+
+    /// Whether `passphrase` is the vault's. A wrong one returns `false` and changes nothing; a
+    /// locked vault stays locked either way.
+    ///
+    /// - Throws: ``CofferError`` `.closed` after ``Vault/close()``, `.decode` if the key records are
+    ///   damaged.
+    public func check(_ passphrase: Passphrase) throws(CofferError) -> Bool {
+        try vault.isPassphrase(passphrase)
+    }
+
+    /// Whether `passphrase` is the vault's, with the key derivation run off Swift's cooperative pool;
+    /// see ``check(_:)-7ffp3``.
+    public func check(_ passphrase: Passphrase) async throws(CofferError) -> Bool {
+        let vault = vault
+        return try await offload { () throws(CofferError) in try vault.isPassphrase(passphrase) }
+    }
+}
+
+extension Vault {
+    /// Whether `passphrase` opens the vault's wrapped keys; the keys in memory stay as they are.
+    package func isPassphrase(_ passphrase: Passphrase) throws(CofferError) -> Bool {
+        try checkOpen()
+        let kdf = try KDFRecord(decoding: try readMeta(MetaKey.kdf))
+        let kek = try kdf.keyEncryptionKey(for: passphrase)
+        return try unwrapRoots(under: kek, by: .passphrase) != nil
     }
 }
 
@@ -29,7 +74,8 @@ public enum AuthenticationResult: Sendable {
 /// ```swift
 /// var configuration = Vault.Configuration()
 /// configuration.authenticationHandler = { request in
-///     askPerson(request.reason) ? .granted : .canceled
+///     guard let answer = askPerson(request.reason) else { return .canceled }
+///     return (try? request.passphrase.check(Passphrase(answer))) == true ? .granted : .failed
 /// }
 /// ```
 public typealias AuthenticationHandler = @Sendable (AuthenticationRequest) -> AuthenticationResult

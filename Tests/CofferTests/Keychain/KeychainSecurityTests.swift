@@ -63,6 +63,57 @@ struct KeychainSecurityTests {
         #expect(error?.message.contains("authentication handler") == true)
     }
 
+    @Test(
+        "user presence: the handler checks the passphrase it is given with the request's checker, changing nothing",
+        arguments: ["correct horse battery staple", "wrong horse"]
+    )
+    func presencePassphraseChecker(answer: String) async throws {
+        let asked = Calls()
+        let fixture = try VaultFixture.configured { configuration in
+            configuration.authenticationHandler = { request in
+                asked.record(request)
+                return (try? request.passphrase.check(Passphrase(answer))) == true ? .granted : .failed
+            }
+        }
+        let vault = try fixture.create()
+        defer { vault.close() }
+        var item = Items.password("bank", "ann", value: "1234")
+        item.requiresUserPresence = true
+        try await vault.keychain.add(item)
+        if answer == "correct horse battery staple" {
+            #expect(try await vault.keychain.password(service: "bank", account: "ann") == "1234")
+        } else {
+            let error = await #expect(throws: KeychainError.self) {
+                _ = try await vault.keychain.password(service: "bank", account: "ann")
+            }
+            #expect(error?.code == .authFailed)
+        }
+        #expect(asked.count == 1)
+        #expect(vault.lockState == .unlocked)
+
+        // The checker neither unlocks a locked vault nor locks an unlocked one, in either form.
+        let checker = try #require(asked.last).passphrase
+        vault.lock()
+        let asyncRight = try await checker.check("correct horse battery staple")
+        let asyncWrong = try await checker.check("wrong horse")
+        var syncRight = false
+        var syncWrong = true
+        try synchronously {
+            syncRight = try checker.check("correct horse battery staple")
+            syncWrong = try checker.check("")
+        }
+        #expect(asyncRight && syncRight)
+        #expect(!asyncWrong && !syncWrong)
+        #expect(vault.isLocked)
+        let error = await #expect(throws: KeychainError.self) {
+            _ = try await vault.keychain.password(service: "bank", account: "ann")
+        }
+        #expect(error?.code == .interactionNotAllowed, "still locked after the checks")
+        vault.close()
+        let closed = await #expect(throws: CofferError.self) { _ = try await checker.check("x") }
+        #expect(closed?.code == .closed)
+    }
+
     @Test("no pooled OpenSSL context (which would hold expanded keys) survives a lock or a close")
     func contextsDoNotOutliveLock() throws {
         let vault = try VaultFixture().create()
