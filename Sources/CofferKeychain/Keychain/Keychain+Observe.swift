@@ -1,6 +1,6 @@
 extension Keychain {
     /// The items matching `query`, then the items again after every change that may alter them, as
-    /// ``find(_:)`` returns them (an empty array when none match): made through this handle, other
+    /// ``find(_:)-n57e`` returns them (an empty array when none match): made through this handle, other
     /// processes, imports and pulls. A result equal to the last one is not reported again. While the
     /// vault is locked and the items need a key the lock dropped, the observation waits, and reads
     /// them again after an unlock; it ends when the vault is closed. See ``ValueObservation``.
@@ -17,7 +17,7 @@ extension Keychain {
     /// ```
     ///
     /// - Parameters:
-    ///   - query: The items to observe, as for ``find(_:)``.
+    ///   - query: The items to observe, as for ``find(_:)-n57e``.
     ///   - pollInterval: How often the vault's journal is read for changes once caught up.
     public func observe(
         _ query: ItemQuery,

@@ -1,6 +1,7 @@
 /// A value read from a vault, then read again after every change that may affect it, as an
 /// `AsyncSequence`: the current value first, then each new one. A value equal to the last one reported
-/// is not reported again. Made by ``Keychain/observe(_:pollInterval:)`` and
+/// is not reported again, and changes that come faster than the consumer asks are coalesced: it gets
+/// the latest value, not each one in between. Made by ``Keychain/observe(_:pollInterval:)`` and
 /// ``Blobs/observe(_:pollInterval:)``, after GRDB's `ValueObservation`.
 ///
 /// While the vault is locked and the value needs a key the lock dropped, the sequence waits: it

@@ -40,7 +40,7 @@ public struct PassphraseChecker: Sendable {
     }
 
     /// Whether `passphrase` is the vault's, with the key derivation run off Swift's cooperative pool;
-    /// see ``check(_:)-7ffp3``.
+    /// see ``check(_:)-xzjb``.
     public func check(_ passphrase: Passphrase) async throws(CofferError) -> Bool {
         let vault = vault
         return try await offload { () throws(CofferError) in try vault.isPassphrase(passphrase) }
