@@ -9,12 +9,17 @@ public typealias KeychainError = CofferError
 /// `SecItem*` can keep its checks:
 ///
 /// ```swift
-/// do {
+/// do throws(CofferError) {
 ///     try vault.unlock(passphrase: "wrong")
-/// } catch CofferError.Code.authFailed {
+/// } catch where error.code == .authFailed {
 ///     print("try again")
+/// } catch {
+///     throw error
 /// }
 /// ```
+///
+/// End with a catch-all, as here: with none after a catch by code, swiftc 6.3.1 can crash on code that
+/// also awaits.
 public struct CofferError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Compare with `==` or match in `catch`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
