@@ -117,7 +117,7 @@ extension Vault {
         if (try? local.log.overflowingUnion(remote)) != nil {
             throw CofferError(
                 .notTrusted,
-                "the bundle from device \(source.uuidString) carries a membership log that, with this device's, would be more than a log may hold, but the entries past the limit have no effect (a revoked device's copy, or devices never admitted, made them); it was refused and nothing changed. The group is not affected: this device syncs on as before"
+                "the bundle from device \(source.uuidString) carries a membership log that, with this device's, would be more than a log may hold, but the entries past the limit have no effect here (a revoked device's copy, a device never admitted, or a copy holding keys its device has replaced made them, or a rekey made at the same time voids them); it was refused and nothing changed. This device's log has room, so it is not frozen and syncs on; if another member reports the group frozen, a member's device may be stolen: revoke it from here"
             )
         }
         var merged = local

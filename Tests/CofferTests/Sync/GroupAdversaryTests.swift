@@ -366,6 +366,26 @@ struct GroupAdversaryTests {
         #expect(try fresh.state().activeMembers.map(\.device) == [fresh.device])
     }
 
+    @Test(
+        "A leaked copy's late rekey does not undo the revocations its owner made after rekeying (red team round 8, N1)"
+    )
+    func leakedRekeyKeepsOwnersRevocations() throws {
+        let (a, b, c, _) = try foundedTrio()
+        let (owner, leak) = try group.leakThenRekey(b, name: "b")
+        // After the rekey, the owner revokes a stolen device from the rekeyed vault.
+        try owner.revoke(device: c.deviceID)
+        _ = try exchange(owner, a, "owner-to-a")
+        #expect(try !active(c, in: a))
+        // Long after, the leaked copy rekeys on its stale log and offers it.
+        try leak.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's own")
+        _ = try offer(leak, a, "leak-to-a")
+        #expect(try !active(c, in: a), "the revoked device stays revoked")
+        try a.keychain.add(password("after"))
+        _ = try offer(a, c, "a-to-c")
+        #expect(try c.keychain.password(service: "after", account: "ann") == nil)
+        #expect(!(try c.keyRing().epochs(.sync)).contains(try a.keyRing().currentEpoch(.sync)))
+    }
+
     @Test("A lone honest device revoked by a thief it revoked founds a new group; the thief cannot follow")
     func loneDeviceRecovers() throws {
         let (a, b, old) = try foundedPair()
