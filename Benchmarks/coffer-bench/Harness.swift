@@ -62,7 +62,7 @@ extension JoiningBenchmark {
 }
 
 /// The measured result of one benchmark.
-struct Measurement: Encodable {
+struct Measurement: Codable {
     let name: String
     /// The suite: the name up to its first "/" (crypto, storage, keychain, blobs, snapshots, sync).
     let suite: String
@@ -78,7 +78,7 @@ struct Measurement: Encodable {
     var comparisons: [Comparison] = []
 
     /// This figure's median over one reference's.
-    struct Comparison: Encodable {
+    struct Comparison: Codable {
         let reference: String
         let ratio: Double
     }

@@ -13,12 +13,7 @@ struct Report: Encodable {
     let results: [Measurement]
 
     /// The report as pretty-printed JSON with sorted keys and ISO 8601 dates.
-    func json() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(self)
-    }
+    func json() throws -> Data { try reportJSON(self) }
 
     var dateText: String { ISO8601DateFormatter.string(from: date, timeZone: .gmt, formatOptions: [.withFullDate]) }
 
@@ -124,4 +119,12 @@ struct MachineDescription: Encodable {
     }
 
     var summary: String { "\(cores) cores, \(cpu), \(memoryGiB) GiB" }
+}
+
+/// `value` as every report's JSON is written: pretty-printed, keys sorted, dates in ISO 8601.
+func reportJSON(_ value: some Encodable) throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    return try encoder.encode(value)
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Runs the selected benchmarks, prints the table, and writes JSON if asked. Release builds only.
-func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, tree: String?, outputs: Outputs) {
+/// `filters`: only figures whose name contains one of them (and their references); all when empty.
+func runBenchmarks(quick: Bool, runs: Int?, filters: [String], corpus: String?, tree: String?, outputs: Outputs) {
     let harness = Harness(runs: runs ?? (quick ? 3 : 5))
     var benchmarks: [any Benchmark] =
         CryptoSuite.benchmarks(quick: quick) + AllCoresSuite.benchmarks(quick: quick)
@@ -10,21 +11,22 @@ func runBenchmarks(quick: Bool, runs: Int?, filter: String?, corpus: String?, tr
         + SnapshotSuite.benchmarks(quick: quick, corpusDirectory: corpus, realTree: tree)
         + SyncSuite.benchmarks(quick: quick, corpusDirectory: corpus)
         + RemoteSuite.benchmarks(quick: quick, corpusDirectory: corpus) + PeersSuite.benchmarks(quick: quick)
-    if let filter {
+    if !filters.isEmpty {
         // A figure keeps its references, so every ratio is still measured in the same run.
-        let kept = benchmarks.filter { $0.name.contains(filter) }
-        let references = Set(kept.flatMap(\.references))
-        benchmarks = benchmarks.filter { $0.name.contains(filter) || references.contains($0.name) }
+        func selected(_ benchmark: any Benchmark) -> Bool { filters.contains { benchmark.name.contains($0) } }
+        let references = Set(benchmarks.filter(selected).flatMap(\.references))
+        benchmarks = benchmarks.filter { selected($0) || references.contains($0.name) }
     }
 
     let machine = MachineDescription.current
     print("coffer-bench on \(machine.summary); median of \(harness.runs) interleaved runs after a warm-up")
     print("(figures use one core unless named \"all N cores\"; blobs and snapshots use all cores)")
+    if let pinned = pinnedCores { print("pinned to \(pinned) core\(pinned == 1 ? "" : "s") (--cores)") }
     let skipped =
         (benchmarks.contains(where: { $0.name.hasPrefix("snapshots/") })
             ? SnapshotSuite.skippedPeers(quick: quick) : [])
         + PeersSuite.skippedPeers(quick: quick)
-        + ((filter.map { "remote/".hasPrefix($0) || $0.hasPrefix("remote") } ?? true)
+        + ((filters.isEmpty || filters.contains { "remote/".hasPrefix($0) || $0.hasPrefix("remote") })
             ? RemoteSuite.skipped(quick: quick) : [])
     for peer in skipped { print("skipped peer: \(peer)") }
     print("")

@@ -124,10 +124,7 @@ enum ScaleMode {
                 blobBytes: blobBytes,
                 stages: stages
             )
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            try encoder.encode(report).write(to: URL(fileURLWithPath: jsonPath))
+            try reportJSON(report).write(to: URL(fileURLWithPath: jsonPath))
         }
     }
 

@@ -44,7 +44,8 @@ enum SnapshotSuite {
             source: realTree.map { .given($0) } ?? .assembled(budget: quick ? 48 << 20 : 256 << 20),
             label: " (real tree)"
         )
-        let hasRestic = !quick && Peer.find("restic") != nil
+        // A --cores run keeps restic even with --quick: its curve is one of the references.
+        let hasRestic = (!quick || pinnedCores != nil) && Peer.find("restic") != nil
         let hasBorg = !quick && Peer.find("borg") != nil
         var benchmarks: [any Benchmark] = []
         for tree in [generated, real] {
@@ -321,7 +322,7 @@ enum SnapshotSuite {
         mutating func run() throws {
             switch job {
             case .compression:
-                let cores = ProcessInfo.processInfo.activeProcessorCount
+                let cores = pinnedCores ?? ProcessInfo.processInfo.activeProcessorCount
                 try runPeer([
                     "bash", "-o", "pipefail", "-c", "tar -cf - -C \"$0\" . | zstd -q -T\"$1\" -3 > /dev/null",
                     tree.path, "\(cores)",

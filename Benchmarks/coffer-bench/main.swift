@@ -8,13 +8,24 @@ let usage = """
 
       --quick           fewer repetitions and smaller data (under a minute); no peers
       --runs N          measured runs per figure after one warm-up (default 5; --quick 3)
-      --filter TEXT     only figures whose name contains TEXT (and their references)
+      --filter TEXT     only figures whose name contains TEXT (and their references); may be repeated
       --corpus DIR      measure blobs, snapshots and sync on the files under DIR (default: generated)
       --tree DIR        back up and restore DIR as the snapshots' real tree (default: one assembled from
                         the toolchain's libraries, /usr/share/doc and /usr/include)
       --json FILE       also write the results as JSON (schema in docs/PERFORMANCE.md)
       --markdown FILE   also write the table as Markdown, with the date, command and machine
       --svg FILE        also draw each figure beside its reference as an SVG bar chart
+      --cores LIST      instead: the backup, put and get figures with their references, pinned to each
+                        core count in LIST (1,2 or 1-4) with taskset, then the speed-up curve and the
+                        serial fraction it implies (Amdahl) with the speed-up it predicts at 4, 8 and 16
+                        cores (--json FILE writes them; --quick, --runs, --corpus, --tree apply)
+      --passes N        --cores: measure every count N times, alternating their order (default 3)
+      --profile-stages  instead: back up the real tree (--tree DIR, or the assembled one) --runs times,
+                        sampling every thread's CPU, run-queue and blocked time by pipeline stage, and
+                        report the serial fraction they imply (--json FILE writes the median run)
+      --space           instead: back up the real tree and 2,000 small text files, each into a fresh
+                        vault beside a fresh restic repository, and split the vault's bytes into chunk
+                        payload, LMDB page rounding, tree nodes, indexes and free pages
       --scale           instead: grow a vault from 10,000 to --scale-items items beside --scale-blob-mib
                         of blobs, reporting get, find, put and export costs and peak memory at each
                         power of ten (--json FILE writes them)
@@ -25,7 +36,11 @@ let usage = """
 
 var quick = false
 var runs: Int?
-var filter: String?
+var filters: [String] = []
+var cores: [Int]?
+var passes = 3
+var profileStages = false
+var space = false
 var outputs = Outputs()
 var scale = false
 var scaleItems = 1_000_000
@@ -55,13 +70,25 @@ while let argument = arguments.popFirst() {
             usageError("--runs needs a whole number of at least 1")
         }
         runs = count
-    case "--filter": filter = value(of: argument)
+    case "--filter": filters.append(value(of: argument))
+    case "--cores":
+        guard let list = CoresMode.parse(value(of: argument)) else {
+            usageError("--cores needs core counts, e.g. 1,2 or 1-4")
+        }
+        cores = list
     case "--json": outputs.json = value(of: argument)
     case "--markdown": outputs.markdown = value(of: argument)
     case "--svg": outputs.svg = value(of: argument)
     case "--corpus": corpus = value(of: argument)
     case "--tree": tree = value(of: argument)
     case "--scale": scale = true
+    case "--passes":
+        guard let count = Int(value(of: argument)), count >= 1 else {
+            usageError("--passes needs a count of at least 1")
+        }
+        passes = count
+    case "--profile-stages": profileStages = true
+    case "--space": space = true
     case "--scale-items":
         guard let count = Int(value(of: argument)), count >= 1 else {
             usageError("--scale-items needs a count of at least 1")
@@ -99,7 +126,32 @@ FileHandle.standardError.write(
 )
 exit(1)
 #else
-if scale {
+if let cores {
+    let childArguments =
+        (quick ? ["--quick"] : []) + (runs.map { ["--runs", "\($0)"] } ?? [])
+        + (corpus.map { ["--corpus", $0] } ?? []) + (tree.map { ["--tree", $0] } ?? [])
+    do {
+        try CoresMode.run(cores: cores, passes: passes, childArguments: childArguments, jsonPath: outputs.json)
+    } catch {
+        FileHandle.standardError.write(Data("coffer-bench: \(error)\n".utf8))
+        exit(1)
+    }
+} else if profileStages || space {
+    let real = SnapshotSuite.Tree(
+        source: tree.map { .given($0) } ?? .assembled(budget: quick ? 48 << 20 : 256 << 20),
+        label: " (real tree)"
+    )
+    do {
+        if profileStages {
+            try StageProfile.run(tree: real, runs: runs ?? (quick ? 3 : 5), jsonPath: outputs.json)
+        } else {
+            try SpaceReport.run(tree: real, jsonPath: outputs.json)
+        }
+    } catch {
+        FileHandle.standardError.write(Data("coffer-bench: \(error)\n".utf8))
+        exit(1)
+    }
+} else if scale {
     do {
         try ScaleMode.run(items: scaleItems, blobMiB: scaleBlobMiB, batch: scaleBatch, jsonPath: outputs.json)
     } catch {
@@ -107,6 +159,6 @@ if scale {
         exit(1)
     }
 } else {
-    runBenchmarks(quick: quick, runs: runs, filter: filter, corpus: corpus, tree: tree, outputs: outputs)
+    runBenchmarks(quick: quick, runs: runs, filters: filters, corpus: corpus, tree: tree, outputs: outputs)
 }
 #endif

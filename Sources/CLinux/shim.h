@@ -14,4 +14,9 @@ static inline int coffer_prctl_set_not_dumpable(void) { return prctl(PR_SET_DUMP
 /// prctl(PR_GET_DUMPABLE): 1 when the process may be dumped, 0 when not, -1 on error.
 static inline int coffer_prctl_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 
+/// prctl(PR_SET_NAME, name): names the calling thread (the kernel keeps 15 bytes); 0 or -1.
+static inline int coffer_prctl_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
 #endif

@@ -37,6 +37,7 @@ package final class BatchFlusher: @unchecked Sendable {
         onFailure: @escaping @Sendable (CofferError) -> Void
     ) {
         let thread = Thread { [self] in
+            nameCurrentThread("coffer-flusher")
             run(commit, onFailure)
         }
         thread.name = "coffer-flusher"

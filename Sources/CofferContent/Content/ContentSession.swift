@@ -172,7 +172,10 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         )
         let pipeline = pipeline
         let committer = committer
-        let thread = Thread { committer.run(pipeline) }
+        let thread = Thread {
+            nameCurrentThread("coffer-committer")
+            committer.run(pipeline)
+        }
         thread.name = "coffer-committer"
         thread.start()
     }

@@ -56,7 +56,10 @@ package final class OrderedPipeline<Job, Output>: @unchecked Sendable {
         workerCount = workers
         state = Locked(State(runningWorkers: workers))
         for number in 0..<workers {
-            let thread = Thread { [self] in work(makeTransform) }
+            let thread = Thread { [self] in
+                nameCurrentThread("coffer-worker-\(number)")
+                work(makeTransform)
+            }
             thread.name = "coffer-worker-\(number)"
             thread.stackSize = 1 << 20
             thread.start()

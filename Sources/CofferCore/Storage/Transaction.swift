@@ -174,6 +174,21 @@ package final class Transaction {
         return stat.ms_entries
     }
 
+    /// How `table`'s B-tree uses the data file's pages (`mdb_stat`): what a space report splits a
+    /// vault's bytes by.
+    package func pages(_ table: Table) throws -> TablePages {
+        var stat = MDB_stat()
+        try LMDB.check(mdb_stat(pointer, table.handle, &stat), "mdb_stat(\(table))")
+        return TablePages(
+            pageSize: Int(stat.ms_psize),
+            branchPages: stat.ms_branch_pages,
+            leafPages: stat.ms_leaf_pages,
+            overflowPages: stat.ms_overflow_pages,
+            entries: stat.ms_entries,
+            depth: Int(stat.ms_depth)
+        )
+    }
+
     /// Visits entries in key order, starting at the first key not less than `start` (all entries when
     /// `start` is empty) and stopping after the last key that begins with `prefix` (no limit when
     /// `prefix` is empty), or when `body` returns `false`.
@@ -275,5 +290,34 @@ package final class Transaction {
         if status == MDB_NOTFOUND { return false }
         try checkWrite(status, "mdb_del(\(table))")
         return true
+    }
+}
+
+/// The pages one table's B-tree holds (``Transaction/pages(_:)``, `mdb_stat`).
+package struct TablePages: Sendable, Equatable {
+    /// LMDB's page size.
+    package let pageSize: Int
+    /// Interior pages: keys that route to the leaves.
+    package let branchPages: Int
+    /// Leaf pages: keys, and values small enough to sit beside them.
+    package let leafPages: Int
+    /// Overflow pages: each value too large for a leaf takes whole pages of its own.
+    package let overflowPages: Int
+    /// The number of entries.
+    package let entries: Int
+    /// The tree's depth (0 when empty).
+    package let depth: Int
+
+    /// Bytes in all the table's pages.
+    package var bytes: Int64 { Int64(branchPages + leafPages + overflowPages) * Int64(pageSize) }
+
+    /// The pages a value of `size` bytes takes when it does not fit in a leaf (LMDB's `OVPAGES`: a
+    /// 16-byte page header, then the value), or 0 when it fits: a leaf node (8-byte header, the key
+    /// and the value) of at most `(pageSize - 16) / 2` bytes, rounded down to even, less 2
+    /// (`me_nodemax`).
+    package static func overflowPages(valueSize size: Int, keySize: Int, pageSize: Int) -> Int {
+        let nodeMaximum = (((pageSize - 16) / 2) & ~1) - 2
+        guard 8 + keySize + size > nodeMaximum else { return 0 }
+        return (16 - 1 + size) / pageSize + 1
     }
 }

@@ -42,6 +42,35 @@ struct EnvironmentTests {
         #expect(try environment.read { try $0.count(table) } == 1)
     }
 
+    @Test("pages: small values sit in leaves, a large one takes the overflow pages OVPAGES predicts")
+    func tablePages() throws {
+        let (environment, tables) = try makeEnvironment(initialMapSize: 8 << 20)
+        let table = tables[0]
+        let key = [UInt8](repeating: 1, count: 32)
+        try environment.write { (txn) throws in
+            for index in 0..<10 { try txn.put(table, key: [UInt8(index)], value: [UInt8](repeating: 0, count: 100)) }
+        }
+        let small = try environment.read { try $0.pages(table) }
+        #expect(small.entries == 10)
+        #expect(small.leafPages == 1)
+        #expect(small.overflowPages == 0)
+        #expect(small.depth == 1)
+        #expect(small.bytes == Int64(small.pageSize))
+
+        let pageSize = small.pageSize
+        for size in [100, 1_990, 2_000, 5_000, 3 * pageSize] {
+            try environment.write { (txn) throws in
+                try txn.put(table, key: key, value: [UInt8](repeating: 7, count: size))
+            }
+            let pages = try environment.read { try $0.pages(table) }
+            let predicted = TablePages.overflowPages(valueSize: size, keySize: key.count, pageSize: pageSize)
+            #expect(pages.overflowPages == predicted, "a value of \(size) bytes")
+        }
+        // A value of exactly three pages needs a fourth for the overflow page's header.
+        #expect(TablePages.overflowPages(valueSize: 3 * pageSize, keySize: 32, pageSize: pageSize) == 4)
+        #expect(TablePages.overflowPages(valueSize: 100, keySize: 32, pageSize: pageSize) == 0)
+    }
+
     @Test("lookups over the budget in one environment drop the map pages of every open environment")
     func mapDropsAreShared() throws {
         // Two environments in one process: statm counts both maps together, so the pages an idle
