@@ -198,20 +198,22 @@ struct GroupEffect {
     }
 
     /// Whether a rekey of the author concurrent with the entry has effect. A revocation is voided
-    /// only by a rekey of the keys it was signed with: one signed with keys a rekey of its author
-    /// put in place since (a rekey among its ancestors that is not among the concurrent rekey's)
-    /// cannot come from a copy holding the keys that concurrent rekey replaced, and in doubt a
-    /// revocation counts (red team round 8, N1: a leaked copy's late rekey voided the revocations its
-    /// owner made after its own rekey, and a revoked device came back).
+    /// only by a rekey of the keys it was signed with that no other rekey of its author vouches for:
+    /// one signed with keys another rekey put in place (that rekey among its ancestors), or that
+    /// another rekey followed (the revocation among that rekey's ancestors), may come from the holder
+    /// of the new keys as well as from a copy, and in doubt a revocation counts (red team round 8,
+    /// N1: a leaked copy's late rekey voided the revocations its owner made before and after its own
+    /// rekey, and a revoked device came back).
     private func voidedByRekey(_ index: Int) -> Answer {
-        let author = graph.entries[index].author
-        let rekeys = rekeysOf[author] ?? []
+        let rekeys = rekeysOf[graph.entries[index].author] ?? []
         let isRevocation = graph.entries[index].change.revokedDevice != nil
-        let signedWith = Set(rekeys.filter { graph.ancestors[index].contains($0) })
         let voiding = rekeys.filter { rekey in
             guard graph.concurrent(rekey, index) else { return false }
             guard isRevocation else { return true }
-            return signedWith.isSubset(of: rekeys.filter { graph.ancestors[rekey].contains($0) })
+            return !rekeys.contains { other in
+                other != rekey && !graph.ancestors[rekey].contains(other)
+                    && (graph.ancestors[index].contains(other) || graph.ancestors[other].contains(index))
+            }
         }
         return Answer.any(voiding.map(answer))
     }

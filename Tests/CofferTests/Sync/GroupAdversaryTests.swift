@@ -367,13 +367,17 @@ struct GroupAdversaryTests {
     }
 
     @Test(
-        "A leaked copy's late rekey does not undo the revocations its owner made after rekeying (red team round 8, N1)"
+        "A leaked copy's late rekey does not undo the revocations its owner made before or after rekeying (red team round 8, N1)",
+        arguments: [false, true]
     )
-    func leakedRekeyKeepsOwnersRevocations() throws {
+    func leakedRekeyKeepsOwnersRevocations(revokeFirst: Bool) throws {
         let (a, b, c, _) = try foundedTrio()
-        let (owner, leak) = try group.leakThenRekey(b, name: "b")
-        // After the rekey, the owner revokes a stolen device from the rekeyed vault.
-        try owner.revoke(device: c.deviceID)
+        // The owner revokes a stolen device from b, before or after rekeying b (the copy leaked
+        // before either).
+        let (owner, leak) = try group.leakThenRekey(b, name: "b") { owner in
+            if revokeFirst { try owner.revoke(device: c.deviceID) }
+        }
+        if !revokeFirst { try owner.revoke(device: c.deviceID) }
         _ = try exchange(owner, a, "owner-to-a")
         #expect(try !active(c, in: a))
         // Long after, the leaked copy rekeys on its stale log and offers it.

@@ -215,14 +215,20 @@ extension Vault {
 }
 
 extension SyncGroupFixture {
-    /// The files and passphrase of `vault` (made as `name`) leak: returns its owner's vault, rekeyed
-    /// with a new passphrase, and the leaked copy, opened and unlocked with the old one.
-    func leakThenRekey(_ vault: Vault, name: String) throws -> (owner: Vault, leak: Vault) {
+    /// The files and passphrase of `vault` (made as `name`) leak: returns its owner's vault, which
+    /// does `beforeRekey`, then rekeys with a new passphrase, and the leaked copy, opened and unlocked
+    /// with the old one.
+    func leakThenRekey(
+        _ vault: Vault,
+        name: String,
+        beforeRekey: (Vault) throws -> Void = { _ in }
+    ) throws -> (owner: Vault, leak: Vault) {
         vault.close()
         let leakDirectory = directory.path(name + "-leaked")
         try FileManager.default.copyItem(at: directory.path(name), to: leakDirectory)
         let owner = try Vault.open(at: directory.path(name), configuration: fixture.configuration)
         try owner.unlock(passphrase: Self.passphrase)
+        try beforeRekey(owner)
         try owner.rekey(passphrase: Self.passphrase, newPassphrase: "a brand new passphrase")
         let leak = try Vault.open(at: leakDirectory, configuration: fixture.configuration)
         try leak.unlock(passphrase: Self.passphrase)
