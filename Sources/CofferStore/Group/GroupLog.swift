@@ -70,7 +70,12 @@ package struct GroupLog: Equatable, Sendable {
     package static let maximumBytes = 16 << 20
 
     /// The size of ``encoded``.
-    package var encodedCount: Int { 4 + entries.reduce(0) { $0 + 4 + $1.encoded.count } }
+    package var encodedCount: Int { Self.encodedSize(entries) }
+
+    /// The size of a log of `entries`, encoded.
+    private static func encodedSize(_ entries: [GroupEntry]) -> Int {
+        4 + entries.reduce(0) { $0 + 4 + $1.encoded.count }
+    }
 
     /// Whether the log is *full*: a revocation would not fit. A revocation appends up to
     /// ``entriesToRevoke`` entries, after the entries that fold a log wider than an entry may name
@@ -103,7 +108,7 @@ package struct GroupLog: Equatable, Sendable {
 
     /// Whether `entries` are more than a log may hold, by count or by size.
     package static func exceedsLimits(_ entries: [GroupEntry]) -> Bool {
-        entries.count > maximumEntries || 4 + entries.reduce(0) { $0 + 4 + $1.encoded.count } > maximumBytes
+        entries.count > maximumEntries || encodedSize(entries) > maximumBytes
     }
 
     /// The union of this log and `other` when it holds more than a log may (``exceedsLimits(_:)``),
@@ -257,7 +262,7 @@ package struct GroupLog: Equatable, Sendable {
 
     private static func checkSize(_ entries: [GroupEntry]) throws(CofferError) {
         guard exceedsLimits(entries) else { return }
-        let bytes = 4 + entries.reduce(0) { $0 + 4 + $1.encoded.count }
+        let bytes = encodedSize(entries)
         throw CofferError(
             .notTrusted,
             "the sync group's membership log would hold \(entries.count) entries (\(bytes) bytes), more than a log may hold (\(maximumEntries) entries, \(maximumBytes >> 20) MiB), and was refused; nothing changed. Only a misbehaving device makes a log this large (a stolen member's copy can fill it so that no one can revoke it): on a device you trust, found a new group with 'coffer group new' and approve your other devices into it"

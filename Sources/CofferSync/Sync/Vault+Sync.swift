@@ -187,12 +187,8 @@ extension Vault {
     package func exportingGroup() throws(CofferError) -> ExportingGroup {
         let deviceKeys = try self.deviceKeys()
         let signer = deviceKeys.signing
-        let (schema, environment) = (schema, environment)
-        func exporting(_ context: GroupContext) throws(CofferError) -> ExportingGroup {
+        func exporting(_ context: GroupContext, frozen: Bool) throws(CofferError) -> ExportingGroup {
             let (epoch, root) = try context.sealingRoot()
-            let frozen = try storage("reading the membership log") {
-                try environment.read { txn in try Self.groupIsFrozen(context, in: txn, schema: schema) }
-            }
             return ExportingGroup(
                 log: context.log.encoded,
                 epoch: epoch,
@@ -203,19 +199,25 @@ extension Vault {
             )
         }
         // Usually the stored log is what goes out: read it without taking the writer's lock. Only a
-        // vault without a log yet, or with keys to share, writes first.
+        // vault without a log yet, or with keys to share, writes first. Whether the group is frozen
+        // is read in the same transaction as the log.
         let roots = try unlockedRoots()
-        let stored = try storage("reading the membership log") {
-            try environment.read { txn in try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys) }
+        let (stored, frozen) = try storage("reading the membership log") {
+            try environment.read { txn in
+                let context = try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys)
+                return (context, try Self.groupIsFrozen(context, in: txn, schema: schema))
+            }
         }
         var probe = stored
         try probe.shareKeysTheLogLacks()
         if !stored.changed, !probe.changed {
             // Another process may have changed the group since this one last looked.
             try installGroupKeys(try stored.epochRoots(), group: syncGroupID)
-            return try exporting(stored)
+            return try exporting(stored, frozen: frozen)
         }
-        return try changeGroup("preparing the membership log") { (context, _, _) throws in try exporting(context) }
+        return try changeGroup("preparing the membership log") { (context, txn, schema) throws in
+            try exporting(context, frozen: try Self.groupIsFrozen(context, in: txn, schema: schema))
+        }
     }
 
     /// The join block a bundle carries: this vault's, while the group accepts passphrase joins and
