@@ -14,7 +14,8 @@ import Foundation
 ///   never crowd out the real ones.
 /// - The histories a device seals carry only keys of epochs the log starts, and the original: a
 ///   device approved later reaches every carried key through them, by the founder's history. Only a
-///   group's founding epoch (``GroupContext/startEpoch(carryingEverything:)``) carries every key held.
+///   group's founding epoch (``GroupContext/startEpoch(carryingEverything:)``) carries every key held,
+///   and a new group's founder holds only the keys its records need (``NewGroupKeys``).
 struct LearnableKeys {
     private let started: Set<KeyEpoch>
     private let founders: Set<UUID>

@@ -6,8 +6,10 @@ extension Vault {
     /// no member it trusts is left), or that splits off.
     ///
     /// The new group has a fresh id, accepts devices by approval only, and starts a key epoch at once
-    /// whose key only this device holds; it carries every group key this vault held, so its records
-    /// stay readable here and by the devices it approves. Anyone who held the old group's keys (a
+    /// whose key only this device holds; it carries the old group keys its records need (the keys of
+    /// epochs the old log started, and those that seal a syncable record this vault holds), so its
+    /// records stay readable here and by the devices it approves, and no made-up keys a stolen
+    /// founder padded the old log with (docs/FORMAT.md, "What `group new` carries"). Anyone who held the old group's keys (a
     /// thief among them) cannot join it: a passphrase join made with the old keys never counts once
     /// the new epoch is known, and no join block is carried until a member allows passphrase joins.
     /// Other devices join by approval (``requestJoin(at:passphrase:name:group:configuration:)-51kop``
@@ -19,17 +21,29 @@ extension Vault {
     ///   waits for approval.
     @discardableResult
     public func startNewGroup() throws(CofferError) -> GroupReference {
+        try foundNewGroup().group
+    }
+
+    /// ``startNewGroup()-4fuyt``, saying also how many syncable records no carried key opens: records
+    /// sealed under made-up epochs past ``NewGroupKeys/budget``, which only a member's modified client
+    /// plants (0 otherwise).
+    package func foundNewGroup() throws(CofferError) -> (group: GroupReference, recordsLeftOut: Int) {
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()
         let (schema, vaultID, device) = (schema, id, deviceID)
         let group = UUID()
-        let context = try storage("founding a new sync group") {
-            try environment.write { txn -> GroupContext in
+        let (context, recordsLeftOut) = try storage("founding a new sync group") {
+            try environment.write { txn -> (GroupContext, Int) in
                 let old = try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys)
                 let name = (try? old.state().member(device)?.name) ?? Self.defaultDeviceName
+                let carried = NewGroupKeys(
+                    held: old.roots,
+                    log: old.log,
+                    recordsByEpoch: try RecordEpochs.count(in: txn, schema: schema)
+                )
                 var context = try GroupContext(
                     log: GroupLog(group: group),
-                    roots: old.roots,
+                    roots: carried.roots,
                     device: device,
                     deviceKeys: deviceKeys,
                     changed: true
@@ -41,10 +55,10 @@ extension Vault {
                 try txn.put(schema.meta, key: Array(MetaKey.syncGroupID.utf8), value: group.bytes)
                 _ = try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
                 try Self.markFormat(in: txn, schema: schema)
-                return context
+                return (context, carried.recordsLeftOut)
             }
         }
         try installGroupKeys(try context.epochRoots(), group: group)
-        return try GroupReference(log: context.log)
+        return (try GroupReference(log: context.log), recordsLeftOut)
     }
 }

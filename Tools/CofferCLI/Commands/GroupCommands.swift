@@ -116,8 +116,9 @@ struct GroupNewCommand: VaultCommand {
         discussion: """
             For a device that can no longer trust its group: a thief revoked it while it revoked the
             thief, and no member it trusts is left. The new group has a fresh id, accepts devices by
-            approval only, and starts a key epoch only this device holds; it keeps every group key this
-            vault held, so its records stay readable here and by the devices it approves. Whoever held
+            approval only, and starts a key epoch only this device holds; it carries the old group keys
+            its records need, so they stay readable here and by the devices it approves (not the
+            made-up keys a stolen founder may have padded the old log with). Whoever held
             the old group's keys cannot join it. Other devices ask to join with a bundle this vault
             exports ('coffer init --request-join FILE --group BUNDLE'); push to a new store prefix.
             """,
@@ -128,7 +129,12 @@ struct GroupNewCommand: VaultCommand {
     )
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
-        let group = try vault.startNewGroup()
+        let (group, recordsLeftOut) = try vault.foundNewGroup()
+        if recordsLeftOut > 0 {
+            context.output.warning(
+                "\(recordsLeftOut) syncable records are sealed under more made-up key epochs than a new group carries (\(NewGroupKeys.budget)): a member's modified client planted them in the old group; they can no longer be opened, and the records that need fewer keys were kept"
+            )
+        }
         try context.output.result(group) {
             "Founded sync group \(group.id.uuidString.lowercased()), fingerprint \(group.fingerprint), with this device alone."
         }
