@@ -364,7 +364,13 @@ package struct GroupContext {
         // Never under a key that may be a forgery: its forger would read every key shared.
         guard keys.isTrusted(epoch) else { return }
         let reachable = GroupKeys.reachable(from: log, epoch: epoch, root: root)
-        let missing = LearnableKeys.passable(roots, in: log).filter { !reachable.contains($0.key) }
+        // Keys the log does not reach, and committed keys where it reaches only another key under
+        // the same id: a forgery a member heard first and passed on in its own epoch's history,
+        // which left it, once it rekeyed, without the real key (adversary model seed 982578).
+        let missing = LearnableKeys.passable(roots, in: log).filter { epoch, held in
+            guard let reached = reachable[epoch] else { return true }
+            return keys.committed.contains(epoch) && !reached.constantTimeEquals(held)
+        }
         guard !missing.isEmpty else { return }
         try append(
             .keysShared(

@@ -167,19 +167,30 @@ package enum GroupKeys {
     }
 
     /// The group keys a holder of `root`, the key of the current epoch, reads from `log` alone
-    /// (through the histories epochs and shared keys carry): what a device approved now would hold.
-    package static func reachable(from log: GroupLog, epoch: KeyEpoch, root: SecureBytes) -> Set<KeyEpoch> {
-        Set(expand([epoch: root], through: log).keys)
+    /// (through the histories epochs and shared keys carry): what a device approved now would hold,
+    /// and what a member that rekeyed since an epoch's box was sealed to it can still reach.
+    package static func reachable(from log: GroupLog, epoch: KeyEpoch, root: SecureBytes) -> [KeyEpoch: SecureBytes] {
+        expand([epoch: root], through: log)
     }
 
     /// `roots` and every key the histories in `log` open from them that a device may take from
-    /// them (``LearnableKeys``).
+    /// them (``LearnableKeys``). As a device learns (``HeldGroupKeys/learn(_:epoch:)``), a key that
+    /// commits to its id replaces one that does not: a history that carries a forged key under a
+    /// real epoch's id does not hide the real key another history carries.
     package static func expand(_ roots: [KeyEpoch: SecureBytes], through log: GroupLog) -> [KeyEpoch: SecureBytes] {
         var roots = roots
         openHistories(
             in: log,
             root: { roots[$0] },
-            learn: { epoch, root in if roots[epoch] == nil { roots[epoch] = root } }
+            learn: { epoch, root in
+                if let held = roots[epoch],
+                    epoch.isOriginal || commits(held, to: epoch, group: log.group)
+                        || !commits(root, to: epoch, group: log.group)
+                {
+                    return
+                }
+                roots[epoch] = root
+            }
         )
         return roots
     }
@@ -202,14 +213,22 @@ package enum GroupKeys {
         }
         let rule = LearnableKeys(log)
         var opened = Set<Int>()
+        // The key each unopened history was last tried with: a forged key held under its epoch's
+        // id fails, and the history is tried again once the real key replaces it.
+        var tried: [Int: SecureBytes] = [:]
         var progress = true
         while progress {
             progress = false
             for (index, found) in histories.enumerated() where !opened.contains(index) {
-                guard let key = root(found.epoch) else { continue }
+                guard let key = root(found.epoch), tried[index].map({ !$0.constantTimeEquals(key) }) ?? true else {
+                    continue
+                }
+                tried[index] = key
+                guard let keys = openHistory(found.history, under: key, epoch: found.epoch, group: log.group) else {
+                    continue
+                }
                 opened.insert(index)
                 progress = true
-                let keys = openHistory(found.history, under: key, epoch: found.epoch, group: log.group) ?? [:]
                 for (epoch, earlier) in keys.sorted(by: { $0.key < $1.key })
                 where rule.admits(epoch, from: found.author) {
                     learn(epoch, earlier)

@@ -147,6 +147,20 @@ package struct BundleStreamReader<Source: ByteSource>: ByteSource {
         return plaintext.copy(into: buffer)
     }
 
+    /// Opens the first segment now: whether it authenticates under the key given, to tell a bundle
+    /// sealed with another key from a damaged one before anything is read from it.
+    package mutating func opensFirstSegment() throws(CofferError) -> Bool {
+        guard counter == 0, plaintext.isEmpty, !isFinished else { return true }
+        do {
+            try openNextSegment()
+            return true
+        } catch  where error.code == .decode && counter == 0 && !raw.isEmpty {
+            return false
+        } catch {
+            throw error
+        }
+    }
+
     private mutating func openNextSegment() throws(CofferError) {
         let sealedSize = segmentSize + AESGCM.tagByteCount
         // Read until more than one sealed segment is held (so this one is not last) or the source ends.

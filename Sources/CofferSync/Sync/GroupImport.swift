@@ -10,6 +10,10 @@ package final class ImportPlan {
     package let signer: [UInt8]?
     /// Whether the bundle's log changes this vault's.
     package let changesLog: Bool
+    /// Whether ``root`` is a key this device does not trust (``HeldGroupKeys/isTrusted(_:)``): one
+    /// that commits to nothing and arrived since ids commit, perhaps a forgery that took the real
+    /// epoch's id first, so the bundle may be sealed with another key (the real one).
+    package let rootInDoubt: Bool
     private let vault: Vault
     private let remote: GroupLog?
     private let source: UUID
@@ -22,8 +26,10 @@ package final class ImportPlan {
         remote: GroupLog?,
         source: UUID,
         merged: GroupContext,
-        changesLog: Bool
+        changesLog: Bool,
+        rootInDoubt: Bool = false
     ) {
+        self.rootInDoubt = rootInDoubt
         self.vault = vault
         self.root = root
         self.signer = signer
@@ -53,6 +59,20 @@ package final class ImportPlan {
                 value: withUnsafeBytes(of: UInt64(bitPattern: now).bigEndian) { Array($0) }
             )
         }
+    }
+
+    /// The error for a bundle that ``root``, a key in doubt, does not open (red team seed 982578):
+    /// this device holds a forged key under the bundle's epoch id and lacks the real one, which is no
+    /// damage. The bundle's log is kept, as for an epoch not held at all.
+    package func refusalForKeyInDoubt(epoch: KeyEpoch) -> CofferError {
+        let kept = remote.map { (try? vault.learnMembership(from: $0, whole: true)) == true } ?? false
+        return CofferError(
+            .keyUnavailable,
+            "the bundle is sealed in key epoch \(epoch) of the sync group, and the key this device holds under that id does not open it: that key commits to nothing, so it came from a forgery (a modified client reusing the epoch's id with a key of its own, which this device heard of first), and this device lacks the real key, which the bundle's log does not seal to it (it was sealed to keys this device has replaced since, or left it out). Import a bundle of this device on device \(source.uuidString) first (it then seals the key to this device), then export again there. Its records were refused"
+                + (kept
+                    ? "; the group changes its membership log carried were kept (see coffer devices)"
+                    : "; nothing was changed")
+        )
     }
 
     /// The epochs to install once the import committed.
@@ -196,14 +216,15 @@ extension Vault {
             remote: remote,
             source: source,
             merged: merged,
-            changesLog: merged.log != local.log
+            changesLog: merged.log != local.log,
+            rootInDoubt: !merged.keys.isTrusted(header.epoch)
         )
     }
 
     /// Merges `remote`, the log of a bundle whose records are refused, into the stored log on its
     /// own, in one transaction: all of it (`whole`), or what has effect once merged
     /// (``GroupContext/mergeEffective(_:)``); whether anything changed.
-    private func learnMembership(from remote: GroupLog, whole: Bool) throws(CofferError) -> Bool {
+    fileprivate func learnMembership(from remote: GroupLog, whole: Bool) throws(CofferError) -> Bool {
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()
         let (schema, vaultID) = (schema, id)

@@ -289,13 +289,15 @@ extension Vault {
             )
         }
         let plan = try planImport(header)
+        var stream = try BundleStreamReader(
+            source: source,
+            header: header,
+            headerBytes: headerBytes,
+            key: try header.streamKey(syncRoot: plan.root)
+        )
+        if plan.rootInDoubt, try !stream.opensFirstSegment() { throw plan.refusalForKeyInDoubt(epoch: header.epoch) }
         var frames = try BundleFrameReader(
-            source: try BundleStreamReader(
-                source: source,
-                header: header,
-                headerBytes: headerBytes,
-                key: try header.streamKey(syncRoot: plan.root)
-            ),
+            source: stream,
             signer: plan.signer,
             headerBytes: headerBytes
         )

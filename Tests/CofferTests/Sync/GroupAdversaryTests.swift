@@ -293,6 +293,30 @@ struct GroupAdversaryTests {
         #expect(try b.keychain.password(service: "later", account: "ann") == nil)
     }
 
+    @Test(
+        "A member holding a forged key under a real epoch's id, and no longer the key its box was sealed to, is told the key is missing, not that the bundle is damaged, and reads on after one round trip (model seed 982578)"
+    )
+    func forgedKeyHeldAfterRekey() throws {
+        let (a, b, c, _) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        try a.keychain.add(password("after", "written after the revocation"))
+        let real = try a.keyRing().currentEpoch(.sync)
+        // c hears the thief's forgery first, then rekeys: the real epoch's box, sealed to c's old
+        // key, no longer opens for it.
+        try b.forgeEpoch(real)
+        _ = try exchange(b, c, "thief-to-c")
+        try c.rekey(passphrase: SyncGroupFixture.passphrase)
+        let refused = try offer(a, c, "a-to-c")
+        #expect(refused?.code == .keyUnavailable, "\(refused?.message ?? "accepted")")
+        #expect(refused?.message.contains("does not open it") == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("damaged") == false)
+        // c's log reaches a, which seals a new epoch to c's new key, carrying the real key.
+        _ = try exchange(c, a, "c-to-a")
+        _ = try exchange(a, c, "a-to-c-again")
+        #expect(try c.keychain.password(service: "after", account: "ann") == "written after the revocation")
+        #expect(try c.keyRing().root(.sync, epoch: real).constantTimeEquals(try a.keyRing().root(.sync, epoch: real)))
+    }
+
     @Test("After a leak of a member's files and passphrase, rekey and rotate shut the leaked copy out")
     func leakedCopyAfterRekey() throws {
         let (a, b, c, _) = try foundedTrio()
