@@ -278,6 +278,31 @@ package struct GroupContext {
         }
         adopt(union)
         try settle()
+        try acknowledgeKeyReplacements()
+    }
+
+    /// Appends an entry that follows every replacement of another member's keys this device has not
+    /// followed with an entry of its own yet (an empty `keysShared`), so the group knows which of two
+    /// rekeys of one device it heard of first (``GroupEffect``: a leaked copy's rekey, made on old
+    /// heads after the owner's reached a member, loses; red team round 8, N2). Nothing when this
+    /// device is not an active member, holds no trusted current key, or the log is full.
+    package mutating func acknowledgeKeyReplacements() throws(CofferError) {
+        let others = log.entries.indices.filter {
+            log.entries[$0].author != device && log.entries[$0].change.isKeysReplaced
+        }
+        guard !others.isEmpty, !log.isFull else { return }
+        let state = try state()
+        guard state.member(device)?.isActive == true, keys.isTrusted(state.currentEpoch),
+            let root = roots[state.currentEpoch]
+        else { return }
+        let graph = try GroupGraph(log.entries, group: log.group)
+        let own = log.entries.indices.filter { log.entries[$0].author == device }
+        let unacknowledged = others.filter { rekey in
+            !state.voided.contains(log.entries[rekey].hash) && !own.contains { graph.ancestors[$0].contains(rekey) }
+        }
+        guard !unacknowledged.isEmpty else { return }
+        let history = try GroupKeys.sealHistory([:], under: root, epoch: state.currentEpoch, group: log.group)
+        try append(.keysShared(epoch: state.currentEpoch, history: history))
     }
 
     /// Whether merging `other`, a log of the group, would make this device's log hold more than a

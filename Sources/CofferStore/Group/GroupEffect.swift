@@ -9,7 +9,9 @@ import Foundation
 /// - a revocation of a device voids what the device wrote at the same time (its own revocations
 ///   excepted: two devices revoking each other are both revoked), and so does a rekey of the device
 ///   (what a copy holding its old keys wrote), its revocations included; a rekey at the same time as
-///   the device's revocation has no effect;
+///   the device's revocation has no effect, and of two rekeys of one device at the same time, one that
+///   another device acknowledged while the other was not (the group heard of it first) wins: the
+///   other, and whatever follows it, has no effect (two acknowledged, or none, revoke the device);
 /// - a passphrase join is void when a revocation, a rekey or a policy of approval was written at the
 ///   same time: it came in by a door that was being closed. (A new key epoch alone closes nothing:
 ///   while joins are open, anyone with the passphrase may join after it too.) A closing has this power whether or not it is itself voided by the
@@ -72,6 +74,8 @@ struct GroupEffect {
     }
 
     private let graph: GroupGraph
+    /// The entries whose effect is decided.
+    private let subset: IndexSet
     /// Joins whose proofs do not verify under the key this device trusts for their epoch.
     private let unproven: IndexSet
     private var verdicts: [Verdict]
@@ -87,6 +91,7 @@ struct GroupEffect {
     /// them).
     init(graph: GroupGraph, subset: IndexSet, unproven: IndexSet = IndexSet()) {
         self.graph = graph
+        self.subset = subset
         self.unproven = unproven
         verdicts = []
         // Without two concurrent entries nothing voids anything: every entry was checked against its
@@ -158,15 +163,20 @@ struct GroupEffect {
             // revokes no one else.
             let unvoided = Answer.all([
                 voidedByRekey(index).negated, voidedByRevocation(index, except: [target]).negated,
+                followsRekeys(index),
             ])
             let stands = Answer.all([supported(index), unvoided])
             if stands == .no, Answer.all([unvoided, selfDefended(index)]) == .yes { return .selfDefended }
             answer = stands
         case .keysReplaced:
-            answer = Answer.all([supported(index), voidedByRevocation(index, except: []).negated])
+            answer = Answer.all([
+                supported(index), voidedByRevocation(index, except: []).negated, followsRekeys(index),
+                lostRace(index).negated,
+            ])
         default:
             answer = Answer.all([
                 supported(index), voidedByRevocation(index, except: []).negated, voidedByRekey(index).negated,
+                followsRekeys(index),
             ])
         }
         switch answer {
@@ -216,6 +226,42 @@ struct GroupEffect {
             }
         }
         return Answer.any(voiding.map(answer))
+    }
+
+    /// Whether every rekey of the author that the entry follows has effect: an entry signed with the
+    /// keys a rekey without effect put in place came from whoever made that rekey.
+    private func followsRekeys(_ index: Int) -> Answer {
+        let followed = (rekeysOf[graph.entries[index].author] ?? []).filter { graph.ancestors[index].contains($0) }
+        return Answer.all(followed.map(answer))
+    }
+
+    /// Whether the rekey `index` lost to a concurrent rekey of the same device, one that another
+    /// device acknowledged first (red team round 8, N2): an entry of another device follows the rival
+    /// and not this one, and no entry of another device follows this one and not the rival. Two
+    /// copies holding the same keys are told apart only by which one the group heard of first; so a
+    /// leaked copy's rekey made after the owner's had reached a member has no effect, nor has
+    /// anything signed with its keys, however late it comes. When each was acknowledged without the
+    /// other (a true race), neither loses, and the device is revoked.
+    private func lostRace(_ index: Int) -> Answer {
+        let rivals = (rekeysOf[graph.entries[index].author] ?? []).filter { graph.concurrent($0, index) }
+        return Answer.any(
+            rivals.map { rival in
+                Answer.all([
+                    acknowledged(rival, notKnowing: index), acknowledged(index, notKnowing: rival).negated,
+                ])
+            }
+        )
+    }
+
+    /// Whether an entry with effect by a device other than the author of the rekey `index` follows it
+    /// and not the entry `other`.
+    private func acknowledged(_ index: Int, notKnowing other: Int) -> Answer {
+        let author = graph.entries[index].author
+        let acknowledgements = subset.filter {
+            graph.entries[$0].author != author && graph.ancestors[$0].contains(index)
+                && !graph.ancestors[$0].contains(other)
+        }
+        return Answer.any(acknowledgements.map(answer))
     }
 
     /// Whether nothing concurrent with the passphrase join `index` voids it.

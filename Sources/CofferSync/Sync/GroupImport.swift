@@ -152,6 +152,16 @@ extension Vault {
                 "this device was revoked from its sync group by \(me.revokedBy == device ? "two replacements of its keys at once (a copy of it rekeyed too)" : describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
             )
         }
+        // This device's keys are not the ones the group holds for it: another copy of it (holding the
+        // same keys once) replaced them first, and the group heard of that replacement first
+        // (docs/FORMAT.md, "What a log means", rule 3).
+        if let me = state.member(device), me.keys != merged.publicKeys {
+            let kept = (try? learnMembership(from: remote, whole: false)) == true
+            throw CofferError(
+                .notTrusted,
+                "the sync group holds other keys for this device: another copy of this vault (its files leaked or were copied, and it holds the same device id) replaced the device's keys, and the group heard of that before this copy's rekey, which has no effect; no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Whoever holds that copy is a member in this device's name: have a member revoke this device (coffer device revoke \(device.uuidString)), then make a new vault on this machine and ask a member to approve it. Its records stay readable here"
+            )
+        }
         if state.member(device) == nil {
             let kept = (try? learnMembership(from: remote, whole: false)) == true
             throw CofferError(
@@ -185,6 +195,14 @@ extension Vault {
                     )
                 }
                 guard member.isActive else { throw revokedSource(member, state) }
+                if remote.entries.contains(where: {
+                    $0.author == source && $0.change.isKeysReplaced && state.voided.contains($0.hash)
+                }) {
+                    throw CofferError(
+                        .notTrusted,
+                        "the bundle was made by a copy of device \(source.uuidString) whose replacement of the device's keys has no effect: another copy of it replaced them first, and the group heard of that one first (its files leaked or were copied). Its records were refused; if that device is yours, have a member revoke it (coffer device revoke \(source.uuidString)) and ask a member to approve a new vault on it"
+                    )
+                }
                 signer = member.keys.signing
             }
             guard let found = merged.roots[header.epoch] else {

@@ -414,6 +414,89 @@ struct GroupAdversaryTests {
         #expect(!(try c.keyRing().epochs(.sync)).contains(try a.keyRing().currentEpoch(.sync)))
     }
 
+    @Test(
+        "A leaked copy's rekey, made after its owner's reached the members, has no effect: the owner's device and the devices it approved stay (red team round 8, N2)"
+    )
+    func leakedCopysLateRekeyLoses() throws {
+        let (a, b, c, _) = try foundedTrio()
+        let (owner, leak) = try group.leakThenRekey(b, name: "b")
+        _ = try exchange(owner, a, "owner-to-a")
+        _ = try exchange(owner, c, "owner-to-c")
+        // The owner approves a new device after its rekey.
+        let (d, request) = try Vault.requestJoin(
+            at: group.directory.path("d"),
+            passphrase: SyncGroupFixture.passphrase,
+            name: "d",
+            group: try owner.groupReference(),
+            configuration: group.fixture.configuration
+        )
+        try owner.approve(request)
+        #expect(try exchange(owner, d, "owner-to-d").joinedGroup)
+        _ = try exchange(owner, a, "approval-to-a")
+        _ = try exchange(a, c, "a-to-c")
+        _ = try exchange(a, owner, "a-to-owner")
+        _ = try exchange(owner, d, "owner-to-d-again")
+        // Long after (every member has acknowledged the owner's rekey), the leaked copy rekeys on its
+        // stale log and offers it to everyone.
+        try leak.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's own")
+        for (member, name) in [(a, "a"), (c, "c"), (owner, "owner"), (d, "d")] {
+            let refused = try offer(leak, member, "leak-to-\(name)")
+            #expect(refused != nil, "\(name) accepted the leaked copy's bundle")
+            #expect(try active(owner, in: member), "the owner's device stays a member at \(name)")
+            #expect(try active(d, in: member), "the device the owner approved stays a member at \(name)")
+        }
+        try a.keychain.add(password("after"))
+        _ = try exchange(a, d, "a-to-d")
+        _ = try exchange(a, owner, "a-to-owner-after")
+        #expect(try d.keychain.password(service: "after", account: "ann") == "secret")
+        #expect(try owner.keychain.password(service: "after", account: "ann") == "secret")
+        #expect(try offer(a, leak, "a-to-leak") != nil)
+        #expect(try leak.keychain.password(service: "after", account: "ann") == nil)
+    }
+
+    @Test(
+        "Two rekeys of one device that each reached a member before the other are a race: the device is revoked, and the thief's copy with it"
+    )
+    func rekeyRaceRevokes() throws {
+        let (a, b, c, _) = try foundedTrio()
+        let (owner, leak) = try group.leakThenRekey(b, name: "b")
+        try leak.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's own")
+        // a hears the owner's rekey first, c the copy's; each acknowledges what it heard.
+        _ = try exchange(owner, a, "owner-to-a")
+        _ = try exchange(leak, c, "leak-to-c")
+        _ = try? exchange(a, c, "a-to-c")
+        _ = try? exchange(c, a, "c-to-a")
+        #expect(try !active(owner, in: a) && !active(owner, in: c), "the device is revoked everywhere")
+        try a.keychain.add(password("after"))
+        _ = try offer(a, leak, "a-to-leak")
+        #expect(try leak.keychain.password(service: "after", account: "ann") == nil)
+    }
+
+    @Test(
+        "A copy whose rekey reached the group first holds the device: the owner's later rekey has no effect, the owner is told, and a member's revocation shuts the copy out"
+    )
+    func copysEarlierRekeyWins() throws {
+        let (a, b, c, _) = try foundedTrio()
+        let (owner, leak) = try group.leakThenRekey(b, name: "b") { _ in }
+        // The owner's rekey happened locally, but the copy's replacement reached the members first.
+        try leak.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's own")
+        _ = try exchange(leak, a, "leak-to-a")
+        _ = try exchange(a, c, "a-to-c")
+        let refused = try offer(owner, a, "owner-to-a")
+        #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+        #expect(refused?.message.contains("whose replacement of the device's keys has no effect") == true)
+        let told = try offer(a, owner, "a-to-owner")
+        #expect(told?.code == .notTrusted, "\(told?.message ?? "accepted")")
+        #expect(told?.message.contains("another copy of this vault") == true, "\(told?.message ?? "")")
+        // A member revokes the device: the copy gets nothing written afterwards.
+        try a.revoke(device: b.deviceID)
+        try a.keychain.add(password("after"))
+        _ = try offer(a, leak, "a-to-leak")
+        #expect(try leak.keychain.password(service: "after", account: "ann") == nil)
+        _ = try exchange(a, c, "a-to-c-after")
+        #expect(try c.keychain.password(service: "after", account: "ann") == "secret")
+    }
+
     @Test("A lone honest device revoked by a thief it revoked founds a new group; the thief cannot follow")
     func loneDeviceRecovers() throws {
         let (a, b, old) = try foundedPair()

@@ -16,8 +16,11 @@ struct RekeyCommand: VaultCommand {
             copy, which holds the old keys, reads nothing the group writes afterwards and can add
             nothing the group accepts. Passphrase joins close, as after a revocation (whoever holds the
             leaked files may know a member's passphrase): allow them again with 'coffer group set
-            --join passphrase' once passphrases are changed. Export or push afterwards so the other
-            devices learn the new keys.
+            --join passphrase' once passphrases are changed. Export or push at once so the other
+            devices learn the new keys: of two replacements of one device's keys, the one the group
+            hears of first wins, so a copy's later replacement does nothing, one that reaches another
+            member at the same time gets the device revoked, and one that reached the group first
+            holds the device (import then says so: have a member revoke it).
 
             Safe to interrupt: the vault reads everything at every moment, and running 'coffer rekey'
             again resumes where it stopped. Afterwards, run 'coffer key export' and keep the new
