@@ -7,13 +7,24 @@ import Foundation
 ///   user presence: the vault hands out the token only after the passphrase is given again.
 /// - Photos are blobs under `photos/`, sealed `whenUnlocked`: once the vault locks (by hand or after
 ///   idle time), reading them needs the passphrase.
-/// - Both are syncable, so a bundle carries them to the person's other machine; the app's settings
-///   item is device-bound and stays.
+/// - Each photo has its details (size and when it was added) in a keychain item under
+///   ``detailsService``, written in the same transaction as the photo: no reader, sync peer or crash
+///   ever sees one without the other.
+/// - All of these are syncable, so a bundle carries them to the person's other machine; the app's
+///   settings item is device-bound and stays.
 final class PhotoLibrary: Sendable {
     /// The keychain service the account item lives under.
     static let service = "SecurePhotos"
     /// Where photos live in the blob tier.
     static let photoPrefix = "photos/"
+    /// The keychain service of each photo's details (its account is the photo's name).
+    static let detailsService = "SecurePhotos.photo"
+
+    /// What the app records about a photo beside its bytes.
+    struct Details: Codable, Equatable {
+        var size: Int64
+        var added: Date
+    }
 
     let vault: Vault
 
@@ -121,16 +132,43 @@ final class PhotoLibrary: Sendable {
         return String(decoding: value, as: UTF8.self)
     }
 
-    /// Stores the image file at `url` under its file name; returns that name.
+    /// Stores the image file at `url` under its file name, with its details, in one transaction;
+    /// returns that name.
     @discardableResult
-    func add(_ url: URL) throws(CofferError) -> String {
+    func add(_ url: URL) throws -> String {
         let name = url.lastPathComponent
-        try vault.blobs.write(
-            Self.photoPrefix + name,
-            contentsOf: url,
-            options: BlobWriteOptions(scope: .syncable, protection: .whenUnlocked)
-        )
+        let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64 ?? 0
+        try vault.write { transaction in
+            try transaction.blobs.write(
+                Self.photoPrefix + name,
+                contentsOf: url,
+                options: BlobWriteOptions(scope: .syncable, protection: .whenUnlocked)
+            )
+            try transaction.keychain.set(
+                Details(size: size, added: Date()),
+                for: KeychainKey(service: Self.detailsService, account: name),
+                accessibility: .whenUnlocked,
+                scope: .syncable
+            )
+        }
         return name
+    }
+
+    /// Photos without details and details without a photo: none, unless the vault was damaged.
+    func inconsistencies() throws(CofferError) -> [String] {
+        let photos = Set(try photos().map(\.name))
+        var query = ItemQuery(.genericPassword)
+        query.attributes.service = Self.detailsService
+        let detailed: Set<String>
+        do throws(CofferError) {
+            detailed = Set(try vault.keychain.find(query).compactMap(\.attributes.account))
+        } catch  where error.code == .itemNotFound {
+            detailed = []
+        } catch {
+            throw error
+        }
+        return photos.subtracting(detailed).sorted().map { "photo \($0) has no details" }
+            + detailed.subtracting(photos).sorted().map { "details of \($0) have no photo" }
     }
 
     /// The photos, by name, with their sizes.

@@ -2,8 +2,10 @@
 //
 //   secure-photos [--vault DIR] create-account USER   a vault with the account's credentials
 //   secure-photos [--vault DIR] whoami                log in and show the account
-//   secure-photos [--vault DIR] add FILE...           store images (whenUnlocked, syncable)
+//   secure-photos [--vault DIR] add FILE...           store images (whenUnlocked, syncable), each
+//                                                     with its details in one transaction
 //   secure-photos [--vault DIR] list                  the photos and their sizes
+//   secure-photos [--vault DIR] check                 every photo has its details, and the reverse
 //   secure-photos [--vault DIR] export NAME FILE      write a photo out
 //   secure-photos [--vault DIR] credentials           reveal the account token (passphrase again)
 //   secure-photos [--vault DIR] session [--idle-lock SECONDS]
@@ -22,7 +24,7 @@ struct UsageError: Error {
 }
 
 let usage = """
-    usage: secure-photos [--vault DIR] create-account USER | whoami | add FILE... | list |
+    usage: secure-photos [--vault DIR] create-account USER | whoami | add FILE... | list | check |
            export NAME FILE | credentials | session [--idle-lock SECONDS] | sync-out BUNDLE | sync-in BUNDLE
     """
 
@@ -78,7 +80,7 @@ func run(_ arguments: [String]) throws {
         )
         defer { library.vault.close() }
         say("Joined as \(try library.userName()) with \(try library.photos().count) photos.")
-    case ("whoami", 0), ("add", 1...), ("list", 0), ("export", 2), ("credentials", 0), ("sync-out", 1),
+    case ("whoami", 0), ("add", 1...), ("list", 0), ("check", 0), ("export", 2), ("credentials", 0), ("sync-out", 1),
         ("session", 0), ("session", 2):
         let library = try PhotoLibrary.logIn(
             at: directory,
@@ -104,13 +106,20 @@ func perform(_ command: String, _ operands: [String], _ library: PhotoLibrary) t
         for path in operands { say("Added \(try library.add(URL(fileURLWithPath: path))).") }
     case ("list", 0):
         for photo in try library.photos() { say("\(photo.size)\t\(photo.name)") }
+    case ("check", 0):
+        let problems = try library.inconsistencies()
+        for problem in problems { say(problem) }
+        guard problems.isEmpty else { throw CofferError(.decode, "the library is inconsistent") }
+        say("Every photo has its details.")
     case ("export", 2):
         try library.export(operands[0], to: URL(fileURLWithPath: operands[1]))
         say("Exported \(operands[0]).")
     case ("credentials", 0): say("\(try library.userName()): \(try library.token())")
     case ("sync-out", 1):
         let summary = try library.exportBundle(to: URL(fileURLWithPath: operands[0]))
-        say("Wrote \(summary.records.items) account item and \(summary.records.blobs) photos to \(operands[0]).")
+        say(
+            "Wrote \(summary.records.blobs) photos and \(summary.records.items) items (account and details) to \(operands[0])."
+        )
     case ("lock", 0):
         library.vault.lock()
         say("Locked.")

@@ -80,12 +80,16 @@ struct SecurePhotosTests {
         // The second machine gets the account and the photos, not the device-bound settings.
         let bundle = directory.path("photos.bundle").path
         let exported = try run("laptop", ["sync-out", bundle])
-        #expect(exported.output == "Wrote 1 account item and 2 photos to \(bundle).\n", "\(exported.error)")
+        #expect(
+            exported.output == "Wrote 2 photos and 3 items (account and details) to \(bundle).\n",
+            "\(exported.error)"
+        )
         let joined = try run("desktop", ["sync-in", bundle])
         #expect(joined.output == "Joined as ann with 2 photos.\n", "\(joined.error)")
         #expect(try run("desktop", ["export", "cat.jpg", directory.path("cat2.jpg").path]).status == 0)
         #expect(try Data(contentsOf: directory.path("cat2.jpg")) == cat)
         #expect(try run("desktop", ["credentials"], input: "photo pass\n").output == "ann: \(token)\n")
+        #expect(try run("desktop", ["check"]).output == "Every photo has its details.\n")
     }
 
     @Test("bad input: an unknown command is a usage error, a wrong passphrase logs nobody in")

@@ -58,6 +58,23 @@ package struct BlobWriter {
 
     /// Stores everything `source` yields as the blob.
     package func write(from source: inout some ByteSource) throws(CofferError) -> BlobInfo {
+        let staged = try stage(from: &source)
+        return try staged.session.finish { txn, context in try staged.commit(txn, context) }
+    }
+
+    /// A blob whose content is stored (its chunks referenced by the session's `pending` entry) and
+    /// whose manifest waits for the final transaction: ``commit`` writes it there, after the
+    /// session's last batch (``ContentSession/finish(prepare:_:)``, or a ``VaultTransaction``'s).
+    package struct StagedBlob {
+        package let session: ContentSession<Void>
+        /// Writes the manifest (replacing any blob of the name) and logs the change, in the final
+        /// transaction; may run again in a fresh one.
+        package let commit: (Transaction, ContentSession<Void>.CommitContext) throws -> BlobInfo
+    }
+
+    /// Streams everything `source` yields into a session, leaving the manifest for the final
+    /// transaction. On failure the session is abandoned and nothing was stored.
+    package func stage(from source: inout some ByteSource) throws(CofferError) -> StagedBlob {
         let result = SummaryBox()
         let writeKeys = options.protection.isSealedToClassKey ? try vault.writeKeys(for: options.scope) : nil
         // A handle that never held the vault's keys is a write-only client: it cannot name the blob
@@ -81,7 +98,7 @@ package struct BlobWriter {
         let keys = keys
         let name = name
         let options = options
-        return try session.finish { txn, context in
+        return StagedBlob(session: session) { txn, context in
             guard let summary = result.summary, let digest = summary.digest else {
                 throw CofferError(.internalError, "the write ended without its content's summary")
             }

@@ -126,15 +126,7 @@ public struct Blobs: Sendable {
         options: BlobWriteOptions,
         progress: BlobProgress?
     ) throws(CofferError) -> BlobInfo {
-        try vault.checkOpen()
-        let writer = try BlobWriter(
-            vault: vault,
-            keys: try vault.keyRing(),
-            name: name,
-            options: options,
-            progress: progress
-        )
-        return try writer.write(from: &source)
+        try writer(name, options: options, progress: progress).write(from: &source)
     }
 
     // MARK: Reading
@@ -275,14 +267,31 @@ public struct Blobs: Sendable {
     ///
     /// - Throws: ``CofferError`` `.itemNotFound` if there is no such blob.
     public func delete(_ name: String) throws(CofferError) {
+        let apply = try stagedDelete(name)
+        try deletion("deleting blob '\(name)'", in: vault.environment) { txn in try apply(txn) }
+    }
+
+    /// ``delete(_:)`` run by the returned body in a write transaction (its own, or a
+    /// `VaultTransaction`'s): `.itemNotFound` there if no blob has the name.
+    package func stagedDelete(_ name: String) throws(CofferError) -> (Transaction) throws -> Void {
         try vault.checkOpen()
         let keys = try vault.keyRing()
         let coder = try ChunkRecord.Coder()
         let store = BlobStore(schema: vault.schema)
-        try deletion("deleting blob '\(name)'", in: vault.environment) { txn in
+        return { txn in
             let found = try store.require(name, keys: keys, cipher: coder.cipher, in: txn)
             try store.remove(id: found.id, manifest: found.manifest, keys: keys, coder: coder, in: txn)
         }
+    }
+
+    /// A ``BlobWriter`` for `name`, for a write of this vault's, with the keys in memory now.
+    package func writer(
+        _ name: String,
+        options: BlobWriteOptions,
+        progress: BlobProgress?
+    ) throws(CofferError) -> BlobWriter {
+        try vault.checkOpen()
+        return try BlobWriter(vault: vault, keys: try vault.keyRing(), name: name, options: options, progress: progress)
     }
 
     /// Renames the blob `name` to `newName`. Its content is not touched.

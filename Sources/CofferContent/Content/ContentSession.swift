@@ -216,34 +216,66 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         prepare: (CommitContext) throws(CofferError) -> Void = { _ in },
         _ body: (Transaction, CommitContext) throws -> R
     ) throws(CofferError) -> R {
-        pipeline.finishSubmitting()
         do {
-            var remaining = try committer.wait()
-            let context = committer.context
-            try prepare(context)
-            remaining.chunks += context.queued
-            context.queued.removeAll()
+            let last = try committed(prepare: prepare)
             let result = try storage("committing the write") {
                 try environment.write { txn in
-                    try Self.retain(
-                        remaining.chunks,
-                        batch: remaining.batch,
-                        of: write,
-                        store: store,
-                        context: context,
-                        in: txn
-                    )
-                    let result = try body(txn, context)
-                    try store.pending.finish(write, in: txn)
-                    return result
+                    try last.retain(in: txn)
+                    return try body(txn, last.context)
                 }
             }
-            pipeline.shutDown()
+            close()
             return result
         } catch {
             abandon(error)
             throw error
         }
+    }
+
+    /// What is left of a session once everything was committed but its final transaction: the last
+    /// batch's references, to take in whichever transaction makes the session's records visible (a
+    /// ``VaultTransaction`` takes several sessions' in one).
+    package struct LastBatch {
+        fileprivate let session: ContentSession
+        fileprivate let chunks: [PendingChunk]
+        fileprivate let batch: UInt32
+        /// The commit context, for records that need the chunk keys or coder.
+        package let context: CommitContext
+
+        /// Takes the last batch's references and drops the session's `pending` entry, in `txn`:
+        /// what `txn` writes besides becomes visible with everything the session stored. May run
+        /// again in a fresh transaction (when the map grows).
+        package func retain(in txn: Transaction) throws {
+            try ContentSession.retain(
+                chunks,
+                batch: batch,
+                of: session.write,
+                store: session.store,
+                context: context,
+                in: txn
+            )
+            try session.store.pending.finish(session.write, in: txn)
+        }
+    }
+
+    /// Waits for every content to be committed, runs `prepare` (chunks it stores join the last
+    /// batch), and returns the last batch for the final transaction. On failure the caller abandons
+    /// the session.
+    package func committed(
+        prepare: (CommitContext) throws(CofferError) -> Void = { _ in }
+    ) throws(CofferError) -> LastBatch {
+        pipeline.finishSubmitting()
+        var remaining = try committer.wait()
+        let context = committer.context
+        try prepare(context)
+        remaining.chunks += context.queued
+        context.queued.removeAll()
+        return LastBatch(session: self, chunks: remaining.chunks, batch: remaining.batch, context: context)
+    }
+
+    /// Stops the pipeline's threads after the final transaction committed.
+    package func close() {
+        pipeline.shutDown()
     }
 
     /// Stops the session and releases every reference it took. Best effort: if this fails too, the

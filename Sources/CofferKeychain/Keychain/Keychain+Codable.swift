@@ -36,15 +36,10 @@ extension Keychain {
         scope: SyncScope? = nil
     ) throws(KeychainError) {
         let encoded = try TypedValueCoding.encode(value, what: "the value for \(key.service)/\(key.account)")
-        var item = KeychainItem(
-            .genericPassword,
-            value: encoded,
-            accessibility: accessibility ?? .whenUnlocked,
-            scope: scope ?? .deviceBound
+        try save(
+            Self.genericPassword(encoded, service: key.service, account: key.account, accessibility, scope),
+            keeping: Self.kept(accessibility: accessibility, scope: scope)
         )
-        item.attributes.service = key.service
-        item.attributes.account = key.account
-        try save(item, keeping: Self.kept(accessibility: accessibility, scope: scope))
     }
 
     /// The value stored for `key`, decoded as a `T`, or `nil` if there is none.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 extension Keychain {
     /// The generic password stored for `service` and `account`, or `nil` if there is none (in the
@@ -138,15 +138,31 @@ extension Keychain {
         accessibility: Accessibility? = nil,
         scope: SyncScope? = nil
     ) throws(KeychainError) {
+        try save(
+            Self.genericPassword(Data(password.utf8), service: service, account: account, accessibility, scope),
+            keeping: Self.kept(accessibility: accessibility, scope: scope)
+        )
+    }
+
+    /// The generic password a value update stores (before it takes what it keeps from the item it
+    /// replaces): `accessibility` and `scope`, or for a new item ``Accessibility/whenUnlocked`` and
+    /// ``SyncScope/deviceBound``.
+    package static func genericPassword(
+        _ value: Data,
+        service: String,
+        account: String,
+        _ accessibility: Accessibility?,
+        _ scope: SyncScope?
+    ) -> KeychainItem {
         var item = KeychainItem(
             .genericPassword,
-            value: Data(password.utf8),
+            value: value,
             accessibility: accessibility ?? .whenUnlocked,
             scope: scope ?? .deviceBound
         )
         item.attributes.service = service
         item.attributes.account = account
-        try save(item, keeping: Self.kept(accessibility: accessibility, scope: scope))
+        return item
     }
 
     /// What a value update that names `accessibility` and `scope` (or not) keeps of the item it

@@ -51,6 +51,13 @@ public final class Keychain: Sendable {
     ///
     /// - Throws: As ``add(_:)-1xnau``; `.duplicateItem` also when two of `items` share a primary key.
     public func add(contentsOf items: [KeychainItem]) throws(KeychainError) {
+        let apply = try stagedAdd(contentsOf: items)
+        try storage("adding keychain items") { try vault.environment.write { txn in try apply(txn) } }
+    }
+
+    /// `add(contentsOf:)` checked and sealed now, stored by the returned body in a write
+    /// transaction (its own, or a ``VaultTransaction``'s).
+    package func stagedAdd(contentsOf items: [KeychainItem]) throws(KeychainError) -> (Transaction) throws -> Void {
         let session = try KeychainSession(self)
         let now = Date()
         var prepared: [PreparedItem] = []
@@ -63,29 +70,27 @@ public final class Keychain: Sendable {
             otherScopeIDs.append(try session.index(ready.item.scope.other).id(of: ready.item))
         }
         let schema = vault.schema
-        try storage("adding keychain items") {
-            try vault.environment.write { txn in
-                for (position, item) in prepared.enumerated() {
-                    let key = item.item.itemClass.primaryKeyDescription(item.item.attributes)
-                    if try txn.get(schema.items, key: otherScopeIDs[position]) != nil
-                        || prepared[..<position].contains(where: { $0.id == otherScopeIDs[position] })
-                    {
-                        throw KeychainError(
-                            .duplicateItem,
-                            "an item with the same primary key (\(key)) already exists, \(item.item.scope.other == .syncable ? "syncable" : "device-bound"); update it (setPassword keeps its scope), or use upsert to replace it with this one; nothing was added"
-                        )
-                    }
-                    // One descent per item: the put itself finds an existing id (stored before, or
-                    // earlier in this batch), and the transaction is abandoned with the error.
-                    guard try store(item, session: session, in: txn, replacing: false) else {
-                        let inBatch = prepared[..<position].contains { $0.id == item.id }
-                        throw KeychainError(
-                            .duplicateItem,
-                            inBatch
-                                ? "two items to add share a primary key (\(key)); nothing was added"
-                                : "an item with the same primary key (\(key)) already exists; update it, or use upsert"
-                        )
-                    }
+        return { [self] txn in
+            for (position, item) in prepared.enumerated() {
+                let key = item.item.itemClass.primaryKeyDescription(item.item.attributes)
+                if try txn.get(schema.items, key: otherScopeIDs[position]) != nil
+                    || prepared[..<position].contains(where: { $0.id == otherScopeIDs[position] })
+                {
+                    throw KeychainError(
+                        .duplicateItem,
+                        "an item with the same primary key (\(key)) already exists, \(item.item.scope.other == .syncable ? "syncable" : "device-bound"); update it (setPassword keeps its scope), or use upsert to replace it with this one; nothing was added"
+                    )
+                }
+                // One descent per item: the put itself finds an existing id (stored before, or
+                // earlier in this batch), and the transaction is abandoned with the error.
+                guard try store(item, session: session, in: txn, replacing: false) else {
+                    let inBatch = prepared[..<position].contains { $0.id == item.id }
+                    throw KeychainError(
+                        .duplicateItem,
+                        inBatch
+                            ? "two items to add share a primary key (\(key)); nothing was added"
+                            : "an item with the same primary key (\(key)) already exists; update it, or use upsert"
+                    )
                 }
             }
         }
@@ -123,42 +128,50 @@ public final class Keychain: Sendable {
     /// Returns the item stored, without its value.
     @discardableResult
     package func save(_ item: KeychainItem, keeping: KeptProperties) throws(KeychainError) -> KeychainItem {
+        let apply = try stagedSave(item, keeping: keeping)
+        return try storage("saving a keychain item") { try vault.environment.write { txn in try apply(txn) } }
+    }
+
+    /// ``save(_:keeping:)`` with its checks made now, and its body run in a write transaction (its
+    /// own, or a ``VaultTransaction``'s).
+    package func stagedSave(
+        _ item: KeychainItem,
+        keeping: KeptProperties
+    ) throws(KeychainError) -> (Transaction) throws -> KeychainItem {
         let session = try KeychainSession(self)
         let item = try withAccessGroup(item)
         var ids: [SyncScope: [UInt8]] = [:]
         for scope in SyncScope.allCases { ids[scope] = try session.index(scope).id(of: item) }
         let candidate = item
-        return try storage("saving a keychain item") {
-            try vault.environment.write { txn -> KeychainItem in
-                var existing: [LoadedItem] = []
-                for scope in SyncScope.allCases {
-                    if let id = ids[scope], let loaded = try loadRecord(id: id, session: session, in: txn) {
-                        existing.append(loaded)
-                    }
+        return { [self] txn in
+            var existing: [LoadedItem] = []
+            for scope in SyncScope.allCases {
+                if let id = ids[scope], let loaded = try loadRecord(id: id, session: session, in: txn) {
+                    existing.append(loaded)
                 }
-                // Kept scope: the item reads find (device-bound first), and only that one; a named
-                // scope: the item of that scope, or else the other, which moves.
-                let replaced =
-                    keeping.contains(.scope)
-                    ? existing.first : existing.first { $0.item.scope == candidate.scope } ?? existing.first
-                var final = candidate
-                if let replaced = replaced?.item {
-                    if keeping.contains(.scope) { final.scope = replaced.scope }
-                    if keeping.contains(.accessibility) { final.accessibility = replaced.accessibility }
-                    if keeping.contains(.userPresence) { final.requiresUserPresence = replaced.requiresUserPresence }
-                }
-                try final.validate()
-                for old in keeping.contains(.scope) ? Array(replaced.map { [$0] } ?? []) : existing {
-                    try removeRecord(old, session: session, in: txn, logging: old.item.scope != final.scope)
-                }
-                let created = replaced?.item.creationDate ?? Date()
-                let resolved = ResolvedItem(item: final, id: ids[final.scope] ?? [])
-                let prepared = try seal(resolved, created: created, session: session)
-                try store(prepared, session: session, in: txn)
-                var stored = prepared.item
-                stored.value = nil
-                return stored
             }
+            // Kept scope: the item reads find (device-bound first), and only that one; a named
+            // scope: the item of that scope, or else the other, which moves.
+            let replaced =
+                keeping.contains(.scope)
+                ? existing.first : existing.first { $0.item.scope == candidate.scope } ?? existing.first
+            var final = candidate
+            if let replaced = replaced?.item {
+                if keeping.contains(.scope) { final.scope = replaced.scope }
+                if keeping.contains(.accessibility) { final.accessibility = replaced.accessibility }
+                if keeping.contains(.userPresence) { final.requiresUserPresence = replaced.requiresUserPresence }
+            }
+            try final.validate()
+            for old in keeping.contains(.scope) ? Array(replaced.map { [$0] } ?? []) : existing {
+                try removeRecord(old, session: session, in: txn, logging: old.item.scope != final.scope)
+            }
+            let created = replaced?.item.creationDate ?? Date()
+            let resolved = ResolvedItem(item: final, id: ids[final.scope] ?? [])
+            let prepared = try seal(resolved, created: created, session: session)
+            try store(prepared, session: session, in: txn)
+            var stored = prepared.item
+            stored.value = nil
+            return stored
         }
     }
 
