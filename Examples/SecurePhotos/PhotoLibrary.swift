@@ -159,14 +159,7 @@ final class PhotoLibrary: Sendable {
         let photos = Set(try photos().map(\.name))
         var query = ItemQuery(.genericPassword)
         query.attributes.service = Self.detailsService
-        let detailed: Set<String>
-        do throws(CofferError) {
-            detailed = Set(try vault.keychain.find(query).compactMap(\.attributes.account))
-        } catch  where error.code == .itemNotFound {
-            detailed = []
-        } catch {
-            throw error
-        }
+        let detailed = Set(try vault.keychain.items(matching: query).compactMap(\.attributes.account))
         return photos.subtracting(detailed).sorted().map { "photo \($0) has no details" }
             + detailed.subtracting(photos).sorted().map { "details of \($0) have no photo" }
     }

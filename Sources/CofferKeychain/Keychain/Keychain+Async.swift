@@ -24,6 +24,11 @@ extension Keychain {
         try await offload { () throws(KeychainError) in try self.find(query) }
     }
 
+    /// Lists items, none being an empty array; see ``items(matching:)``.
+    public func items(matching query: ItemQuery) async throws(KeychainError) -> [KeychainItem] {
+        try await offload { () throws(KeychainError) in try self.items(matching: query) }
+    }
+
     /// Updates items; see ``update(_:with:)``.
     @discardableResult
     public func update(_ query: ItemQuery, with changes: ItemUpdate) async throws(KeychainError) -> Int {

@@ -13,15 +13,25 @@ extension Keychain {
     ///   handler), `.userCanceled` or `.authFailed` when the handler refuses, `.missingEntitlement` for
     ///   a query naming an access group this handle was not granted, `.decode` for a tampered record.
     public func find(_ query: ItemQuery) throws(KeychainError) -> [KeychainItem] {
+        let items = try items(matching: query)
+        guard !items.isEmpty else {
+            throw KeychainError(.itemNotFound, "no keychain item matches the query (\(query.summary))")
+        }
+        return items
+    }
+
+    /// The items matching `query`, as ``find(_:)-n57e`` finds them, but an empty array when nothing
+    /// matches: for listings, where "none" is an answer and not an error.
+    ///
+    /// - Throws: ``KeychainError`` as ``find(_:)-n57e`` does, except `.itemNotFound`.
+    public func items(matching query: ItemQuery) throws(KeychainError) -> [KeychainItem] {
         let session = try KeychainSession(self)
         let matches = try storage("finding keychain items") {
             try vault.environment.read { txn in try self.matches(query, session: session, in: txn) }
         }
         var items = matches.map(\.item)
         if query.limit == .one { items = Array(items.prefix(1)) }
-        guard !items.isEmpty else {
-            throw KeychainError(.itemNotFound, "no keychain item matches the query (\(query.summary))")
-        }
+        guard !items.isEmpty else { return [] }
         if query.returnsValue {
             try confirmPresence(for: items)
         } else {

@@ -110,7 +110,10 @@ public struct ItemQuery: Sendable, Hashable {
         self.returnsValue = returnsValue
     }
 
-    /// The generic password for `service` and `account`.
+    /// The generic password for `service` and `account`: at most one item (`limit: .one`). Should
+    /// an item of that primary key exist in each scope (an import can leave a device-bound and a
+    /// syncable one), it is the device-bound one, as ``Keychain/password(service:account:)-79fbd``
+    /// reads; set `limit` to ``Limit/all`` (or `scope`) to see both.
     public static func genericPassword(service: String, account: String) -> ItemQuery {
         var query = ItemQuery(.genericPassword, limit: .one)
         query.attributes.service = service

@@ -96,11 +96,7 @@ struct TransactionKillTests {
 
     /// The details items of the photo `name`.
     static func details(_ name: String, in vault: Vault) throws -> [KeychainItem] {
-        do {
-            return try vault.keychain.find(.genericPassword(service: "SecurePhotos.photo", account: name))
-        } catch  where error.code == .itemNotFound {
-            return []
-        }
+        try vault.keychain.items(matching: .genericPassword(service: "SecurePhotos.photo", account: name))
     }
 
     /// Runs the app, killing it with SIGKILL after `delay` seconds if it is still running.

@@ -71,6 +71,15 @@ struct KeychainBasicsTests {
         #expect(try !vault.keychain.deletePassword(service: "none", account: "x"))
     }
 
+    @Test("items(matching:) lists what find finds, and an empty array where find throws itemNotFound")
+    func listingWithoutError() throws {
+        #expect(try vault.keychain.items(matching: Items.query(service: "none")).isEmpty)
+        try vault.keychain.setPassword("pw", service: "listed", account: "ann")
+        let query = ItemQuery.genericPassword(service: "listed", account: "ann")
+        #expect(try vault.keychain.items(matching: query).map(\.attributes.account) == ["ann"])
+        #expect(try vault.keychain.items(matching: query) == (try vault.keychain.find(query)))
+    }
+
     @Test(
         "duplicateItem (-25299) for a second add with the same primary key; upsert replaces, keeping the creation date"
     )
