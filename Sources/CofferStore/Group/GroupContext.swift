@@ -326,7 +326,7 @@ package struct GroupContext {
     /// effect), the entries that have effect once merged, and of each admitted device's entries
     /// without effect (a member's, revoked since) only its first closings (revocations, rekeys,
     /// switches to approval-only that no other such entry of that device precedes), each with what it
-    /// follows. A device never admitted (its join voided, or not proven) keeps nothing: its closings
+    /// follows, at most ``keptVoidedClosingsPerDevice`` of a device in all. A device never admitted (its join voided, or not proven) keeps nothing: its closings
     /// close nothing, and ids cost nothing to make (red team round 5, R1). What the log says about the
     /// group reaches this device, so members that disagree about a device converge, and a closing
     /// without effect still closes the door on joins made at the same time (no device defends its own
@@ -334,6 +334,10 @@ package struct GroupContext {
     /// fill the log up to its cap with entries that do nothing (red team round 3, finding 3). Leaving
     /// them out is only not having heard of them yet: a member whose bundle this device accepts
     /// brings them if it holds them.
+    /// At most this many entries without effect of one device are kept from refused bundles (its
+    /// first closings, ``mergeEffective(_:)``): a copy can sign any number side by side.
+    package static let keptVoidedClosingsPerDevice = 4
+
     package mutating func mergeEffective(_ other: GroupLog) throws(CofferError) {
         guard other.group == log.group else {
             throw CofferError(.notTrusted, "a membership log of another sync group was offered; it was refused")
@@ -348,17 +352,47 @@ package struct GroupContext {
             union.entries[$0].change.isClosing && voided.contains(union.entries[$0].hash)
                 && state.member(union.entries[$0].author) != nil
         }
-        let firstClosings = Set(
-            voidedClosings.filter { index in
-                !voidedClosings.contains {
+        let mine = Set(log.entries.map(\.hash))
+        let first = voidedClosings.filter { index in
+            !mine.contains(union.entries[index].hash)
+                && !voidedClosings.contains {
                     union.entries[$0].author == union.entries[index].author && graph.ancestors[index].contains($0)
                 }
-            }.map { union.entries[$0].hash }
-        )
-        let mine = Set(log.entries.map(\.hash))
+        }
+        // A copy can sign any number of first closings side by side (on the same stale heads): of
+        // each device, only a few are kept, counting those this device holds already.
+        var held: [UUID: Int] = [:]
+        for index in voidedClosings where mine.contains(union.entries[index].hash) {
+            held[union.entries[index].author, default: 0] += 1
+        }
+        var firstClosings = Set<[UInt8]>()
+        for (author, candidates) in Dictionary(grouping: first, by: { union.entries[$0].author }) {
+            let room = max(0, Self.keptVoidedClosingsPerDevice - held[author, default: 0])
+            let hashes = candidates.map { union.entries[$0].hash }.sorted { $0.lexicographicallyPrecedes($1) }
+            firstClosings.formUnion(hashes.prefix(room))
+        }
+        // A revoked device's copy that had not heard of its revocation revokes its revoker with effect
+        // (both lose), and can do so any number of times side by side; more than a few revocations of
+        // one device by one device that is out say nothing more.
+        let revocationsByOut = union.entries.indices.filter {
+            union.entries[$0].change.revokedDevice != nil && !voided.contains(union.entries[$0].hash)
+                && state.member(union.entries[$0].author)?.isActive != true
+        }
+        var redundant = Set<[UInt8]>()
+        let pairs = Dictionary(grouping: revocationsByOut) {
+            [union.entries[$0].author, union.entries[$0].change.revokedDevice ?? UUID()]
+        }
+        for indices in pairs.values {
+            let heldAlready = indices.filter { mine.contains(union.entries[$0].hash) }.count
+            let room = max(0, Self.keptVoidedClosingsPerDevice - heldAlready)
+            let offered = indices.map { union.entries[$0].hash }.filter { !mine.contains($0) }
+                .sorted { $0.lexicographicallyPrecedes($1) }
+            redundant.formUnion(offered.dropFirst(room))
+        }
         try merge(
             try union.keeping {
-                mine.contains($0.hash) || !voided.contains($0.hash) || firstClosings.contains($0.hash)
+                mine.contains($0.hash) || (!voided.contains($0.hash) && !redundant.contains($0.hash))
+                    || firstClosings.contains($0.hash)
             }
         )
     }

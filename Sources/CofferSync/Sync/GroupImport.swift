@@ -65,7 +65,7 @@ package final class ImportPlan {
     /// this device holds a forged key under the bundle's epoch id and lacks the real one, which is no
     /// damage. The bundle's log is kept, as for an epoch not held at all.
     package func refusalForKeyInDoubt(epoch: KeyEpoch) -> CofferError {
-        let kept = remote.map { (try? vault.learnMembership(from: $0, whole: true)) == true } ?? false
+        let kept = remote.map { (try? vault.learnMembership(from: $0)) == true } ?? false
         return CofferError(
             .keyUnavailable,
             "the bundle is sealed in key epoch \(epoch) of the sync group, and the key this device holds under that id does not open it: that key commits to nothing, so it came from a forgery (a modified client reusing the epoch's id with a key of its own, which this device heard of first), and this device lacks the real key, which the bundle's log does not seal to it (it was sealed to keys this device has replaced since, or left it out). Import a bundle of this device on device \(source.uuidString) first (it then seals the key to this device), then export again there. Its records were refused"
@@ -146,7 +146,7 @@ extension Vault {
         // A device that is out learns so (the log that says it is kept, so it stops acting as a
         // member: `coffer devices` shows it), and takes no record.
         if let me = state.member(device), !me.isActive {
-            let kept = (try? learnMembership(from: remote, whole: false)) == true
+            let kept = (try? learnMembership(from: remote)) == true
             throw CofferError(
                 .notTrusted,
                 "this device was revoked from its sync group by \(me.revokedBy == device ? "two replacements of its keys at once (a copy of it rekeyed too)" : describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
@@ -156,14 +156,20 @@ extension Vault {
         // same keys once) replaced them first, and the group heard of that replacement first
         // (docs/FORMAT.md, "What a log means", rule 3).
         if let me = state.member(device), me.keys != merged.publicKeys {
-            let kept = (try? learnMembership(from: remote, whole: false)) == true
+            let kept = (try? learnMembership(from: remote)) == true
+            let ownRekeyLost = merged.log.entries.contains {
+                $0.author == device && $0.change.isKeysReplaced && state.voided.contains($0.hash)
+            }
+            let note = kept ? " (the membership log that says so was kept)" : ""
             throw CofferError(
                 .notTrusted,
-                "the sync group holds other keys for this device: another copy of this vault (its files leaked or were copied, and it holds the same device id) replaced the device's keys, and the group heard of that before this copy's rekey, which has no effect; no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Whoever holds that copy is a member in this device's name: have a member revoke this device (coffer device revoke \(device.uuidString)), then make a new vault on this machine and ask a member to approve it. Its records stay readable here"
+                ownRekeyLost
+                    ? "the sync group holds other keys for this device: another copy of this vault (its files leaked or were copied, and it holds the same device id) replaced the device's keys, and the group heard of that before this copy's rekey, which has no effect; no record was imported\(note). Whoever holds that copy is a member in this device's name: have a member revoke this device (coffer device revoke \(device.uuidString)), then make a new vault on this machine and ask a member to approve it. Its records stay readable here"
+                    : "the sync group holds newer keys for this device: a rekey made on another copy of this vault replaced them, and this copy is older (restored from a backup, or copied before that rekey); no record was imported\(note). If that rekey was yours, use the rekeyed copy: this one can no longer sync. If it was not (the vault's files leaked, and someone rekeyed a copy), have a member revoke this device (coffer device revoke \(device.uuidString)), then make a new vault on this machine and ask a member to approve it. Its records stay readable here"
             )
         }
         if state.member(device) == nil {
-            let kept = (try? learnMembership(from: remote, whole: false)) == true
+            let kept = (try? learnMembership(from: remote)) == true
             throw CofferError(
                 .notTrusted,
                 "this device's join no longer counts: a member closed the group to new devices (a revocation, a rekey or a switch to approval-only joins) at the same time as it joined, or the member that approved it was revoked at the same time, so no member can trust it; no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
@@ -214,10 +220,11 @@ extension Vault {
             root = found
         } catch {
             // The records are refused, but the log is signed and checked on its own: what it says
-            // about the group is kept, so members that disagree about a device still converge. All of
-            // it from an active member (it made the bundle in an epoch this device lacks), only what
-            // has effect from anyone else.
-            let learned = try learnMembership(from: remote, whole: state.member(source)?.isActive == true)
+            // about the group is kept, so members that disagree about a device still converge. Only
+            // what has effect, from anyone: a header naming an active member is not that member's
+            // until the stream's signature verifies, and a copy of a member whose rekey lost signs
+            // any number of entries without effect (red team round 9, F1).
+            let learned = try learnMembership(from: remote)
             throw CofferError(
                 error.code,
                 error.message
@@ -240,16 +247,16 @@ extension Vault {
     }
 
     /// Merges `remote`, the log of a bundle whose records are refused, into the stored log on its
-    /// own, in one transaction: all of it (`whole`), or what has effect once merged
+    /// own, in one transaction: what has effect once merged, and an admitted device's first closings
     /// (``GroupContext/mergeEffective(_:)``); whether anything changed.
-    fileprivate func learnMembership(from remote: GroupLog, whole: Bool) throws(CofferError) -> Bool {
+    fileprivate func learnMembership(from remote: GroupLog) throws(CofferError) -> Bool {
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()
         let (schema, vaultID) = (schema, id)
         let context = try storage("merging the membership log") {
             try environment.write { txn -> GroupContext in
                 var context = try groupContext(in: txn, roots: roots, deviceKeys: deviceKeys)
-                if whole { try context.merge(remote) } else { try context.mergeEffective(remote) }
+                try context.mergeEffective(remote)
                 try context.shareKeysTheLogLacks()
                 if context.changed {
                     try context.store(in: txn, schema: schema, roots: roots, vaultID: vaultID)

@@ -455,6 +455,107 @@ struct GroupAdversaryTests {
     }
 
     @Test(
+        "A leaked copy whose late rekey lost signs many entries with its new key: a member keeps only the rekey, and its log stays far from full (red team round 9, F1)"
+    )
+    func losingCopysFillerIsNotKept() throws {
+        let (a, b, c, _) = try foundedTrio()
+        let (owner, leak) = try group.leakThenRekey(b, name: "b")
+        _ = try exchange(owner, a, "owner-to-a")
+        _ = try exchange(owner, c, "owner-to-c")
+        let before = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        // The copy rekeys on its stale log, then (a modified client) signs 200 entries with its new key.
+        try leak.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's own")
+        try leak.changeGroup("filling the log") { context, _, _ in
+            for _ in 0..<200 { try context.append(.policy(.approval)) }
+        }
+        let refused = try offer(leak, a, "filler-to-a")
+        #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+        let after = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        #expect(after - before <= 1, "a kept \(after - before) entries of the copy's")
+        #expect(try active(owner, in: a))
+        #expect(try !a.syncGroupIsFrozen())
+    }
+
+    @Test(
+        "A copy restored from before its device's rekey is told it is the older copy, not that its own rekey lost (red team round 9, m1)"
+    )
+    func restoredPreRekeyCopyIsToldTheTruth() throws {
+        let (a, b, _, _) = try foundedTrio()
+        let (owner, restored) = try group.leakThenRekey(b, name: "b")
+        _ = try exchange(owner, a, "owner-to-a")
+        let refused = try offer(a, restored, "a-to-restored")
+        #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+        #expect(refused?.message.contains("this copy is older") == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("this copy's rekey") == false)
+    }
+
+    @Test(
+        "A revoked device's copy signs many closings side by side on its stale heads: a member keeps only a few, and its log stays far from full"
+    )
+    func siblingClosingsAreNotKept() throws {
+        let (a, b, c, _) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        _ = try exchange(a, c, "revocation-to-c")
+        let before = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        // A modified client on b's stale copy: 60 revocations of c, each on the same heads, so that
+        // none precedes another (each is a "first" closing).
+        var stale: GroupContext?
+        try b.changeGroup("signing closings side by side") { context, _, _ in
+            stale = context
+            var union = context.log
+            for clock in 0..<60 {
+                var sibling = context
+                try sibling.append(.revoked(device: c.deviceID, clock: UInt64(clock + 1)))
+                union = try union.union(sibling.log)
+            }
+            context.adopt(union)
+        }
+        _ = try offer(b, a, "siblings-to-a")
+        let after = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        #expect(after - before <= GroupContext.keptVoidedClosingsPerDevice, "a kept \(after - before) entries")
+        #expect(try active(c, in: a))
+        #expect(try !a.syncGroupIsFrozen())
+        // A second bundle of new siblings on the same stale heads adds nothing more.
+        try b.changeGroup("signing more closings") { context, _, _ in
+            var union = context.log
+            for clock in 60..<100 {
+                var sibling = try #require(stale)
+                try sibling.append(.revoked(device: c.deviceID, clock: UInt64(clock + 1)))
+                union = try union.union(sibling.log)
+            }
+            context.adopt(union)
+        }
+        _ = try offer(b, a, "more-siblings-to-a")
+        let last = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        #expect(last == after, "a kept \(last - after) more entries")
+
+    }
+
+    @Test(
+        "A revoked device's copy revokes its revoker many times side by side: those have effect (both lose), and a member keeps a few"
+    )
+    func siblingRevocationsOfTheRevoker() throws {
+        let (a, b, c, _) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        _ = try exchange(a, c, "revocation-to-c")
+        let before = try c.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        try b.changeGroup("revoking the revoker, many times") { context, _, _ in
+            var union = context.log
+            for clock in 0..<60 {
+                var sibling = context
+                try sibling.append(.revoked(device: a.deviceID, clock: UInt64(clock + 1)))
+                union = try union.union(sibling.log)
+            }
+            context.adopt(union)
+        }
+        _ = try offer(b, c, "revocations-of-a-to-c")
+        let after = try c.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        #expect(after - before <= 2 * GroupContext.keptVoidedClosingsPerDevice, "c kept \(after - before)")
+        #expect(try !active(a, in: c) && !active(b, in: c), "both lose")
+        #expect(try !c.syncGroupIsFrozen())
+    }
+
+    @Test(
         "Two rekeys of one device that each reached a member before the other are a race: the device is revoked, and the thief's copy with it"
     )
     func rekeyRaceRevokes() throws {
