@@ -18,7 +18,9 @@ public final class VaultTransaction {
     /// One change, run in the final transaction.
     private enum Step {
         case change((Transaction) throws -> Void)
-        case blob(BlobWriter.StagedBlob)
+        /// A blob whose content is stored (its pipeline's threads already stopped, so a transaction
+        /// of many blobs holds no threads) and whose last batch and manifest wait for the commit.
+        case blob(BlobWriter.StagedBlob, ContentSession<Void>.LastBatch)
     }
 
     private let vault: Vault
@@ -51,12 +53,21 @@ public final class VaultTransaction {
     ) throws(CofferError) {
         try checkOpen()
         let writer = try vault.blobs.writer(name, options: options, progress: nil)
-        steps.append(.blob(try writer.stage(from: &source)))
+        let staged = try writer.stage(from: &source)
+        let last: ContentSession<Void>.LastBatch
+        do {
+            last = try staged.session.committed()
+        } catch {
+            staged.session.abandon(error)
+            throw error
+        }
+        staged.session.close()
+        steps.append(.blob(staged, last))
     }
 
     private var sessions: [ContentSession<Void>] {
         steps.compactMap {
-            if case .blob(let staged) = $0 { return staged.session }
+            if case .blob(let staged, _) = $0 { return staged.session }
             return nil
         }
     }
@@ -66,19 +77,16 @@ public final class VaultTransaction {
         try checkOpen()
         isOpen = false
         do {
-            var lastBatches: [ObjectIdentifier: ContentSession<Void>.LastBatch] = [:]
-            for session in sessions { lastBatches[ObjectIdentifier(session)] = try session.committed() }
             let steps = steps
             try storage("committing the transaction") {
                 try vault.environment.write { txn in
-                    for batch in lastBatches.values { try batch.retain(in: txn) }
                     for step in steps {
                         switch step {
                         case .change(let apply):
                             try apply(txn)
-                        case .blob(let staged):
-                            let context = lastBatches[ObjectIdentifier(staged.session)]!.context
-                            _ = try staged.commit(txn, context)
+                        case .blob(let staged, let last):
+                            try last.retain(in: txn)
+                            _ = try staged.commit(txn, last.context)
                         }
                     }
                 }
@@ -87,7 +95,6 @@ public final class VaultTransaction {
             abandon(error)
             throw error
         }
-        for session in sessions { session.close() }
     }
 
     /// Ends the transaction without writing anything, releasing every blob's content.

@@ -119,6 +119,23 @@ struct VaultTransactionTests {
         #expect(found.count == 1 && found.first?.scope == .syncable)
     }
 
+    @Test("a transaction of many blobs holds no thread per blob while it waits for its commit")
+    func manyBlobsHoldNoThreads() throws {
+        func threads() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count }
+        let before = try threads()
+        var during = 0
+        try vault.write { transaction in
+            for index in 0..<100 {
+                try transaction.blobs.write("many/\(index)", data: Content.random(20_000, seed: UInt64(index)))
+            }
+            during = try threads()
+        }
+        // Three or more threads a blob would be 300 more; other suites running at once add a few.
+        #expect(during < before + 150, "\(before) threads before, \(during) with 100 blobs staged")
+        #expect(try vault.blobs.list(prefix: "many/").count == 100)
+        #expect(Array(try vault.blobs.data("many/42")) == Content.random(20_000, seed: 42))
+    }
+
     @Test("a transaction cannot be used after its closure")
     func endsWithItsClosure() throws {
         var kept: VaultTransaction?
