@@ -322,22 +322,24 @@ package struct GroupContext {
         )
     }
 
+    /// At most this many entries without effect of one device are kept from refused bundles (its
+    /// first closings, ``mergeEffective(_:)``): a copy can sign any number side by side.
+    package static let keptVoidedClosingsPerDevice = 4
+
     /// Merges, of `other` (the log of a bundle whose records were refused, made by a device without
     /// effect), the entries that have effect once merged, and of each admitted device's entries
     /// without effect (a member's, revoked since) only its first closings (revocations, rekeys,
     /// switches to approval-only that no other such entry of that device precedes), each with what it
-    /// follows, at most ``keptVoidedClosingsPerDevice`` of a device in all. A device never admitted (its join voided, or not proven) keeps nothing: its closings
-    /// close nothing, and ids cost nothing to make (red team round 5, R1). What the log says about the
+    /// follows, at most ``keptVoidedClosingsPerDevice`` of a device in all; and of revocations with
+    /// effect by a device that is out, as many of one device by one device. A device never admitted
+    /// (its join voided, or not proven) keeps nothing: its closings close nothing, and ids cost
+    /// nothing to make (red team round 5, R1). What the log says about the
     /// group reaches this device, so members that disagree about a device converge, and a closing
     /// without effect still closes the door on joins made at the same time (no device defends its own
     /// admission); but a revoked device's stale copy, or a device whose join does not count, cannot
     /// fill the log up to its cap with entries that do nothing (red team round 3, finding 3). Leaving
     /// them out is only not having heard of them yet: a member whose bundle this device accepts
     /// brings them if it holds them.
-    /// At most this many entries without effect of one device are kept from refused bundles (its
-    /// first closings, ``mergeEffective(_:)``): a copy can sign any number side by side.
-    package static let keptVoidedClosingsPerDevice = 4
-
     package mutating func mergeEffective(_ other: GroupLog) throws(CofferError) {
         guard other.group == log.group else {
             throw CofferError(.notTrusted, "a membership log of another sync group was offered; it was refused")
@@ -378,9 +380,13 @@ package struct GroupContext {
             union.entries[$0].change.revokedDevice != nil && !voided.contains(union.entries[$0].hash)
                 && state.member(union.entries[$0].author)?.isActive != true
         }
+        struct Pair: Hashable {
+            let revoker: UUID
+            let revoked: UUID?
+        }
         var redundant = Set<[UInt8]>()
         let pairs = Dictionary(grouping: revocationsByOut) {
-            [union.entries[$0].author, union.entries[$0].change.revokedDevice ?? UUID()]
+            Pair(revoker: union.entries[$0].author, revoked: union.entries[$0].change.revokedDevice)
         }
         for indices in pairs.values {
             let heldAlready = indices.filter { mine.contains(union.entries[$0].hash) }.count

@@ -157,15 +157,24 @@ package struct BundleFrameReader<Source: ByteSource> {
     private var records: UInt64 = 0
     private var ended = false
     private let signer: [UInt8]?
+    /// Signing keys the device named once had on a branch without effect (a copy's rekey that lost):
+    /// a signature under one of them is refused as such, not as a forgery.
+    private let displacedSigners: [[UInt8]]
     private var digest: BackgroundDigest?
     private var signed = false
 
     /// Reads frames from `source`. With `signer` (a version-2 bundle: the exporting device's Ed25519
     /// public key), the stream must end with that device's signature frame over `headerBytes` and
     /// every frame before it, or it is refused.
-    package init(source: Source, signer: [UInt8]? = nil, headerBytes: [UInt8] = []) throws(CofferError) {
+    package init(
+        source: Source,
+        signer: [UInt8]? = nil,
+        displacedSigners: [[UInt8]] = [],
+        headerBytes: [UInt8] = []
+    ) throws(CofferError) {
         self.source = source
         self.signer = signer
+        self.displacedSigners = displacedSigners
         if signer != nil {
             do {
                 let digest = try BackgroundDigest()
@@ -246,11 +255,24 @@ extension BundleFrameReader {
             )
         }
         let valid: Bool
+        var byDisplacedKey = false
         do {
             let message = BundleFrame.signedMessage(digest: try digest.finalize())
             valid = try Ed25519PrivateKey.isValidSignature(signature, of: message, by: signer)
+            if !valid {
+                for key in displacedSigners
+                where try Ed25519PrivateKey.isValidSignature(signature, of: message, by: key) {
+                    byDisplacedKey = true
+                }
+            }
         } catch {
             throw CofferError(.internalError, "checking the bundle's signature failed: \(error)", underlying: error)
+        }
+        guard !byDisplacedKey else {
+            throw CofferError(
+                .notTrusted,
+                "the bundle was made by a copy of the device it names whose replacement of the device's keys has no effect: another copy of it replaced them first, and the group heard of that one first (its files leaked or were copied). It was refused; nothing changed. If that device is yours, have a member revoke it (coffer device revoke) and ask a member to approve a new vault on it"
+            )
         }
         guard valid else {
             throw CofferError(

@@ -10,6 +10,9 @@ package final class ImportPlan {
     package let signer: [UInt8]?
     /// Whether the bundle's log changes this vault's.
     package let changesLog: Bool
+    /// The source's signing keys from replacements of its keys without effect (a copy's rekey that
+    /// lost): a bundle signed with one is refused as that copy's (``BundleFrameReader``).
+    package let displacedSigners: [[UInt8]]
     /// Whether ``root`` is a key this device does not trust (``HeldGroupKeys/isTrusted(_:)``): one
     /// that commits to nothing and arrived since ids commit, perhaps a forgery that took the real
     /// epoch's id first, so the bundle may be sealed with another key (the real one).
@@ -27,9 +30,11 @@ package final class ImportPlan {
         source: UUID,
         merged: GroupContext,
         changesLog: Bool,
-        rootInDoubt: Bool = false
+        rootInDoubt: Bool = false,
+        displacedSigners: [[UInt8]] = []
     ) {
         self.rootInDoubt = rootInDoubt
+        self.displacedSigners = displacedSigners
         self.vault = vault
         self.root = root
         self.signer = signer
@@ -201,14 +206,6 @@ extension Vault {
                     )
                 }
                 guard member.isActive else { throw revokedSource(member, state) }
-                if remote.entries.contains(where: {
-                    $0.author == source && $0.change.isKeysReplaced && state.voided.contains($0.hash)
-                }) {
-                    throw CofferError(
-                        .notTrusted,
-                        "the bundle was made by a copy of device \(source.uuidString) whose replacement of the device's keys has no effect: another copy of it replaced them first, and the group heard of that one first (its files leaked or were copied). Its records were refused; if that device is yours, have a member revoke it (coffer device revoke \(source.uuidString)) and ask a member to approve a new vault on it"
-                    )
-                }
                 signer = member.keys.signing
             }
             guard let found = merged.roots[header.epoch] else {
@@ -242,7 +239,13 @@ extension Vault {
             source: source,
             merged: merged,
             changesLog: merged.log != local.log,
-            rootInDoubt: !merged.keys.isTrusted(header.epoch)
+            rootInDoubt: !merged.keys.isTrusted(header.epoch),
+            displacedSigners: merged.log.entries.compactMap { entry in
+                guard entry.author == source, case .keysReplaced(let keys, _) = entry.change,
+                    state.voided.contains(entry.hash)
+                else { return nil }
+                return keys.signing
+            }
         )
     }
 

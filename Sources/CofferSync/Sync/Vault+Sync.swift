@@ -299,6 +299,7 @@ extension Vault {
         var frames = try BundleFrameReader(
             source: stream,
             signer: plan.signer,
+            displacedSigners: plan.displacedSigners,
             headerBytes: headerBytes
         )
         try installGroupKeys(plan.importEpochs(current: try keyRing().currentEpoch(.sync)), group: syncGroupID)

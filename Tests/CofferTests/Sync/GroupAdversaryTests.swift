@@ -445,6 +445,10 @@ struct GroupAdversaryTests {
             #expect(try active(owner, in: member), "the owner's device stays a member at \(name)")
             #expect(try active(d, in: member), "the device the owner approved stays a member at \(name)")
         }
+        // The owner's bundles, whose log now holds the copy's losing rekey, still count.
+        try owner.keychain.add(password("from-owner"))
+        _ = try exchange(owner, a, "owner-to-a-after")
+        #expect(try a.keychain.password(service: "from-owner", account: "ann") == "secret")
         try a.keychain.add(password("after"))
         _ = try exchange(a, d, "a-to-d")
         _ = try exchange(a, owner, "a-to-owner-after")
