@@ -331,7 +331,7 @@ package struct GroupContext {
     /// without effect (a member's, revoked since) only its first closings (revocations, rekeys,
     /// switches to approval-only that no other such entry of that device precedes), each with what it
     /// follows, at most ``keptVoidedClosingsPerDevice`` of a device in all; and of revocations with
-    /// effect by a device that is out, as many of one device by one device. A device never admitted
+    /// effect by devices that are out, as many of each device revoked. A device never admitted
     /// (its join voided, or not proven) keeps nothing: its closings close nothing, and ids cost
     /// nothing to make (red team round 5, R1). What the log says about the
     /// group reaches this device, so members that disagree about a device converge, and a closing
@@ -373,22 +373,18 @@ package struct GroupContext {
             let hashes = candidates.map { union.entries[$0].hash }.sorted { $0.lexicographicallyPrecedes($1) }
             firstClosings.formUnion(hashes.prefix(room))
         }
-        // A revoked device's copy that had not heard of its revocation revokes its revoker with effect
-        // (both lose), and can do so any number of times side by side; more than a few revocations of
-        // one device by one device that is out say nothing more.
+        // Revocations with effect by devices that are out: a revoked device's copy revoking its
+        // revoker, or a device whose join was voided revoking its closer (both lose). Their authors
+        // can sign any number, side by side, and made-up devices joining from an old bundle with the
+        // passphrase cost nothing (red team round 10, F1): more than a few revocations of one device
+        // by devices that are out say nothing more.
         let revocationsByOut = union.entries.indices.filter {
             union.entries[$0].change.revokedDevice != nil && !voided.contains(union.entries[$0].hash)
                 && state.member(union.entries[$0].author)?.isActive != true
         }
-        struct Pair: Hashable {
-            let revoker: UUID
-            let revoked: UUID?
-        }
         var redundant = Set<[UInt8]>()
-        let pairs = Dictionary(grouping: revocationsByOut) {
-            Pair(revoker: union.entries[$0].author, revoked: union.entries[$0].change.revokedDevice)
-        }
-        for indices in pairs.values {
+        let byTarget = Dictionary(grouping: revocationsByOut) { union.entries[$0].change.revokedDevice }
+        for indices in byTarget.values {
             let heldAlready = indices.filter { mine.contains(union.entries[$0].hash) }.count
             let room = max(0, Self.keptVoidedClosingsPerDevice - heldAlready)
             let offered = indices.map { union.entries[$0].hash }.filter { !mine.contains($0) }

@@ -560,6 +560,38 @@ struct GroupAdversaryTests {
     }
 
     @Test(
+        "Made-up devices joining from an old log with the passphrase each revoke the member that closed joins: a member keeps a few, and its log stays far from full (red team round 10, F1)"
+    )
+    func madeUpDevicesRevokingTheCloser() throws {
+        let (a, b, c, _) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        _ = try exchange(a, c, "revocation-to-c")
+        let before = try c.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        // On b's stale copy (it holds the group key a passphrase join block gives): 100 made-up
+        // devices, each joining on the stale heads and revoking a, the closer (both lose).
+        try b.changeGroup("making up devices") { context, _, _ in
+            var union = context.log
+            for index in 0..<100 {
+                var outsider = try GroupContext(
+                    log: context.log,
+                    roots: context.roots,
+                    device: UUID(),
+                    deviceKeys: DeviceKeys.generate()
+                )
+                try outsider.appendJoined(name: "o\(index)")
+                try outsider.append(.revoked(device: a.deviceID, clock: 1))
+                union = try union.union(outsider.log)
+            }
+            context.adopt(union)
+        }
+        _ = try offer(b, c, "made-up-to-c")
+        let after = try c.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        // A few revocations, each with its join, and c's own new epoch (a is out): not 200.
+        #expect(after - before <= 2 * GroupContext.keptVoidedClosingsPerDevice + 2, "c kept \(after - before) entries")
+        #expect(try !c.syncGroupIsFrozen())
+    }
+
+    @Test(
         "Two rekeys of one device that each reached a member before the other are a race: the device is revoked, and the thief's copy with it"
     )
     func rekeyRaceRevokes() throws {
