@@ -202,11 +202,11 @@ package enum GroupKeys {
         root: (KeyEpoch) -> SecureBytes?,
         learn: (KeyEpoch, SecureBytes) -> Void
     ) {
-        var histories: [(epoch: KeyEpoch, history: [UInt8], author: UUID)] = []
+        var histories: [(epoch: KeyEpoch, history: [UInt8], entry: GroupEntry)] = []
         for entry in log.entries {
             switch entry.change {
             case .epochStarted(let epoch, _, let history), .keysShared(let epoch, let history):
-                histories.append((epoch, history, entry.author))
+                histories.append((epoch, history, entry))
             default:
                 break
             }
@@ -230,7 +230,7 @@ package enum GroupKeys {
                 opened.insert(index)
                 progress = true
                 for (epoch, earlier) in keys.sorted(by: { $0.key < $1.key })
-                where rule.admits(epoch, from: found.author) {
+                where rule.admits(epoch, from: found.entry) {
                     learn(epoch, earlier)
                 }
             }

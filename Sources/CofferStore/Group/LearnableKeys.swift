@@ -8,27 +8,48 @@ import Foundation
 /// make every later epoch too large to record, until no revocation fit. So:
 ///
 /// - A device takes from a history the keys of epochs an entry of the log starts (and the
-///   original); keys of other epochs (*carried* keys) only from a history whose author founded the
-///   log: the founder of a group made with `group new` carries the old group's keys that way. A
-///   stolen founder can pad its own entries with made-up keys, at the cost of its log's room, but
-///   never crowd out the real ones.
+///   original); keys of other epochs (*carried* keys) only from the history of a *founding epoch*:
+///   one its founder started before anything but its own founding entries (the founder of a group
+///   made with `group new` carries the old group's keys that way, in the group's third entry). A
+///   stolen founder's later epochs carry nothing (red team round 10, F3: made-up keys in one, with a
+///   record planted under each, crowded the real carried keys out of the next `group new`).
 /// - The histories a device seals carry only keys of epochs the log starts, and the original: a
 ///   device approved later reaches every carried key through them, by the founder's history. Only a
 ///   group's founding epoch (``GroupContext/startEpoch(carryingEverything:)``) carries every key held,
 ///   and a new group's founder holds only the keys its records need (``NewGroupKeys``).
 struct LearnableKeys {
     private let started: Set<KeyEpoch>
-    private let founders: Set<UUID>
+    private let foundingEpochs: Set<[UInt8]>
 
     /// The rule for `log`.
     init(_ log: GroupLog) {
         started = log.startedEpochs
-        founders = log.founderDevices
+        foundingEpochs = Self.foundingEpochs(of: log)
     }
 
-    /// Whether a history by `author` may give the key of `epoch`.
-    func admits(_ epoch: KeyEpoch, from author: UUID) -> Bool {
-        started.contains(epoch) || founders.contains(author)
+    /// Whether the history of `entry` may give the key of `epoch`.
+    func admits(_ epoch: KeyEpoch, from entry: GroupEntry) -> Bool {
+        started.contains(epoch) || foundingEpochs.contains(entry.hash)
+    }
+
+    /// The hashes of the log's founding epochs: entries starting an epoch, by a device that founded
+    /// the log, whose ancestors are all that device's and start no epoch.
+    static func foundingEpochs(of log: GroupLog) -> Set<[UInt8]> {
+        let founders = log.founderDevices
+        let byHash = Dictionary(log.entries.map { ($0.hash, $0) }) { first, _ in first }
+        var found = Set<[UInt8]>()
+        for entry in log.entries where entry.startedEpoch != nil && founders.contains(entry.author) {
+            var pending = entry.parents
+            var seen = Set<[UInt8]>()
+            var onlyFounding = true
+            while onlyFounding, let hash = pending.popLast() {
+                guard seen.insert(hash).inserted, let ancestor = byHash[hash] else { continue }
+                onlyFounding = ancestor.author == entry.author && ancestor.startedEpoch == nil
+                pending += ancestor.parents
+            }
+            if onlyFounding { found.insert(entry.hash) }
+        }
+        return found
     }
 
     /// Of `roots`, those a history sealed in `log` carries: the keys of epochs the log starts.

@@ -21,6 +21,23 @@ package enum RecordEpochs {
         ]
     }
 
+    /// The key epoch in the clear header of a stored record of `kind` (an item or a manifest), or
+    /// `nil` for a header that cannot be read.
+    package static func epoch(of kind: SyncRecordKind, stored: UnsafeRawBufferPointer) -> KeyEpoch? {
+        let layout = kind == .item ? layouts[0] : layouts[2]
+        return epoch(stored, layout: layout)
+    }
+
+    /// The key epoch in the clear header of a stored chunk record, or `nil`.
+    package static func epoch(ofChunk stored: UnsafeRawBufferPointer) -> KeyEpoch? {
+        epoch(stored, layout: layouts[1])
+    }
+
+    private static func epoch(_ stored: UnsafeRawBufferPointer, layout: Layout) -> KeyEpoch? {
+        guard stored.count > layout.scopeOffset else { return nil }
+        return SealedScope.read(code: stored[layout.scopeOffset], in: stored, fixedSize: layout.fixedHeaderSize)?.epoch
+    }
+
     /// The number of syncable records sealed in each epoch. A header that cannot be read is a
     /// damaged record no key opens, and is not counted.
     package static func count(in txn: Transaction, schema: Schema) throws -> [KeyEpoch: Int] {

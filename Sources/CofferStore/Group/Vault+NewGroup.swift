@@ -25,9 +25,11 @@ extension Vault {
     }
 
     /// ``startNewGroup()-4fuyt``, saying also how many syncable records no carried key opens: records
-    /// sealed under made-up epochs past ``NewGroupKeys/budget``, which only a member's modified client
-    /// plants (0 otherwise).
-    package func foundNewGroup() throws(CofferError) -> (group: GroupReference, recordsLeftOut: Int) {
+    /// sealed under epochs past `budget` (``NewGroupKeys/budget``), which only a member's modified
+    /// client plants (0 otherwise). No export carries them (``BundleExporter``).
+    package func foundNewGroup(
+        carryingAtMost budget: Int = NewGroupKeys.budget
+    ) throws(CofferError) -> (group: GroupReference, recordsLeftOut: Int) {
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()
         let (schema, vaultID, device) = (schema, id, deviceID)
@@ -39,7 +41,8 @@ extension Vault {
                 let carried = NewGroupKeys(
                     held: old.roots,
                     log: old.log,
-                    recordsByEpoch: try RecordEpochs.count(in: txn, schema: schema)
+                    recordsByEpoch: try RecordEpochs.count(in: txn, schema: schema),
+                    budget: budget
                 )
                 var context = try GroupContext(
                     log: GroupLog(group: group),

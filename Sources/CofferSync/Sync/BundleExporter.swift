@@ -14,6 +14,10 @@ package struct BundleExporter<Sink: ByteSink> {
     private(set) var summary = ExportSummary()
     private var chunkFrames: UInt64 = 0
     private var recordFrames: UInt64 = 0
+    /// The group key epochs this device holds: a record or chunk sealed in another (one whose key a
+    /// `group new` left out, red team round 10, F2) opens for no one it exports to, and would make
+    /// their imports fail, so it is left out.
+    private let heldEpochs: Set<KeyEpoch>
     /// Chunks written so far, when not all were (an incremental export), so a requested chunk goes once.
     private var written: Set<ChunkID> = []
     private var wroteEveryChunk = false
@@ -30,6 +34,7 @@ package struct BundleExporter<Sink: ByteSink> {
         self.schema = schema
         self.keys = keys
         self.writer = writer
+        heldEpochs = Set(keys.epochs(.sync)).union([.original])
         let coder = try ChunkRecord.Coder()
         self.coder = coder
         tiers = SyncTiers(environment: environment, schema: schema, keys: keys, coder: coder)
@@ -160,6 +165,7 @@ package struct BundleExporter<Sink: ByteSink> {
         guard Self.scope(ofChunk: record) == .syncable else {
             throw CofferError(.internalError, "an export reached a device-bound chunk; nothing was written")
         }
+        if let epoch = RecordEpochs.epoch(ofChunk: record), !heldEpochs.contains(epoch) { return }
         // Straight from the map into the stream: the frame header, the id, the record as stored.
         try writeFrameHeader(type: 1, bodyLength: ChunkID.size + record.count)
         try write(id.bytes)
@@ -178,20 +184,25 @@ package struct BundleExporter<Sink: ByteSink> {
             try writeFrameHeader(type: 2, bodyLength: prefix.count)
             try write(prefix)
         } else {
-            let found: Void? = try txn.withValue(table(kind), key: id) { (stored) throws in
+            let written: Bool? = try txn.withValue(table(kind), key: id) { (stored) throws in
                 guard Self.scope(of: kind, stored: stored) == .syncable else {
                     throw CofferError(
                         .internalError,
                         "a \(kind.noun) logged as syncable is stored device-bound; it was not exported"
                     )
                 }
+                if let epoch = RecordEpochs.epoch(of: kind, stored: stored), !heldEpochs.contains(epoch) {
+                    return false
+                }
                 try writeFrameHeader(type: 2, bodyLength: prefix.count + stored.count)
                 try write(prefix)
                 try writer.write(stored)
+                return true
             }
-            guard found != nil else {
+            guard let written else {
                 throw CofferError(.decode, "a syncable \(kind.noun) recorded as live is missing; the vault is damaged")
             }
+            guard written else { return }
         }
         recordFrames += 1
         summary.records.count(kind, deleted: entry.isDeleted)

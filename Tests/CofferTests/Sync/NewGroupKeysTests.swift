@@ -53,8 +53,10 @@ struct NewGroupKeysTests {
             try context.startEpoch(history: padded)
         }
         _ = try group.exchange(a, c, "padded-to-c")
+        // Carried keys come only from a founding epoch's history: c learns none of them (red team
+        // round 10, F3), and the group new below would carry none anyway.
         let padded = try c.changeGroup("reading") { context, _, _ in context.roots.count }
-        #expect(padded > 3000)
+        #expect(padded < 10, "c holds \(padded) keys")
 
         let (fresh, leftOut) = try c.foundNewGroup()
         #expect(leftOut == 0)
@@ -88,6 +90,29 @@ struct NewGroupKeysTests {
         }
         #expect(Array(try d.blobs.data("original.bin")) == Content.mixed(40_000, seed: 1))
         #expect(Array(try d.blobs.data("rotated.bin")) == Content.mixed(40_000, seed: 2))
+    }
+
+    @Test(
+        "Records whose keys a new group left out are not exported: a device approved into it imports everything else (red team round 10, F2)"
+    )
+    func leftOutRecordsStayHome() throws {
+        let a = try group.createFirst()
+        try a.keychain.add(password("original"))
+        for round in 0..<3 {
+            try a.rotateGroupKey()
+            try a.keychain.add(password("rotated-\(round)"))
+        }
+        _ = try a.startNewGroup()
+        try a.keychain.add(password("first-new"))
+        // A second group new that may carry one key of the three rotated epochs no log starts now.
+        let (second, leftOut) = try a.foundNewGroup(carryingAtMost: 1)
+        #expect(leftOut == 2)
+        let d = try approvedDevice("d", into: a, group: second)
+        for service in ["original", "first-new"] {
+            #expect(try d.keychain.password(service: service, account: "ann") == "secret", "\(service)")
+        }
+        let readable = (0..<3).filter { (try? d.keychain.password(service: "rotated-\($0)", account: "ann")) != nil }
+        #expect(readable.count == 1, "\(readable)")
     }
 
     @Test("Past the budget, the keys that seal the fewest records are left out, and counted")

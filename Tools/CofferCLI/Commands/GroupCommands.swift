@@ -132,7 +132,7 @@ struct GroupNewCommand: VaultCommand {
         let (group, recordsLeftOut) = try vault.foundNewGroup()
         if recordsLeftOut > 0 {
             context.output.warning(
-                "\(recordsLeftOut) syncable records are sealed under more made-up key epochs than a new group carries (\(NewGroupKeys.budget)): a member's modified client planted them in the old group; they can no longer be opened, and the records that need fewer keys were kept"
+                "\(recordsLeftOut) syncable records are sealed under key epochs past the \(NewGroupKeys.budget) a new group carries (the epochs sealing the fewest records were left out): they can no longer be opened, and no export carries them. So many epochs mean a member's modified client planted records under made-up ones in the old group"
             )
         }
         try context.output.result(group) {
