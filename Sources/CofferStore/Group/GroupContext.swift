@@ -391,6 +391,25 @@ package struct GroupContext {
                 .sorted { $0.lexicographicallyPrecedes($1) }
             redundant.formUnion(offered.dropFirst(room))
         }
+        // A kept entry brings every entry it follows: one closing on a chain of thousands of entries
+        // without effect brought them all (red team round 11, F1). A closing, or a revocation by a
+        // device that is out, is kept only if it brings at most a few entries without effect this
+        // device does not hold.
+        func bringsTooMuch(_ index: Int) -> Bool {
+            var brought = voided.contains(union.entries[index].hash) ? 1 : 0
+            for ancestor in graph.ancestors[index] {
+                let hash = union.entries[ancestor].hash
+                if voided.contains(hash), !mine.contains(hash) { brought += 1 }
+                if brought > Self.keptVoidedClosingsPerDevice + 1 { return true }
+            }
+            return false
+        }
+        firstClosings = firstClosings.filter { hash in
+            union.entries.firstIndex { $0.hash == hash }.map { !bringsTooMuch($0) } ?? false
+        }
+        for index in revocationsByOut where !mine.contains(union.entries[index].hash) && bringsTooMuch(index) {
+            redundant.insert(union.entries[index].hash)
+        }
         try merge(
             try union.keeping {
                 mine.contains($0.hash) || (!voided.contains($0.hash) && !redundant.contains($0.hash))

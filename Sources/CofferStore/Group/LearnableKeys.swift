@@ -32,11 +32,17 @@ struct LearnableKeys {
         started.contains(epoch) || foundingEpochs.contains(entry.hash)
     }
 
-    /// The hashes of the log's founding epochs: entries starting an epoch, by a device that founded
-    /// the log, whose ancestors are all that device's and start no epoch.
+    /// The log's founding epoch, as a set of at most one hash: the entry starting an epoch, by a
+    /// device that founded the log, whose ancestors are all that device's and start no epoch, and
+    /// that every entry of every other device follows (a `group new` group's third entry: devices are
+    /// approved after it). A stolen founder can sign such an epoch on the founding entries at any
+    /// time (red team round 11, F2), but no other device's entry follows it; should two qualify (a
+    /// fork before any other device joined), in doubt, neither gives carried keys.
     static func foundingEpochs(of log: GroupLog) -> Set<[UInt8]> {
         let founders = log.founderDevices
         let byHash = Dictionary(log.entries.map { ($0.hash, $0) }) { first, _ in first }
+        var children: [[UInt8]: [[UInt8]]] = [:]
+        for entry in log.entries { for parent in entry.parents { children[parent, default: []].append(entry.hash) } }
         var found = Set<[UInt8]>()
         for entry in log.entries where entry.startedEpoch != nil && founders.contains(entry.author) {
             var pending = entry.parents
@@ -47,9 +53,19 @@ struct LearnableKeys {
                 onlyFounding = ancestor.author == entry.author && ancestor.startedEpoch == nil
                 pending += ancestor.parents
             }
-            if onlyFounding { found.insert(entry.hash) }
+            guard onlyFounding else { continue }
+            // Every other device's entry must follow it.
+            var descendants = Set<[UInt8]>()
+            var next = children[entry.hash] ?? []
+            while let hash = next.popLast() {
+                guard descendants.insert(hash).inserted else { continue }
+                next += children[hash] ?? []
+            }
+            if log.entries.allSatisfy({ $0.author == entry.author || descendants.contains($0.hash) }) {
+                found.insert(entry.hash)
+            }
         }
-        return found
+        return found.count == 1 ? found : []
     }
 
     /// Of `roots`, those a history sealed in `log` carries: the keys of epochs the log starts.

@@ -114,8 +114,10 @@ struct GroupAdversaryTests {
         }
         let before = try logSize(a)
         // A modified client signs a long chain of entries that would each count in its own view.
+        var stale: GroupContext?
         for vault in [voided, b] {
             try vault.changeGroup("growing the log") { context, _, _ in
+                if vault === b { stale = context }
                 for _ in 0..<150 { try context.append(.policy(.passphrase)) }
             }
         }
@@ -129,8 +131,14 @@ struct GroupAdversaryTests {
             )
         }
         #expect(try logSize(a) == before, "a keeps none of the entries without effect")
-        // What has effect still reaches a: the stale copy's revocation of its revoker (both lose).
-        try b.revoke(device: a.deviceID)
+        // What has effect still reaches a: the stale copy's revocation of its revoker (both lose),
+        // made on its stale heads (one made on top of its chain would bring the chain, and is not
+        // kept: red team round 11, F1).
+        try b.changeGroup("revoking the revoker") { context, _, _ in
+            var revoking = try #require(stale)
+            try revoking.append(.revoked(device: a.deviceID, clock: 1))
+            context.adopt(try context.log.union(revoking.log))
+        }
         _ = try offer(b, a, "stale-revokes-a")
         #expect(try logSize(a) > before)
         #expect(try a.members().first { $0.deviceID == a.deviceID }?.isActive == false)
@@ -589,6 +597,37 @@ struct GroupAdversaryTests {
         // A few revocations, each with its join, and c's own new epoch (a is out): not 200.
         #expect(after - before <= 2 * GroupContext.keptVoidedClosingsPerDevice + 2, "c kept \(after - before) entries")
         #expect(try !c.syncGroupIsFrozen())
+    }
+
+    @Test(
+        "A revoked device's copy puts one closing on a chain of entries without effect: a member keeps neither the chain nor the closing (red team round 11, F1)"
+    )
+    func closingOnAChainIsNotKept() throws {
+        let (a, b, c, _) = try foundedTrio()
+        try a.revoke(device: b.deviceID)
+        let before = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        // On b's stale copy: 100 made-up devices, each joining after the last, then b's revocation
+        // of c on top of them all.
+        try b.changeGroup("chaining made-up joins") { context, _, _ in
+            var chain = context.log
+            for index in 0..<100 {
+                var outsider = try GroupContext(
+                    log: chain,
+                    roots: context.roots,
+                    device: UUID(),
+                    deviceKeys: DeviceKeys.generate()
+                )
+                try outsider.appendJoined(name: "o\(index)")
+                chain = outsider.log
+            }
+            context.adopt(try context.log.union(chain))
+            try context.append(.revoked(device: c.deviceID, clock: 1))
+        }
+        _ = try offer(b, a, "chain-to-a")
+        let after = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        #expect(after - before <= GroupContext.keptVoidedClosingsPerDevice + 2, "a kept \(after - before) entries")
+        #expect(try active(c, in: a))
+        #expect(try !a.syncGroupIsFrozen())
     }
 
     @Test(

@@ -115,6 +115,40 @@ struct NewGroupKeysTests {
         #expect(readable.count == 1, "\(readable)")
     }
 
+    @Test("A stolen founder forks the founding epoch with made-up keys: no device takes them (red team round 11, F2)")
+    func forkedFoundingEpochGivesNothing() throws {
+        let a = try group.createFirst()
+        try a.keychain.add(password("original"))
+        try a.rotateGroupKey()
+        try a.keychain.add(password("rotated"))
+        let fresh = try a.startNewGroup()
+        let b = try approvedDevice("b", into: a, group: fresh)
+        let held = try b.changeGroup("reading") { context, _, _ in context.roots.count }
+        // The founder's stolen copy signs a second epoch on the founding entries (join and policy),
+        // whose history lists 500 made-up keys, and offers it to b.
+        try a.changeGroup("forking the founding epoch") { context, _, _ in
+            let founding = GroupLog(group: context.log.group, entries: Array(context.log.entries.prefix(2)))
+            var fork = try GroupContext(
+                log: founding,
+                roots: context.roots,
+                device: context.device,
+                deviceKeys: context.deviceKeys
+            )
+            var padded = context.roots
+            for index in 1...500 { padded[KeyEpoch(id: UInt64(index))] = SecureBytes.random(count: 32) }
+            // Sealed to the founder alone, as a log requires of an epoch on the founding entries; a
+            // later epoch of the founder's, sealed to b, carries its key.
+            try fork.startEpoch(history: padded)
+            context.adopt(try context.log.union(fork.log))
+            context.learnKeys(from: fork.log)
+            try context.startEpoch()
+        }
+        _ = try group.exchange(a, b, "fork-to-b")
+        let after = try b.changeGroup("reading") { context, _, _ in context.roots.count }
+        #expect(after <= held + 2, "b held \(held) keys, then \(after)")  // the two epochs started
+        #expect(try b.keychain.password(service: "rotated", account: "ann") == "secret")
+    }
+
     @Test("Past the budget, the keys that seal the fewest records are left out, and counted")
     func budgetKeepsTheMostUsedKeys() throws {
         let log = GroupLog(group: UUID())
