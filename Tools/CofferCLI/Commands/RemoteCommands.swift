@@ -105,9 +105,15 @@ struct PullCommand: VaultCommand {
         let bar = context.progressBar("pull", total: nil)
         let summary = try vault.pull(from: store, progress: bar.report)
         bar.finish()
-        try context.output.result(summary) { Self.describe(summary) }
+        let changed = before != nil && before != membership()
+        try context.output.result(summary) {
+            // "Nothing new" would be untrue when the logs pulled changed who is in the group.
+            changed && summary.bundles.isEmpty && summary.checkpoints.isEmpty
+                ? "No records from \(summary.remote); the membership logs pulled changed the sync group."
+                : Self.describe(summary)
+        }
         try Self.finish(summary, context)
-        if context.output.mode != .json, let before, let after = membership(), before != after {
+        if context.output.mode != .json, changed {
             context.output.warning("note: the sync group's membership changed; see coffer devices")
         }
         if context.output.mode != .json, (try? vault.syncGroupIsFrozen()) == true {
