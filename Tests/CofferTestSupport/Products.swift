@@ -40,6 +40,44 @@ public enum Products {
         FileHandle(forUpdatingAtPath: "/dev/null") ?? FileHandle.nullDevice
     }
 
+    /// Runs `executable` with `arguments` in exactly `environment`, killing it with SIGKILL after
+    /// `delay` seconds if it is still running (standard input empty, output discarded): the crash
+    /// loops' way to end a write at a random moment.
+    ///
+    /// - Returns: Whether it was killed.
+    /// - Throws: ``ProductError`` if it failed by itself.
+    public static func runKilled(
+        _ executable: URL,
+        _ arguments: [String],
+        environment: [String: String],
+        after delay: Double
+    ) throws -> Bool {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = nullDevice()
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        try? input.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(delay)
+        while process.isRunning, Date() < deadline { usleep(2_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        if process.terminationReason == .uncaughtSignal { return true }
+        guard process.terminationStatus == 0 else {
+            throw ProductError(
+                description:
+                    "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) failed by itself: \(message)"
+            )
+        }
+        return false
+    }
+
     /// What a finished process left.
     public struct Result: Sendable {
         public let status: Int32

@@ -151,8 +151,13 @@ extension VaultTransaction {
             accessibility: Accessibility? = nil,
             scope: SyncScope? = nil
         ) throws(CofferError) {
-            let encoded = try TypedValueCoding.encode(value, what: "the value for \(key.service)/\(key.account)")
-            try save(encoded, service: key.service, account: key.account, accessibility, scope)
+            try save(
+                try Keychain.encoded(value, for: key),
+                service: key.service,
+                account: key.account,
+                accessibility,
+                scope
+            )
         }
 
         private func save(
@@ -162,16 +167,14 @@ extension VaultTransaction {
             _ accessibility: Accessibility?,
             _ scope: SyncScope?
         ) throws(CofferError) {
-            let item = Keychain.genericPassword(
-                value,
-                service: service,
-                account: account,
-                accessibility,
-                scope
-            )
-            let kept = Keychain.kept(accessibility: accessibility, scope: scope)
             try transaction.stage { () throws(CofferError) in
-                let apply = try keychain.stagedSave(item, keeping: kept)
+                let apply = try keychain.stagedValueUpdate(
+                    value,
+                    service: service,
+                    account: account,
+                    accessibility,
+                    scope
+                )
                 return { txn in _ = try apply(txn) }
             }
         }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Where a typed value lives in the keychain: the generic password of a service and an account.
 public struct KeychainKey: Hashable, Sendable {
@@ -35,11 +35,19 @@ extension Keychain {
         accessibility: Accessibility? = nil,
         scope: SyncScope? = nil
     ) throws(KeychainError) {
-        let encoded = try TypedValueCoding.encode(value, what: "the value for \(key.service)/\(key.account)")
-        try save(
-            Self.genericPassword(encoded, service: key.service, account: key.account, accessibility, scope),
-            keeping: Self.kept(accessibility: accessibility, scope: scope)
+        let apply = try stagedValueUpdate(
+            Self.encoded(value, for: key),
+            service: key.service,
+            account: key.account,
+            accessibility,
+            scope
         )
+        try storage("saving a keychain item") { try vault.environment.write { txn in _ = try apply(txn) } }
+    }
+
+    /// `value` as JSON, as a typed value's `set` stores it for `key`.
+    package static func encoded(_ value: some Encodable, for key: KeychainKey) throws(KeychainError) -> Data {
+        try TypedValueCoding.encode(value, what: "the value for \(key.service)/\(key.account)")
     }
 
     /// The value stored for `key`, decoded as a `T`, or `nil` if there is none.

@@ -138,8 +138,23 @@ extension Keychain {
         accessibility: Accessibility? = nil,
         scope: SyncScope? = nil
     ) throws(KeychainError) {
-        try save(
-            Self.genericPassword(Data(password.utf8), service: service, account: account, accessibility, scope),
+        let apply = try stagedValueUpdate(Data(password.utf8), service: service, account: account, accessibility, scope)
+        try storage("saving a keychain item") { try vault.environment.write { txn in _ = try apply(txn) } }
+    }
+
+    /// A value update (``setPassword(_:service:account:accessibility:scope:)-2mz03``, a typed
+    /// value's `set`) checked now, with the body that stores it in a write transaction (its own, or
+    /// a `VaultTransaction`'s): the generic password for `service` and `account`, keeping what the
+    /// item it replaces had of whatever `accessibility` and `scope` leave unnamed.
+    package func stagedValueUpdate(
+        _ value: Data,
+        service: String,
+        account: String,
+        _ accessibility: Accessibility?,
+        _ scope: SyncScope?
+    ) throws(KeychainError) -> (Transaction) throws -> KeychainItem {
+        try stagedSave(
+            Self.genericPassword(value, service: service, account: account, accessibility, scope),
             keeping: Self.kept(accessibility: accessibility, scope: scope)
         )
     }
@@ -147,7 +162,7 @@ extension Keychain {
     /// The generic password a value update stores (before it takes what it keeps from the item it
     /// replaces): `accessibility` and `scope`, or for a new item ``Accessibility/whenUnlocked`` and
     /// ``SyncScope/deviceBound``.
-    package static func genericPassword(
+    private static func genericPassword(
         _ value: Data,
         service: String,
         account: String,
@@ -167,7 +182,7 @@ extension Keychain {
 
     /// What a value update that names `accessibility` and `scope` (or not) keeps of the item it
     /// replaces.
-    package static func kept(accessibility: Accessibility?, scope: SyncScope?) -> KeptProperties {
+    private static func kept(accessibility: Accessibility?, scope: SyncScope?) -> KeptProperties {
         var kept: KeptProperties = .userPresence
         if accessibility == nil { kept.insert(.accessibility) }
         if scope == nil { kept.insert(.scope) }

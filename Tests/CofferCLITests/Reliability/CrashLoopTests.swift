@@ -64,26 +64,11 @@ struct CrashLoopTests {
     /// - Returns: Whether it was killed.
     /// - Throws: If it failed by itself.
     static func run(_ cli: CLIHarness, _ arguments: [String], killAfter delay: Double) throws -> Bool {
-        let process = Process()
-        process.executableURL = cli.coffer
-        process.arguments = arguments
-        process.environment = cli.environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = Products.nullDevice()
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        try? input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(delay)
-        while process.isRunning, Date() < deadline { usleep(2_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        if process.terminationReason == .uncaughtSignal { return true }
-        guard process.terminationStatus == 0 else {
-            throw ProductError(description: "coffer \(arguments.joined(separator: " ")) failed by itself: \(message)")
-        }
-        return false
+        try Products.runKilled(
+            cli.coffer,
+            arguments,
+            environment: cli.environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new },
+            after: delay
+        )
     }
 }

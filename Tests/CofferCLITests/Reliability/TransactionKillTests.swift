@@ -103,24 +103,11 @@ struct TransactionKillTests {
     ///
     /// - Returns: Whether it was killed.
     static func run(_ app: URL, _ arguments: [String], killAfter delay: Double) throws -> Bool {
-        let process = Process()
-        process.executableURL = app
-        process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
-        process.standardInput = Products.nullDevice()
-        process.standardOutput = Products.nullDevice()
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let deadline = Date().addingTimeInterval(delay)
-        while process.isRunning, Date() < deadline { usleep(2_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        if process.terminationReason == .uncaughtSignal { return true }
-        guard process.terminationStatus == 0 else {
-            throw ProductError(description: "secure-photos \(arguments.joined(separator: " ")) failed: \(message)")
-        }
-        return false
+        try Products.runKilled(
+            app,
+            arguments,
+            environment: environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new },
+            after: delay
+        )
     }
 }

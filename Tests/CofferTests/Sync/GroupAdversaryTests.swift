@@ -32,6 +32,11 @@ struct GroupAdversaryTests {
         }
     }
 
+    /// How many entries `vault`'s membership log holds.
+    func entryCount(_ vault: Vault) throws -> Int {
+        try vault.changeGroup("reading") { context, _, _ in context.log.entries.count }
+    }
+
     func active(_ vault: Vault, in viewer: Vault) throws -> Bool {
         try viewer.members().first { $0.deviceID == vault.deviceID }?.isActive == true
     }
@@ -474,7 +479,7 @@ struct GroupAdversaryTests {
         let (owner, leak) = try group.leakThenRekey(b, name: "b")
         _ = try exchange(owner, a, "owner-to-a")
         _ = try exchange(owner, c, "owner-to-c")
-        let before = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let before = try entryCount(a)
         // The copy rekeys on its stale log, then (a modified client) signs 200 entries with its new key.
         try leak.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's own")
         try leak.changeGroup("filling the log") { context, _, _ in
@@ -482,7 +487,7 @@ struct GroupAdversaryTests {
         }
         let refused = try offer(leak, a, "filler-to-a")
         #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
-        let after = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let after = try entryCount(a)
         #expect(after - before <= 1, "a kept \(after - before) entries of the copy's")
         #expect(try active(owner, in: a))
         #expect(try !a.syncGroupIsFrozen())
@@ -508,37 +513,29 @@ struct GroupAdversaryTests {
         let (a, b, c, _) = try foundedTrio()
         try a.revoke(device: b.deviceID)
         _ = try exchange(a, c, "revocation-to-c")
-        let before = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let before = try entryCount(a)
         // A modified client on b's stale copy: 60 revocations of c, each on the same heads, so that
         // none precedes another (each is a "first" closing).
         var stale: GroupContext?
         try b.changeGroup("signing closings side by side") { context, _, _ in
             stale = context
-            var union = context.log
-            for clock in 0..<60 {
-                var sibling = context
-                try sibling.append(.revoked(device: c.deviceID, clock: UInt64(clock + 1)))
-                union = try union.union(sibling.log)
-            }
-            context.adopt(union)
+            context.adopt(
+                try (context).sideBySide(0..<60) { .revoked(device: c.deviceID, clock: UInt64($0 + 1)) }
+            )
         }
         _ = try offer(b, a, "siblings-to-a")
-        let after = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let after = try entryCount(a)
         #expect(after - before <= GroupContext.keptVoidedClosingsPerDevice, "a kept \(after - before) entries")
         #expect(try active(c, in: a))
         #expect(try !a.syncGroupIsFrozen())
         // A second bundle of new siblings on the same stale heads adds nothing more.
         try b.changeGroup("signing more closings") { context, _, _ in
-            var union = context.log
-            for clock in 60..<100 {
-                var sibling = try #require(stale)
-                try sibling.append(.revoked(device: c.deviceID, clock: UInt64(clock + 1)))
-                union = try union.union(sibling.log)
-            }
-            context.adopt(union)
+            context.adopt(
+                try (try #require(stale)).sideBySide(60..<100) { .revoked(device: c.deviceID, clock: UInt64($0 + 1)) }
+            )
         }
         _ = try offer(b, a, "more-siblings-to-a")
-        let last = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let last = try entryCount(a)
         #expect(last == after, "a kept \(last - after) more entries")
 
     }
@@ -550,18 +547,14 @@ struct GroupAdversaryTests {
         let (a, b, c, _) = try foundedTrio()
         try a.revoke(device: b.deviceID)
         _ = try exchange(a, c, "revocation-to-c")
-        let before = try c.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let before = try entryCount(c)
         try b.changeGroup("revoking the revoker, many times") { context, _, _ in
-            var union = context.log
-            for clock in 0..<60 {
-                var sibling = context
-                try sibling.append(.revoked(device: a.deviceID, clock: UInt64(clock + 1)))
-                union = try union.union(sibling.log)
-            }
-            context.adopt(union)
+            context.adopt(
+                try (context).sideBySide(0..<60) { .revoked(device: a.deviceID, clock: UInt64($0 + 1)) }
+            )
         }
         _ = try offer(b, c, "revocations-of-a-to-c")
-        let after = try c.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let after = try entryCount(c)
         #expect(after - before <= 2 * GroupContext.keptVoidedClosingsPerDevice, "c kept \(after - before)")
         #expect(try !active(a, in: c) && !active(b, in: c), "both lose")
         #expect(try !c.syncGroupIsFrozen())
@@ -574,7 +567,7 @@ struct GroupAdversaryTests {
         let (a, b, c, _) = try foundedTrio()
         try a.revoke(device: b.deviceID)
         _ = try exchange(a, c, "revocation-to-c")
-        let before = try c.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let before = try entryCount(c)
         // On b's stale copy (it holds the group key a passphrase join block gives): 100 made-up
         // devices, each joining on the stale heads and revoking a, the closer (both lose).
         try b.changeGroup("making up devices") { context, _, _ in
@@ -593,7 +586,7 @@ struct GroupAdversaryTests {
             context.adopt(union)
         }
         _ = try offer(b, c, "made-up-to-c")
-        let after = try c.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let after = try entryCount(c)
         // A few revocations, each with its join, and c's own new epoch (a is out): not 200.
         #expect(after - before <= 2 * GroupContext.keptVoidedClosingsPerDevice + 2, "c kept \(after - before) entries")
         #expect(try !c.syncGroupIsFrozen())
@@ -605,7 +598,7 @@ struct GroupAdversaryTests {
     func closingOnAChainIsNotKept() throws {
         let (a, b, c, _) = try foundedTrio()
         try a.revoke(device: b.deviceID)
-        let before = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let before = try entryCount(a)
         // On b's stale copy: 100 made-up devices, each joining after the last, then b's revocation
         // of c on top of them all.
         try b.changeGroup("chaining made-up joins") { context, _, _ in
@@ -624,7 +617,7 @@ struct GroupAdversaryTests {
             try context.append(.revoked(device: c.deviceID, clock: 1))
         }
         _ = try offer(b, a, "chain-to-a")
-        let after = try a.changeGroup("reading") { context, _, _ in context.log.entries.count }
+        let after = try entryCount(a)
         #expect(after - before <= GroupContext.keptVoidedClosingsPerDevice + 2, "a kept \(after - before) entries")
         #expect(try active(c, in: a))
         #expect(try !a.syncGroupIsFrozen())
@@ -800,5 +793,19 @@ struct GroupAdversaryTests {
         // A member that has heard approves it; it joins.
         try a.approve(request)
         #expect(try exchange(a, w, "a-to-w").joinedGroup)
+    }
+}
+
+extension GroupContext {
+    /// A modified client: one entry of this device for each of `indices`, each on this log's heads
+    /// (none follows another), with this log.
+    func sideBySide(_ indices: Range<Int>, _ change: (Int) -> GroupEntry.Change) throws -> GroupLog {
+        var union = log
+        for index in indices {
+            var sibling = self
+            try sibling.append(change(index))
+            union = try union.union(sibling.log)
+        }
+        return union
     }
 }
