@@ -262,6 +262,23 @@ extension Blobs {
                     }
                     return true
                 }
+                // Chunks offloaded to an object store are not here, by design: their counts are
+                // checked all the same (and their content when it is read).
+                if !expected.isEmpty, let content = StoreContent(schema: schema) {
+                    for (id, wanted) in expected where try content.isOffloaded(id, in: txn) {
+                        expected.removeValue(forKey: id)
+                        let count = try store.chunks.referenceCount(of: id, in: txn) ?? 0
+                        if count != wanted {
+                            problems.append(
+                                VerificationProblem(
+                                    blob: nil,
+                                    message:
+                                        "an offloaded chunk's reference count is \(count) but \(wanted) references exist"
+                                )
+                            )
+                        }
+                    }
+                }
                 if !expected.isEmpty {
                     problems.append(
                         VerificationProblem(blob: nil, message: "\(expected.count) chunks that blobs list are missing")

@@ -62,6 +62,7 @@ package struct ChunkStore {
         if references.count == 1 {
             try txn.delete(schema.chunks, key: id)
             try txn.delete(schema.chunkRefs, key: id)
+            try StoreContent(schema: schema)?.forgetSite(of: id, in: txn)
             return true
         }
         references.count -= 1
@@ -111,13 +112,40 @@ package struct ChunkStore {
         try references(of: id, in: txn)?.count
     }
 
-    /// Opens chunk `id` straight from the map, or returns `nil` if it is not stored.
+    /// Opens chunk `id` straight from the map, or, when it was offloaded, as fetched from the object
+    /// store (``StoreContent``); returns `nil` if it is not stored.
+    ///
+    /// - Throws: ``CofferError`` `.io` naming the store when an offloaded chunk cannot be fetched.
     package func load(_ id: ChunkID, keys: ChunkKeys, coder: ChunkRecord.Coder, in txn: Transaction) throws -> [UInt8]?
     {
+        try withRecord(id, in: txn) { stored in try ChunkRecord.open(stored, id: id, keys: keys, coder: coder) }
+    }
+
+    /// Calls `body` with chunk `id`'s record as stored: straight from the map, or fetched from the
+    /// object store it was offloaded to (and offered to the local cache); `nil` if it is not stored.
+    package func withRecord<R>(
+        _ id: ChunkID,
+        in txn: Transaction,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
         txn.noteScatteredTouch()
-        return try txn.withValue(schema.chunks, key: id) { stored in
-            try ChunkRecord.open(stored, id: id, keys: keys, coder: coder)
+        let source = schema.offloadedChunks
+        if let local = try txn.withValue(schema.chunks, key: id, body) {
+            if let source, try StoreContent(schema: schema)?.isCached(id, in: txn) == true { source.noteUse(of: id) }
+            return local
         }
+        guard let content = StoreContent(schema: schema), try txn.contains(schema.chunkRefs, key: id),
+            let (site, object) = try content.site(of: id, in: txn)
+        else { return nil }
+        guard let source, source.remote == object.remote else {
+            throw CofferError(
+                .io,
+                "a chunk this vault offloaded is held only in the object store \(object.remote), which is not attached: coffer attaches it with the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (an app calls Vault.attachObjectStore)"
+            )
+        }
+        let record = try source.record(of: id, at: site, in: object)
+        source.offerToCache(id, record: record)
+        return try record.withUnsafeBytes(body)
     }
 
     /// What a writer finds stored under chunk `id`: nothing, an intact record, or a damaged one.
@@ -139,6 +167,9 @@ package struct ChunkStore {
         let intact = try txn.withValue(schema.chunks, key: id) { record in
             ChunkRecord.isIntact(record, id: id, keys: keys, cipher: cipher) ?? true
         }
+        // An offloaded chunk is in the object store, checked when it was offloaded: content is
+        // deduplicated against it without fetching it.
+        if intact == nil, try StoreContent(schema: schema)?.site(of: id, in: txn) != nil { return .intact }
         return intact == true ? .intact : .damaged
     }
 

@@ -2,9 +2,13 @@
 /// created with the vault, so opening one never needs to write. A class: it is read on every operation,
 /// and passing one reference is cheaper than copying eleven tables.
 package final class Schema: Sendable {
-    /// The newest format version this build reads and writes: 4, for a vault holding
-    /// `completeUnlessOpen` records (docs/FORMAT.md, "Versioning").
-    package static let formatVersion: UInt32 = 4
+    /// The newest format version this build reads and writes: 5, for a vault that offloaded
+    /// chunks to an object store (docs/FORMAT.md, "Versioning").
+    package static let formatVersion: UInt32 = 5
+
+    /// The format version a vault is raised to when it first offloads a chunk (``StoreContent``):
+    /// an older Coffer would call the chunks it no longer holds missing.
+    package static let offloadedFormatVersion: UInt32 = 5
 
     /// The format version a vault is raised to by its first `completeUnlessOpen` record (an older
     /// Coffer would call such records damaged).
@@ -37,6 +41,19 @@ package final class Schema: Sendable {
     package var journal: Table? { journalTable.withLock { $0 } }
     private let journalTable: Locked<Table?>
 
+    /// Where this vault's chunks lie in object stores (``StoreContent``), or `nil` until its first
+    /// push or pull to one makes it (``ensureStoreContent(in:)``).
+    package var storeContent: Table? { storeContentTable.withLock { $0 } }
+    private let storeContentTable: Locked<Table?>
+
+    /// Reads chunks this vault offloaded to an object store, once the sync layer attached one
+    /// (``OffloadedChunkSource``); `nil` before.
+    package var offloadedChunks: (any OffloadedChunkSource)? {
+        get { offloadedChunkSource.withLock { $0 } }
+        set { offloadedChunkSource.withLock { $0 = newValue } }
+    }
+    private let offloadedChunkSource = Locked<(any OffloadedChunkSource)?>(nil)
+
     /// A random token for the handle this schema belongs to: journal entries carry it, so a handle
     /// tells its own changes from those of other handles and processes.
     package let handleToken = UInt64.random(in: 1...UInt64.max)
@@ -55,6 +72,24 @@ package final class Schema: Sendable {
             journal = nil
         }
         journalTable = Locked(journal)
+        storeContentTable = Locked(try Self.openIfPresent(StoreContent.tableName, in: environment))
+    }
+
+    private static func openIfPresent(_ name: String, in environment: Environment) throws -> Table? {
+        do {
+            return try environment.openTables([name], create: false).first
+        } catch let error as LMDBError where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// Makes the store-content table when the vault first notes where its chunks lie in an object
+    /// store (a write, outside any transaction). An older Coffer opens the vault still: it does not
+    /// know the table and leaves it alone.
+    package func ensureStoreContent(in environment: Environment) throws {
+        guard storeContent == nil else { return }
+        let table = try environment.openTables([StoreContent.tableName], create: true).first
+        storeContentTable.withLock { $0 = table }
     }
 
     /// Makes the journal of a vault made before it existed (a write; at unlock). Processes that

@@ -63,6 +63,7 @@ public final class Vault: Sendable {
 
     deinit {
         autoLock?.stop()
+        schema.offloadedChunks?.finish()
         environment.close()
     }
 
@@ -143,6 +144,7 @@ public final class Vault: Sendable {
     public func close() {
         autoLock?.stop()
         for attachment in attachments.all { attachment.vaultWillClose() }
+        schema.offloadedChunks?.finish()
         state.withLock {
             $0.keys.clear()
             $0.isClosed = true

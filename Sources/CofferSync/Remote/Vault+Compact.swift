@@ -87,9 +87,22 @@ extension Vault {
         // The checkpoint's bundle (everything syncable, as a full export), then its cut.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compact-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        let (export, _) = try writeBundle(to: file, progress: nil) { _ in nil }
+        let (export, _, sites) = try writeBundleNotingSites(to: file, progress: nil) { _ in nil }
         summary.checkpointBytes = export.bytes
         try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
+        // The checkpoint holds every chunk: where it lies there is noted before the bundles that held
+        // this vault's offloaded chunks go.
+        try storage("noting where chunks lie") {
+            try schema.ensureStoreContent(in: environment)
+            try environment.write { txn in
+                try BundleChunkSite.note(
+                    sites.chunks,
+                    in: sites.object(remote: remote.identity, key: layout.checkpointBundleKey(cut.id)),
+                    schema: schema,
+                    txn: txn
+                )
+            }
+        }
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
         try client.put(
@@ -141,7 +154,9 @@ extension Vault {
             summary.deletedObjects += 1
             summary.deletedBytes += sizes[key] ?? 0
         }
-        summary.storedBytesAfter = try client.list(prefix: layout.listingPrefix).reduce(0) { $0 + $1.size }
+        let after = try client.list(prefix: layout.listingPrefix)
+        summary.storedBytesAfter = after.reduce(0) { $0 + $1.size }
+        _ = try refreshStoreSites(remote: remote)
         summary.supersededByExisting = ownSuperseded
         return summary
     }

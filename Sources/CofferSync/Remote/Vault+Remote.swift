@@ -106,7 +106,7 @@ extension Vault {
         // The bundle goes up as it is produced, part by part (no temporary file); it appears only
         // when the upload completes, and counts only once the head names it.
         let started = S3UploadSink.Started()
-        var written: (summary: ExportSummary, sentThrough: UInt64, sink: S3UploadSink)
+        var written: (summary: ExportSummary, sentThrough: UInt64, sink: S3UploadSink, sites: BundleSites)
         do throws(CofferError) {
             written = try writeBundle(
                 into: { [environment] header in
@@ -234,15 +234,28 @@ extension Vault {
         try client.put(headKey, body: headBytes)
         record.pushed = record.writing
         record.writing = nil
+        // The head names the bundle now: its chunks lie in the store, where they can be read back.
+        let sites = written.sites
         try storage("recording the push") {
+            try schema.ensureStoreContent(in: environment)
             try environment.write { txn in
                 _ = try txn.put(schema.meta, key: logKey, value: logDigest)
                 _ = try txn.delete(schema.meta, key: PendingUpload.metaKey(identity))
                 try record.store(remote: identity, in: txn, schema: schema)
+                try BundleChunkSite.note(
+                    sites.chunks,
+                    in: sites.object(remote: identity, key: key),
+                    schema: schema,
+                    txn: txn
+                )
             }
         }
         summary.resumedParts = written.sink.reusedParts
         summary.object = key
+        // A vault that offloads to this store keeps within its cache budget what it just pushed.
+        if let settings = try offloadSettings(), settings.remote == identity {
+            _ = try dropOffloadableChunks(remote: identity, keep: settings.keep)
+        }
         return summary
     }
 
@@ -294,7 +307,11 @@ extension Vault {
         while true {
             attempt += 1
             do {
-                return try pullOnce(from: remote, progress: progress, afterListing: afterListing)
+                var summary = try pullOnce(from: remote, progress: progress, afterListing: afterListing)
+                // Where offloaded chunks lie now (a compaction may have moved them), and the cache
+                // budget kept.
+                summary.notices += try refreshStoreSites(remote: remote)
+                return summary
             } catch  where error.code == .itemNotFound && attempt < 4 {
                 continue
             }
@@ -613,7 +630,12 @@ extension Vault {
             progress: progress
         )
         do throws(CofferError) {
-            var summary = try importBundle(from: &source, origin: origin, expect: expect)
+            var summary = try importBundle(
+                from: &source,
+                origin: origin,
+                object: (client.remote.identity, key, UInt64(size)),
+                expect: expect
+            )
             summary.bytes = size
             return summary
         } catch {

@@ -49,3 +49,18 @@ extension Vault {
         package let summary: PullSummary
     }
 }
+
+extension Vault {
+    /// Keeps content in `remote` and at most `keep` bytes of it here; see
+    /// ``offloadContent(to:keep:progress:)-4e8mf``.
+    @discardableResult
+    public func offloadContent(
+        to remote: S3Remote,
+        keep: UInt64 = 0,
+        progress: SyncProgress? = nil
+    ) async throws(CofferError) -> OffloadSummary {
+        try await offload { () throws(CofferError) in
+            try self.offloadContent(to: remote, keep: keep, progress: progress)
+        }
+    }
+}

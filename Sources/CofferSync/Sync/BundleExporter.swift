@@ -21,6 +21,9 @@ package struct BundleExporter<Sink: ByteSink> {
     /// Chunks written so far, when not all were (an incremental export), so a requested chunk goes once.
     private var written: Set<ChunkID> = []
     private var wroteEveryChunk = false
+    /// Where each chunk record went in the stream, when the bundle goes to an object store: the
+    /// vault notes these sites once the store holds the bundle (``StoreContent``).
+    package var sites: [BundleChunkSite]?
 
     package init(
         txn: Transaction,
@@ -45,6 +48,19 @@ package struct BundleExporter<Sink: ByteSink> {
         try txn.forEach(in: schema.chunks) { key, value in
             if Self.scope(ofChunk: value) == .syncable { try writeChunk(id: try ChunkID(stored: key), record: value) }
             return true
+        }
+        // Chunks offloaded to an object store are fetched back from it (syncable all: only
+        // syncable chunks reach a store).
+        if let content = StoreContent(schema: schema) {
+            var offloaded: [ChunkID] = []
+            try content.forEachSite(in: txn) { id, _ in
+                if try content.isOffloaded(id, in: txn) { offloaded.append(id) }
+                return true
+            }
+            let chunks = ChunkStore(schema: schema)
+            for id in offloaded {
+                try chunks.withRecord(id, in: txn) { (record) throws in try writeChunk(id: id, record: record) }
+            }
         }
         wroteEveryChunk = true
         try txn.forEach(in: schema.versions) { key, value in
@@ -99,7 +115,9 @@ package struct BundleExporter<Sink: ByteSink> {
                         throw CofferError(.decode, "a chunk of a changed \(kind.noun) is missing; run coffer verify")
                     }
                     if references.born >= born {
-                        try txn.withValue(schema.chunks, key: chunkID) { try writeChunk(id: chunkID, record: $0) }
+                        try ChunkStore(schema: schema).withRecord(chunkID, in: txn) {
+                            try writeChunk(id: chunkID, record: $0)
+                        }
                     }
                 }
             }
@@ -118,7 +136,7 @@ package struct BundleExporter<Sink: ByteSink> {
             guard !wroteEveryChunk else { continue }
             for id in ids where !written.contains(id) {
                 guard try chunks.contains(id, in: txn) else { continue }
-                try txn.withValue(schema.chunks, key: id) { (record) throws in
+                try chunks.withRecord(id, in: txn) { (record) throws in
                     if Self.scope(ofChunk: record) == .syncable { try writeChunk(id: id, record: record) }
                 }
             }
@@ -169,6 +187,7 @@ package struct BundleExporter<Sink: ByteSink> {
         // Straight from the map into the stream: the frame header, the id, the record as stored.
         try writeFrameHeader(type: 1, bodyLength: ChunkID.size + record.count)
         try write(id.bytes)
+        sites?.append(BundleChunkSite(id: id, offset: writer.plaintextLength, length: UInt32(record.count)))
         try writer.write(record)
         if !wroteEveryChunk { written.insert(id) }
         chunkFrames += 1

@@ -162,6 +162,11 @@ package struct BundleFrameReader<Source: ByteSource> {
     private let displacedSigners: [[UInt8]]
     private var digest: BackgroundDigest?
     private var signed = false
+    /// Plaintext bytes of the stream read so far.
+    private var consumed: UInt64 = 0
+    /// Where the last frame's body began in the stream's plaintext: for a chunk frame, its record
+    /// begins ``ChunkID/size`` bytes later (its site, ``StoreContent``).
+    package private(set) var lastBodyOffset: UInt64 = 0
 
     /// Reads frames from `source`. With `signer` (a version-2 bundle: the exporting device's Ed25519
     /// public key), the stream must end with that device's signature frame over `headerBytes` and
@@ -205,6 +210,8 @@ package struct BundleFrameReader<Source: ByteSource> {
         guard body.count == length else {
             throw CofferError(.decode, "the bundle's records stop inside a record; the bundle is incomplete")
         }
+        lastBodyOffset = consumed + UInt64(BundleFrame.headerSize)
+        consumed += UInt64(BundleFrame.headerSize + length)
         let frame = try BundleFrame.decode(type: header[0], body: body)
         if signed, case .end = frame {
         } else if signed {

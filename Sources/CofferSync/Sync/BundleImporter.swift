@@ -22,19 +22,24 @@ package struct BundleImporter {
     /// The object store the bundle was pulled from (its identity), if any: the changes its records
     /// make here are noted as held there already (``RemoteOrigins``).
     package let origin: String?
+    /// The store object the bundle is read from, if any: where each chunk record lies in it is
+    /// noted with the records (``StoreContent``).
+    package let object: StoreObject?
 
     package init(
         vault: Vault,
         keys: KeyRing,
         sequences: (first: UInt64, last: UInt64),
         group: ImportPlan? = nil,
-        origin: String? = nil
+        origin: String? = nil,
+        object: StoreObject? = nil
     ) {
         self.vault = vault
         self.keys = keys
         self.sequences = sequences
         self.group = group
         self.origin = origin
+        self.object = object
     }
 
     /// Batches of at most this many chunks or bytes are committed together while staging: large
@@ -53,8 +58,9 @@ package struct BundleImporter {
             var summary = summary
             var wanted: [ChunkID] = []
             var resend: UInt64?
-            try stage(&frames, write: write, summary: &summary, wanted: &wanted, resend: &resend)
-            return try commit(write: write, summary: summary, wanted: wanted, resend: resend)
+            var sites: [BundleChunkSite] = []
+            try stage(&frames, write: write, summary: &summary, wanted: &wanted, resend: &resend, sites: &sites)
+            return try commit(write: write, summary: summary, wanted: wanted, resend: resend, sites: sites)
         } catch {
             // Staged chunks and records go; the vault is as it was.
             _ = try? pending.release(write, store: ChunkStore(schema: vault.schema), environment: vault.environment)
@@ -67,7 +73,8 @@ package struct BundleImporter {
         write: PendingWrites.WriteID,
         summary: inout ImportSummary,
         wanted: inout [ChunkID],
-        resend: inout UInt64?
+        resend: inout UInt64?,
+        sites: inout [BundleChunkSite]
     ) throws(CofferError) {
         var chunks: [(id: ChunkID, record: [UInt8])] = []
         var records: [[UInt8]] = []
@@ -104,6 +111,10 @@ package struct BundleImporter {
             switch frame {
             case .chunk(let id, let record):
                 try ChunkRecord.checkHeader(record, scope: .syncable)
+                if object != nil {
+                    let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
+                    sites.append(BundleChunkSite(id: id, offset: offset, length: UInt32(record.count)))
+                }
                 chunks.append((id, record))
                 bytes += record.count
                 summary.chunks += 1
@@ -127,7 +138,8 @@ package struct BundleImporter {
         write: PendingWrites.WriteID,
         summary: ImportSummary,
         wanted: [ChunkID],
-        resend: UInt64?
+        resend: UInt64?,
+        sites: [BundleChunkSite]
     ) throws(CofferError) -> ImportSummary {
         let sequences = self.sequences
         let vault = vault
@@ -135,9 +147,16 @@ package struct BundleImporter {
         let keychain = Keychain(vault: vault, accessGroups: nil, authenticationHandler: nil)
         let group = group
         let origin = origin
+        let object = object
+        if object != nil {
+            try storage("noting where chunks lie") { try vault.schema.ensureStoreContent(in: vault.environment) }
+        }
         return try storage("applying the bundle") {
             try vault.environment.write { txn in
                 try group?.commit(in: txn)
+                // Where this bundle's chunks lie in its object (before the staging references go,
+                // which forget the sites of chunks no record kept).
+                if let object { try BundleChunkSite.note(sites, in: object, schema: vault.schema, txn: txn) }
                 let before = try ChangeLog.lastSequence(in: txn, schema: vault.schema)
                 var applier = try ImportApplier(
                     txn: txn,

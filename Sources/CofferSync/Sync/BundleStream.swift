@@ -61,8 +61,12 @@ package struct BundleStreamWriter<Sink: ByteSink> {
         }
     }
 
+    /// How many plaintext bytes were written so far: the stream offset of the next byte.
+    package private(set) var plaintextLength: UInt64 = 0
+
     /// Adds plaintext; full segments are sealed and written as soon as it is known they are not last.
     package mutating func write(_ bytes: UnsafeRawBufferPointer) throws(CofferError) {
+        plaintextLength += UInt64(bytes.count)
         digest?.update(bytes)
         buffer.append(contentsOf: bytes)
         var start = 0

@@ -80,6 +80,23 @@ extension Vault {
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
+        let (summary, sentThrough, _) = try writeBundleNotingSites(
+            to: url,
+            progress: progress,
+            excluding: excluded,
+            cursor: cursor
+        )
+        return (summary, sentThrough)
+    }
+
+    /// ``writeBundle(to:progress:excluding:cursor:)``, also returning where each chunk record went
+    /// in the stream (for a file that goes on to an object store: a compaction's checkpoint).
+    package func writeBundleNotingSites(
+        to url: URL,
+        progress: SyncProgress?,
+        excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
+        cursor: @escaping (Transaction) throws -> UInt64?
+    ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64, sites: BundleSites) {
         try refuseOwnFile(url, reading: false)
         let output = try FileOutput(path: url.path)
         let result = try writeBundle(
@@ -89,7 +106,7 @@ extension Vault {
             cursor: cursor
         )
         try output.commit()
-        return (result.summary, result.sentThrough)
+        return (result.summary, result.sentThrough, result.sites)
     }
 
     /// ``writeBundle(to:progress:excluding:cursor:)`` into the sink `makeSink` makes from the
@@ -105,7 +122,7 @@ extension Vault {
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         seeds: @escaping (Transaction) throws -> (salt: [UInt8], noncePrefix: [UInt8])? = { _ in nil },
         cursor: @escaping (Transaction) throws -> UInt64?
-    ) throws(CofferError) -> (summary: ExportSummary, sentThrough: UInt64, sink: Sink) {
+    ) throws(CofferError) -> (summary: ExportSummary, sentThrough: UInt64, sink: Sink, sites: BundleSites) {
         // The membership log goes in the header (a vault without one starts it now), the stream is
         // sealed under the current epoch's key, and this device signs it.
         let group = try exportingGroup()
@@ -141,6 +158,7 @@ extension Vault {
                     keys: keys,
                     writer: writer
                 )
+                exporter.sites = []
                 let excluded = try excluded(txn)
                 if group.isFrozen {
                     // Nothing sealed.
@@ -166,7 +184,13 @@ extension Vault {
                 // the receiver is credited only up to where that write began, so they go next time.
                 let oldestWrite =
                     group.isFrozen ? nil : try PendingWrites(schema: schema).oldestBeginSequence(in: txn)
-                return (summary, min(last, oldestWrite ?? last), sink.base)
+                let sites = BundleSites(
+                    headerLength: UInt32(header.encoded.count),
+                    segmentSize: UInt32(header.segmentSize),
+                    size: UInt64(sink.count),
+                    chunks: exporter.sites ?? []
+                )
+                return (summary, min(last, oldestWrite ?? last), sink.base, sites)
             }
         }
     }
@@ -272,6 +296,7 @@ extension Vault {
     package func importBundle<Source: ByteSource>(
         from source: inout Source,
         origin: String?,
+        object: (remote: String, key: String, size: UInt64)? = nil,
         expect: (BundleHeader) throws(CofferError) -> Void
     ) throws(CofferError) -> ImportSummary {
         try checkOpen()
@@ -309,7 +334,16 @@ extension Vault {
             keys: keys,
             sequences: (header.firstSequence, header.lastSequence),
             group: plan,
-            origin: origin
+            origin: origin,
+            object: object.map {
+                StoreObject(
+                    remote: $0.remote,
+                    key: $0.key,
+                    size: $0.size,
+                    headerLength: UInt32(headerBytes.count),
+                    segmentSize: UInt32(header.segmentSize)
+                )
+            }
         ).run(
             &frames,
             summary: ImportSummary(sourceDevice: header.deviceID)

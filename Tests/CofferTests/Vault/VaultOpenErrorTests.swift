@@ -66,7 +66,13 @@ struct VaultOpenErrorTests {
         try fixture.create().close()
         let environment = try Environment(directory: fixture.vaultURL, options: .init())
         let schema = try Schema(environment: environment, create: false)
-        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 5]) }
+        try environment.write {
+            try $0.put(
+                schema.meta,
+                key: Array("format".utf8),
+                value: withUnsafeBytes(of: (Schema.formatVersion + 1).bigEndian) { Array($0) }
+            )
+        }
         environment.close()
         let before = try Data(contentsOf: fixture.vaultURL.appendingPathComponent("data.mdb"))
         try expectOpenFails(.unsupportedFormat, at: fixture.vaultURL, mentioning: "upgrade Coffer")

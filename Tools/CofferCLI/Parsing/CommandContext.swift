@@ -111,6 +111,11 @@ struct CommandContext: Sendable {
         }
         let vault = try Vault.open(at: try vaultDirectory(), configuration: configuration)
         holder.vault = vault
+        do {
+            try attachOffloadStore(vault)
+        } catch {
+            output.warning("warning: the object store this vault offloaded content to is not attached: \(error)")
+        }
         switch access {
         case .locked, .writeOnly: return vault
         case .unlockedIfPassphraseGiven where !SecretSource.passphrase.isProvided(file: global.passphraseFile, self):
@@ -124,6 +129,22 @@ struct CommandContext: Sendable {
             throw error
         }
         return vault
+    }
+
+    /// Attaches the object store the vault offloaded content to, with the environment's credentials
+    /// and endpoint as the vault remembers it. Without credentials nothing is attached, and reads of
+    /// offloaded content say what is missing.
+    private func attachOffloadStore(_ vault: Vault) throws {
+        guard let location = try vault.offloadLocation,
+            let credentials = try? S3Credentials.fromEnvironment(environment)
+        else { return }
+        let remote = S3Remote(
+            try S3Location(location),
+            credentials: credentials,
+            endpoint: try vault.offloadEndpoint,
+            region: try vault.offloadRegion
+        )
+        try vault.attachObjectStore(remote)
     }
 
     /// The vault passphrase (`--passphrase-file`, `$COFFER_PASSPHRASE`, else asked with `source`'s

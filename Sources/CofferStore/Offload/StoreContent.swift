@@ -1,0 +1,262 @@
+/// Where this vault's chunks lie in object stores, and what it keeps of them locally: the
+/// `storeContent` table (docs/FORMAT.md, "Chunks in the object store").
+///
+/// Every bundle this vault pushes or pulls holds chunk records at known places in its plaintext
+/// stream; each is noted as the chunk's *site* (object, offset, length), so the vault can later drop
+/// its local copy (``Offload``) and read it back from the store on demand. One table, four kinds of
+/// key:
+///
+/// ```
+/// 0x01 ‖ chunk id        → site:   object number (UInt64) ‖ record offset (UInt64) ‖ record length (UInt32)
+/// 0x02 ‖ object number   → object: remote ‖ key (UInt16 length ‖ UTF-8 each) ‖ size (UInt64)
+///                                  ‖ header length (UInt32) ‖ segment size (UInt32)
+/// 0x03 ‖ remote ‖ 0x00 ‖ key → object number (UInt64)
+/// 0x04 ‖ chunk id        → cached: last use (UInt64) ‖ record length (UInt32)
+/// ```
+///
+/// A chunk is *offloaded* when it has references (`chunkRefs`), no local record (`chunks`) and a site.
+/// A *cached* chunk has a local record and a cache entry: it may be dropped again to keep the cache
+/// within its budget. The table appears with the first site; vaults without it hold none.
+package struct StoreContent {
+    /// The table's name.
+    package static let tableName = "storeContent"
+
+    package let schema: Schema
+    package let table: Table
+
+    /// The vault's store-content table, or `nil` while it has none (no site noted yet).
+    package init?(schema: Schema) {
+        guard let table = schema.storeContent else { return nil }
+        self.schema = schema
+        self.table = table
+    }
+
+    private enum Kind: UInt8 {
+        case site = 1
+        case object = 2
+        case objectName = 3
+        case cached = 4
+    }
+
+    // MARK: Objects
+
+    /// The number of `object`, noting it (or its new size and shape, when an object of that name
+    /// was written again) if needed.
+    package func number(of object: StoreObject, in txn: Transaction) throws -> UInt64 {
+        let nameKey = Self.nameKey(remote: object.remote, key: object.key)
+        if let stored = try txn.get(table, key: nameKey) {
+            var reader = BinaryReader(stored, what: "a store object's number")
+            let number = try reader.readUInt64()
+            if try self.object(number, in: txn) != object {
+                try txn.put(table, key: Self.objectKey(number), value: object.encoded)
+            }
+            return number
+        }
+        let number = (try lastObjectNumber(in: txn) ?? 0) + 1
+        try txn.put(table, key: Self.objectKey(number), value: object.encoded)
+        var writer = BinaryWriter()
+        writer.write(number)
+        try txn.put(table, key: nameKey, value: writer.bytes)
+        return number
+    }
+
+    private func lastObjectNumber(in txn: Transaction) throws -> UInt64? {
+        var last: UInt64?
+        try txn.forEach(in: table, prefix: [Kind.object.rawValue]) { key, _ in
+            var reader = BinaryReader(Array(key.dropFirst()), what: "a store object's number")
+            last = try reader.readUInt64()
+            return true
+        }
+        return last
+    }
+
+    /// The object numbered `number`, or `nil` once it is forgotten (gone from its store).
+    package func object(_ number: UInt64, in txn: Transaction) throws -> StoreObject? {
+        try txn.withValue(table, key: Self.objectKey(number)) { try StoreObject(decoding: Array($0)) }
+    }
+
+    /// Every object noted in `remote`, by number.
+    package func objects(in remote: String, txn: Transaction) throws -> [UInt64: StoreObject] {
+        var objects: [UInt64: StoreObject] = [:]
+        try txn.forEach(in: table, prefix: [Kind.object.rawValue]) { key, value in
+            let object = try StoreObject(decoding: Array(value))
+            guard object.remote == remote else { return true }
+            var reader = BinaryReader(Array(key.dropFirst()), what: "a store object's number")
+            objects[try reader.readUInt64()] = object
+            return true
+        }
+        return objects
+    }
+
+    /// Forgets object `number` (it is gone from its store): the sites in it no longer count.
+    package func forget(_ number: UInt64, in txn: Transaction) throws {
+        guard let object = try object(number, in: txn) else { return }
+        try txn.delete(table, key: Self.objectKey(number))
+        try txn.delete(table, key: Self.nameKey(remote: object.remote, key: object.key))
+    }
+
+    // MARK: Sites
+
+    /// Notes that chunk `id`'s record lies in object `number` at `site`. A site in the store a chunk
+    /// was offloaded to is not replaced by one in another store (the vault reads only from that one).
+    package func note(_ id: ChunkID, at site: ChunkSite, offloadedTo remote: String?, in txn: Transaction) throws {
+        if let remote, try !txn.contains(schema.chunks, key: id), let current = try self.site(of: id, in: txn),
+            current.object.remote == remote, try object(site.object, in: txn)?.remote != remote
+        {
+            return
+        }
+        try txn.put(table, key: Self.siteKey(id), value: site.encoded)
+    }
+
+    /// Chunk `id`'s site and the object holding it, or `nil` when it has none (or its object is gone).
+    package func site(of id: ChunkID, in txn: Transaction) throws -> (site: ChunkSite, object: StoreObject)? {
+        guard let site = try txn.withValue(table, key: Self.siteKey(id), { try ChunkSite(decoding: Array($0)) }) else {
+            return nil
+        }
+        guard let object = try object(site.object, in: txn) else { return nil }
+        return (site, object)
+    }
+
+    /// Visits every site noted: chunk id, site.
+    package func forEachSite(in txn: Transaction, _ body: (ChunkID, ChunkSite) throws -> Bool) throws {
+        try txn.forEach(in: table, prefix: [Kind.site.rawValue]) { key, value in
+            try body(try ChunkID(stored: key.dropFirst()), try ChunkSite(decoding: Array(value)))
+        }
+    }
+
+    /// Forgets chunk `id`'s site (the chunk is gone).
+    package func forgetSite(of id: ChunkID, in txn: Transaction) throws {
+        try txn.delete(table, key: Self.siteKey(id))
+        try txn.delete(table, key: Self.cachedKey(id))
+    }
+
+    /// Whether chunk `id` is offloaded: referenced, with no local record but a site.
+    package func isOffloaded(_ id: ChunkID, in txn: Transaction) throws -> Bool {
+        guard try txn.contains(schema.chunkRefs, key: id), try !txn.contains(schema.chunks, key: id) else {
+            return false
+        }
+        return try site(of: id, in: txn) != nil
+    }
+
+    // MARK: Cache
+
+    /// Notes chunk `id` as cached: its local record may be dropped again, least recently used first.
+    package func noteCached(_ id: ChunkID, length: Int, lastUse: UInt64, in txn: Transaction) throws {
+        var writer = BinaryWriter()
+        writer.write(lastUse)
+        writer.write(UInt32(clamping: length))
+        try txn.put(table, key: Self.cachedKey(id), value: writer.bytes)
+    }
+
+    /// Whether chunk `id` is in the cache.
+    package func isCached(_ id: ChunkID, in txn: Transaction) throws -> Bool {
+        try txn.contains(table, key: Self.cachedKey(id))
+    }
+
+    /// Forgets chunk `id`'s cache entry (its record was dropped, or it is gone).
+    package func forgetCached(_ id: ChunkID, in txn: Transaction) throws {
+        try txn.delete(table, key: Self.cachedKey(id))
+    }
+
+    /// Visits every cache entry: chunk id, last use, record length.
+    package func forEachCached(in txn: Transaction, _ body: (ChunkID, UInt64, Int) throws -> Bool) throws {
+        try txn.forEach(in: table, prefix: [Kind.cached.rawValue]) { key, value in
+            var reader = BinaryReader(Array(value), what: "a cache entry")
+            let lastUse = try reader.readUInt64()
+            let length = Int(try reader.readUInt32())
+            return try body(try ChunkID(stored: key.dropFirst()), lastUse, length)
+        }
+    }
+
+    // MARK: Keys
+
+    private static func siteKey(_ id: ChunkID) -> [UInt8] { [Kind.site.rawValue] + id.bytes }
+    private static func cachedKey(_ id: ChunkID) -> [UInt8] { [Kind.cached.rawValue] + id.bytes }
+
+    private static func objectKey(_ number: UInt64) -> [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(Kind.object.rawValue)
+        writer.write(number)
+        return writer.bytes
+    }
+
+    private static func nameKey(remote: String, key: String) -> [UInt8] {
+        [Kind.objectName.rawValue] + Array(remote.utf8) + [0] + Array(key.utf8)
+    }
+}
+
+/// A bundle object in an object store, as far as reading a chunk from it needs: where it is, how
+/// large, and the shape of its stream (docs/FORMAT.md, "Bundles").
+package struct StoreObject: Equatable, Sendable {
+    /// The store's identity (endpoint, bucket and prefix).
+    package var remote: String
+    /// The object's key in the bucket.
+    package var key: String
+    /// The object's size in bytes.
+    package var size: UInt64
+    /// The length of the bundle's clear header, where its stream begins.
+    package var headerLength: UInt32
+    /// The stream's plaintext segment size.
+    package var segmentSize: UInt32
+
+    package init(remote: String, key: String, size: UInt64, headerLength: UInt32, segmentSize: UInt32) {
+        self.remote = remote
+        self.key = key
+        self.size = size
+        self.headerLength = headerLength
+        self.segmentSize = segmentSize
+    }
+
+    package init(decoding bytes: [UInt8]) throws(CofferError) {
+        var reader = BinaryReader(bytes, what: "a store object")
+        remote = String(decoding: try reader.readLengthPrefixed(), as: UTF8.self)
+        key = String(decoding: try reader.readLengthPrefixed(), as: UTF8.self)
+        size = try reader.readUInt64()
+        headerLength = try reader.readUInt32()
+        segmentSize = try reader.readUInt32()
+        try reader.finish()
+    }
+
+    package var encoded: [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(lengthPrefixed: Array(remote.utf8))
+        writer.write(lengthPrefixed: Array(key.utf8))
+        writer.write(size)
+        writer.write(headerLength)
+        writer.write(segmentSize)
+        return writer.bytes
+    }
+}
+
+/// Where one chunk record lies in a bundle object: its plaintext offset in the stream and length.
+/// The chunk id is the 32 bytes before `offset` (the chunk frame's body starts with it).
+package struct ChunkSite: Equatable, Sendable {
+    /// The object's number in ``StoreContent``.
+    package var object: UInt64
+    /// The record's first byte in the stream's plaintext.
+    package var offset: UInt64
+    /// The record's length.
+    package var length: UInt32
+
+    package init(object: UInt64, offset: UInt64, length: UInt32) {
+        self.object = object
+        self.offset = offset
+        self.length = length
+    }
+
+    package init(decoding bytes: [UInt8]) throws(CofferError) {
+        var reader = BinaryReader(bytes, what: "a chunk's site")
+        object = try reader.readUInt64()
+        offset = try reader.readUInt64()
+        length = try reader.readUInt32()
+        try reader.finish()
+    }
+
+    package var encoded: [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(object)
+        writer.write(offset)
+        writer.write(length)
+        return writer.bytes
+    }
+}

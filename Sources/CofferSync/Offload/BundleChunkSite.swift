@@ -1,0 +1,63 @@
+/// Where one chunk record went in a bundle's stream, as its exporter wrote it or its importer read
+/// it: noted as the chunk's site once the bundle is in an object store (``StoreContent``).
+package struct BundleChunkSite: Sendable {
+    /// The chunk.
+    package var id: ChunkID
+    /// The record's first byte in the stream's plaintext.
+    package var offset: UInt64
+    /// The record's length.
+    package var length: UInt32
+
+    package init(id: ChunkID, offset: UInt64, length: UInt32) {
+        self.id = id
+        self.offset = offset
+        self.length = length
+    }
+
+    /// Notes `sites`, in `object`, in `txn` (the store-content table must exist); with
+    /// `onlyReferenced`, only those of chunks this vault holds a reference to.
+    package static func note(
+        _ sites: [BundleChunkSite],
+        in object: StoreObject,
+        schema: Schema,
+        txn: Transaction,
+        onlyReferenced: Bool = false
+    ) throws {
+        guard !sites.isEmpty, let content = StoreContent(schema: schema) else { return }
+        let number = try content.number(of: object, in: txn)
+        let offloadedTo = try OffloadSettings.load(in: txn, schema: schema)?.remote
+        for site in sites where try !onlyReferenced || txn.contains(schema.chunkRefs, key: site.id) {
+            try content.note(
+                site.id,
+                at: ChunkSite(object: number, offset: site.offset, length: site.length),
+                offloadedTo: offloadedTo,
+                in: txn
+            )
+        }
+    }
+}
+
+/// Where an export put its chunk records, and the shape of its stream: what noting them as sites
+/// needs once the bundle is an object in a store.
+package struct BundleSites: Sendable {
+    /// The length of the bundle's clear header.
+    package var headerLength: UInt32
+    /// The stream's plaintext segment size.
+    package var segmentSize: UInt32
+    /// The bundle's size in bytes.
+    package var size: UInt64
+    /// Each chunk record's place in the stream.
+    package var chunks: [BundleChunkSite]
+
+    package init(headerLength: UInt32, segmentSize: UInt32, size: UInt64, chunks: [BundleChunkSite]) {
+        self.headerLength = headerLength
+        self.segmentSize = segmentSize
+        self.size = size
+        self.chunks = chunks
+    }
+
+    /// The object `key` in `remote` these sites describe.
+    package func object(remote: String, key: String) -> StoreObject {
+        StoreObject(remote: remote, key: key, size: size, headerLength: headerLength, segmentSize: segmentSize)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// The local cache of an offloaded vault: chunk records fetched from the object store are kept in
+/// the `chunks` table again, noted as cached (``StoreContent``), and the least recently used are
+/// dropped whenever the cached records exceed the budget (docs/FORMAT.md, "Chunks in the object
+/// store").
+///
+/// Readers offer records while they hold a read transaction, so nothing here waits for a write:
+/// offers and uses are gathered in memory (at most ``flushBytes``) and written by a background
+/// queue, in one transaction per batch. Caching is best effort: a batch that cannot be written (a
+/// full disk) is dropped, and the chunks are fetched again when next read.
+package final class OffloadCache: Sendable {
+    private let environment: Environment
+    private let schema: Schema
+    /// The most bytes of cached records kept.
+    package let budget: UInt64
+    private let state = Locked(Pending())
+    private let queue = DispatchQueue(label: "coffer.offload-cache")
+    /// Offered bytes that start a write.
+    package static let flushBytes = 8 << 20
+
+    private struct Pending {
+        var offers: [ChunkID: [UInt8]] = [:]
+        var offeredBytes = 0
+        var uses: Set<ChunkID> = []
+        var scheduled = false
+    }
+
+    package init(environment: Environment, schema: Schema, budget: UInt64) {
+        self.environment = environment
+        self.schema = schema
+        self.budget = budget
+    }
+
+    /// Offers a fetched record: kept unless it alone exceeds the budget.
+    package func offer(_ id: ChunkID, record: [UInt8]) {
+        guard UInt64(record.count) <= budget else { return }
+        let schedule = state.withLock { pending -> Bool in
+            if pending.offers.updateValue(record, forKey: id) == nil { pending.offeredBytes += record.count }
+            return start(&pending, when: pending.offeredBytes >= Self.flushBytes)
+        }
+        if schedule { queue.async { self.write() } }
+    }
+
+    /// Notes that a cached chunk was read.
+    package func noteUse(of id: ChunkID) {
+        let schedule = state.withLock { pending -> Bool in
+            pending.uses.insert(id)
+            return start(&pending, when: pending.uses.count >= 4096)
+        }
+        if schedule { queue.async { self.write() } }
+    }
+
+    private func start(_ pending: inout Pending, when due: Bool) -> Bool {
+        guard due, !pending.scheduled else { return false }
+        pending.scheduled = true
+        return true
+    }
+
+    /// Writes everything gathered, waiting for it (called outside any transaction: when the vault
+    /// closes, and after a command that read).
+    package func finish() {
+        queue.sync { write() }
+    }
+
+    private func write() {
+        let pending = state.withLock { pending -> Pending in
+            let taken = pending
+            pending = Pending()
+            return taken
+        }
+        guard !pending.offers.isEmpty || !pending.uses.isEmpty, !environment.isClosed else { return }
+        let schema = schema
+        let budget = budget
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        _ = try? environment.write { txn in
+            guard let content = StoreContent(schema: schema) else { return }
+            for (id, record) in pending.offers {
+                // Kept only while still offloaded: referenced, not here, in the store.
+                guard try content.isOffloaded(id, in: txn) else { continue }
+                try txn.put(schema.chunks, key: id, value: record)
+                try content.noteCached(id, length: record.count, lastUse: now, in: txn)
+            }
+            for id in pending.uses {
+                guard let length = try txn.withValue(schema.chunks, key: id, { $0.count }),
+                    try content.isCached(id, in: txn)
+                else { continue }
+                try content.noteCached(id, length: length, lastUse: now, in: txn)
+            }
+            _ = try Self.trim(content, to: budget, in: txn)
+        }
+    }
+
+    /// Drops cached records, least recently used first, until at most `budget` bytes are cached;
+    /// forgets entries of chunks gone or no longer local. Returns the bytes cached after.
+    @discardableResult
+    package static func trim(_ content: StoreContent, to budget: UInt64, in txn: Transaction) throws -> UInt64 {
+        var entries: [(id: ChunkID, lastUse: UInt64, length: Int)] = []
+        var stale: [ChunkID] = []
+        try content.forEachCached(in: txn) { id, lastUse, length in
+            entries.append((id, lastUse, length))
+            return true
+        }
+        var total: UInt64 = 0
+        var live: [(id: ChunkID, lastUse: UInt64, length: Int)] = []
+        for entry in entries {
+            if try txn.contains(content.schema.chunks, key: entry.id), try content.site(of: entry.id, in: txn) != nil {
+                live.append(entry)
+                total += UInt64(entry.length)
+            } else {
+                stale.append(entry.id)
+            }
+        }
+        for id in stale { try content.forgetCached(id, in: txn) }
+        guard total > budget else { return total }
+        for entry in live.sorted(by: { $0.lastUse < $1.lastUse }) where total > budget {
+            try txn.delete(content.schema.chunks, key: entry.id)
+            try content.forgetCached(entry.id, in: txn)
+            total -= UInt64(entry.length)
+        }
+        return total
+    }
+}

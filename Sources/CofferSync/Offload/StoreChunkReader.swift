@@ -1,0 +1,141 @@
+import Foundation
+
+/// Reads offloaded chunks back from the object store they lie in (``OffloadedChunkSource``): for a
+/// chunk's site it fetches the stream segments that hold the chunk frame (one ranged GET), opens them
+/// under the bundle's key with its header as associated data, checks the frame's chunk id, and
+/// returns the record. Fetched records go to the local cache (``OffloadCache``).
+///
+/// The clear header of each object read from is fetched once and kept (a few kilobytes: the header
+/// carries the membership log), with the stream key derived from it.
+package final class StoreChunkReader: OffloadedChunkSource {
+    package let remote: String
+    private let client: S3Client
+    private let keys: @Sendable () throws(CofferError) -> KeyRing
+    package let cache: OffloadCache
+    private let heads = Locked<[String: StreamHead]>([:])
+    /// Object headers kept at most (each a few kilobytes, at most the log's cap).
+    private static let keptHeads = 64
+
+    /// A reader of `remote` for a vault whose keys `keys` gives, keeping what it fetches in `cache`.
+    package init(remote: S3Remote, keys: @escaping @Sendable () throws(CofferError) -> KeyRing, cache: OffloadCache) {
+        self.remote = remote.identity
+        client = S3Client(remote)
+        self.keys = keys
+        self.cache = cache
+    }
+
+    /// What opening segments of one object needs: its header as read, the nonce prefix, the key.
+    private struct StreamHead: @unchecked Sendable {
+        let bytes: [UInt8]
+        let noncePrefix: [UInt8]
+        let key: SecureBytes
+    }
+
+    package func record(of id: ChunkID, at site: ChunkSite, in object: StoreObject) throws(CofferError) -> [UInt8] {
+        do {
+            return try fetch(id, at: site, in: object)
+        } catch  where error.code == .itemNotFound {
+            throw CofferError(
+                .itemNotFound,
+                "a chunk this vault offloaded lay in \(object.key) at \(remote), which is gone (a compaction replaced it): run coffer pull, which finds where the store holds it now, then try again",
+                underlying: error
+            )
+        } catch  where error.code != .decode && error.code != .internalError {
+            throw CofferError(
+                error.code,
+                "a chunk this vault offloaded could not be read from the object store \(remote): \(error.message). Everything held locally stays readable; try again when the store can be reached",
+                underlying: error
+            )
+        }
+    }
+
+    private func fetch(_ id: ChunkID, at site: ChunkSite, in object: StoreObject) throws(CofferError) -> [UInt8] {
+        let head = try streamHead(of: object)
+        let segmentSize = UInt64(object.segmentSize)
+        let sealedSize = segmentSize + UInt64(AESGCM.tagByteCount)
+        let headerLength = UInt64(object.headerLength)
+        guard object.size > headerLength else { throw damaged(object, "it holds no stream") }
+        let segments = (object.size - headerLength + sealedSize - 1) / sealedSize
+        // The frame body: the chunk id, then the record.
+        let start = site.offset - UInt64(ChunkID.size)
+        let end = site.offset + UInt64(site.length)
+        let first = start / segmentSize
+        let last = (end - 1) / segmentSize
+        guard site.offset >= UInt64(ChunkID.size), last < segments else {
+            throw damaged(object, "a chunk's site lies outside it")
+        }
+        let from = headerLength + first * sealedSize
+        let to = min(object.size, headerLength + (last + 1) * sealedSize)
+        let sealed = try client.getRange(object.key, Int64(from)..<Int64(to), etag: nil)
+        guard sealed.count == Int(to - from) else {
+            throw damaged(object, "the store returned \(sealed.count) bytes of a range of \(to - from)")
+        }
+        let cipher: AESGCM
+        do { cipher = try AESGCM() } catch {
+            throw CofferError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
+        }
+        var plaintext: [UInt8] = []
+        plaintext.reserveCapacity(Int((last - first + 1) * segmentSize))
+        var position = 0
+        for index in first...last {
+            let length = min(Int(sealedSize), sealed.count - position)
+            let nonce = BundleStream.nonce(
+                prefix: head.noncePrefix,
+                counter: UInt32(index),
+                last: index == segments - 1
+            )
+            do {
+                plaintext += try cipher.open(
+                    nonce + sealed[position..<(position + length)],
+                    key: head.key,
+                    authenticating: head.bytes
+                )
+            } catch {
+                throw damaged(object, "its segment \(index) does not authenticate")
+            }
+            position += length
+        }
+        let offset = Int(start - first * segmentSize)
+        guard offset + Int(end - start) <= plaintext.count,
+            Array(plaintext[offset..<(offset + ChunkID.size)]) == id.bytes
+        else {
+            throw damaged(object, "the chunk is not where this vault noted it")
+        }
+        return Array(plaintext[(offset + ChunkID.size)..<(offset + Int(end - start))])
+    }
+
+    private func damaged(_ object: StoreObject, _ why: String) -> CofferError {
+        CofferError(
+            .decode,
+            "a chunk this vault offloaded cannot be read from \(object.key) at \(remote): \(why). coffer verify --read-data tells which content is affected"
+        )
+    }
+
+    /// The header of `object`, fetched once.
+    private func streamHead(of object: StoreObject) throws(CofferError) -> StreamHead {
+        if let head = heads.withLock({ $0[object.key] }) { return head }
+        let bytes = try client.getRange(object.key, 0..<Int64(object.headerLength), etag: nil)
+        var source = DataSource(bytes)
+        let (header, headerBytes) = try BundleHeader.read(from: &source)
+        guard headerBytes.count == Int(object.headerLength), header.segmentSize == Int(object.segmentSize) else {
+            throw damaged(object, "its header is not the one this vault noted (the object was replaced)")
+        }
+        let root = try keys().root(.sync, epoch: header.epoch)
+        let head = StreamHead(
+            bytes: headerBytes,
+            noncePrefix: header.noncePrefix,
+            key: try header.streamKey(syncRoot: root)
+        )
+        heads.withLock {
+            if $0.count >= Self.keptHeads { $0.removeAll() }
+            $0[object.key] = head
+        }
+        return head
+    }
+
+    package func offerToCache(_ id: ChunkID, record: [UInt8]) { cache.offer(id, record: record) }
+
+    package func noteUse(of id: ChunkID) { cache.noteUse(of: id) }
+
+    package func finish() { cache.finish() }
+}

@@ -1,0 +1,246 @@
+public import Foundation
+
+/// What ``Vault/offloadContent(to:keep:progress:)-4e8mf`` did.
+public struct OffloadSummary: Sendable, Equatable, Codable {
+    /// The store offloaded to.
+    public var remote: String
+    /// Chunks whose local record was dropped now.
+    public var offloadedChunks = 0
+    /// The bytes of their records.
+    public var offloadedBytes: UInt64 = 0
+    /// Chunks the store holds that are kept locally (within the budget): the cache.
+    public var keptChunks = 0
+    /// The bytes of their records.
+    public var keptBytes: UInt64 = 0
+    /// Syncable chunks the store does not hold yet (kept: they are the only copy).
+    public var localOnlyChunks = 0
+    /// The bytes of their records.
+    public var localOnlyBytes: UInt64 = 0
+    /// Chunks that were offloaded before, and stay so.
+    public var alreadyOffloaded = 0
+    /// What the push before the offload said.
+    public var notices: [String] = []
+}
+
+extension Vault {
+    /// Attaches `remote` as the object store this vault reads offloaded chunks from, keeping what it
+    /// fetches in a local cache of the budget the vault's offload settings name.
+    ///
+    /// `coffer` attaches the store the vault remembers whenever it opens one (with the credentials
+    /// of the environment); an app that opens an offloaded vault does the same, once it is unlocked
+    /// or before its first read:
+    ///
+    /// ```swift
+    /// let vault = try Vault.open(at: url, passphrase: passphrase)
+    /// if let location = try vault.offloadLocation {
+    ///     try vault.attachObjectStore(S3Remote(try S3Location(location), credentials: try .fromEnvironment()))
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``CofferError`` `.param` when the vault offloaded to another store.
+    public func attachObjectStore(_ remote: S3Remote) throws(CofferError) {
+        try checkOpen()
+        let (schema, environment) = (schema, environment)
+        let settings = try storage("reading the offload settings") {
+            try environment.read { txn in try OffloadSettings.load(in: txn, schema: schema) }
+        }
+        if let settings, settings.remote != remote.identity {
+            throw CofferError(
+                .param,
+                "this vault offloaded its content to \(settings.location) (\(settings.remote)), not to \(remote.location); attach that store"
+            )
+        }
+        schema.offloadedChunks?.finish()
+        let cache = OffloadCache(environment: environment, schema: schema, budget: settings?.keep ?? 0)
+        schema.offloadedChunks = StoreChunkReader(
+            remote: remote,
+            keys: { [weak self] () throws(CofferError) -> KeyRing in
+                guard let self else { throw CofferError(.closed, "the vault was closed") }
+                return try self.keyRing()
+            },
+            cache: cache
+        )
+    }
+
+    /// The object store this vault offloaded content to, as `s3://BUCKET/PREFIX`, or `nil` when it
+    /// never offloaded.
+    public var offloadLocation: String? {
+        get throws(CofferError) { try offloadSettings()?.location }
+    }
+
+    /// The endpoint of the store this vault offloaded to, when it is not AWS S3.
+    public var offloadEndpoint: URL? {
+        get throws(CofferError) { try offloadSettings()?.endpoint.flatMap { URL(string: $0) } }
+    }
+
+    /// The signing region of the store this vault offloaded to.
+    public var offloadRegion: String? {
+        get throws(CofferError) { try offloadSettings()?.region }
+    }
+
+    package func offloadSettings() throws(CofferError) -> OffloadSettings? {
+        try checkOpen()
+        let schema = schema
+        return try storage("reading the offload settings") {
+            try environment.read { txn in try OffloadSettings.load(in: txn, schema: schema) }
+        }
+    }
+
+    /// Drops the local copies of chunks that `remote` verifiably holds, keeping at most `keep` bytes of
+    /// them, most recently used first; later reads fetch them from the store on demand.
+    ///
+    /// First pushes (so the store holds this vault's changes), then lists the store: a chunk is
+    /// offloaded only when it lies in a bundle this vault pushed under a head it wrote, or pulled and
+    /// applied, and that object is listed now with the size this vault noted. Records, manifests'
+    /// and snapshots' records, indexes and everything device-bound stay local; chunks the store does
+    /// not hold stay too. The vault remembers the store and the budget (``attachObjectStore(_:)``),
+    /// and its pulls learn where a compaction moved what it offloaded.
+    ///
+    /// - Throws: ``CofferError`` `.param` when the vault offloaded to another store before; the
+    ///   errors of ``push(to:progress:)-4qpe7``.
+    public func offloadContent(
+        to remote: S3Remote,
+        keep: UInt64 = 0,
+        progress: SyncProgress? = nil
+    ) throws(CofferError)
+        -> OffloadSummary
+    {
+        try checkOpen()
+        _ = try unlockedRoots()
+        if let settings = try offloadSettings(), settings.remote != remote.identity {
+            throw CofferError(
+                .param,
+                "this vault offloaded its content to \(settings.location) (\(settings.remote)) before; offload to that store again (coffer offload \(settings.location)). Nothing was changed"
+            )
+        }
+        var summary = OffloadSummary(remote: remote.location.description)
+        summary.notices = try push(to: remote, progress: progress).notices
+        let client = S3Client(remote)
+        let listing = try client.list(prefix: RemoteLayout(location: remote.location).listingPrefix)
+        let listed = Dictionary(listing.map { ($0.key, UInt64($0.size)) }) { first, _ in first }
+        let (schema, environment, identity) = (schema, environment, remote.identity)
+        try storage("offloading") {
+            try schema.ensureStoreContent(in: environment)
+            try environment.write { txn in
+                guard let content = StoreContent(schema: schema) else { return }
+                try Self.forgetObjects(of: identity, notIn: listed, content: content, in: txn)
+                let settings = OffloadSettings(
+                    remote: identity,
+                    location: remote.location.description,
+                    endpoint: remote.addressing == .path ? remote.endpoint.absoluteString : nil,
+                    region: remote.region,
+                    keep: keep
+                )
+                try settings.store(in: txn, schema: schema)
+                try Vault.markFormat(in: txn, schema: schema, atLeast: Schema.offloadedFormatVersion)
+            }
+        }
+        let dropped = try dropOffloadableChunks(remote: identity, keep: keep)
+        (summary.offloadedChunks, summary.offloadedBytes) = (dropped.offloaded.chunks, dropped.offloaded.bytes)
+        (summary.keptChunks, summary.keptBytes) = (dropped.kept.chunks, dropped.kept.bytes)
+        summary.alreadyOffloaded = dropped.alreadyOffloaded
+        // What stays because the store lacks it: syncable chunks without a site there.
+        try storage("counting what stays") {
+            try environment.read { txn in
+                let content = StoreContent(schema: schema)
+                try txn.forEach(in: schema.chunks) { key, value in
+                    let id = try ChunkID(stored: key)
+                    guard BundleExporter<FileOutput>.scope(ofChunk: value) == .syncable else { return true }
+                    if let content, let (_, object) = try content.site(of: id, in: txn), object.remote == identity {
+                        return true
+                    }
+                    summary.localOnlyChunks += 1
+                    summary.localOnlyBytes += UInt64(value.count)
+                    return true
+                }
+            }
+        }
+        try attachObjectStore(remote)
+        return summary
+    }
+
+    /// What ``dropOffloadableChunks(remote:keep:)`` did: chunks and bytes.
+    package struct DroppedChunks {
+        package var offloaded: (chunks: Int, bytes: UInt64) = (0, 0)
+        package var kept: (chunks: Int, bytes: UInt64) = (0, 0)
+        package var alreadyOffloaded = 0
+    }
+
+    /// Drops the local records of chunks with a site in `remote` (an object this vault pushed under
+    /// its head, or pulled), keeping at most `keep` bytes of them, most recently used (else most
+    /// recently stored) first; the kept ones become the cache.
+    package func dropOffloadableChunks(remote identity: String, keep: UInt64) throws(CofferError) -> DroppedChunks {
+        let (schema, environment) = (schema, environment)
+        var result = DroppedChunks()
+        // The chunks the store holds, most recently used (or stored) first.
+        struct Candidate {
+            let id: ChunkID
+            let length: Int
+            let rank: (UInt64, UInt64)
+        }
+        var candidates: [Candidate] = []
+        try storage("choosing what to offload") {
+            try environment.read { txn in
+                guard let content = StoreContent(schema: schema) else { return }
+                var lastUse: [ChunkID: UInt64] = [:]
+                try content.forEachCached(in: txn) { id, use, _ in
+                    lastUse[id] = use
+                    return true
+                }
+                let chunks = ChunkStore(schema: schema)
+                try content.forEachSite(in: txn) { id, _ in
+                    guard let references = try chunks.references(of: id, in: txn), references.count > 0,
+                        let (_, object) = try content.site(of: id, in: txn), object.remote == identity
+                    else { return true }
+                    guard let length = try txn.withValue(schema.chunks, key: id, { $0.count }) else {
+                        result.alreadyOffloaded += 1
+                        return true
+                    }
+                    candidates.append(Candidate(id: id, length: length, rank: (lastUse[id] ?? 0, references.born)))
+                    return true
+                }
+            }
+        }
+        candidates.sort { $0.rank > $1.rank }
+        var kept: UInt64 = 0
+        let batch = 1024
+        for start in stride(from: 0, to: candidates.count, by: batch) {
+            let slice = candidates[start..<min(candidates.count, start + batch)]
+            let now = UInt64(Date().timeIntervalSince1970 * 1000)
+            try storage("offloading") {
+                try environment.write { txn in
+                    guard let content = StoreContent(schema: schema) else { return }
+                    for candidate in slice {
+                        if kept + UInt64(candidate.length) <= keep {
+                            kept += UInt64(candidate.length)
+                            result.kept.chunks += 1
+                            result.kept.bytes += UInt64(candidate.length)
+                            if try !content.isCached(candidate.id, in: txn) {
+                                try content.noteCached(candidate.id, length: candidate.length, lastUse: now, in: txn)
+                            }
+                            continue
+                        }
+                        try txn.delete(schema.chunks, key: candidate.id)
+                        try content.forgetCached(candidate.id, in: txn)
+                        result.offloaded.chunks += 1
+                        result.offloaded.bytes += UInt64(candidate.length)
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// Forgets the objects of `remote` that are not in `listed` (key → size) or whose size changed:
+    /// sites in them no longer count.
+    static func forgetObjects(
+        of remote: String,
+        notIn listed: [String: UInt64],
+        content: StoreContent,
+        in txn: Transaction
+    ) throws {
+        for (number, object) in try content.objects(in: remote, txn: txn) where listed[object.key] != object.size {
+            try content.forget(number, in: txn)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+extension Vault {
+    /// After a pull from `remote`: forgets the objects the store no longer lists, finds again the
+    /// chunks this vault offloaded whose object a compaction deleted (in the checkpoints that replaced
+    /// it), and, for the store this vault offloads to, drops what the pull brought beyond the cache
+    /// budget. Returns notices for the pull's summary.
+    func refreshStoreSites(remote: S3Remote) throws(CofferError) -> [String] {
+        let (schema, environment, identity) = (schema, environment, remote.identity)
+        guard StoreContent(schema: schema) != nil else { return [] }
+        let client = S3Client(remote)
+        let layout = RemoteLayout(location: remote.location)
+        let listing = try client.list(prefix: layout.listingPrefix)
+        let listed = Dictionary(listing.map { ($0.key, UInt64($0.size)) }) { first, _ in first }
+        try storage("noting what the store holds") {
+            try environment.write { txn in
+                guard let content = StoreContent(schema: schema) else { return }
+                try Self.forgetObjects(of: identity, notIn: listed, content: content, in: txn)
+            }
+        }
+        var notices: [String] = []
+        var homeless = try offloadedChunksWithoutSite()
+        if !homeless.isEmpty {
+            let noted = try storage("reading the store's objects") {
+                try environment.read { txn in
+                    Set(try StoreContent(schema: schema)?.objects(in: identity, txn: txn).values.map(\.key) ?? [])
+                }
+            }
+            for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key > $1.key })
+            where state.hasCut && state.hasBundle && !homeless.isEmpty {
+                let key = layout.checkpointBundleKey(id)
+                guard !noted.contains(key), let size = listed[key] else { continue }
+                try noteSites(ofObject: key, size: size, client: client)
+                homeless = try offloadedChunksWithoutSite()
+            }
+            if !homeless.isEmpty {
+                notices.append(
+                    "\(homeless.count) chunk\(homeless.count == 1 ? "" : "s") this vault offloaded lie in no object \(remote.location) lists now; reading the content that uses them fails until a device that holds them pushes again (coffer verify names it)."
+                )
+            }
+        }
+        if let settings = try offloadSettings(), settings.remote == identity {
+            _ = try dropOffloadableChunks(remote: identity, keep: settings.keep)
+        }
+        return notices
+    }
+
+    /// The chunks this vault offloaded whose site is gone (its object forgotten).
+    private func offloadedChunksWithoutSite() throws(CofferError) -> Set<ChunkID> {
+        let schema = schema
+        return try storage("reading where offloaded chunks lie") {
+            try environment.read { txn in
+                guard let content = StoreContent(schema: schema) else { return [] }
+                var homeless: Set<ChunkID> = []
+                try content.forEachSite(in: txn) { id, _ in
+                    if try content.site(of: id, in: txn) == nil, try txn.contains(schema.chunkRefs, key: id),
+                        try !txn.contains(schema.chunks, key: id)
+                    {
+                        homeless.insert(id)
+                    }
+                    return true
+                }
+                return homeless
+            }
+        }
+    }
+
+    /// Reads the bundle object `key` through for where its chunk records lie, and notes them. No
+    /// record is applied and nothing else is trusted from it: a chunk read back later is checked
+    /// against its id and seal.
+    func noteSites(ofObject key: String, size: UInt64, client: S3Client) throws(CofferError) {
+        var source = S3RangeSource(client: client, key: key, size: Int64(size), etag: nil)
+        let (header, headerBytes) = try BundleHeader.read(from: &source)
+        guard header.syncGroupID == syncGroupID else { return }
+        let root = try keyRing().root(.sync, epoch: header.epoch)
+        var stream = try BundleStreamReader(
+            source: source,
+            header: header,
+            headerBytes: headerBytes,
+            key: try header.streamKey(syncRoot: root)
+        )
+        var sites: [BundleChunkSite] = []
+        var offset: UInt64 = 0
+        while true {
+            let frameHeader = try stream.read(upTo: BundleFrame.headerSize)
+            guard frameHeader.count == BundleFrame.headerSize else { break }
+            let length = Int(frameHeader[1...4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            guard length <= BundleFrame.maximumBodySize else {
+                throw CofferError(.decode, "\(key) declares a frame of \(length) bytes; it is damaged")
+            }
+            let body = try stream.read(upTo: length)
+            guard body.count == length else { throw CofferError(.decode, "\(key) is truncated") }
+            let bodyOffset = offset + UInt64(BundleFrame.headerSize)
+            if frameHeader[0] == 1, length > ChunkID.size {
+                sites.append(
+                    BundleChunkSite(
+                        id: try ChunkID(stored: body[0..<ChunkID.size]),
+                        offset: bodyOffset + UInt64(ChunkID.size),
+                        length: UInt32(length - ChunkID.size)
+                    )
+                )
+            }
+            offset = bodyOffset + UInt64(length)
+        }
+        let object = StoreObject(
+            remote: client.remote.identity,
+            key: key,
+            size: size,
+            headerLength: UInt32(headerBytes.count),
+            segmentSize: UInt32(header.segmentSize)
+        )
+        let schema = schema
+        try storage("noting where chunks lie") {
+            try schema.ensureStoreContent(in: environment)
+            try environment.write { txn in
+                try BundleChunkSite.note(sites, in: object, schema: schema, txn: txn, onlyReferenced: true)
+            }
+        }
+    }
+}

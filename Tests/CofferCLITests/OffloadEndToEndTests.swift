@@ -1,0 +1,213 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// Content in the object store and a bounded cache here (`coffer offload`), through the built
+/// `coffer` against SeaweedFS and moto: what was offloaded reads back whole by every reader, a
+/// compaction elsewhere moves it and the next pull finds it again, and a store out of reach fails
+/// reads of offloaded content clearly while everything local stays readable.
+@Suite("Offloading content to the object store, end to end")
+struct OffloadEndToEndTests {
+    let cli: CLIHarness
+    let remote = "s3://coffer-cli-tests/" + UUID().uuidString.lowercased()
+
+    var directory: TemporaryDirectory { cli.directory }
+
+    init() throws { cli = try CLIHarness() }
+
+    @discardableResult
+    func run(
+        _ arguments: [String],
+        _ server: SeaweedFS,
+        vault: String? = nil,
+        extra: [String: String] = [:]
+    ) throws
+        -> Products.Result
+    {
+        var environment = server.environment.merging(extra) { _, new in new }
+        if let vault { environment["COFFER_VAULT"] = directory.path(vault).path }
+        return try cli.run(arguments, extra: environment)
+    }
+
+    /// The blob `name` as `coffer get` writes it to a file, or `nil` with the error when it fails.
+    func get(
+        _ name: String,
+        _ server: SeaweedFS,
+        extra: [String: String] = [:]
+    ) throws -> (bytes: [UInt8]?, error: String) {
+        let file = directory.path("got-\(UUID().uuidString)")
+        let got = try run(["get", name, file.path], server, extra: extra)
+        guard got.status == 0 else { return (nil, got.error) }
+        return (Array(try Data(contentsOf: file)), got.error)
+    }
+
+    func server(_ name: String) throws -> SeaweedFS {
+        name == "moto" ? try SeaweedFS.moto() : try SeaweedFS.shared()
+    }
+
+    /// A tree of files of several sizes (some crossing chunk and bundle-segment boundaries) and a
+    /// large blob, backed up and stored in the harness's vault, then pushed.
+    func fillAndPush(_ server: SeaweedFS) throws -> (blob: [UInt8], tree: URL) {
+        var seed: UInt64 = 42
+        let tree = directory.path("tree")
+        try FileManager.default.createDirectory(
+            at: tree.appendingPathComponent("sub"),
+            withIntermediateDirectories: true
+        )
+        for index in 0..<12 {
+            seed += 1
+            let bytes = SplitMix64.bytes(3_000 + index * 41_000, seed: seed)
+            try Data(bytes).write(to: tree.appendingPathComponent(index % 2 == 0 ? "f\(index)" : "sub/f\(index)"))
+        }
+        try Data(repeating: 0x61, count: 700_000).write(to: tree.appendingPathComponent("text"))
+        let blob = SplitMix64.bytes(2_500_000, seed: 7)
+        let blobFile = directory.path("blob.bin")
+        try Data(blob).write(to: blobFile)
+        #expect(try run(["put", "big", blobFile.path], server).status == 0)
+        #expect(try run(["put", "--device-only", "local", blobFile.path], server).status == 0)
+        #expect(try run(["backup", tree.path, "--name", "docs"], server).status == 0)
+        let pushed = try run(["push", remote, "--create-bucket"], server)
+        #expect(pushed.status == 0, "\(pushed.error)")
+        return (blob, tree)
+    }
+
+    /// How many chunk records the vault `name` holds locally, and how many it offloaded.
+    func chunkCounts(_ name: String = "vault") throws -> (local: Int, offloaded: Int) {
+        let vault = try Vault.open(at: directory.path(name))
+        defer { vault.close() }
+        let schema = vault.schema
+        return try vault.environment.read { txn in
+            var offloaded = 0
+            if let content = StoreContent(schema: schema) {
+                try content.forEachSite(in: txn) { id, _ in
+                    if try content.isOffloaded(id, in: txn) { offloaded += 1 }
+                    return true
+                }
+            }
+            return (try txn.count(schema.chunks), offloaded)
+        }
+    }
+
+    /// Restores `docs` into `target` and compares every file with the tree.
+    func expectRestored(_ tree: URL, into target: String, _ server: SeaweedFS, vault: String? = nil) throws {
+        let restored = try run(["restore", "docs", "--target", directory.path(target).path], server, vault: vault)
+        #expect(restored.status == 0, "\(restored.error)")
+        let compared = try Products.run(
+            URL(fileURLWithPath: "/usr/bin/diff"),
+            ["-r", tree.path, directory.path(target).path]
+        )
+        #expect(compared.status == 0, "\(compared.output)")
+    }
+
+    @Test("offloaded content reads back whole through get, restore, dump and verify", arguments: ["seaweedfs", "moto"])
+    func offloadAndReadBack(server name: String) throws {
+        let server = try server(name)
+        let (blob, tree) = try fillAndPush(server)
+        let before = try chunkCounts()
+
+        let offloaded = try run(["offload", remote, "--json"], server)
+        #expect(offloaded.status == 0, "\(offloaded.error)")
+        let summary = try JSONDecoder().decode(OffloadSummary.self, from: Data(offloaded.output.utf8))
+        #expect(summary.offloadedChunks > 0 && summary.keptChunks == 0 && summary.localOnlyChunks == 0)
+        let after = try chunkCounts()
+        // Only the device-only blob's chunks stay: they never reach the store.
+        #expect(after.offloaded == summary.offloadedChunks)
+        #expect(after.local + after.offloaded == before.local && after.local > 0)
+
+        let got = try get("big", server)
+        #expect(got.bytes.map { $0 == blob } == true, "\(got.error)")
+        #expect(try get("local", server).bytes.map { $0 == blob } == true)
+        try expectRestored(tree, into: "restored", server)
+        let dumped = try run(["dump", "docs", "text"], server)
+        #expect(dumped.output == String(repeating: "a", count: 700_000), "\(dumped.error)")
+        let verified = try run(["verify", "--read-data"], server)
+        #expect(verified.status == 0, "\(verified.output)\(verified.error)")
+        // Nothing was kept: the budget is none.
+        #expect(try chunkCounts().local == after.local)
+
+        // A new backup after offloading: its new content is pushed and offloaded by the push, the
+        // rest deduplicates against the store.
+        try Data(repeating: 0x62, count: 300_000).write(to: tree.appendingPathComponent("more"))
+        let backup = try run(["backup", tree.path, "--name", "docs", "--json"], server)
+        #expect(backup.status == 0, "\(backup.error)")
+        #expect(try run(["push", remote], server).status == 0)
+        #expect(try chunkCounts().local == after.local)
+        try expectRestored(tree, into: "restored-again", server)
+    }
+
+    @Test("the cache keeps at most --keep of content, most recently read first", arguments: ["seaweedfs"])
+    func cacheBudget(server name: String) throws {
+        let server = try server(name)
+        let (blob, _) = try fillAndPush(server)
+        let budget = 1 << 20
+        #expect(try run(["offload", remote, "--keep", "1M"], server).status == 0)
+        for _ in 0..<2 {
+            let got = try get("big", server)
+            #expect(got.bytes.map { $0 == blob } == true, "\(got.error)")
+            let vault = try Vault.open(at: directory.path("vault"))
+            let cached = try vault.environment.read { txn -> Int in
+                var bytes = 0
+                try StoreContent(schema: vault.schema)?.forEachCached(in: txn) { id, _, length in
+                    let here = try txn.contains(vault.schema.chunks, key: id)
+                    #expect(here)
+                    bytes += length
+                    return true
+                }
+                return bytes
+            }
+            vault.close()
+            #expect(cached > 0 && cached <= budget)
+        }
+    }
+
+    @Test(
+        "a compaction on another device moves what this one offloaded; its next pull finds it again",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func compactionElsewhere(server name: String) throws {
+        let server = try server(name)
+        let (blob, tree) = try fillAndPush(server)
+        #expect(try run(["offload", remote], server).status == 0)
+        #expect(try run(["init", "--join", remote], server, vault: "b").status == 0)
+        let compacted = try run(["remote", "compact", remote], server, vault: "b")
+        #expect(compacted.status == 0, "\(compacted.error)")
+
+        let stale = try get("big", server)
+        #expect(stale.bytes == nil)
+        #expect(stale.error.contains("coffer pull"), "\(stale.error)")
+        #expect(try run(["pull", remote], server).status == 0)
+        #expect(try get("big", server).bytes.map { $0 == blob } == true)
+        try expectRestored(tree, into: "restored", server)
+        #expect(try run(["verify", "--read-data"], server).status == 0)
+    }
+
+    @Test("with the store out of reach, offloaded reads fail naming it and local content stays readable")
+    func storeOutOfReach() throws {
+        let server = try SeaweedFS.shared()
+        let (blob, tree) = try fillAndPush(server)
+        #expect(try run(["offload", remote], server).status == 0)
+        let denied = ["AWS_SECRET_ACCESS_KEY": "not-the-secret"]
+        let got = try get("big", server, extra: denied)
+        #expect(got.bytes == nil)
+        #expect(got.error.contains(remote), "\(got.error)")
+        #expect(try get("local", server, extra: denied).bytes.map { $0 == blob } == true)
+        #expect(try run(["put", "new", directory.path("blob.bin").path], server, extra: denied).status == 0)
+
+        // A restore that fails leaves no partial file under a final name.
+        let target = directory.path("partial")
+        let restored = try run(["restore", "docs", "--target", target.path], server, extra: denied)
+        #expect(restored.status != 0)
+        let walker = FileManager.default.enumerator(at: target, includingPropertiesForKeys: [.isRegularFileKey])
+        while let url = walker?.nextObject() as? URL {
+            guard (try url.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true else { continue }
+            let relative = String(url.path.dropFirst(target.path.count + 1))
+            #expect(!relative.contains(".coffer-restore-"), "\(relative)")
+            #expect(
+                try Data(contentsOf: url) == Data(contentsOf: tree.appendingPathComponent(relative)),
+                "\(relative) is partial"
+            )
+        }
+    }
+}
