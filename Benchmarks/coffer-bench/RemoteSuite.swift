@@ -39,7 +39,8 @@ enum RemoteSuite {
         )
         return [
             PlainUpload(fixture: fixture), Push(fixture: fixture), PlainDownload(fixture: fixture),
-            Join(fixture: fixture), CompactedGroup(fixture: fixture, measuring: .history),
+            Join(fixture: fixture), OffloadedRead(fixture: fixture),
+            CompactedGroup(fixture: fixture, measuring: .history),
             CompactedGroup(fixture: fixture, measuring: .store), CompactedGroup(fixture: fixture, measuring: .join),
         ]
     }
@@ -194,6 +195,48 @@ enum RemoteSuite {
             guard summary.bundles.count == 1 else {
                 throw BenchmarkError("the join pulled \(summary.bundles.count) bundles")
             }
+        }
+    }
+
+    /// Every blob of a vault that offloaded all its content (`coffer offload --keep 0`) read back,
+    /// each chunk fetched from the store with a ranged GET, opened and checked: beside the plain
+    /// download of the same bundle's bytes. The cache budget is none, so every run fetches it all.
+    struct OffloadedRead: Benchmark {
+        let fixture: Fixture
+        private let directory = scratchDirectory()
+        private var vault: Vault?
+        var name: String { "remote/read every blob of an offloaded vault (fetched from the store)" }
+        var bytesPerRun: Int { fixture.bundleSize }
+        var reference: String? { RemoteSuite.plainDownload }
+
+        init(fixture: Fixture) { self.fixture = fixture }
+
+        mutating func setUp() throws {
+            try fixture.prepare()
+            let remote = try fixture.remote(prefix: "joined")
+            let (joined, _) = try Vault.join(
+                remote: remote,
+                at: directory.appendingPathComponent("offloaded"),
+                passphrase: "bench",
+                configuration: SyncSuite.joiningConfiguration
+            )
+            let summary = try joined.offloadContent(to: remote)
+            guard summary.offloadedChunks > 0 else { throw BenchmarkError("nothing was offloaded") }
+            vault = joined
+        }
+
+        mutating func tearDown() throws {
+            vault?.close()
+            vault = nil
+            try? FileManager.default.removeItem(at: directory)
+            fixture.release()
+        }
+
+        mutating func run() throws {
+            guard let vault else { return }
+            let null = open("/dev/null", O_WRONLY)
+            defer { close(null) }
+            for blob in try vault.blobs.list() { try vault.blobs.read(blob.name, toFileDescriptor: null) }
         }
     }
 

@@ -134,9 +134,16 @@ package struct ChunkStore {
             if let source, try StoreContent(schema: schema)?.isCached(id, in: txn) == true { source.noteUse(of: id) }
             return local
         }
-        guard let content = StoreContent(schema: schema), try txn.contains(schema.chunkRefs, key: id),
-            let (site, object) = try content.site(of: id, in: txn)
-        else { return nil }
+        guard let content = StoreContent(schema: schema), try txn.contains(schema.chunkRefs, key: id) else {
+            return nil
+        }
+        guard let (site, object) = try content.site(of: id, in: txn) else {
+            guard try content.hasSite(id, in: txn) else { return nil }
+            throw CofferError(
+                .itemNotFound,
+                "a chunk this vault offloaded lay in an object the store no longer lists (a compaction replaced it): run coffer pull, which finds where the store holds it now, then try again"
+            )
+        }
         guard let source, source.remote == object.remote else {
             throw CofferError(
                 .io,

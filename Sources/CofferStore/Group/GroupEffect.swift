@@ -23,7 +23,8 @@ import Foundation
 ///   revoked at the same time, having known everything they knew, still revokes them (*both lose*:
 ///   its join is void and they are out): a revoked device's stale copy cannot undo its revocation by
 ///   closing the door on its revoker, and a thief racing the door cannot get in by revoking its
-///   closer.
+///   closer. Such a revocation voids none of what the revoked device wrote at the same time: its
+///   closings still void every other join made then.
 ///
 /// The rules are applied without regard to the order of the entries: an entry has effect once
 /// everything it depends on is decided in its favour, is void once anything decides against it,
@@ -195,14 +196,15 @@ struct GroupEffect {
     }
 
     /// Whether a revocation of the author concurrent with the entry takes effect; revocations made
-    /// by the devices `except` are left out, and so, for a revocation, are those that count only
-    /// because both lose (the revocations of a device revoked that way stand).
+    /// by the devices `except` are left out, and so are those that count only because both lose: a
+    /// device revoked that way is out from then on, but what it wrote at the same time stands, its
+    /// closings above all. (Otherwise a thief racing the door with an old bundle and the passphrase
+    /// voided the closer's policy of approval for every other join it made at the same time, and
+    /// its made-up devices got in: red team round 12, F1.)
     private func voidedByRevocation(_ index: Int, except: [UUID]) -> Answer {
         let entry = graph.entries[index]
-        let isRevocation = entry.change.revokedDevice != nil
         let revocations = (revocationsOf[entry.author] ?? []).filter {
-            graph.concurrent($0, index) && !except.contains(graph.entries[$0].author)
-                && !(isRevocation && verdicts[$0] == .selfDefended)
+            graph.concurrent($0, index) && !except.contains(graph.entries[$0].author) && verdicts[$0] != .selfDefended
         }
         return Answer.any(revocations.map(answer))
     }

@@ -12,6 +12,7 @@
 ///                                  ‖ header length (UInt32) ‖ segment size (UInt32)
 /// 0x03 ‖ remote ‖ 0x00 ‖ key → object number (UInt64)
 /// 0x04 ‖ chunk id        → cached: last use (UInt64) ‖ record length (UInt32)
+/// 0x05                   → the last object number given (UInt64): numbers are never reused
 /// ```
 ///
 /// A chunk is *offloaded* when it has references (`chunkRefs`), no local record (`chunks`) and a site.
@@ -36,23 +37,32 @@ package struct StoreContent {
         case object = 2
         case objectName = 3
         case cached = 4
+        case lastNumber = 5
     }
 
     // MARK: Objects
 
-    /// The number of `object`, noting it (or its new size and shape, when an object of that name
-    /// was written again) if needed.
+    /// The number of `object`, noting it if needed. An object of that name written again (another
+    /// size or shape) is another object: the old one is forgotten, so no site in it is read at the
+    /// offsets of the new one.
     package func number(of object: StoreObject, in txn: Transaction) throws -> UInt64 {
         let nameKey = Self.nameKey(remote: object.remote, key: object.key)
         if let stored = try txn.get(table, key: nameKey) {
             var reader = BinaryReader(stored, what: "a store object's number")
             let number = try reader.readUInt64()
-            if try self.object(number, in: txn) != object {
-                try txn.put(table, key: Self.objectKey(number), value: object.encoded)
-            }
-            return number
+            if try self.object(number, in: txn) == object { return number }
+            try forget(number, in: txn)
         }
-        let number = (try lastObjectNumber(in: txn) ?? 0) + 1
+        // Numbers are never given twice: a site in a forgotten object must not name a new one.
+        let counterKey = [Kind.lastNumber.rawValue]
+        let last = try txn.get(table, key: counterKey).map { (stored) throws -> UInt64 in
+            var reader = BinaryReader(stored, what: "the last store object number")
+            return try reader.readUInt64()
+        }
+        let number = max(last ?? 0, try lastObjectNumber(in: txn) ?? 0) + 1
+        var counter = BinaryWriter()
+        counter.write(number)
+        try txn.put(table, key: counterKey, value: counter.bytes)
         try txn.put(table, key: Self.objectKey(number), value: object.encoded)
         var writer = BinaryWriter()
         writer.write(number)
@@ -115,6 +125,11 @@ package struct StoreContent {
         }
         guard let object = try object(site.object, in: txn) else { return nil }
         return (site, object)
+    }
+
+    /// Whether chunk `id` has a site noted, in an object still known or not.
+    package func hasSite(_ id: ChunkID, in txn: Transaction) throws -> Bool {
+        try txn.contains(table, key: Self.siteKey(id))
     }
 
     /// Visits every site noted: chunk id, site.

@@ -13,6 +13,8 @@ package final class StoreChunkReader: OffloadedChunkSource {
     private let keys: @Sendable () throws(CofferError) -> KeyRing
     package let cache: OffloadCache
     private let heads = Locked<[String: StreamHead]>([:])
+    /// Opened segments, shared by the chunks in them and read ahead for a reader going in order.
+    private let segmentCache = SegmentCache(budget: 64 << 20)
     /// Object headers kept at most (each a few kilobytes, at most the log's cap).
     private static let keptHeads = 64
 
@@ -64,8 +66,46 @@ package final class StoreChunkReader: OffloadedChunkSource {
         guard site.offset >= UInt64(ChunkID.size), last < segments else {
             throw damaged(object, "a chunk's site lies outside it")
         }
-        let from = headerLength + first * sealedSize
-        let to = min(object.size, headerLength + (last + 1) * sealedSize)
+        let opened = try segmentCache.segments(first, last, of: Self.identity(of: object), count: segments) {
+            (range) throws(CofferError) -> [[UInt8]] in
+            try open(range, of: object, head: head, segments: segments)
+        }
+        let base = first * segmentSize
+        let frameID = Self.gather(start..<site.offset, from: opened, startingAt: base)
+        let record = Self.gather(site.offset..<end, from: opened, startingAt: base)
+        guard frameID == id.bytes, record.count == Int(site.length) else {
+            throw damaged(object, "the chunk is not where this vault noted it")
+        }
+        return record
+    }
+
+    /// The stream bytes `range` from consecutive segments' plaintexts, the first starting at stream
+    /// offset `base` (copied a run at a time: a chunk is a fraction of the segments it lies in).
+    private static func gather(_ range: Range<UInt64>, from segments: [[UInt8]], startingAt base: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(range.count)
+        var position = base
+        for segment in segments {
+            let end = position + UInt64(segment.count)
+            let from = max(range.lowerBound, position)
+            let to = min(range.upperBound, end)
+            if from < to { bytes.append(contentsOf: segment[Int(from - position)..<Int(to - position)]) }
+            position = end
+        }
+        return bytes
+    }
+
+    /// Fetches segments `range` of `object` with one ranged GET and opens each.
+    private func open(
+        _ range: ClosedRange<UInt64>,
+        of object: StoreObject,
+        head: StreamHead,
+        segments: UInt64
+    ) throws(CofferError) -> [[UInt8]] {
+        let sealedSize = UInt64(object.segmentSize) + UInt64(AESGCM.tagByteCount)
+        let headerLength = UInt64(object.headerLength)
+        let from = headerLength + range.lowerBound * sealedSize
+        let to = min(object.size, headerLength + (range.upperBound + 1) * sealedSize)
         let sealed = try client.getRange(object.key, Int64(from)..<Int64(to), etag: nil)
         guard sealed.count == Int(to - from) else {
             throw damaged(object, "the store returned \(sealed.count) bytes of a range of \(to - from)")
@@ -74,10 +114,9 @@ package final class StoreChunkReader: OffloadedChunkSource {
         do { cipher = try AESGCM() } catch {
             throw CofferError(.internalError, "creating a cipher context failed: \(error)", underlying: error)
         }
-        var plaintext: [UInt8] = []
-        plaintext.reserveCapacity(Int((last - first + 1) * segmentSize))
+        var opened: [[UInt8]] = []
         var position = 0
-        for index in first...last {
+        for index in range {
             let length = min(Int(sealedSize), sealed.count - position)
             let nonce = BundleStream.nonce(
                 prefix: head.noncePrefix,
@@ -85,23 +124,19 @@ package final class StoreChunkReader: OffloadedChunkSource {
                 last: index == segments - 1
             )
             do {
-                plaintext += try cipher.open(
-                    nonce + sealed[position..<(position + length)],
-                    key: head.key,
-                    authenticating: head.bytes
+                opened.append(
+                    try cipher.open(
+                        nonce + sealed[position..<(position + length)],
+                        key: head.key,
+                        authenticating: head.bytes
+                    )
                 )
             } catch {
                 throw damaged(object, "its segment \(index) does not authenticate")
             }
             position += length
         }
-        let offset = Int(start - first * segmentSize)
-        guard offset + Int(end - start) <= plaintext.count,
-            Array(plaintext[offset..<(offset + ChunkID.size)]) == id.bytes
-        else {
-            throw damaged(object, "the chunk is not where this vault noted it")
-        }
-        return Array(plaintext[(offset + ChunkID.size)..<(offset + Int(end - start))])
+        return opened
     }
 
     private func damaged(_ object: StoreObject, _ why: String) -> CofferError {
@@ -111,9 +146,16 @@ package final class StoreChunkReader: OffloadedChunkSource {
         )
     }
 
+    /// What tells one object from another in the caches: its key, and the size and header length
+    /// noted for it (an object written again under the same key is another one).
+    private static func identity(of object: StoreObject) -> String {
+        "\(object.key) \(object.size) \(object.headerLength)"
+    }
+
     /// The header of `object`, fetched once.
     private func streamHead(of object: StoreObject) throws(CofferError) -> StreamHead {
-        if let head = heads.withLock({ $0[object.key] }) { return head }
+        let identity = Self.identity(of: object)
+        if let head = heads.withLock({ $0[identity] }) { return head }
         let bytes = try client.getRange(object.key, 0..<Int64(object.headerLength), etag: nil)
         var source = DataSource(bytes)
         let (header, headerBytes) = try BundleHeader.read(from: &source)
@@ -128,7 +170,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
         )
         heads.withLock {
             if $0.count >= Self.keptHeads { $0.removeAll() }
-            $0[object.key] = head
+            $0[identity] = head
         }
         return head
     }

@@ -115,15 +115,10 @@ extension Vault {
         }
         var summary = OffloadSummary(remote: remote.location.description)
         summary.notices = try push(to: remote, progress: progress).notices
-        let client = S3Client(remote)
-        let listing = try client.list(prefix: RemoteLayout(location: remote.location).listingPrefix)
-        let listed = Dictionary(listing.map { ($0.key, UInt64($0.size)) }) { first, _ in first }
         let (schema, environment, identity) = (schema, environment, remote.identity)
         try storage("offloading") {
             try schema.ensureStoreContent(in: environment)
             try environment.write { txn in
-                guard let content = StoreContent(schema: schema) else { return }
-                try Self.forgetObjects(of: identity, notIn: listed, content: content, in: txn)
                 let settings = OffloadSettings(
                     remote: identity,
                     location: remote.location.description,
@@ -135,6 +130,9 @@ extension Vault {
                 try Vault.markFormat(in: txn, schema: schema, atLeast: Schema.offloadedFormatVersion)
             }
         }
+        // What the store lists now: objects gone are forgotten, and what lay in them is found again
+        // in the checkpoints that replaced them.
+        summary.notices += try refreshStoreSites(remote: remote, keepingBudget: false)
         let dropped = try dropOffloadableChunks(remote: identity, keep: keep)
         (summary.offloadedChunks, summary.offloadedBytes) = (dropped.offloaded.chunks, dropped.offloaded.bytes)
         (summary.keptChunks, summary.keptBytes) = (dropped.kept.chunks, dropped.kept.bytes)
@@ -207,14 +205,17 @@ extension Vault {
         for start in stride(from: 0, to: candidates.count, by: batch) {
             let slice = candidates[start..<min(candidates.count, start + batch)]
             let now = UInt64(Date().timeIntervalSince1970 * 1000)
-            try storage("offloading") {
-                try environment.write { txn in
-                    guard let content = StoreContent(schema: schema) else { return }
+            // Counted from scratch in the transaction, which runs again if the map has to grow.
+            let batchResult = try storage("offloading") {
+                try environment.write { txn -> (kept: UInt64, result: DroppedChunks) in
+                    var batchKept = kept
+                    var batchResult = result
+                    guard let content = StoreContent(schema: schema) else { return (batchKept, batchResult) }
                     for candidate in slice {
-                        if kept + UInt64(candidate.length) <= keep {
-                            kept += UInt64(candidate.length)
-                            result.kept.chunks += 1
-                            result.kept.bytes += UInt64(candidate.length)
+                        if batchKept + UInt64(candidate.length) <= keep {
+                            batchKept += UInt64(candidate.length)
+                            batchResult.kept.chunks += 1
+                            batchResult.kept.bytes += UInt64(candidate.length)
                             if try !content.isCached(candidate.id, in: txn) {
                                 try content.noteCached(candidate.id, length: candidate.length, lastUse: now, in: txn)
                             }
@@ -222,10 +223,20 @@ extension Vault {
                         }
                         try txn.delete(schema.chunks, key: candidate.id)
                         try content.forgetCached(candidate.id, in: txn)
-                        result.offloaded.chunks += 1
-                        result.offloaded.bytes += UInt64(candidate.length)
+                        batchResult.offloaded.chunks += 1
+                        batchResult.offloaded.bytes += UInt64(candidate.length)
                     }
+                    return (batchKept, batchResult)
                 }
+            }
+            (kept, result) = batchResult
+        }
+        // Cache entries of chunks that lie in no object the store lists now are forgotten (their
+        // records stay: they are the only copy here).
+        try storage("trimming the cache") {
+            try environment.write { txn in
+                guard let content = StoreContent(schema: schema) else { return }
+                try OffloadCache.trim(content, to: keep, in: txn)
             }
         }
         return result

@@ -3,7 +3,7 @@ extension Vault {
     /// chunks this vault offloaded whose object a compaction deleted (in the checkpoints that replaced
     /// it), and, for the store this vault offloads to, drops what the pull brought beyond the cache
     /// budget. Returns notices for the pull's summary.
-    func refreshStoreSites(remote: S3Remote) throws(CofferError) -> [String] {
+    func refreshStoreSites(remote: S3Remote, keepingBudget: Bool = true) throws(CofferError) -> [String] {
         let (schema, environment, identity) = (schema, environment, remote.identity)
         guard StoreContent(schema: schema) != nil else { return [] }
         let client = S3Client(remote)
@@ -19,15 +19,21 @@ extension Vault {
         var notices: [String] = []
         var homeless = try offloadedChunksWithoutSite()
         if !homeless.isEmpty {
+            // Checkpoints this vault never read first; then those it knows, since the sites it noted
+            // in one may have moved on to a later one since deleted.
             let noted = try storage("reading the store's objects") {
                 try environment.read { txn in
                     Set(try StoreContent(schema: schema)?.objects(in: identity, txn: txn).values.map(\.key) ?? [])
                 }
             }
-            for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key > $1.key })
-            where state.hasCut && state.hasBundle && !homeless.isEmpty {
-                let key = layout.checkpointBundleKey(id)
-                guard !noted.contains(key), let size = listed[key] else { continue }
+            let checkpoints = layout.checkpoints(in: listing).filter { $0.value.hasCut && $0.value.hasBundle }
+                .map { layout.checkpointBundleKey($0.key) }
+                .sorted { first, second in
+                    let (firstNoted, secondNoted) = (noted.contains(first), noted.contains(second))
+                    return firstNoted != secondNoted ? !firstNoted : first > second
+                }
+            for key in checkpoints where !homeless.isEmpty {
+                guard let size = listed[key] else { continue }
                 try noteSites(ofObject: key, size: size, client: client)
                 homeless = try offloadedChunksWithoutSite()
             }
@@ -37,7 +43,7 @@ extension Vault {
                 )
             }
         }
-        if let settings = try offloadSettings(), settings.remote == identity {
+        if keepingBudget, let settings = try offloadSettings(), settings.remote == identity {
             _ = try dropOffloadableChunks(remote: identity, keep: settings.keep)
         }
         return notices

@@ -90,19 +90,6 @@ extension Vault {
         let (export, _, sites) = try writeBundleNotingSites(to: file, progress: nil) { _ in nil }
         summary.checkpointBytes = export.bytes
         try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
-        // The checkpoint holds every chunk: where it lies there is noted before the bundles that held
-        // this vault's offloaded chunks go.
-        try storage("noting where chunks lie") {
-            try schema.ensureStoreContent(in: environment)
-            try environment.write { txn in
-                try BundleChunkSite.note(
-                    sites.chunks,
-                    in: sites.object(remote: remote.identity, key: layout.checkpointBundleKey(cut.id)),
-                    schema: schema,
-                    txn: txn
-                )
-            }
-        }
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
         try client.put(
@@ -139,7 +126,24 @@ extension Vault {
                 ownSuperseded = true
             }
         }
-        if ownSuperseded { doomed += [layout.checkpointCutKey(cut.id), layout.checkpointBundleKey(cut.id)] }
+        if ownSuperseded {
+            doomed += [layout.checkpointCutKey(cut.id), layout.checkpointBundleKey(cut.id)]
+        } else {
+            // The checkpoint holds every chunk: where it lies there is noted before the bundles that
+            // held this vault's offloaded chunks go. (One that goes itself is not: the one that
+            // covers it holds them, and a pull finds them there.)
+            try storage("noting where chunks lie") {
+                try schema.ensureStoreContent(in: environment)
+                try environment.write { txn in
+                    try BundleChunkSite.note(
+                        sites.chunks,
+                        in: sites.object(remote: remote.identity, key: layout.checkpointBundleKey(cut.id)),
+                        schema: schema,
+                        txn: txn
+                    )
+                }
+            }
+        }
         for key in doomed {
             do {
                 try client.delete(key)

@@ -43,10 +43,22 @@ package struct BundleExporter<Sink: ByteSink> {
         tiers = SyncTiers(environment: environment, schema: schema, keys: keys, coder: coder)
     }
 
-    /// Writes every syncable chunk, then every syncable record and deletion.
+    /// Writes every syncable record and deletion, each after the chunks it references that are not
+    /// written yet, then every other syncable chunk (those of records held back, of writes in
+    /// progress). Content lies in the bundle in the order its records read it, so a reader fetching
+    /// chunks from the bundle as an object in a store (``StoreContent``) finds neighbours together.
     package mutating func writeEverything() throws {
+        var placed: Set<ChunkID> = []
+        try txn.forEach(in: schema.versions) { key, value in
+            let (kind, id) = try Self.decodeVersionKey(key)
+            let entry = try VersionEntry(decoding: value)
+            if !entry.isDeleted { try writeChunks(of: kind, id: id, skipping: &placed) }
+            try writeRecord(kind, id: id, entry: entry)
+            return true
+        }
         try txn.forEach(in: schema.chunks) { key, value in
-            if Self.scope(ofChunk: value) == .syncable { try writeChunk(id: try ChunkID(stored: key), record: value) }
+            let id = try ChunkID(stored: key)
+            if !placed.contains(id), Self.scope(ofChunk: value) == .syncable { try writeChunk(id: id, record: value) }
             return true
         }
         // Chunks offloaded to an object store are fetched back from it (syncable all: only
@@ -54,7 +66,7 @@ package struct BundleExporter<Sink: ByteSink> {
         if let content = StoreContent(schema: schema) {
             var offloaded: [ChunkID] = []
             try content.forEachSite(in: txn) { id, _ in
-                if try content.isOffloaded(id, in: txn) { offloaded.append(id) }
+                if !placed.contains(id), try content.isOffloaded(id, in: txn) { offloaded.append(id) }
                 return true
             }
             let chunks = ChunkStore(schema: schema)
@@ -63,12 +75,22 @@ package struct BundleExporter<Sink: ByteSink> {
             }
         }
         wroteEveryChunk = true
-        try txn.forEach(in: schema.versions) { key, value in
-            let (kind, id) = try Self.decodeVersionKey(key)
-            try writeRecord(kind, id: id, entry: try VersionEntry(decoding: value))
-            return true
-        }
         summary.deviceBoundLeftBehind = try countDeviceBound()
+    }
+
+    /// Writes the syncable chunks the record `id` references that `placed` does not hold yet, and
+    /// adds them to it.
+    private mutating func writeChunks(of kind: SyncRecordKind, id: [UInt8], skipping placed: inout Set<ChunkID>) throws {
+        let chunks = ChunkStore(schema: schema)
+        var referenced: [ChunkID] = []
+        try forEachReference(kind, id: id) { (chunkID) throws(CofferError) in
+            if placed.insert(chunkID).inserted { referenced.append(chunkID) }
+        }
+        for chunkID in referenced {
+            try chunks.withRecord(chunkID, in: txn) { (record) throws in
+                if Self.scope(ofChunk: record) == .syncable { try writeChunk(id: chunkID, record: record) }
+            }
+        }
     }
 
     /// Writes the records changed after `cursor` (once each, in their latest version) and the

@@ -593,6 +593,91 @@ struct GroupAdversaryTests {
     }
 
     @Test(
+        "After a member closes joins, made-up devices join one after another on the old heads and the last revokes the closer: none gets in, and joins stay closed (red team round 12, F1)"
+    )
+    func chainedJoinsBehindARevokedCloser() throws {
+        let (a, b, c, _) = try foundedTrio()
+        try a.setJoinPolicy(.approval)
+        _ = try exchange(a, c, "approval-to-c")
+        // b has not heard of the policy: its log is the old one an outsider has in an old bundle,
+        // with the group key the passphrase opens from that bundle's join block.
+        var madeUp: [UUID] = []
+        try b.changeGroup("chaining made-up joins") { context, _, _ in
+            var chain = context.log
+            for index in 0..<4 {
+                let device = UUID()
+                madeUp.append(device)
+                var outsider = try GroupContext(
+                    log: chain,
+                    roots: context.roots,
+                    device: device,
+                    deviceKeys: DeviceKeys.generate()
+                )
+                try outsider.appendJoined(name: "pad\(index)")
+                // The last one revokes the closer, on top of the chain.
+                if index == 3 { try outsider.append(.revoked(device: a.deviceID, clock: 1)) }
+                chain = outsider.log
+            }
+            context.adopt(try context.log.union(chain))
+        }
+        _ = try offer(b, c, "chain-to-c")
+        let members = try c.members()
+        for device in madeUp {
+            #expect(members.first { $0.deviceID == device }?.isActive != true, "a made-up device is active in c")
+        }
+        #expect(try c.joinPolicy() == .approval, "the closer's policy no longer counts")
+        // Nothing c seals from now on opens for them: the epoch it seals with is sealed to members only.
+        #expect(try !c.syncGroupIsFrozen())
+    }
+
+    @Test(
+        "Made-up devices joining on old heads revoke the closer and one another: a member keeps a few entries, bundle after bundle (red team round 12, F2)"
+    )
+    func madeUpMeshDoesNotGrowTheLog() throws {
+        let (a, b, c, oldBundle) = try foundedTrio()
+        try a.setJoinPolicy(.approval)
+        _ = try exchange(a, c, "approval-to-c")
+        let before = try entryCount(c)
+        // The outsider joins from an old bundle with the passphrase (its join does not count, so c
+        // refuses its bundles), and builds every mesh on the log of a bundle made just before a
+        // closed joins (b's: b has not heard of it), knowing everything a knew then.
+        let (outsider, _) = try group.join("outsider", from: oldBundle)
+        let old = try b.changeGroup("reading") { context, _, _ in context.log }
+        for round in 0..<3 {
+            try outsider.changeGroup("a mesh of made-up devices") { context, _, _ in
+                var outsiders: [GroupContext] = []
+                for _ in 0..<12 {
+                    var outsider = try GroupContext(
+                        log: old,
+                        roots: context.roots,
+                        device: UUID(),
+                        deviceKeys: DeviceKeys.generate()
+                    )
+                    try outsider.appendJoined(name: "mesh")
+                    outsiders.append(outsider)
+                }
+                var joins = old
+                for outsider in outsiders { joins = try joins.union(outsider.log) }
+                var union = joins
+                // Each on the joins alone, side by side with the others' revocations.
+                for var outsider in outsiders {
+                    outsider.adopt(joins)
+                    try outsider.append(.revoked(device: a.deviceID, clock: 1))
+                    for other in outsiders.prefix(3) where other.device != outsider.device {
+                        try outsider.append(.revoked(device: other.device, clock: 2))
+                    }
+                    union = try union.union(outsider.log)
+                }
+                context.adopt(try context.log.union(union))
+            }
+            _ = try offer(outsider, c, "mesh-\(round)-to-c")
+        }
+        let after = try entryCount(c)
+        #expect(after - before <= 2 * GroupContext.keptVoidedClosingsPerDevice + 2, "c kept \(after - before) entries")
+        #expect(try !c.syncGroupIsFrozen())
+    }
+
+    @Test(
         "A revoked device's copy puts one closing on a chain of entries without effect: a member keeps neither the chain nor the closing (red team round 11, F1)"
     )
     func closingOnAChainIsNotKept() throws {

@@ -1,0 +1,151 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// A randomized model of offloading: three devices of one group write, push, pull, offload with
+/// random budgets, compact and read, in random order, against a real SeaweedFS. After every step,
+/// every blob a device lists reads back whole as content some device wrote under that name, no
+/// offloaded chunk lacks a site it can be read from once the device has pulled, and each cache is
+/// within its budget. Every device converges after a final round. Seeds from
+/// `COFFER_OFFLOAD_MODEL_SEEDS` (a count, or a list to replay), each printed on failure.
+@Suite("Offloading, randomized model against SeaweedFS", .serialized)
+struct OffloadModelTests {
+    static let seeds = ModelSeeds.seeds("COFFER_OFFLOAD_MODEL_SEEDS", defaults: [7, 2026])
+
+    /// What a device may do in one step.
+    enum Step: CaseIterable {
+        case write, delete, push, pull, offload, compact, read
+    }
+
+    @Test("random writes, syncs, offloads, compactions and reads keep every blob whole", arguments: seeds)
+    func randomRounds(seed: UInt64) throws {
+        let fixture = try RemoteFixture()
+        let group = try SyncGroupFixture()
+        let remote = try fixture.remote()
+        var generator = SplitMix64(seed: seed)
+        let first = try group.createFirst()
+        try first.push(to: remote)
+        var devices = [first]
+        for index in 1..<3 { devices.append(try fixture.join(group, name: "device-\(index)").0) }
+        defer { for device in devices { device.close() } }
+        // Every content ever written under a name: a read must give one of them.
+        var written: [String: Set<Data>] = [:]
+        var budgets: [Int: UInt64] = [:]
+
+        for stepNumber in 0..<40 {
+            let index = Int(generator.next() % UInt64(devices.count))
+            let device = devices[index]
+            let step = Step.allCases[Int(generator.next() % UInt64(Step.allCases.count))]
+            let context = "seed \(seed), step \(stepNumber): device \(index) \(step)"
+            let outcome = Result { () throws(CofferError) in
+                try perform(step, on: device, remote: remote, generator: &generator, written: &written)
+            }
+            switch outcome {
+            case .success(let keep): if let keep { budgets[index] = keep }
+            case .failure(let error) where error.code == .itemNotFound:
+                // Content a compaction moved cannot be read until the device pulls.
+                try device.pull(from: remote)
+            case .failure(let error):
+                Issue.record("\(context): \(error)")
+                return
+            }
+            for (number, vault) in devices.enumerated() {
+                try expectWhole(
+                    vault,
+                    written: written,
+                    budget: budgets[number],
+                    context: "\(context), device \(number)"
+                )
+            }
+        }
+        // Converge: each pushes and pulls, twice round.
+        for _ in 0..<2 {
+            for device in devices {
+                try device.push(to: remote)
+                try device.pull(from: remote)
+            }
+        }
+        let listings = try devices.map { device in Set(try device.blobs.list().map(\.name)) }
+        #expect(Set(listings).count == 1, "seed \(seed): the devices list different blobs after converging")
+        for (number, vault) in devices.enumerated() {
+            try expectWhole(
+                vault,
+                written: written,
+                budget: budgets[number],
+                context: "seed \(seed), end, device \(number)",
+                movedAllowed: false
+            )
+            let report = try vault.blobs.verify(readingData: true)
+            #expect(report.problems.isEmpty, "seed \(seed), device \(number): \(report.problems)")
+        }
+    }
+
+    /// Runs `step` on `device`; returns the cache budget an offload set.
+    func perform(
+        _ step: Step,
+        on device: Vault,
+        remote: S3Remote,
+        generator: inout SplitMix64,
+        written: inout [String: Set<Data>]
+    ) throws(CofferError) -> UInt64? {
+        switch step {
+        case .write:
+            let name = "blob-\(generator.next() % 5)"
+            let size = Int(generator.next() % 400_000) + 1
+            let bytes = Data(SplitMix64.bytes(size, seed: generator.next()))
+            try device.blobs.write(name, data: bytes)
+            written[name, default: []].insert(bytes)
+        case .delete:
+            let names = try device.blobs.list().map(\.name)
+            if !names.isEmpty { try device.blobs.delete(names[Int(generator.next() % UInt64(names.count))]) }
+        case .push:
+            try device.push(to: remote)
+        case .pull:
+            try device.pull(from: remote)
+        case .offload:
+            let keep = UInt64([0, 100_000, 1 << 20][Int(generator.next() % 3)])
+            _ = try device.offloadContent(to: remote, keep: keep)
+            return keep
+        case .compact:
+            try device.compact(remote: remote)
+        case .read:
+            break
+        }
+        return nil
+    }
+
+    /// Every blob `vault` lists reads back as something written under its name (pulling first when a
+    /// compaction moved offloaded content), and its cache holds at most `budget`.
+    func expectWhole(
+        _ vault: Vault,
+        written: [String: Set<Data>],
+        budget: UInt64?,
+        context: String,
+        movedAllowed: Bool = true
+    ) throws {
+        for blob in try vault.blobs.list() {
+            let read = Result { () throws(CofferError) in try vault.blobs.data(blob.name) }
+            if case .failure(let error) = read, error.code == .itemNotFound, movedAllowed {
+                continue  // moved by a compaction; the next pull finds it (checked at the end)
+            }
+            guard case .success(let data) = read else {
+                Issue.record("\(context): \(blob.name) does not read: \(read)")
+                continue
+            }
+            #expect(written[blob.name]?.contains(data) == true, "\(context): \(blob.name) reads as unwritten content")
+        }
+        guard let budget else { return }
+        vault.schema.offloadedChunks?.finish()
+        let cached = try vault.environment.read { txn -> UInt64 in
+            var bytes: UInt64 = 0
+            try StoreContent(schema: vault.schema)?.forEachCached(in: txn) { _, _, length in
+                bytes += UInt64(length)
+                return true
+            }
+            return bytes
+        }
+        #expect(cached <= budget, "\(context): the cache holds \(cached) bytes, over its budget of \(budget)")
+    }
+}
