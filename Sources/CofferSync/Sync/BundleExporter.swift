@@ -80,7 +80,8 @@ package struct BundleExporter<Sink: ByteSink> {
 
     /// Writes the syncable chunks the record `id` references that `placed` does not hold yet, and
     /// adds them to it.
-    private mutating func writeChunks(of kind: SyncRecordKind, id: [UInt8], skipping placed: inout Set<ChunkID>) throws {
+    private mutating func writeChunks(of kind: SyncRecordKind, id: [UInt8], skipping placed: inout Set<ChunkID>) throws
+    {
         let chunks = ChunkStore(schema: schema)
         var referenced: [ChunkID] = []
         try forEachReference(kind, id: id) { (chunkID) throws(CofferError) in
