@@ -27,6 +27,9 @@ struct GroupGraph {
     let rekeysOf: [UUID: [Int]]
     /// The policies of approval, in canonical order.
     let approvals: [Int]
+    /// For each entry, whether an entry of another device follows it: only such an entry can
+    /// acknowledge a rekey (``GroupEffect``), and a rekey none follows is acknowledged by no one.
+    let followedByOthers: [Bool]
 
     init(_ entries: [GroupEntry], group: UUID) throws(CofferError) {
         self.entries = entries
@@ -85,6 +88,13 @@ struct GroupGraph {
         self.revocationsBy = revocationsBy
         self.rekeysOf = rekeysOf
         self.approvals = approvals
+        var followedByOthers = [Bool](repeating: false, count: entries.count)
+        for (index, entry) in entries.enumerated() {
+            for ancestor in ancestors[index] where !followedByOthers[ancestor] {
+                if entries[ancestor].author != entry.author { followedByOthers[ancestor] = true }
+            }
+        }
+        self.followedByOthers = followedByOthers
     }
 
     /// Whether neither entry was known to the other's author.
