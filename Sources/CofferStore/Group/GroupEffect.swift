@@ -32,14 +32,18 @@ import Foundation
 /// another, and **in doubt, out**: such an admission, or anything else, has no effect, but such a
 /// revocation takes effect. So a log's meaning never depends on which entry's hash is smaller, and
 /// doubt only ever shrinks the group.
+///
+/// What an entry's author knew is decided for every entry a log replays; an entry that cannot change
+/// what was decided of the entries before it (``extended(by:)``) is decided on its own, so that a log
+/// of thousands of entries is not decided again from its start for each one (red team round 11, F3).
 struct GroupEffect {
     /// The entries with effect.
-    private(set) var effective = IndexSet()
+    private(set) var effective: EntrySet
 
     private enum Verdict: Equatable {
         case undecided, effective, void
         /// A revocation that counts only because its author's join was voided by the device it
-        /// revokes (both lose): it revokes that device, but not that device's own revocations.
+        /// revokes (both lose): it revokes that device, but voids nothing that device wrote.
         case selfDefended
     }
 
@@ -76,45 +80,47 @@ struct GroupEffect {
 
     private let graph: GroupGraph
     /// The entries whose effect is decided.
-    private let subset: IndexSet
+    private(set) var subset: EntrySet
+    /// How many entries `subset` holds.
+    private var count: Int
     /// Joins whose proofs do not verify under the key this device trusts for their epoch.
-    private let unproven: IndexSet
+    private let unproven: EntrySet
     private var verdicts: [Verdict]
-    private var admissionsOf: [UUID: [Int]] = [:]
-    private var revocationsOf: [UUID: [Int]] = [:]
-    private var rekeysOf: [UUID: [Int]] = [:]
-    /// Policies of approval. (A new epoch closes nothing: while joins are open, anyone with the
-    /// passphrase may join after it as well.)
-    private var softClosings: [Int] = []
+    /// Whether the entries of `subset` follow one another (none is concurrent with another).
+    private var isChain: Bool
+    /// Whether every verdict was reached in the first pass over `subset`: what an entry added after
+    /// them sees in that pass is final.
+    private var settledInOnePass: Bool
+    /// Whether `subset` holds two rekeys of one device: a race an entry added after them may decide
+    /// (``lostRace(_:)``) by following one and not the other.
+    private var rekeysTwice: Bool
 
     /// The effect of the entries `subset` of `graph` (closed under ancestors), of which the joins
     /// `unproven` do not prove the group key (they have no effect, and nor has anything that needs
     /// them).
-    init(graph: GroupGraph, subset: IndexSet, unproven: IndexSet = IndexSet()) {
+    init(graph: GroupGraph, subset: EntrySet, unproven: EntrySet? = nil) {
         self.graph = graph
         self.subset = subset
+        let unproven = unproven ?? EntrySet(count: graph.entries.count)
         self.unproven = unproven
-        verdicts = []
+        count = subset.count
+        isChain = Self.isChain(subset, in: graph)
+        rekeysTwice = graph.rekeysOf.values.contains { $0.lazy.filter { subset.contains($0) }.count > 1 }
+        verdicts = [Verdict](repeating: .undecided, count: graph.entries.count)
         // Without two concurrent entries nothing voids anything: every entry was checked against its
         // ancestors, so its author was an active member, and each has effect.
-        if unproven.isEmpty, Self.isChain(subset, in: graph) {
+        if unproven.isEmpty, isChain {
             effective = subset
+            settledInOnePass = true
+            for index in subset { verdicts[index] = .effective }
             return
         }
-        verdicts = [Verdict](repeating: .undecided, count: graph.entries.count)
-        for index in subset {
-            let entry = graph.entries[index]
-            if let device = entry.admittedDevice { admissionsOf[device, default: []].append(index) }
-            switch entry.change {
-            case .revoked(let device, _): revocationsOf[device, default: []].append(index)
-            case .keysReplaced: rekeysOf[entry.author, default: []].append(index)
-            case .policy(.approval): softClosings.append(index)
-            default: break
-            }
-        }
+        effective = EntrySet(count: graph.entries.count)
         // Each pass decides what it can, in canonical order, with every decision made so far; a
         // decision is never revised, so this ends after at most one pass per entry.
+        settledInOnePass = false
         var changed = true
+        var passes = 0
         while changed {
             changed = false
             for index in subset where verdicts[index] == .undecided {
@@ -124,22 +130,79 @@ struct GroupEffect {
                     changed = true
                 }
             }
+            if changed { passes += 1 }
         }
-        for index in subset {
-            switch verdicts[index] {
-            case .effective, .selfDefended: effective.insert(index)
-            case .undecided: if case .revoked = graph.entries[index].change { effective.insert(index) }
-            case .void: break
-            }
+        settledInOnePass = passes <= 1
+        for index in subset { include(index) }
+    }
+
+    /// Counts the entry `index`, decided, among those with effect if it has effect.
+    private mutating func include(_ index: Int) {
+        switch verdicts[index] {
+        case .effective, .selfDefended: effective.insert(index)
+        case .undecided: if case .revoked = graph.entries[index].change { effective.insert(index) }
+        case .void: break
+        }
+    }
+
+    /// The effect of these entries and `index`, a later entry whose ancestors are all among them (a
+    /// set closed under ancestors again, of which it is the last entry), when it is decided on its own:
+    /// it cannot change what was decided of them, so deciding it once, after them, gives what deciding
+    /// them all together does. `nil` when it might change that, or be decided differently, and
+    /// everything must be decided together (``init(graph:subset:unproven:)``).
+    ///
+    /// An entry concurrent with none of them (it follows them all) voids nothing: every rule voids
+    /// only concurrent entries, but for a rekey, which vouches for its device's revocations that
+    /// another of its rekeys would void, and a revocation, decided in a later pass on what it saw in
+    /// an earlier one (when it counts only because both lose). An entry concurrent with some voids
+    /// nothing unless it is a closing (a revocation, a rekey or a policy of approval), but acknowledges
+    /// the rekeys it follows, which decides a race between two rekeys of one device.
+    func extended(by index: Int) -> GroupEffect? {
+        let entry = graph.entries[index]
+        let follows = graph.ancestorCounts[index] == count
+        switch entry.change {
+        case .keysReplaced:
+            guard follows, !vouchingMatters(for: entry.author) else { return nil }
+        case .revoked:
+            guard follows, settledInOnePass else { return nil }
+        case .policy(.approval):
+            guard follows else { return nil }
+        default:
+            guard follows || !rekeysTwice else { return nil }
+        }
+        var extended = self
+        extended.subset.insert(index)
+        extended.count += 1
+        extended.isChain = isChain && follows
+        if case .keysReplaced = entry.change,
+            (graph.rekeysOf[entry.author] ?? []).contains(where: subset.contains)
+        {
+            extended.rekeysTwice = true
+        }
+        if unproven.isEmpty, extended.isChain {
+            extended.verdicts[index] = .effective
+        } else {
+            extended.verdicts[index] = extended.decide(index)
+        }
+        extended.include(index)
+        return extended
+    }
+
+    /// Whether a rekey of `device` following every entry would vouch for a revocation of that device
+    /// that one of its rekeys concurrent with it voids (``voidedByRekey(_:)``).
+    private func vouchingMatters(for device: UUID) -> Bool {
+        let rekeys = (graph.rekeysOf[device] ?? []).filter(subset.contains)
+        return (graph.revocationsBy[device] ?? []).contains { revocation in
+            subset.contains(revocation) && rekeys.contains { graph.concurrent($0, revocation) }
         }
     }
 
     /// Whether the entries `subset` (closed under ancestors) follow one another: each one's ancestors
     /// are all the entries before it.
-    private static func isChain(_ subset: IndexSet, in graph: GroupGraph) -> Bool {
+    private static func isChain(_ subset: EntrySet, in graph: GroupGraph) -> Bool {
         var rank = 0
         for index in subset {
-            guard graph.ancestors[index].count == rank else { return false }
+            guard graph.ancestorCounts[index] == rank else { return false }
             rank += 1
         }
         return true
@@ -189,7 +252,7 @@ struct GroupEffect {
 
     /// Whether the author's admission, known to the entry, has effect.
     private func supported(_ index: Int) -> Answer {
-        let admissions = (admissionsOf[graph.entries[index].author] ?? []).filter {
+        let admissions = (graph.admissionsOf[graph.entries[index].author] ?? []).filter {
             graph.ancestors[index].contains($0)
         }
         return Answer.any(admissions.map(answer))
@@ -203,8 +266,9 @@ struct GroupEffect {
     /// its made-up devices got in: red team round 12, F1.)
     private func voidedByRevocation(_ index: Int, except: [UUID]) -> Answer {
         let entry = graph.entries[index]
-        let revocations = (revocationsOf[entry.author] ?? []).filter {
-            graph.concurrent($0, index) && !except.contains(graph.entries[$0].author) && verdicts[$0] != .selfDefended
+        let revocations = (graph.revocationsOf[entry.author] ?? []).filter {
+            subset.contains($0) && graph.concurrent($0, index) && !except.contains(graph.entries[$0].author)
+                && verdicts[$0] != .selfDefended
         }
         return Answer.any(revocations.map(answer))
     }
@@ -217,7 +281,7 @@ struct GroupEffect {
     /// N1: a leaked copy's late rekey voided the revocations its owner made before and after its own
     /// rekey, and a revoked device came back).
     private func voidedByRekey(_ index: Int) -> Answer {
-        let rekeys = rekeysOf[graph.entries[index].author] ?? []
+        let rekeys = (graph.rekeysOf[graph.entries[index].author] ?? []).filter(subset.contains)
         let isRevocation = graph.entries[index].change.revokedDevice != nil
         let voiding = rekeys.filter { rekey in
             guard graph.concurrent(rekey, index) else { return false }
@@ -233,7 +297,9 @@ struct GroupEffect {
     /// Whether every rekey of the author that the entry follows has effect: an entry signed with the
     /// keys a rekey without effect put in place came from whoever made that rekey.
     private func followsRekeys(_ index: Int) -> Answer {
-        let followed = (rekeysOf[graph.entries[index].author] ?? []).filter { graph.ancestors[index].contains($0) }
+        let followed = (graph.rekeysOf[graph.entries[index].author] ?? []).filter {
+            graph.ancestors[index].contains($0)
+        }
         return Answer.all(followed.map(answer))
     }
 
@@ -245,7 +311,9 @@ struct GroupEffect {
     /// anything signed with its keys, however late it comes. When each was acknowledged without the
     /// other (a true race), neither loses, and the device is revoked.
     private func lostRace(_ index: Int) -> Answer {
-        let rivals = (rekeysOf[graph.entries[index].author] ?? []).filter { graph.concurrent($0, index) }
+        let rivals = (graph.rekeysOf[graph.entries[index].author] ?? []).filter {
+            subset.contains($0) && graph.concurrent($0, index)
+        }
         return Answer.any(
             rivals.map { rival in
                 Answer.all([
@@ -258,6 +326,9 @@ struct GroupEffect {
     /// Whether an entry with effect by a device other than the author of the rekey `index` follows it
     /// and not the entry `other`.
     private func acknowledged(_ index: Int, notKnowing other: Int) -> Answer {
+        // Most rekeys none follows: side by side, thousands of them made each rekey's race scan the
+        // log once per rival.
+        guard graph.followedByOthers[index] else { return .no }
         let author = graph.entries[index].author
         let acknowledgements = subset.filter {
             graph.entries[$0].author != author && graph.ancestors[$0].contains(index)
@@ -277,8 +348,8 @@ struct GroupEffect {
     private func closings(of index: Int) -> [(closing: Int, power: Answer)] {
         let device = graph.entries[index].author
         var found: [(Int, Answer)] = []
-        for revocations in revocationsOf.values {
-            for revocation in revocations where graph.concurrent(revocation, index) {
+        for revocations in graph.revocationsOf.values {
+            for revocation in revocations where subset.contains(revocation) && graph.concurrent(revocation, index) {
                 guard let target = graph.entries[revocation].change.revokedDevice else { continue }
                 let power = Answer.all([
                     supported(revocation), voidedByRekey(revocation).negated,
@@ -287,13 +358,13 @@ struct GroupEffect {
                 found.append((revocation, power))
             }
         }
-        for rekeys in rekeysOf.values {
-            for rekey in rekeys where graph.concurrent(rekey, index) {
+        for rekeys in graph.rekeysOf.values {
+            for rekey in rekeys where subset.contains(rekey) && graph.concurrent(rekey, index) {
                 let power = Answer.all([supported(rekey), voidedByRevocation(rekey, except: [device]).negated])
                 found.append((rekey, power))
             }
         }
-        for closing in softClosings where graph.concurrent(closing, index) {
+        for closing in graph.approvals where subset.contains(closing) && graph.concurrent(closing, index) {
             let power = Answer.all([
                 supported(closing), voidedByRevocation(closing, except: [device]).negated,
                 voidedByRekey(closing).negated,
@@ -311,12 +382,12 @@ struct GroupEffect {
         let revocation = graph.entries[index]
         guard let target = revocation.change.revokedDevice else { return .no }
         let device = revocation.author
-        let joins = (admissionsOf[device] ?? []).filter {
+        let joins = (graph.admissionsOf[device] ?? []).filter {
             graph.ancestors[index].contains($0) && graph.entries[$0].change.isJoin && !graph.founding.contains($0)
         }
         guard let join = joins.first, joins.count == 1, !unproven.contains(join) else { return .no }
-        let revocationsByDevice = revocationsOf.values.joined().filter {
-            graph.entries[$0].author == device && graph.ancestors[$0].contains(join)
+        let revocationsByDevice = (graph.revocationsBy[device] ?? []).filter {
+            subset.contains($0) && graph.ancestors[$0].contains(join)
         }
         // A closing is answered by a revocation of its author made at the same time, when the join
         // knew everything the closing knew but what that revocation voids (the closer's own entries
@@ -329,10 +400,11 @@ struct GroupEffect {
                 else {
                     return false
                 }
-                let knew = graph.ancestors[closing].filteredIndexSet {
-                    !(graph.entries[$0].author == closer && graph.concurrent($0, answering))
+                // What the closing knew, but the closer's own entries the answering revocation voids.
+                return graph.ancestors[closing].allSatisfy {
+                    graph.ancestors[join].contains($0)
+                        || (graph.entries[$0].author == closer && graph.concurrent($0, answering))
                 }
-                return knew.isSubset(of: graph.ancestors[join])
             }
         }
         var answersThis = false

@@ -173,7 +173,7 @@ package struct GroupLog: Equatable, Sendable {
     /// The entries of this log that `keep` names and all of their ancestors, as a log.
     package func keeping(_ keep: (GroupEntry) -> Bool) throws(CofferError) -> GroupLog {
         let graph = try GroupGraph(entries, group: group)
-        var kept = IndexSet()
+        var kept = EntrySet(count: entries.count)
         for index in entries.indices where keep(entries[index]) {
             kept.insert(index)
             kept.formUnion(graph.ancestors[index])
@@ -206,45 +206,34 @@ package struct GroupLog: Equatable, Sendable {
     /// - Throws: ``CofferError`` `.notTrusted` naming the first entry that breaks a rule.
     package func state(roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) -> GroupState {
         let graph = try GroupGraph(entries, group: group)
+        var pasts = GroupPasts(graph: graph)
         var unchecked = false
-        var unproven = IndexSet()
+        var unproven = EntrySet(count: entries.count)
         // Joins whose proofs this device could not confirm (failed, or no trusted key): an epoch may
         // leave their devices out, as its author may have found them unproven.
-        var unconfirmed = IndexSet()
-        // The effect of the entries before `index`, kept while each entry follows all of those before
-        // it (the common case): such an entry is concurrent with none of them, so it changes nothing
-        // they decided and has effect exactly when its author's admission does.
-        var prefixEffect: IndexSet? = IndexSet()
+        var unconfirmed: [Int] = []
         for index in entries.indices {
-            let follows = graph.ancestors[index].count == index
             // A join's proof is checked every time: whether it verifies depends on the keys held.
             let isJoin = entries[index].change.isJoin
-            if isJoin || !CheckedEntries.contains(entries[index].hash) {
-                let effective: IndexSet
-                if follows {
-                    effective = prefixEffect ?? GroupEffect(graph: graph, subset: graph.ancestors[index]).effective
-                    prefixEffect = effective
-                } else {
-                    effective = GroupEffect(graph: graph, subset: graph.ancestors[index]).effective
-                }
-                let past = GroupState(graph: graph, members: graph.ancestors[index], effective: effective)
-                let unsure = Set(
-                    unconfirmed.intersection(graph.ancestors[index]).compactMap { entries[$0].admittedDevice }
+            guard isJoin || !CheckedEntries.contains(entries[index].hash) else { continue }
+            let past = pasts.state(before: index)
+            // Only a new epoch asks which of its devices are unsure.
+            let unsure =
+                entries[index].startedEpoch == nil
+                ? []
+                : Set(
+                    unconfirmed.filter { graph.ancestors[index].contains($0) }.compactMap {
+                        entries[$0].admittedDevice
+                    }
                 )
-                switch try past.check(entries[index], index: index, group: group, roots: roots, unsure: unsure) {
-                case .checked: if !isJoin { CheckedEntries.insert(entries[index].hash) }
-                case .proofUnchecked:
-                    unchecked = true
-                    unconfirmed.insert(index)
-                case .proofFailed:
-                    unproven.insert(index)
-                    unconfirmed.insert(index)
-                }
-            }
-            if follows, let known = prefixEffect {
-                prefixEffect = graph.entry(index, hasEffectAfter: known) ? known.union(IndexSet(integer: index)) : known
-            } else {
-                prefixEffect = nil
+            switch try past.check(entries[index], index: index, group: group, roots: roots, unsure: unsure) {
+            case .checked: if !isJoin { CheckedEntries.insert(entries[index].hash) }
+            case .proofUnchecked:
+                unchecked = true
+                unconfirmed.append(index)
+            case .proofFailed:
+                unproven.insert(index)
+                unconfirmed.append(index)
             }
         }
         // What an entry's author knew decides whether it is valid, joins proven or not (an entry after
@@ -252,7 +241,7 @@ package struct GroupLog: Equatable, Sendable {
         // such joins out.
         let effective =
             unproven.isEmpty
-            ? prefixEffect ?? GroupEffect(graph: graph, subset: graph.everything).effective
+            ? pasts.effect(of: graph.everything)
             : GroupEffect(graph: graph, subset: graph.everything, unproven: unproven).effective
         var state = GroupState(graph: graph, members: graph.everything, effective: effective, unproven: unproven)
         state.uncheckedProofs = unchecked
@@ -319,65 +308,6 @@ package struct GroupLog: Equatable, Sendable {
     }
 }
 
-/// The entries of a log in canonical order with what each one's author knew: its ancestors.
-struct GroupGraph {
-    let entries: [GroupEntry]
-    /// For each entry, the set of its ancestors (by index).
-    let ancestors: [IndexSet]
-    /// Every entry.
-    let everything: IndexSet
-    /// The founding entries (joins naming the group's anchor).
-    let founding: IndexSet
-
-    init(_ entries: [GroupEntry], group: UUID) throws(CofferError) {
-        self.entries = entries
-        var position: [[UInt8]: Int] = [:]
-        var ancestors: [IndexSet] = []
-        let anchor = GroupEntry.anchor(group: group)
-        for (index, entry) in entries.enumerated() {
-            var known = IndexSet()
-            let founding = entry.parents == [anchor]
-            guard founding ? entry.change.isJoin : index > 0 else {
-                throw CofferError(
-                    .notTrusted,
-                    "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): it does not start this group's log; it was refused and nothing changed"
-                )
-            }
-            if !founding {
-                for parent in entry.parents {
-                    guard let earlier = position[parent] else {
-                        throw CofferError(
-                            .notTrusted,
-                            "the sync group's membership log is not valid at entry \(index + 1) (by device \(entry.author.uuidString)): it does not follow entries of the log before it; it was refused and nothing changed"
-                        )
-                    }
-                    known.insert(earlier)
-                    known.formUnion(ancestors[earlier])
-                }
-            }
-            position[entry.hash] = index
-            ancestors.append(known)
-        }
-        self.ancestors = ancestors
-        everything = IndexSet(integersIn: 0..<entries.count)
-        founding = IndexSet(entries.indices.filter { entries[$0].parents == [anchor] })
-    }
-
-    /// Whether the entry `index`, which follows every entry before it, has effect when `effective`
-    /// are those of them with effect: a join always (nothing concurrent can void it), anything else
-    /// when its author's admission has effect.
-    func entry(_ index: Int, hasEffectAfter effective: IndexSet) -> Bool {
-        let entry = entries[index]
-        if entry.change.isJoin { return true }
-        return effective.contains { entries[$0].admittedDevice == entry.author }
-    }
-
-    /// Whether neither entry was known to the other's author.
-    func concurrent(_ first: Int, _ second: Int) -> Bool {
-        first != second && !ancestors[first].contains(second) && !ancestors[second].contains(first)
-    }
-}
-
 /// A member of a sync group as its membership log records it.
 package struct GroupMemberRecord: Equatable, Sendable {
     package let device: UUID
@@ -421,30 +351,57 @@ package struct GroupState: Equatable, Sendable {
     package init() {}
 
     /// The member record of `device`, active or revoked.
-    package func member(_ device: UUID) -> GroupMemberRecord? { members.first { $0.device == device } }
+    package func member(_ device: UUID) -> GroupMemberRecord? { memberPositions[device].map { members[$0] } }
+
+    /// Where each member's record is in ``members``.
+    private var memberPositions: [UUID: Int] = [:]
 
     /// The devices that are members now.
     package var activeMembers: [GroupMemberRecord] { members.filter(\.isActive) }
 
     /// The meaning of the entries `subset` of `graph` (closed under ancestors: the whole log, or what
     /// one entry's author knew), of which `effective` have effect (computed when not given).
-    init(graph: GroupGraph, members subset: IndexSet, effective: IndexSet? = nil, unproven: IndexSet = IndexSet()) {
-        let entries = graph.entries
+    init(graph: GroupGraph, members subset: EntrySet, effective: EntrySet? = nil, unproven: EntrySet? = nil) {
+        let unproven = unproven ?? EntrySet(count: graph.entries.count)
         let effective = effective ?? GroupEffect(graph: graph, subset: subset, unproven: unproven).effective
-        for index in subset { startedEpochs.formUnion(entries[index].startedEpoch.map { [$0] } ?? []) }
-        voided = Set(subset.subtracting(effective).map { entries[$0].hash })
+        var replay = Replay(graph: graph)
+        for index in subset { replay.add(index, effective: effective.contains(index)) }
+        self = replay.state(complete: true, unproven: unproven)
+    }
 
-        var lastEpoch: Int?
-        var lastPolicy: (index: Int, policy: GroupJoinPolicy)?
-        var revocations: [Int] = []
-        var rekeys: [UUID: [Int]] = [:]
-        var admissions: [Int] = []
-        for index in effective {
-            let entry = entries[index]
+    /// A ``GroupState`` built one entry at a time, in canonical order: what an entry's author knew
+    /// is what its parent knew and the parent, so replaying a log builds each entry's past from the
+    /// last one's instead of from the log's start (red team round 11, F3).
+    struct Replay {
+        private let graph: GroupGraph
+        private var state = GroupState()
+        /// The entries added, and those of them with effect.
+        private var subset: EntrySet
+        private var effective: EntrySet
+        private var lastEpoch: Int?
+        private var lastPolicy: (index: Int, policy: GroupJoinPolicy)?
+        private var revocations: [Int] = []
+        private var rekeys: [UUID: [Int]] = [:]
+        private var admissions: [Int] = []
+
+        /// The meaning of no entry of `graph`.
+        init(graph: GroupGraph) {
+            self.graph = graph
+            subset = EntrySet(count: graph.entries.count)
+            effective = subset
+        }
+
+        /// Adds the entry `index`, later than every entry added so far, which has effect or not.
+        mutating func add(_ index: Int, effective hasEffect: Bool) {
+            let entry = graph.entries[index]
+            subset.insert(index)
+            if let epoch = entry.startedEpoch { state.startedEpochs.insert(epoch) }
+            guard hasEffect else { return }
+            effective.insert(index)
             switch entry.change {
             case .joined(let keys, let name, _, _):
-                guard member(entry.author) == nil else { continue }
-                members.append(
+                guard state.member(entry.author) == nil else { return }
+                state.admit(
                     GroupMemberRecord(
                         device: entry.author,
                         keys: keys,
@@ -455,70 +412,91 @@ package struct GroupState: Equatable, Sendable {
                 )
                 admissions.append(index)
             case .added(let device, let keys, let name, _, _):
-                guard member(device) == nil else { continue }
-                members.append(
+                guard state.member(device) == nil else { return }
+                state.admit(
                     GroupMemberRecord(device: device, keys: keys, name: name, added: entry.date, addedBy: entry.author)
                 )
                 admissions.append(index)
             case .revoked(let device, _):
                 revocations.append(index)
-                if let position = members.firstIndex(where: { $0.device == device }), members[position].isActive {
-                    members[position].revoked = entry.date
-                    members[position].revokedBy = entry.author
+                if let position = state.memberPositions[device], state.members[position].isActive {
+                    state.members[position].revoked = entry.date
+                    state.members[position].revokedBy = entry.author
                 }
             case .epochStarted(let epoch, _, _):
-                epochs.append(epoch)
-                currentEpoch = epoch
+                state.epochs.append(epoch)
+                state.currentEpoch = epoch
                 lastEpoch = index
             case .policy(let policy):
                 lastPolicy = (index, policy)
             case .keysShared:
                 break
             case .keysReplaced(let keys, _):
-                if let position = members.firstIndex(where: { $0.device == entry.author }) {
-                    members[position].keys = keys
+                if let position = state.memberPositions[entry.author] {
+                    state.members[position].keys = keys
                 }
                 let earlier = rekeys[entry.author, default: []]
                 if earlier.contains(where: { graph.concurrent($0, index) }),
-                    let position = members.firstIndex(where: { $0.device == entry.author }),
-                    members[position].isActive
+                    let position = state.memberPositions[entry.author],
+                    state.members[position].isActive
                 {
-                    members[position].revoked = entry.date
-                    members[position].revokedBy = entry.author
+                    state.members[position].revoked = entry.date
+                    state.members[position].revokedBy = entry.author
                 }
                 rekeys[entry.author, default: []].append(index)
             }
         }
-        // A revocation or a rekey closes passphrase joins until a member who knew of it opens them
-        // again.
-        let closings = revocations + rekeys.values.joined()
-        if let lastPolicy, lastPolicy.policy == .passphrase,
-            closings.allSatisfy({ graph.ancestors[lastPolicy.index].contains($0) })
-        {
-            policy = .passphrase
-        } else if lastPolicy != nil || !closings.isEmpty {
-            policy = .approval
-        }
-        // The current key is safe when exactly the active members hold it: every box of its epoch
-        // is sealed to an active member under the keys it has now, and every active member has one
-        // (or was added after it, with the key sealed to it in its admission).
-        let active = Set(activeMembers.map(\.device))
-        if let lastEpoch {
-            let sealedTo = entries[lastEpoch].sealedTo
-            let addedSince = Set(
-                admissions.filter { graph.ancestors[$0].contains(lastEpoch) }.compactMap { entries[$0].admittedDevice }
-            )
-            let rekeyedSince = rekeys.contains { device, indices in
-                active.contains(device) && indices.contains { !graph.ancestors[lastEpoch].contains($0) }
+
+        /// The meaning of the entries added, of which `unproven` are joins whose proofs failed. Only
+        /// a `complete` one says which entries are void and whether a new epoch is needed (checking
+        /// an entry against its past needs neither).
+        func state(complete: Bool, unproven: EntrySet? = nil) -> GroupState {
+            var state = state
+            // A revocation or a rekey closes passphrase joins until a member who knew of it opens them
+            // again.
+            let closings = revocations + rekeys.values.joined()
+            if let lastPolicy, lastPolicy.policy == .passphrase,
+                closings.allSatisfy({ graph.ancestors[lastPolicy.index].contains($0) })
+            {
+                state.policy = .passphrase
+            } else if lastPolicy != nil || !closings.isEmpty {
+                state.policy = .approval
             }
-            needsNewEpoch =
-                !sealedTo.isSubset(of: active) || !active.isSubset(of: sealedTo.union(addedSince)) || rekeyedSince
-        } else {
-            // Every device that ever joined holds the original key.
-            // A join whose proof failed does not show its author holds the original key.
-            let voidedHolders = subset.subtracting(effective).subtracting(unproven)
-            needsNewEpoch = !revocations.isEmpty || !rekeys.isEmpty || !voidedHolders.isEmpty
+            guard complete else { return state }
+            let entries = graph.entries
+            state.voided = Set(subset.subtracting(effective).map { entries[$0].hash })
+            // The current key is safe when exactly the active members hold it: every box of its epoch
+            // is sealed to an active member under the keys it has now, and every active member has one
+            // (or was added after it, with the key sealed to it in its admission).
+            let active = Set(state.activeMembers.map(\.device))
+            if let lastEpoch {
+                let sealedTo = entries[lastEpoch].sealedTo
+                let addedSince = Set(
+                    admissions.filter { graph.ancestors[$0].contains(lastEpoch) }.compactMap {
+                        entries[$0].admittedDevice
+                    }
+                )
+                let rekeyedSince = rekeys.contains { device, indices in
+                    active.contains(device) && indices.contains { !graph.ancestors[lastEpoch].contains($0) }
+                }
+                state.needsNewEpoch =
+                    !sealedTo.isSubset(of: active) || !active.isSubset(of: sealedTo.union(addedSince)) || rekeyedSince
+            } else {
+                // Every device that ever joined holds the original key.
+                // A join whose proof failed does not show its author holds the original key.
+                let voidedHolders = subset.subtracting(effective).subtracting(
+                    unproven ?? EntrySet(count: entries.count)
+                )
+                state.needsNewEpoch = !revocations.isEmpty || !rekeys.isEmpty || !voidedHolders.isEmpty
+            }
+            return state
         }
+    }
+
+    /// Adds `record`, of a device not yet a member.
+    private mutating func admit(_ record: GroupMemberRecord) {
+        memberPositions[record.device] = members.count
+        members.append(record)
     }
 
     /// What ``check(_:index:group:roots:)`` found of an entry that may follow its ancestors.
