@@ -30,7 +30,7 @@ import Foundation
 /// everything it depends on is decided in its favour, is void once anything decides against it,
 /// until nothing changes. What is still undecided then depends on a cycle of entries voiding one
 /// another, and **in doubt, out**: such an admission, or anything else, has no effect, but such a
-/// revocation takes effect. So a log's meaning never depends on which entry's hash is smaller, and
+/// revocation takes effect when its author's admission does. So a log's meaning never depends on which entry's hash is smaller, and
 /// doubt only ever shrinks the group.
 ///
 /// What an entry's author knew is decided for every entry a log replays; an entry that cannot change
@@ -140,7 +140,11 @@ struct GroupEffect {
     private mutating func include(_ index: Int) {
         switch verdicts[index] {
         case .effective, .selfDefended: effective.insert(index)
-        case .undecided: if case .revoked = graph.entries[index].change { effective.insert(index) }
+        case .undecided:
+            // In doubt, a revocation counts, but only one whose author's admission counts: devices
+            // whose joins void one another (made-up ones from an old bundle) would otherwise revoke
+            // every member (red team round 13, F4).
+            if case .revoked = graph.entries[index].change, supported(index) == .yes { effective.insert(index) }
         case .void: break
         }
     }

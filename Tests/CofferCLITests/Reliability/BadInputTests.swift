@@ -58,7 +58,7 @@ struct BadInputTests {
             "forget": ["forget", "tree"], "diff": ["diff", "tree", "tree"], "export": ["export", "--out", bundle],
             "find": ["find", "*.txt"], "dump": ["dump", "tree", "."], "mount": ["mount", scratch.path],
             "import": ["import", bundle], "push": ["push", "s3://bucket/p"], "pull": ["pull", "s3://bucket/p"],
-            "remote compact": ["remote", "compact", "s3://bucket/p"],
+            "remote compact": ["remote", "compact", "s3://bucket/p"], "offload": ["offload", "s3://bucket/p"],
             "item upsert": ["item", "upsert", "--service", "s", "--account", "a", "--value", "v"],
             "gc": ["gc"], "compact": ["compact"], "verify": ["verify"], "repair": ["repair"], "stats": ["stats"],
             "passwd": ["passwd"],
@@ -181,7 +181,13 @@ struct BadInputTests {
 
         let environment = try Environment(directory: cli.directory.path("vault"), options: .init())
         let schema = try Schema(environment: environment, create: false)
-        try environment.write { try $0.put(schema.meta, key: Array("format".utf8), value: [0, 0, 0, 5]) }
+        try environment.write {
+            try $0.put(
+                schema.meta,
+                key: Array("format".utf8),
+                value: withUnsafeBytes(of: (Schema.formatVersion + 1).bigEndian) { Array($0) }
+            )
+        }
         environment.close()
         // repair works below the vault format, on LMDB's meta pages, and finds them sound.
         for (name, arguments) in vaultSamples where name != "init" && name != "repair" {

@@ -678,6 +678,40 @@ struct GroupAdversaryTests {
     }
 
     @Test(
+        "Two made-up devices joining on old heads revoke each other and every member: their joins are in doubt, so their revocations do not count (red team round 13, F4)"
+    )
+    func madeUpPairRevokesNoMember() throws {
+        let (a, b, c, oldBundle) = try foundedTrio()
+        try a.setJoinPolicy(.approval)
+        _ = try exchange(a, c, "approval-to-c")
+        let (outsider, _) = try group.join("outsider", from: oldBundle)
+        let old = try b.changeGroup("reading") { context, _, _ in context.log }
+        try outsider.changeGroup("a pair of made-up devices") { context, _, _ in
+            let pair = try (0..<2).map { index -> GroupContext in
+                var device = try GroupContext(
+                    log: old,
+                    roots: context.roots,
+                    device: UUID(),
+                    deviceKeys: DeviceKeys.generate()
+                )
+                try device.appendJoined(name: "pair\(index)")
+                return device
+            }
+            let joins = try pair[0].log.union(pair[1].log)
+            var union = joins
+            for (index, var device) in pair.enumerated() {
+                device.adopt(joins)
+                try device.append(.revoked(device: pair[1 - index].device, clock: 1))
+                for member in [a, b, c] { try device.append(.revoked(device: member.deviceID, clock: 2)) }
+                union = try union.union(device.log)
+            }
+            context.adopt(try context.log.union(union))
+        }
+        _ = try offer(outsider, c, "pair-to-c")
+        #expect(try active(b, in: c) && active(c, in: c), "the pair revoked members who never closed anything")
+    }
+
+    @Test(
         "A revoked device's copy puts one closing on a chain of entries without effect: a member keeps neither the chain nor the closing (red team round 11, F1)"
     )
     func closingOnAChainIsNotKept() throws {
