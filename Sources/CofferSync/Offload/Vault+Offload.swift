@@ -31,7 +31,8 @@ extension Vault {
     /// or before its first read:
     ///
     /// ```swift
-    /// let vault = try Vault.open(at: url, passphrase: passphrase)
+    /// let vault = try Vault.open(at: url)
+    /// try vault.unlock(passphrase: passphrase)
     /// if let location = try vault.offloadLocation {
     ///     try vault.attachObjectStore(S3Remote(try S3Location(location), credentials: try .fromEnvironment()))
     /// }
