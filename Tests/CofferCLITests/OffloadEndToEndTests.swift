@@ -183,6 +183,32 @@ struct OffloadEndToEndTests {
         #expect(try run(["verify", "--read-data"], server).status == 0)
     }
 
+    @Test("a damaged object in the store: reads of what lay in it fail naming it, and verify reports it")
+    func damagedObject() throws {
+        let server = try SeaweedFS.shared()
+        _ = try fillAndPush(server)
+        #expect(try run(["offload", remote], server).status == 0)
+        let location = try S3Location(remote)
+        let credentials = try S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)
+        let client = S3Client(
+            S3Remote(location, credentials: credentials, endpoint: server.endpoint, region: "us-east-1")
+        )
+        let bundles = try client.list(prefix: location.prefix + "/").filter { $0.key.hasSuffix(".bundle") }
+        #expect(bundles.count == 1)
+        for object in bundles {
+            var bytes = try #require(try client.get(object.key))
+            // Every byte past the header's first kilobytes: each segment fails to authenticate.
+            for index in stride(from: bytes.count / 2, to: bytes.count, by: 4096) { bytes[index] ^= 0x01 }
+            try client.put(object.key, body: bytes)
+        }
+        let got = try get("big", server)
+        #expect(got.bytes == nil)
+        #expect(got.error.contains("does not authenticate") || got.error.contains("not where"), "\(got.error)")
+        let verified = try run(["verify", "--read-data"], server)
+        #expect(verified.status != 0, "\(verified.output)")
+        #expect(try get("local", server).bytes != nil)
+    }
+
     @Test("with the store out of reach, offloaded reads fail naming it and local content stays readable")
     func storeOutOfReach() throws {
         let server = try SeaweedFS.shared()

@@ -59,7 +59,7 @@ package struct StoreContent {
             var reader = BinaryReader(stored, what: "the last store object number")
             return try reader.readUInt64()
         }
-        let number = max(last ?? 0, try lastObjectNumber(in: txn) ?? 0) + 1
+        let number = (last ?? 0) + 1
         var counter = BinaryWriter()
         counter.write(number)
         try txn.put(table, key: counterKey, value: counter.bytes)
@@ -68,16 +68,6 @@ package struct StoreContent {
         writer.write(number)
         try txn.put(table, key: nameKey, value: writer.bytes)
         return number
-    }
-
-    private func lastObjectNumber(in txn: Transaction) throws -> UInt64? {
-        var last: UInt64?
-        try txn.forEach(in: table, prefix: [Kind.object.rawValue]) { key, _ in
-            var reader = BinaryReader(Array(key.dropFirst()), what: "a store object's number")
-            last = try reader.readUInt64()
-            return true
-        }
-        return last
     }
 
     /// The object numbered `number`, or `nil` once it is forgotten (gone from its store).

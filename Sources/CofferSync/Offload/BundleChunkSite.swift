@@ -23,7 +23,7 @@ package struct BundleChunkSite: Sendable {
         txn: Transaction,
         onlyReferenced: Bool = false
     ) throws {
-        guard !sites.isEmpty, let content = StoreContent(schema: schema) else { return }
+        guard !sites.isEmpty, let content = StoreContent(schema: schema), !isReplaceable(object.key) else { return }
         let number = try content.number(of: object, in: txn)
         let offloadedTo = try OffloadSettings.load(in: txn, schema: schema)?.remote
         for site in sites where try !onlyReferenced || txn.contains(schema.chunkRefs, key: site.id) {
@@ -35,6 +35,16 @@ package struct BundleChunkSite: Sendable {
             )
         }
     }
+}
+
+/// Whether `key` names a bundle the next push of its device writes over: an answer-only bundle
+/// `<last + 1>-<last>` (docs/FORMAT.md, "Remote layout"). Its chunks also lie in the bundles that
+/// first carried them, and a site in it would point into other bytes once it is replaced.
+private func isReplaceable(_ key: String) -> Bool {
+    guard let name = key.split(separator: "/").last, name.hasSuffix(".bundle") else { return false }
+    let parts = name.dropLast(".bundle".count).split(separator: "-")
+    guard parts.count == 2, let first = UInt64(parts[0]), let last = UInt64(parts[1]) else { return false }
+    return first > last
 }
 
 /// Where an export put its chunk records, and the shape of its stream: what noting them as sites

@@ -87,7 +87,7 @@ extension Vault {
         // The checkpoint's bundle (everything syncable, as a full export), then its cut.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compact-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        let (export, _, sites) = try writeBundleNotingSites(to: file, progress: nil) { _ in nil }
+        let (export, _, sites) = try writeBundle(to: file, progress: nil, notingSites: true) { _ in nil }
         summary.checkpointBytes = export.bytes
         try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
         let keys = try keyRing()

@@ -157,6 +157,7 @@ extension Vault {
                     resuming.withLock { $0 = true }
                     return (upload.salt, upload.noncePrefix)
                 },
+                notingSites: true,
                 cursor: { _ in own.cursor }
             )
         } catch {
@@ -313,6 +314,9 @@ extension Vault {
                 summary.notices += try refreshStoreSites(remote: remote)
                 return summary
             } catch  where error.code == .itemNotFound && attempt < 4 {
+                // An object gone may also be where offloaded chunks the import reads lay: they are
+                // found again in the checkpoints before the next attempt.
+                _ = try refreshStoreSites(remote: remote, keepingBudget: false)
                 continue
             }
         }

@@ -80,21 +80,24 @@ extension Vault {
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64) {
-        let (summary, sentThrough, _) = try writeBundleNotingSites(
+        let (summary, sentThrough, _) = try writeBundle(
             to: url,
             progress: progress,
             excluding: excluded,
+            notingSites: false,
             cursor: cursor
         )
         return (summary, sentThrough)
     }
 
-    /// ``writeBundle(to:progress:excluding:cursor:)``, also returning where each chunk record went
-    /// in the stream (for a file that goes on to an object store: a compaction's checkpoint).
-    package func writeBundleNotingSites(
+    /// ``writeBundle(to:progress:excluding:cursor:)``, with `notingSites` also returning where each
+    /// chunk record went in the stream (for a file that goes on to an object store: a compaction's
+    /// checkpoint); without it the sites are empty and nothing is gathered.
+    package func writeBundle(
         to url: URL,
         progress: SyncProgress?,
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
+        notingSites: Bool,
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64, sites: BundleSites) {
         try refuseOwnFile(url, reading: false)
@@ -103,6 +106,7 @@ extension Vault {
             into: { _ in output },
             progress: progress,
             excluding: excluded,
+            notingSites: notingSites,
             cursor: cursor
         )
         try output.commit()
@@ -121,6 +125,7 @@ extension Vault {
         progress: SyncProgress?,
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         seeds: @escaping (Transaction) throws -> (salt: [UInt8], noncePrefix: [UInt8])? = { _ in nil },
+        notingSites: Bool = false,
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (summary: ExportSummary, sentThrough: UInt64, sink: Sink, sites: BundleSites) {
         // The membership log goes in the header (a vault without one starts it now), the stream is
@@ -158,7 +163,7 @@ extension Vault {
                     keys: keys,
                     writer: writer
                 )
-                exporter.sites = []
+                if notingSites { exporter.sites = [] }
                 let excluded = try excluded(txn)
                 if group.isFrozen {
                     // Nothing sealed.
