@@ -133,7 +133,13 @@ struct OffloadEndToEndTests {
         let backup = try run(["backup", tree.path, "--name", "docs", "--json"], server)
         #expect(backup.status == 0, "\(backup.error)")
         #expect(try run(["push", remote], server).status == 0)
-        #expect(try chunkCounts().local == after.local)
+        // Only the new snapshot's tree stays besides what stayed before (trees and chunk lists always
+        // stay: forgetting or replacing a record reads them).
+        let again = try run(["offload", remote, "--json"], server)
+        let summaryAgain = try JSONDecoder().decode(OffloadSummary.self, from: Data(again.output.utf8))
+        #expect(summary.structureChunks > 0 && summaryAgain.structureChunks > summary.structureChunks)
+        #expect(summaryAgain.offloadedChunks == 0, "the push offloaded what it stored")
+        #expect(try chunkCounts().local == after.local + summaryAgain.structureChunks - summary.structureChunks)
         try expectRestored(tree, into: "restored-again", server)
     }
 
@@ -235,5 +241,16 @@ struct OffloadEndToEndTests {
                 "\(relative) is partial"
             )
         }
+
+        // Snapshot trees and chunk lists stay here: listing a snapshot, and dropping one (which reads
+        // its tree to release what it references), need no store.
+        #expect(try run(["show", "docs"], server, extra: denied).status == 0)
+        try Data(repeating: 0x63, count: 200_000).write(to: tree.appendingPathComponent("later"))
+        #expect(try run(["backup", tree.path, "--name", "docs"], server, extra: denied).status == 0)
+        let forgot = try run(["forget", "--keep-last", "1"], server, extra: denied)
+        #expect(forgot.status == 0, "\(forgot.error)")
+        #expect(try run(["rm", "big"], server, extra: denied).status == 0)
+        let verified = try run(["verify"], server, extra: denied)
+        #expect(verified.status == 0, "\(verified.output)\(verified.error)")
     }
 }

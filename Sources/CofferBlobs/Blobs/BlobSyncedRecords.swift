@@ -26,6 +26,16 @@ package struct BlobSyncedRecords: SyncedRecords {
         try store.forEachReference(of: manifest, keys: chunkKeys, coder: coder, in: txn, body)
     }
 
+    /// A manifest's structure is its list chunks (an indirect list), named in the manifest itself.
+    package func forEachStructureChunk(
+        id: [UInt8],
+        in txn: Transaction,
+        _ body: (ChunkID) throws(CofferError) -> Void
+    ) throws {
+        guard let manifest = try open(id: id, in: txn), case .indirect(let lists) = manifest.chunks else { return }
+        for reference in lists { try body(reference.id) }
+    }
+
     package func walkReferences(
         id: [UInt8],
         stored: [UInt8],

@@ -20,6 +20,12 @@ package struct KeychainSyncedRecords: SyncedRecords {
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {}
 
+    package func forEachStructureChunk(
+        id: [UInt8],
+        in txn: Transaction,
+        _ body: (ChunkID) throws(CofferError) -> Void
+    ) throws {}
+
     package func walkReferences(
         id: [UInt8],
         stored: [UInt8],

@@ -179,6 +179,8 @@ package struct SnapshotStore {
     /// Calls `body` with each chunk reference a snapshot holds, like
     /// ``forEachReference(of:_:)``, but reading the tree on this thread inside `txn` (which may be a
     /// write transaction holding chunks it has not committed yet) and checking the tree's digest.
+    /// With `structureOnly`, only the chunks that hold the snapshot's structure: the tree's chunks
+    /// and list chunks, and the files' list chunks (not their content).
     ///
     /// - Throws: ``CofferError`` `.decode` if a chunk of the tree or a list chunk is missing or
     ///   damaged, or the tree does not match its digest.
@@ -186,6 +188,7 @@ package struct SnapshotStore {
         of record: SnapshotRecord,
         in txn: Transaction,
         coder: ChunkRecord.Coder,
+        structureOnly: Bool = false,
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws(CofferError) {
         let chunkKeys = try ChunkKeys(content: record, keys: keys)
@@ -193,8 +196,9 @@ package struct SnapshotStore {
         func loadList(_ reference: ListChunkReference) throws(CofferError) -> [ChunkEntry] {
             try store.listChunkEntries(reference, keys: chunkKeys, coder: coder, in: txn)
         }
-        func references(of list: ChunkList) throws(CofferError) {
+        func references(of list: ChunkList, content: Bool = true) throws(CofferError) {
             if case .indirect(let lists) = list { for reference in lists { try body(reference.id) } }
+            guard content else { return }
             try list.forEachEntry(loadListChunk: loadList) { (entry, _) throws(CofferError) in
                 try body(entry.id)
                 return true
@@ -212,7 +216,7 @@ package struct SnapshotStore {
             }
             try storage("reading a snapshot's tree") { try digest.update(plaintext) }
             for treeEntry in try parser.feed(plaintext) {
-                if let content = treeEntry.content { try references(of: content.chunks) }
+                if let content = treeEntry.content { try references(of: content.chunks, content: !structureOnly) }
             }
             return true
         }

@@ -27,6 +27,17 @@ package struct SnapshotSyncedRecords: SyncedRecords {
         try store.forEachReference(of: record, in: txn, coder: coder, body)
     }
 
+    /// A snapshot's structure is its tree's chunks and list chunks and its files' list chunks: the
+    /// whole tree is read to find the latter.
+    package func forEachStructureChunk(
+        id: [UInt8],
+        in txn: Transaction,
+        _ body: (ChunkID) throws(CofferError) -> Void
+    ) throws {
+        guard let record = try store.record(id: id, cipher: coder.cipher, in: txn) else { return }
+        try store.forEachReference(of: record, in: txn, coder: coder, structureOnly: true, body)
+    }
+
     package func walkReferences(
         id: [UInt8],
         stored: [UInt8],

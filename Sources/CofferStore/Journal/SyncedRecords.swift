@@ -16,6 +16,15 @@ package protocol SyncedRecords {
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws
 
+    /// Calls `body` with each chunk that holds the structure of the record stored under `id`, not its
+    /// content: list chunks, and a snapshot's tree. Releasing the record reads them, so they stay in
+    /// the vault when content is offloaded; nothing when there is no such record.
+    func forEachStructureChunk(
+        id: [UInt8],
+        in txn: Transaction,
+        _ body: (ChunkID) throws(CofferError) -> Void
+    ) throws
+
     /// Visits the chunks an incoming record (`stored`, to be kept under `id`) references, as far as
     /// the chunks here let it see (a missing list chunk hides the entries it lists); `visit` says
     /// whether each is here.

@@ -13,11 +13,13 @@
 /// 0x03 ‖ remote ‖ 0x00 ‖ key → object number (UInt64)
 /// 0x04 ‖ chunk id        → cached: last use (UInt64) ‖ record length (UInt32)
 /// 0x05                   → the last object number given (UInt64): numbers are never reused
+/// 0x06 ‖ kind ‖ record id → structure: SHA-256 of the stored record (32) ‖ chunk ids (32 each)
 /// ```
 ///
 /// A chunk is *offloaded* when it has references (`chunkRefs`), no local record (`chunks`) and a site.
 /// A *cached* chunk has a local record and a cache entry: it may be dropped again to keep the cache
-/// within its budget. The table appears with the first site; vaults without it hold none.
+/// within its budget. A record's *structure* chunks (list chunks, a snapshot's tree) are never offloaded:
+/// releasing the record reads them. The table appears with the first site; vaults without it hold none.
 package struct StoreContent {
     /// The table's name.
     package static let tableName = "storeContent"
@@ -38,6 +40,7 @@ package struct StoreContent {
         case objectName = 3
         case cached = 4
         case lastNumber = 5
+        case structure = 6
     }
 
     // MARK: Objects
@@ -173,7 +176,58 @@ package struct StoreContent {
         }
     }
 
+    // MARK: Structure
+
+    /// The structure chunks noted for the record of `kind` under `id`, if they were noted for the
+    /// version of it whose stored bytes hash to `digest`.
+    package func structure(
+        of kind: SyncRecordKind,
+        id: [UInt8],
+        digest: [UInt8],
+        in txn: Transaction
+    ) throws -> [ChunkID]? {
+        try txn.withValue(table, key: Self.structureKey(kind, id: id)) { value -> [ChunkID]? in
+            guard value.count >= 32, value.count % 32 == 0, Array(value.prefix(32)) == digest else { return nil }
+            return try stride(from: 32, to: value.count, by: 32).map { offset throws(CofferError) in
+                try ChunkID(stored: value[offset..<offset + 32])
+            }
+        } ?? nil
+    }
+
+    /// Notes the structure chunks of the version of a record whose stored bytes hash to `digest`.
+    package func noteStructure(
+        of kind: SyncRecordKind,
+        id: [UInt8],
+        digest: [UInt8],
+        chunks: [ChunkID],
+        in txn: Transaction
+    ) throws {
+        try txn.put(table, key: Self.structureKey(kind, id: id), value: digest + chunks.flatMap(\.bytes))
+    }
+
+    /// Visits every record whose structure is noted: its kind and id.
+    package func forEachNotedStructure(
+        in txn: Transaction,
+        _ body: (SyncRecordKind, [UInt8]) throws -> Bool
+    ) throws {
+        try txn.forEach(in: table, prefix: [Kind.structure.rawValue]) { key, _ in
+            guard key.count > 2, let kind = SyncRecordKind(rawValue: key[key.startIndex + 1]) else {
+                throw CofferError(.decode, "a record structure entry of the store-content table is damaged")
+            }
+            return try body(kind, Array(key.dropFirst(2)))
+        }
+    }
+
+    /// Forgets what was noted of the structure of the record of `kind` under `id` (it is gone).
+    package func forgetStructure(of kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws {
+        try txn.delete(table, key: Self.structureKey(kind, id: id))
+    }
+
     // MARK: Keys
+
+    private static func structureKey(_ kind: SyncRecordKind, id: [UInt8]) -> [UInt8] {
+        [Kind.structure.rawValue, kind.rawValue] + id
+    }
 
     private static func siteKey(_ id: ChunkID) -> [UInt8] { [Kind.site.rawValue] + id.bytes }
     private static func cachedKey(_ id: ChunkID) -> [UInt8] { [Kind.cached.rawValue] + id.bytes }

@@ -18,6 +18,11 @@ public struct OffloadSummary: Sendable, Equatable, Codable {
     public var localOnlyBytes: UInt64 = 0
     /// Chunks that were offloaded before, and stay so.
     public var alreadyOffloaded = 0
+    /// Chunks the store holds that stay here whatever the budget: chunk lists and snapshot trees,
+    /// which deleting or replacing a record reads.
+    public var structureChunks = 0
+    /// The bytes of their records.
+    public var structureBytes: UInt64 = 0
     /// What the push before the offload said.
     public var notices: [String] = []
 }
@@ -92,8 +97,9 @@ extension Vault {
     ///
     /// First pushes (so the store holds this vault's changes), then lists the store: a chunk is
     /// offloaded only when it lies in a bundle this vault pushed under a head it wrote, or pulled and
-    /// applied, and that object is listed now with the size this vault noted. Records, manifests'
-    /// and snapshots' records, indexes and everything device-bound stay local; chunks the store does
+    /// applied, and that object is listed now with the size this vault noted. Records (items,
+    /// manifests, snapshots), chunk lists and snapshot trees, indexes and everything device-bound
+    /// stay local; chunks the store does
     /// not hold stay too. The vault remembers the store and the budget (``attachObjectStore(_:)``),
     /// and its pulls learn where a compaction moved what it offloaded.
     ///
@@ -138,6 +144,7 @@ extension Vault {
         (summary.offloadedChunks, summary.offloadedBytes) = (dropped.offloaded.chunks, dropped.offloaded.bytes)
         (summary.keptChunks, summary.keptBytes) = (dropped.kept.chunks, dropped.kept.bytes)
         summary.alreadyOffloaded = dropped.alreadyOffloaded
+        (summary.structureChunks, summary.structureBytes) = (dropped.structure.chunks, dropped.structure.bytes)
         // What stays because the store lacks it: syncable chunks without a site there.
         try storage("counting what stays") {
             try environment.read { txn in
@@ -163,11 +170,14 @@ extension Vault {
         package var offloaded: (chunks: Int, bytes: UInt64) = (0, 0)
         package var kept: (chunks: Int, bytes: UInt64) = (0, 0)
         package var alreadyOffloaded = 0
+        /// Chunks the store holds that stay because they hold records' structure (``RecordStructure``).
+        package var structure: (chunks: Int, bytes: UInt64) = (0, 0)
     }
 
     /// Drops the local records of chunks with a site in `remote` (an object this vault pushed under
     /// its head, or pulled), keeping at most `keep` bytes of them, most recently used (else most
-    /// recently stored) first; the kept ones become the cache.
+    /// recently stored) first; the kept ones become the cache. Chunk lists and snapshot trees
+    /// (``RecordStructure``) always stay.
     package func dropOffloadableChunks(remote identity: String, keep: UInt64) throws(CofferError) -> DroppedChunks {
         let (schema, environment) = (schema, environment)
         var result = DroppedChunks()
@@ -178,6 +188,7 @@ extension Vault {
             let rank: (UInt64, UInt64)
         }
         var candidates: [Candidate] = []
+        let structure = try RecordStructure(environment: environment, schema: schema, keys: try keyRing()).chunks()
         try storage("choosing what to offload") {
             try environment.read { txn in
                 guard let content = StoreContent(schema: schema) else { return }
@@ -193,6 +204,11 @@ extension Vault {
                     else { return true }
                     guard let length = try txn.withValue(schema.chunks, key: id, { $0.count }) else {
                         result.alreadyOffloaded += 1
+                        return true
+                    }
+                    guard !structure.contains(id) else {
+                        result.structure.chunks += 1
+                        result.structure.bytes += UInt64(length)
                         return true
                     }
                     candidates.append(Candidate(id: id, length: length, rank: (lastUse[id] ?? 0, references.born)))

@@ -12,11 +12,11 @@ import Testing
 /// `COFFER_OFFLOAD_MODEL_SEEDS` (a count, or a list to replay), each printed on failure.
 @Suite("Offloading, randomized model against SeaweedFS", .serialized)
 struct OffloadModelTests {
-    static let seeds = ModelSeeds.seeds("COFFER_OFFLOAD_MODEL_SEEDS", defaults: [7, 2026])
+    static let seeds = ModelSeeds.seeds("COFFER_OFFLOAD_MODEL_SEEDS", defaults: [7, 2026, 619535])
 
     /// What a device may do in one step.
     enum Step: CaseIterable {
-        case write, delete, push, pull, offload, compact, read
+        case write, delete, push, pull, offload, compact, read, backup, forget
     }
 
     @Test("random writes, syncs, offloads, compactions and reads keep every blob whole", arguments: seeds)
@@ -32,6 +32,7 @@ struct OffloadModelTests {
         defer { for device in devices { device.close() } }
         // Every content ever written under a name: a read must give one of them.
         var written: [String: Set<Data>] = [:]
+        let trees = try TemporaryDirectory()
         var budgets: [Int: UInt64] = [:]
 
         for stepNumber in 0..<40 {
@@ -40,7 +41,7 @@ struct OffloadModelTests {
             let step = Step.allCases[Int(generator.next() % UInt64(Step.allCases.count))]
             let context = "seed \(seed), step \(stepNumber): device \(index) \(step)"
             let outcome = Result { () throws(CofferError) in
-                try perform(step, on: device, remote: remote, generator: &generator, written: &written)
+                try perform(step, on: device, remote: remote, trees: trees, generator: &generator, written: &written)
             }
             switch outcome {
             case .success(let keep): if let keep { budgets[index] = keep }
@@ -79,7 +80,16 @@ struct OffloadModelTests {
             )
             let report = try vault.blobs.verify(readingData: true)
             #expect(report.problems.isEmpty, "seed \(seed), device \(number): \(report.problems)")
+            for snapshot in try vault.snapshots.list() {
+                let target = trees.path("restored-\(number)-\(snapshot.id)")
+                let restored = Result { () throws(CofferError) in try vault.snapshots.restore(snapshot.id, to: target) }
+                if case .failure(let error) = restored {
+                    Issue.record("seed \(seed), device \(number): snapshot \(snapshot.id) does not restore: \(error)")
+                }
+            }
         }
+        let snapshots = try devices.map { device in Set(try device.snapshots.list().map(\.id)) }
+        #expect(Set(snapshots).count == 1, "seed \(seed): the devices list different snapshots after converging")
     }
 
     /// Runs `step` on `device`; returns the cache budget an offload set.
@@ -87,6 +97,7 @@ struct OffloadModelTests {
         _ step: Step,
         on device: Vault,
         remote: S3Remote,
+        trees: TemporaryDirectory,
         generator: inout SplitMix64,
         written: inout [String: Set<Data>]
     ) throws(CofferError) -> UInt64? {
@@ -112,6 +123,24 @@ struct OffloadModelTests {
             try device.compact(remote: remote)
         case .read:
             break
+        case .backup:
+            // A small tree: its snapshot's tree chunks must stay here for a later forget, or a pull
+            // that deletes it, to release what it references.
+            let root = trees.path("tree-\(generator.next())")
+            let written = Result { () throws(any Error) in
+                try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+                for file in 0..<Int(generator.next() % 3 + 1) {
+                    let size = Int(generator.next() % 400_000)
+                    try Data(SplitMix64.bytes(size, seed: generator.next())).write(
+                        to: root.appendingPathComponent("f\(file)")
+                    )
+                }
+            }
+            if case .failure(let error) = written { throw CofferError(.io, "writing a test tree: \(error)") }
+            _ = try device.snapshots.backup(directory: root, options: BackupOptions(name: "tree"))
+        case .forget:
+            let ids = try device.snapshots.list().map(\.id)
+            if !ids.isEmpty { try device.snapshots.forget(ids[Int(generator.next() % UInt64(ids.count))]) }
         }
         return nil
     }

@@ -8,12 +8,13 @@ struct OffloadCommand: VaultCommand {
         discussion: """
             Pushes, then drops the local copies of chunks the store verifiably holds (in a bundle this vault
             pushed under its own head, or pulled and applied, listed now at the size it had), keeping at most
-            --keep of them, most recently used first. Records, manifests, snapshot trees, indexes and everything
-            device-bound stay here, and so does content the store does not hold. Reads (get, restore, mount,
-            dump, verify --read-data) fetch what is missing from the store, check it, and keep it in the cache;
-            every later push and pull keeps the cache within --keep. The vault remembers the store; it reads
-            from it with the credentials of the environment. With the store out of reach, everything held
-            here stays readable and writable, and reads of offloaded content fail naming the store.
+            --keep of them, most recently used first. Records, manifests, snapshot trees, chunk lists,
+            indexes and everything device-bound stay here, and so does content the store does not hold.
+            Reads (get, restore, mount, dump, verify --read-data) fetch what is missing from the store,
+            check it, and keep it in the cache; every later push and pull keeps the cache within --keep.
+            The vault remembers the store; it reads from it with the credentials of the environment. With
+            the store out of reach, everything held here stays readable and writable, and reads of
+            offloaded content fail naming the store.
             """,
         examples: [
             "coffer offload s3://bucket/group --keep 2G   # keep 2 GiB of content locally",
@@ -40,6 +41,11 @@ struct OffloadCommand: VaultCommand {
             if summary.alreadyOffloaded > 0 {
                 text +=
                     "; \(summary.alreadyOffloaded) chunk\(summary.alreadyOffloaded == 1 ? " was" : "s were") offloaded before"
+            }
+            if summary.structureChunks > 0 {
+                text +=
+                    "; \(summary.structureChunks) chunk\(summary.structureChunks == 1 ? "" : "s") of chunk lists and snapshot trees "
+                    + "(\(ByteCount.format(Int64(summary.structureBytes)))) stay here"
             }
             if summary.localOnlyChunks > 0 {
                 text +=
