@@ -257,10 +257,11 @@ package struct GroupContext {
     /// meaning every device that has seen the same entries computes alike (``GroupState``). When the
     /// union leaves the current key epoch unsafe (a revocation or rekey its author did not know of,
     /// or a device admitted without its key) and this device is an active member, it starts a new
-    /// epoch at once, sealed to exactly the members that remain.
+    /// epoch at once, sealed to exactly the members that remain. Without `settling`, it stops before
+    /// that: the caller settles (``settleMerge()``) once it knows it keeps the result.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when `other` is not a valid log of the group.
-    package mutating func merge(_ other: GroupLog) throws(CofferError) {
+    package mutating func merge(_ other: GroupLog, settling: Bool = true) throws(CofferError) {
         guard other.group == log.group else {
             throw CofferError(.notTrusted, "a membership log of another sync group was offered; it was refused")
         }
@@ -277,8 +278,29 @@ package struct GroupContext {
             )
         }
         adopt(union)
+        if settling { try settleMerge() }
+    }
+
+    /// What a merge does once the union is adopted: starts a new epoch if the log needs one, and
+    /// acknowledges other members' rekeys.
+    package mutating func settleMerge() throws(CofferError) {
         try settle()
         try acknowledgeKeyReplacements()
+    }
+
+    /// Whether entries this device appends when it settles a merge (a new epoch, entries folding the
+    /// log's heads, acknowledgements of rekeys: never a closing) may change what the log says of any
+    /// device's membership. They void nothing; they only acknowledge, which decides a race between two
+    /// concurrent rekeys of one device (``GroupEffect``), so only a log holding such a pair may change.
+    package var settlingMayChangeMembership: Bool {
+        get throws(CofferError) {
+            let graph = try GroupGraph(log.entries, group: log.group)
+            return graph.rekeysOf.values.contains { rekeys in
+                rekeys.indices.contains { first in
+                    rekeys[(first + 1)...].contains { graph.concurrent(rekeys[first], $0) }
+                }
+            }
+        }
     }
 
     /// Appends an entry that follows every replacement of another member's keys this device has not

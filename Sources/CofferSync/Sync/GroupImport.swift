@@ -145,9 +145,22 @@ extension Vault {
                 "the bundle from device \(source.uuidString) carries a membership log that, with this device's, would be more than a log may hold, but the entries past the limit have no effect here (a revoked device's copy, a device never admitted, or a copy holding keys its device has replaced made them, or a rekey made at the same time voids them); it was refused and nothing changed. This device's log has room, so it is not frozen and syncs on; if another member reports the group frozen, a member's device may be stolen: revoke it from here"
             )
         }
+        // Settling the merge (a new epoch, folding a log of thousands of heads) is done only for a
+        // bundle that may be accepted: a refused one's made-up mesh cost minutes (red team round 13,
+        // F3). Unless two rekeys of one device race, it cannot change who is a member.
         var merged = local
-        try merged.merge(remote)
-        let state = try merged.state()
+        try merged.merge(remote, settling: false)
+        var state = try merged.state()
+        let me = state.member(device)
+        let refused =
+            me?.isActive != true || me?.keys != merged.publicKeys
+            || (source != device && state.member(source)?.isActive != true)
+        var settles = !refused
+        if refused { settles = try merged.settlingMayChangeMembership }
+        if settles {
+            try merged.settleMerge()
+            state = try merged.state()
+        }
         // A device that is out learns so (the log that says it is kept, so it stops acting as a
         // member: `coffer devices` shows it), and takes no record.
         if let me = state.member(device), !me.isActive {

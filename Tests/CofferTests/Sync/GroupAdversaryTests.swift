@@ -631,9 +631,10 @@ struct GroupAdversaryTests {
     }
 
     @Test(
-        "Made-up devices joining on old heads revoke the closer and one another: a member keeps a few entries, bundle after bundle (red team round 12, F2)"
+        "Made-up devices joining on old heads revoke the closer and one another: a member keeps a few entries, bundle after bundle, and refuses each at once (red team rounds 12 and 13, F2 and F3)",
+        arguments: [false, true]
     )
-    func madeUpMeshDoesNotGrowTheLog() throws {
+    func madeUpMeshDoesNotGrowTheLog(pairwise: Bool) throws {
         let (a, b, c, oldBundle) = try foundedTrio()
         try a.setJoinPolicy(.approval)
         _ = try exchange(a, c, "approval-to-c")
@@ -659,14 +660,28 @@ struct GroupAdversaryTests {
                 var joins = old
                 for outsider in outsiders { joins = try joins.union(outsider.log) }
                 var union = joins
-                // Each on the joins alone, side by side with the others' revocations.
                 for var outsider in outsiders {
-                    outsider.adopt(joins)
-                    try outsider.append(.revoked(device: a.deviceID, clock: 1))
-                    for other in outsiders.prefix(3) where other.device != outsider.device {
-                        try outsider.append(.revoked(device: other.device, clock: 2))
+                    if pairwise {
+                        // Each revocation knows only its author's join and its target's (the shape of
+                        // round 13: every made-up device's admission then lies on a cycle).
+                        let own = outsider.log
+                        try outsider.append(.revoked(device: a.deviceID, clock: 1))
+                        union = try union.union(outsider.log)
+                        for other in outsiders where other.device != outsider.device {
+                            var revoking = outsider
+                            revoking.adopt(try own.union(other.log))
+                            try revoking.append(.revoked(device: other.device, clock: 2))
+                            union = try union.union(revoking.log)
+                        }
+                    } else {
+                        // Each on the joins alone, side by side with the others' revocations.
+                        outsider.adopt(joins)
+                        try outsider.append(.revoked(device: a.deviceID, clock: 1))
+                        for other in outsiders.prefix(3) where other.device != outsider.device {
+                            try outsider.append(.revoked(device: other.device, clock: 2))
+                        }
+                        union = try union.union(outsider.log)
                     }
-                    union = try union.union(outsider.log)
                 }
                 context.adopt(try context.log.union(union))
             }
@@ -675,6 +690,7 @@ struct GroupAdversaryTests {
         let after = try entryCount(c)
         #expect(after - before <= 2 * GroupContext.keptVoidedClosingsPerDevice + 2, "c kept \(after - before) entries")
         #expect(try !c.syncGroupIsFrozen())
+        #expect(try active(a, in: c) && active(b, in: c) && active(c, in: c))
     }
 
     @Test(
