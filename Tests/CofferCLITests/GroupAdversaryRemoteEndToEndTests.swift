@@ -101,12 +101,17 @@ struct GroupAdversaryRemoteEndToEndTests {
         _ = try run(["push", remote], server, vault: "b")
         _ = try run(["push", remote], server)
         let told = try run(["pull", remote], server, vault: "c")
+        // Each revoked device is named, with who revoked it (red team round 13, m1).
         #expect(told.error.contains("membership changed"), "\(told.error)")
+        for device in [a, b] {
+            #expect(told.error.contains("(\(device.prefix(8).lowercased())) was revoked by"), "\(told.error)")
+        }
         #expect(try isActive(a, server, vault: "c") == false)
         #expect(try isActive(b, server, vault: "c") == false)
         try add("c-alone", server, vault: "c")
         #expect(try run(["push", remote], server, vault: "c").status == 0)
-        _ = try run(["pull", remote], server, vault: "b")
+        let thief = try run(["pull", remote], server, vault: "b")
+        #expect(thief.error.contains("this device"), "\(thief.error)")
         #expect(try !holds("c-alone", server, vault: "b"))
     }
 

@@ -226,7 +226,21 @@ package struct GroupLog: Equatable, Sendable {
                         entries[$0].admittedDevice
                     }
                 )
-            switch try past.check(entries[index], index: index, group: group, roots: roots, unsure: unsure) {
+            // And which devices it knew of whose admissions have no effect.
+            let voidedAdmissions =
+                entries[index].startedEpoch == nil
+                ? []
+                : Set(
+                    graph.ancestors[index].compactMap { entries[$0].admittedDevice }.filter { past.member($0) == nil }
+                )
+            switch try past.check(
+                entries[index],
+                index: index,
+                group: group,
+                roots: roots,
+                unsure: unsure,
+                voidedAdmissions: voidedAdmissions
+            ) {
             case .checked: if !isJoin { CheckedEntries.insert(entries[index].hash) }
             case .proofUnchecked:
                 unchecked = true
@@ -517,7 +531,8 @@ package struct GroupState: Equatable, Sendable {
         index: Int,
         group: UUID,
         roots: (KeyEpoch) -> SecureBytes?,
-        unsure: Set<UUID> = []
+        unsure: Set<UUID> = [],
+        voidedAdmissions: Set<UUID> = []
     ) throws(CofferError) -> CheckOutcome {
         func refuse(_ why: String) -> CofferError {
             CofferError(
@@ -583,8 +598,14 @@ package struct GroupState: Equatable, Sendable {
             guard !epoch.isOriginal, !startedEpochs.contains(epoch) else {
                 throw refuse("epoch \(epoch) was started before")
             }
+            // Sealed to every active member; to no one else but devices whose admission it knew and
+            // the rules void (the rules its author followed may have admitted them: a log written
+            // before red team round 12's F1 was fixed must stay readable, red team round 13, m2).
+            // Such a key is unsafe, and the group starts a new epoch (``GroupState/needsNewEpoch``).
             let active = Set(activeMembers.map(\.device))
-            guard Set(boxes.keys).isSubset(of: active), active.subtracting(boxes.keys).isSubset(of: unsure) else {
+            guard Set(boxes.keys).isSubset(of: active.union(voidedAdmissions)),
+                active.subtracting(boxes.keys).isSubset(of: unsure)
+            else {
                 throw refuse("the new group key is not sealed to exactly the group's members")
             }
         case .policy:

@@ -115,6 +115,12 @@ extension Vault {
         return try GroupReference(log: log)
     }
 
+    /// How many entries the sync group's membership log holds here (none before the first export).
+    package func membershipLogEntryCount() throws(CofferError) -> Int {
+        guard let stored = try readMetaIfPresent(GroupContext.Meta.log) else { return 0 }
+        return try GroupLog(group: syncGroupID, decoding: stored).entries.count
+    }
+
     /// Sets how devices may join: `.approval` stops passphrase joins (bundles then carry no
     /// passphrase-wrapped group key); `.passphrase` allows them again, with a join block wrapped
     /// under `passphrase`, which must be this vault's.

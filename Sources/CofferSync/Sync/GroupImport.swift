@@ -70,13 +70,11 @@ package final class ImportPlan {
     /// this device holds a forged key under the bundle's epoch id and lacks the real one, which is no
     /// damage. The bundle's log is kept, as for an epoch not held at all.
     package func refusalForKeyInDoubt(epoch: KeyEpoch) -> CofferError {
-        let kept = remote.map { (try? vault.learnMembership(from: $0)) == true } ?? false
+        let kept = remote.map { vault.keepMembership(from: $0) } ?? "; nothing was changed"
         return CofferError(
             .keyUnavailable,
             "the bundle is sealed in key epoch \(epoch) of the sync group, and the key this device holds under that id does not open it: that key commits to nothing, so it came from a forgery (a modified client reusing the epoch's id with a key of its own, which this device heard of first), and this device lacks the real key, which the bundle's log does not seal to it (it was sealed to keys this device has replaced since, or left it out). Import a bundle of this device on device \(source.uuidString) first (it then seals the key to this device), then export again there. Its records were refused"
-                + (kept
-                    ? "; the group changes its membership log carried were kept (see coffer devices)"
-                    : "; nothing was changed")
+                + kept
         )
     }
 
@@ -234,15 +232,7 @@ extension Vault {
             // what has effect, from anyone: a header naming an active member is not that member's
             // until the stream's signature verifies, and a copy of a member whose rekey lost signs
             // any number of entries without effect (red team round 9, F1).
-            let learned = try learnMembership(from: remote)
-            throw CofferError(
-                error.code,
-                error.message
-                    + (learned
-                        ? "; the group changes its membership log carried were kept (see coffer devices)"
-                        : "; nothing was changed"),
-                underlying: error
-            )
+            throw CofferError(error.code, error.message + keepMembership(from: remote), underlying: error)
         }
         return ImportPlan(
             vault: self,
@@ -265,6 +255,22 @@ extension Vault {
     /// Merges `remote`, the log of a bundle whose records are refused, into the stored log on its
     /// own, in one transaction: what has effect once merged, and an admitted device's first closings
     /// (``GroupContext/mergeEffective(_:)``); whether anything changed.
+    /// Keeps what `remote`, the log of a bundle whose records are refused, says about the group
+    /// (``learnMembership(from:)``), and says what that changed, as the end of the refusal's message:
+    /// the devices revoked or shut out by name, so a member's revocation is never left to a generic
+    /// note (red team round 13, m1).
+    fileprivate func keepMembership(from remote: GroupLog) -> String {
+        let before = try? members()
+        guard (try? learnMembership(from: remote)) == true else { return "; nothing was changed" }
+        guard let before, let after = try? members() else {
+            return "; what its membership log says about the group was kept (see coffer devices)"
+        }
+        let changes = MembershipChanges(from: before, to: after)
+        return changes.isEmpty
+            ? "; its membership log's entries were kept (they change no device's membership; see coffer devices)"
+            : "; what its membership log says about the group was kept: \(changes.summary) (see coffer devices)"
+    }
+
     fileprivate func learnMembership(from remote: GroupLog) throws(CofferError) -> Bool {
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()

@@ -694,6 +694,42 @@ struct GroupAdversaryTests {
     }
 
     @Test(
+        "A member sealed a new key to a device whose join the rules now void (an older Coffer admitted it): the log stays valid, and members start a key without it (red team round 13, m2)"
+    )
+    func epochSealedToAVoidedJoinStaysReadable() throws {
+        let (a, _, c, oldBundle) = try foundedTrio()
+        try a.setJoinPolicy(.approval)
+        _ = try exchange(a, c, "approval-to-c")
+        // An outsider joins from an old bundle: its join is voided by a's policy.
+        let (outsider, _) = try group.join("outsider", from: oldBundle)
+        let outsiderLog = try outsider.changeGroup("reading") { context, _, _ in context.log }
+        // c merges its log and, following older rules that admitted it, seals a new key to it too.
+        let sealed = try c.changeGroup("an epoch sealed to a voided join") { context, _, _ -> KeyEpoch in
+            context.adopt(try context.log.union(outsiderLog))
+            let state = try context.state()
+            #expect(state.member(outsider.deviceID) == nil, "the outsider's join counts")
+            let root = SecureBytes.random(count: 32)
+            let epoch = try #require(GroupKeys.committedEpoch(for: root, group: context.log.group))
+            var boxes: [UUID: [UInt8]] = [:]
+            for member in state.activeMembers {
+                boxes[member.device] = try GroupKeys.box(root, epoch: epoch, to: member.keys, group: context.log.group)
+            }
+            let outsiderKeys = try outsider.changeGroup("reading") { context, _, _ in context.publicKeys }
+            boxes[outsider.deviceID] = try GroupKeys.box(root, epoch: epoch, to: outsiderKeys, group: context.log.group)
+            let history = try GroupKeys.sealHistory([:], under: root, epoch: epoch, group: context.log.group)
+            try context.append(.epochStarted(epoch: epoch, boxes: boxes, history: history))
+            context.learnKeys(from: context.log)
+            return epoch
+        }
+        // a takes the log in: valid, the outsider no member, and a new key without it.
+        _ = try exchange(c, a, "sealed-to-a")
+        #expect(try a.members().contains { $0.deviceID == outsider.deviceID } == false)
+        let current = try a.changeGroup("reading") { context, _, _ in try context.state().currentEpoch }
+        #expect(current != sealed, "a kept the key sealed to the outsider")
+        #expect(try a.changeGroup("reading") { context, _, _ in try context.state().needsNewEpoch } == false)
+    }
+
+    @Test(
         "Two made-up devices joining on old heads revoke each other and every member: their joins are in doubt, so their revocations do not count (red team round 13, F4)"
     )
     func madeUpPairRevokesNoMember() throws {

@@ -97,25 +97,29 @@ struct PullCommand: VaultCommand {
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let store = try target.store(context)
-        // Who is in and who is out, for a note when a pull changed it (last-seen times aside).
-        let membership = { () -> Set<String>? in
-            (try? vault.members()).map { Set($0.map { "\($0.deviceID) \($0.isActive)" }) }
-        }
-        let before = membership()
+        // Who is in and who is out, and how long the log is, to say what a pull changed.
+        let before = try? vault.members()
+        let entriesBefore = try? vault.membershipLogEntryCount()
         let bar = context.progressBar("pull", total: nil)
         let summary = try vault.pull(from: store, progress: bar.report)
         bar.finish()
-        let changed = before != nil && before != membership()
+        let changes = before.flatMap { before in (try? vault.members()).map { MembershipChanges(from: before, to: $0) }
+        }
+        let added = (try? vault.membershipLogEntryCount()).flatMap { after in entriesBefore.map { after - $0 } } ?? 0
         try context.output.result(summary) {
-            // "Nothing new" would be untrue when the logs pulled changed who is in the group.
-            changed && summary.bundles.isEmpty && summary.checkpoints.isEmpty
-                ? "No records from \(summary.remote); the membership logs pulled changed the sync group."
-                : Self.describe(summary)
+            // "Nothing new" would be untrue when the logs pulled changed the group, or its log.
+            guard summary.bundles.isEmpty, summary.checkpoints.isEmpty else { return Self.describe(summary) }
+            if let changes, !changes.isEmpty {
+                return "No records from \(summary.remote); the membership logs pulled changed the sync group."
+            }
+            if added > 0 {
+                return
+                    "No records from \(summary.remote); the membership logs pulled added \(added) entr\(added == 1 ? "y" : "ies") to this device's log, changing no device's membership."
+            }
+            return Self.describe(summary)
         }
         try Self.finish(summary, context)
-        if context.output.mode != .json, changed {
-            context.output.warning("note: the sync group's membership changed; see coffer devices")
-        }
+        if let changes { ImportCommand.note(changes, context) }
         if context.output.mode != .json, (try? vault.syncGroupIsFrozen()) == true {
             context.output.warning(
                 "warning: the sync group is frozen (its membership log is full, or a member's log would overflow it). \(ExportCommand.frozen)"

@@ -92,10 +92,26 @@ struct ImportCommand: VaultCommand {
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let bar = context.progressBar("import", total: Self.fileSize(file))
+        let before = try? vault.members()
         let summary = try vault.import(from: URL(fileURLWithPath: file), progress: bar.report)
         bar.finish()
         try context.output.result(Report(bundle: file, summary: summary)) { Self.describe(summary, path: file) }
-        try Self.finish(summary, context)
+        let changes = before.flatMap { before in (try? vault.members()).map { MembershipChanges(from: before, to: $0) }
+        }
+        try Self.finish(summary, context, membership: changes)
+    }
+
+    /// Says how the sync group's membership changed, naming each device, when it did: a warning when
+    /// this device is out.
+    static func note(_ changes: MembershipChanges, _ context: CommandContext) {
+        guard context.output.mode != .json, !changes.isEmpty else { return }
+        if changes.thisDeviceIsOut {
+            context.output.warning(
+                "warning: this device is no longer a member of the sync group: \(changes.summary). It can no longer sync with the group; its records stay readable here. To rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
+            )
+        } else {
+            context.output.warning("note: the sync group's membership changed: \(changes.summary); see coffer devices")
+        }
     }
 
     // MARK: Shared with init --join and pull
@@ -112,13 +128,19 @@ struct ImportCommand: VaultCommand {
     /// waits (held records, asked for in this vault's next bundles) or was refused (a device whose
     /// clock is ahead); notes device-bound blobs moved aside to make room for synced ones. With
     /// `--json` only the exit status tells: the JSON holds the rest.
-    static func finish(_ summary: ImportSummary, _ context: CommandContext) throws {
+    static func finish(
+        _ summary: ImportSummary,
+        _ context: CommandContext,
+        membership: MembershipChanges? = nil
+    ) throws {
         let output = context.output
         if output.mode != .json {
             if let joined = summary.joined {
                 output.warning(
                     "Joined sync group \(joined.group.description): approved by device \(joined.approver.uuidString.lowercased()) ('\(PrintableText.escaping(joined.approverName))')."
                 )
+            } else if let membership, !membership.isEmpty {
+                note(membership, context)
             } else if summary.membershipChanged {
                 output.warning(
                     "note: the sync group's membership log changed (its devices, key epoch or join policy); see coffer devices"
