@@ -115,6 +115,23 @@ struct GroupAdversaryRemoteEndToEndTests {
         #expect(try !holds("c-alone", server, vault: "b"))
     }
 
+    @Test(
+        "A newcomer joins through the store after joins were closed: an old checkpoint's join block is not taken, and the message says to ask for approval"
+    )
+    func joinThroughStoreAfterClosing() throws {
+        let server = try pairThroughStore("seaweedfs")
+        // A checkpoint made while passphrase joins were open still carries a join block.
+        #expect(try run(["remote", "compact", remote], server).status == 0)
+        #expect(try run(["group", "set", "--join", "approval"], server).status == 0)
+        #expect(try run(["push", remote], server).status == 0)
+        let late = try run(["init", "--join", remote], server, vault: "late")
+        #expect(late.status == 1, "\(late.output)")
+        #expect(late.error.contains("approval only") && late.error.contains("--request-join"), "\(late.error)")
+        #expect(
+            !FileManager.default.fileExists(atPath: cli.directory.path("late").appendingPathComponent("data.mdb").path)
+        )
+    }
+
     @Test("A device whose join does not count pushes: every member's pull ignores it with a notice and goes on")
     func voidedPusherStopsNoPull() throws {
         let server = try pairThroughStore("seaweedfs")

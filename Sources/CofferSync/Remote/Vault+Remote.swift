@@ -680,15 +680,26 @@ extension Vault {
         where state.hasCut && state.hasBundle {
             candidates.append(layout.checkpointBundleKey(id))
         }
+        var logs: [GroupLog] = []
         for key in candidates {
             var source = DataSource(try client.getPrefix(key, count: 1 << 20))
             let header = try BundleHeader.read(from: &source).0
+            if let log = try? GroupLog(group: header.syncGroupID, decoding: header.log) { logs.append(log) }
+            guard group == nil else { continue }
             do {
                 group = try JoinedGroup(joining: header, passphrase: passphrase)
-                break
             } catch  where error.code == .authFailed || error.code == .notTrusted || error.code == .param {
                 refusal = error
             }
+        }
+        // An older object (a checkpoint made before a member closed passphrase joins) may still carry
+        // a join block: the newest logs decide (red team round 13: the join went through and was
+        // then voided, with a message that did not say why).
+        if let group, Self.approvalOnly(logs.filter { $0.group == group.id }) {
+            throw CofferError(
+                .param,
+                "the sync group at \(remote.location) accepts new devices by approval only (a member closed passphrase joins); an older object there still carries a join block, but a join from it would not count. Run coffer init --request-join and ask a member to approve the request; nothing was created"
+            )
         }
         guard let group else {
             throw refusal
@@ -701,5 +712,17 @@ extension Vault {
         return try createJoined(at: directory, passphrase: passphrase, configuration: configuration, group: group) {
             vault throws(CofferError) in try vault.pull(from: remote, progress: progress)
         }
+    }
+
+    /// Whether the union of `logs`, the membership logs of the objects a store holds, says the group
+    /// accepts new devices by approval only. A union that cannot be read says nothing (the join then
+    /// goes on, and the pull after it judges each object).
+    private static func approvalOnly(_ logs: [GroupLog]) -> Bool {
+        guard var union = logs.first else { return false }
+        for log in logs.dropFirst() {
+            guard let merged = try? union.union(log) else { return false }
+            union = merged
+        }
+        return (try? union.state(roots: { _ in nil }).policy) == .approval
     }
 }

@@ -54,5 +54,10 @@ struct OffloadCommand: VaultCommand {
             }
             return text + "."
         }
+        if summary.offloadedBytes > 0 {
+            context.output.note(
+                "The data file keeps its size (the space freed is reused by later writes): run coffer compact to give \(ByteCount.format(Int64(summary.offloadedBytes))) back to the file system."
+            )
+        }
     }
 }
