@@ -189,6 +189,7 @@ extension Vault {
         }
         var candidates: [Candidate] = []
         let structure = try RecordStructure(environment: environment, schema: schema, keys: try keyRing()).chunks()
+        bringBack(structure)
         try storage("choosing what to offload") {
             try environment.read { txn in
                 guard let content = StoreContent(schema: schema) else { return }
@@ -257,6 +258,30 @@ extension Vault {
             }
         }
         return result
+    }
+
+    /// Fetches, and keeps for good, the chunks of `structure` that are offloaded: an earlier Coffer
+    /// offloaded chunk lists and snapshot trees too. Best effort: one the store cannot give now stays
+    /// offloaded, read on demand as before, and is tried again at the next offload, push or pull.
+    private func bringBack(_ structure: Set<ChunkID>) {
+        let (schema, environment) = (schema, environment)
+        var fetched: [(ChunkID, [UInt8])] = []
+        _ = try? environment.read { txn in
+            guard let content = StoreContent(schema: schema) else { return }
+            let chunks = ChunkStore(schema: schema)
+            for id in structure where try content.isOffloaded(id, in: txn) {
+                guard let record = try? chunks.withRecord(id, in: txn, { Array($0) }) else { continue }
+                fetched.append((id, record))
+            }
+        }
+        guard !fetched.isEmpty else { return }
+        _ = try? environment.write { txn in
+            guard let content = StoreContent(schema: schema) else { return }
+            for (id, record) in fetched where try content.isOffloaded(id, in: txn) {
+                try txn.put(schema.chunks, key: id, value: record)
+                try content.forgetCached(id, in: txn)
+            }
+        }
     }
 
     /// Forgets the objects of `remote` that are not in `listed` (key → size) or whose size changed:
