@@ -423,8 +423,17 @@ extension Vault {
                 // it was the first due (after older ones, again, which closes the gap it opened).
                 var done = imported.flatMap { $0.name == name && name == ordered.first ? $0.summary : nil }
                 if done == nil {
-                    done = try pullBundle(key, from: client, origin: remote.identity, expecting: (device, name)) {
-                        bytes in progress?(before + bytes)
+                    do throws(CofferError) {
+                        done = try pullBundle(key, from: client, origin: remote.identity, expecting: (device, name)) {
+                            bytes in progress?(before + bytes)
+                        }
+                    } catch  where SupersededKeys.caused(error) {
+                        // Pushed before the device's rekey: its push after the rekey sends the same
+                        // changes again under the new keys (red team round 14, F7).
+                        summary.notices.append(
+                            "Skipped \(key): device \(device.uuidString.lowercased()) pushed it before it replaced its keys, and its newer pushes carry the same changes under the new keys."
+                        )
+                        continue
                     }
                 }
                 guard let imported = done else { continue }

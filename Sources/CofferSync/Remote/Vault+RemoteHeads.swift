@@ -175,13 +175,15 @@ extension Vault {
         } catch  where error.code == .notTrusted || error.code == .decode {
             own.cursor = pushed?.sentThrough
             own.mustWriteHead = true
+            let rekeyed = isSignedWithEarlierKeys(bytes, key: headKey, device: device)
+            // The objects this device pushed before its rekey are signed with the keys it replaced,
+            // which other members refuse: the push sends its changes again under the new keys.
+            if rekeyed { own.cursor = nil }
             guard pushing else { return own }
-            let why =
-                isSignedWithEarlierKeys(bytes, key: headKey, device: device)
-                ? "it is signed with the keys this device had before its rekey (this vault wrote it then, or a copy of the vault that still holds those keys did)"
-                : error.message
             own.notices.append(
-                "Ignored this device's head in the store: \(why). This push goes on from this vault's own record of its pushes and writes the head again."
+                rekeyed
+                    ? "Ignored this device's head in the store: it is signed with the keys this device had before its rekey (this vault wrote it then, or a copy of the vault that still holds those keys did). This push sends this vault's changes again, signed with its new keys (the other devices skip its older objects), and writes the head again."
+                    : "Ignored this device's head in the store: \(error.message). This push goes on from this vault's own record of its pushes and writes the head again."
             )
             return own
         }

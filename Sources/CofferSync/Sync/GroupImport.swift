@@ -217,6 +217,18 @@ extension Vault {
                     )
                 }
                 guard member.isActive else { throw revokedSource(member, state) }
+                // Made with keys the device has replaced since (a bundle or store object from before its
+                // rekey): its signature is by those keys, which a copy of the vault may still hold, so
+                // its records are refused. The device's next push or export sends them again.
+                if let made = Self.keys(of: source, in: remote), made != member.keys,
+                    Self.everyKeys(of: source, in: merged.log, voided: state.voided).contains(made)
+                {
+                    throw CofferError(
+                        .notTrusted,
+                        "the bundle was made by device \(source.uuidString) (\(member.name)) before it replaced its keys (a rekey), and is signed with the keys it had then, which a copy of that vault may still hold; its records were refused. The device's next push sends its changes again under its new keys (a bundle it exports now carries them)",
+                        underlying: SupersededKeys(device: source)
+                    )
+                }
                 signer = member.keys.signing
             }
             guard let found = merged.roots[header.epoch] else {
@@ -255,6 +267,35 @@ extension Vault {
     /// Merges `remote`, the log of a bundle whose records are refused, into the stored log on its
     /// own, in one transaction: what has effect once merged, and an admitted device's first closings
     /// (``GroupContext/mergeEffective(_:)``); whether anything changed.
+    /// The keys `log` gives `device` last: those it was admitted with, as each replacement of them
+    /// in the log's order changed them. `nil` when the log does not admit it.
+    static func keys(of device: UUID, in log: GroupLog) -> DevicePublicKeys? {
+        var keys: DevicePublicKeys?
+        for entry in log.entries {
+            switch entry.change {
+            case .joined(let joined, _, _, _) where entry.author == device: keys = joined
+            case .added(device, let added, _, _, _): keys = added
+            case .keysReplaced(let replaced, _) where entry.author == device && keys != nil: keys = replaced
+            default: break
+            }
+        }
+        return keys
+    }
+
+    /// Every set of keys `log` ever gives `device`: admitted with, and each replacement with effect
+    /// (not among `voided`: a replacement that lost a race, say, never gave the device its keys).
+    static func everyKeys(of device: UUID, in log: GroupLog, voided: Set<[UInt8]>) -> [DevicePublicKeys] {
+        log.entries.compactMap { entry in
+            guard !voided.contains(entry.hash) else { return nil }
+            switch entry.change {
+            case .joined(let keys, _, _, _) where entry.author == device: return keys
+            case .added(device, let keys, _, _, _): return keys
+            case .keysReplaced(let keys, _) where entry.author == device: return keys
+            default: return nil
+            }
+        }
+    }
+
     /// Keeps what `remote`, the log of a bundle whose records are refused, says about the group
     /// (``learnMembership(from:)``), and says what that changed, as the end of the refusal's message:
     /// the devices revoked or shut out by name, so a member's revocation is never left to a generic
@@ -428,5 +469,23 @@ extension Vault.JoinedGroup {
             )
         }
         self.init(id: header.syncGroupID, roots: roots, log: log)
+    }
+}
+
+/// Why a bundle was refused when it was made with keys its device has replaced since
+/// (``Vault/planImport(_:)``): a pull skips such an object of the store, since the device's next push
+/// sends its changes again under the new keys.
+struct SupersededKeys: Error, Sendable {
+    /// The device that made the bundle.
+    let device: UUID
+
+    /// Whether `error`, or an error it wraps, is this refusal.
+    static func caused(_ error: CofferError) -> Bool {
+        var underlying = error.underlyingError
+        while let current = underlying {
+            if current is SupersededKeys { return true }
+            underlying = (current as? CofferError)?.underlyingError
+        }
+        return false
     }
 }

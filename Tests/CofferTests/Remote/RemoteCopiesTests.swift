@@ -167,6 +167,34 @@ struct RemoteCopiesTests {
         #expect(try b.push(to: remote).notices.isEmpty, "the next push finds the head it wrote")
     }
 
+    @Test(
+        "A member rekeys and pushes nothing else: the others pull its older objects, signed with the keys it had then, and learn the rekey (red team round 14, F7)",
+        arguments: [false, true]
+    )
+    func othersPullAfterRekey(writesAfter: Bool) throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.keychain.setPassword("before", service: "before", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        try b.rekey(passphrase: SyncGroupFixture.passphrase)
+        if writesAfter { try b.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable) }
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "before", account: "ann") == "before")
+        let keys = try b.members().first { $0.deviceID == b.deviceID }?.identity
+        #expect(try a.members().first { $0.deviceID == b.deviceID }?.identity == keys, "a did not learn b's new keys")
+        try a.keychain.setPassword("from-a", service: "from-a", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        #expect(try b.keychain.password(service: "from-a", account: "ann") == "from-a")
+        try b.keychain.setPassword("later", service: "later", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "later", account: "ann") == "later")
+    }
+
     @Test("Two running copies of one vault both write: one becomes a new device, and both histories are kept")
     func clonedCopies() throws {
         let fixture = try RemoteFixture()

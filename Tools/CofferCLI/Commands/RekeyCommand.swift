@@ -20,7 +20,9 @@ struct RekeyCommand: VaultCommand {
             devices learn the new keys: of two replacements of one device's keys, the one the group
             hears of first wins, so a copy's later replacement does nothing, one that reaches another
             member at the same time gets the device revoked, and one that reached the group first
-            holds the device (import then says so: have a member revoke it).
+            holds the device (import then says so: have a member revoke it). Bundles and store objects
+            made before the rekey are signed with the old keys, so the others refuse them: the first
+            push after the rekey sends this vault's changes again under the new keys.
 
             Safe to interrupt: the vault reads everything at every moment, and running 'coffer rekey'
             again resumes where it stopped. Afterwards, run 'coffer key export' and keep the new
