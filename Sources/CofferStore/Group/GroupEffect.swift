@@ -16,7 +16,8 @@ import Foundation
 ///   same time: it came in by a door that was being closed. (A new key epoch alone closes nothing:
 ///   while joins are open, anyone with the passphrase may join after it too.) A closing has this power whether or not it is itself voided by the
 ///   joining device, so **no device defends its own admission**; it loses it only when a third
-///   device's revocation or rekey voids it.
+///   device's revocation or rekey voids it, and never by a device that came in by the same door
+///   (``cameThroughDoor(_:closedBy:before:)``).
 /// - a join whose proof does not verify under the key this device trusts for its epoch (made with a
 ///   forged key under a real epoch's id, or with none) has no effect;
 /// - A joining device whose join was voided only by revocations or policy changes of devices that it
@@ -398,10 +399,24 @@ struct GroupEffect {
             && verdicts[revocation] != .selfDefended
         {
             let author = graph.entries[revocation].author
-            guard author != except else { continue }
+            guard author != except, !cameThroughDoor(author, closedBy: index, before: revocation) else { continue }
             power.note(answer(revocation), by: author)
         }
         return power
+    }
+
+    /// Whether every admission of `device` the entry `later` knew is a passphrase join made at the
+    /// same time as the closing `index`: the device came in by the door that closing closes, so its
+    /// revocations do not void the closing against any join. No device defends its own admission,
+    /// nor do devices that came in by the same door defend one another: two made-up devices, each
+    /// revoking the closer, left every closing in doubt and with it the closer's rekey and policy
+    /// (red team round 14, F5).
+    private func cameThroughDoor(_ device: UUID, closedBy index: Int, before later: Int) -> Bool {
+        let admissions = (graph.admissionsOf[device] ?? []).filter { graph.ancestors[later].contains($0) }
+        return !admissions.isEmpty
+            && admissions.allSatisfy {
+                graph.entries[$0].change.isJoin && !graph.founding.contains($0) && graph.concurrent($0, index)
+            }
     }
 
     /// Whether the revocation `index`, whose author's admission was voided, takes effect all the same:

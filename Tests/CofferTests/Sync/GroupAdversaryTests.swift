@@ -730,6 +730,46 @@ struct GroupAdversaryTests {
     }
 
     @Test(
+        "A stolen member carries made-up devices that joined on old heads and revoke the closer: the closer's policy, rotation and rekey stand, and its revocation of the thief reaches every member (red team round 14, F5)",
+        arguments: [1, 2, 10]
+    )
+    func stolenMemberCarriesMadeUpRevokers(count: Int) throws {
+        let (a, b, c, oldBundle) = try foundedTrio()
+        let old = try b.changeGroup("reading") { context, _, _ in context.log }
+        try a.setJoinPolicy(.approval)
+        try a.rotateGroupKey()
+        try a.rekey(passphrase: SyncGroupFixture.passphrase)
+        _ = try exchange(a, b, "closed-to-b")
+        _ = try exchange(a, c, "closed-to-c")
+        let rekeyed = try a.members().first { $0.deviceID == a.deviceID }?.identity
+        // The thief holds b's files: made-up devices join on the old heads, each revoking a, and b's
+        // copy signs and sends them.
+        let (outsider, _) = try group.join("outsider", from: oldBundle)
+        let roots = try outsider.changeGroup("reading") { context, _, _ in context.roots }
+        try b.changeGroup("carrying made-up revokers") { context, _, _ in
+            var union = context.log
+            for _ in 0..<count {
+                var madeUp = try GroupContext(log: old, roots: roots, device: UUID(), deviceKeys: DeviceKeys.generate())
+                try madeUp.appendJoined(name: "made-up")
+                try madeUp.append(.revoked(device: a.deviceID, clock: 1))
+                union = try union.union(madeUp.log)
+            }
+            context.adopt(union)
+        }
+        _ = try offer(b, c, "carried-to-c")
+        #expect(try c.joinPolicy() == .approval, "the closer's policy was dropped")
+        #expect(try c.members().first { $0.deviceID == a.deviceID }?.identity == rekeyed, "a's rekey lost")
+        // The theft is noticed: a revokes b, and the revocation reaches c.
+        #expect(try offer(c, a, "carried-to-a") == nil)
+        try a.revoke(device: b.deviceID)
+        #expect(try offer(a, c, "revocation-to-c") == nil)
+        #expect(try !active(b, in: c), "the thief stays a member at c")
+        try b.keychain.add(password("planted", "by the thief"))
+        #expect(try offer(b, c, "planted-to-c") != nil)
+        #expect(try c.keychain.password(service: "planted", account: "ann") == nil)
+    }
+
+    @Test(
         "Two made-up devices joining on old heads revoke each other and every member: their joins are in doubt, so their revocations do not count (red team round 13, F4)"
     )
     func madeUpPairRevokesNoMember() throws {
