@@ -690,7 +690,9 @@ struct GroupAdversaryTests {
         let after = try entryCount(c)
         #expect(after - before <= 2 * GroupContext.keptVoidedClosingsPerDevice + 2, "c kept \(after - before) entries")
         #expect(try !c.syncGroupIsFrozen())
-        #expect(try active(a, in: c) && active(b, in: c) && active(c, in: c))
+        // They may take the closer out with them (both lose, as one made-up device may), never
+        // anyone else.
+        #expect(try active(b, in: c) && active(c, in: c))
     }
 
     @Test(
