@@ -133,7 +133,7 @@ struct GroupEffect {
                 let verdict = decide(index)
                 if verdict != .undecided {
                     verdicts[index] = verdict
-                    memo?.verdictChanged()
+                    memo?.verdictChanged(index)
                     changed = true
                 }
             }
@@ -501,27 +501,43 @@ private struct ClosingPower {
     }
 }
 
-/// The closings of a set of entries and their powers (``ClosingPower``), kept while no verdict
-/// changes: a pass of ``GroupEffect`` asks for them once per join (and per revocation whose author
-/// joined by passphrase), and a verdict decided makes them stale.
+/// The closings of a set of entries and their powers (``ClosingPower``), kept until a verdict they
+/// depend on changes: a pass of ``GroupEffect`` asks for them once per join (and per revocation whose
+/// author joined by passphrase). A closing's power depends only on verdicts about its author: its
+/// admissions, its rekeys, and revocations of it; so a verdict decided makes stale only the powers of
+/// closings by the device it concerns (red team round 15: with every verdict making every power
+/// stale, a member-carried mesh whose entries are decided one by one took minutes again).
 private final class ClosingMemo {
     /// The closings among the entries, in order.
     let closings: [Int]
+    private let graph: GroupGraph
     private var powers: [ClosingPower?]
     private var stamps: [Int]
-    private var version = 0
+    /// How many verdicts about each device were decided.
+    private var versions: [UUID: Int] = [:]
 
     init(graph: GroupGraph, subset: EntrySet) {
+        self.graph = graph
         closings = GroupEffect.closings(in: graph, subset: subset)
         powers = [ClosingPower?](repeating: nil, count: graph.entries.count)
         stamps = [Int](repeating: -1, count: graph.entries.count)
     }
 
-    /// A verdict was decided: every power noted may be stale.
-    func verdictChanged() { version += 1 }
+    /// The verdict on entry `index` was decided: the powers of closings by the device it concerns
+    /// (the device a revocation revokes, a rekey's author, an admission's device) may be stale.
+    func verdictChanged(_ index: Int) {
+        let entry = graph.entries[index]
+        var concerned: [UUID] = []
+        if let target = entry.change.revokedDevice { concerned.append(target) }
+        if case .keysReplaced = entry.change { concerned.append(entry.author) }
+        if let admitted = entry.admittedDevice { concerned.append(admitted) }
+        for device in concerned { versions[device, default: 0] += 1 }
+    }
 
-    /// The power of the closing `index`, from `make` unless noted since the last verdict.
+    /// The power of the closing `index`, from `make` unless noted since the last verdict about its
+    /// author.
     func power(of index: Int, _ make: () -> ClosingPower) -> ClosingPower {
+        let version = versions[graph.entries[index].author] ?? 0
         if stamps[index] == version, let power = powers[index] { return power }
         let power = make()
         powers[index] = power
