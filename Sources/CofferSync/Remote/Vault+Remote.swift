@@ -431,7 +431,7 @@ extension Vault {
                         // Pushed before the device's rekey: its push after the rekey sends the same
                         // changes again under the new keys (red team round 14, F7).
                         summary.notices.append(
-                            "Skipped \(key): device \(device.uuidString.lowercased()) pushed it before it replaced its keys, and its newer pushes carry the same changes under the new keys."
+                            "Skipped \(key): it is signed with keys device \(device.uuidString.lowercased()) has replaced (pushed before its rekey, or planted by a copy still holding those keys); the device's first push after its rekey sends its changes again under the new keys."
                         )
                         continue
                     }

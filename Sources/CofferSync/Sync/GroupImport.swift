@@ -225,7 +225,7 @@ extension Vault {
                 {
                     throw CofferError(
                         .notTrusted,
-                        "the bundle was made by device \(source.uuidString) (\(member.name)) before it replaced its keys (a rekey), and is signed with the keys it had then, which a copy of that vault may still hold; its records were refused. The device's next push sends its changes again under its new keys (a bundle it exports now carries them)",
+                        "the bundle was made by device \(source.uuidString) (\(member.name)) before it replaced its keys (a rekey), and is signed with the keys it had then, which a copy of that vault may still hold; its records were refused. If the device made it, its first push after the rekey sends its changes again under its new keys, and a bundle it exports now carries them",
                         underlying: SupersededKeys(device: source)
                     )
                 }
