@@ -9,7 +9,8 @@ import Foundation
 /// - a revocation of a device voids what the device wrote at the same time (its own revocations
 ///   excepted: two devices revoking each other are both revoked), and so does a rekey of the device
 ///   (what a copy holding its old keys wrote), its revocations included; a rekey at the same time as
-///   the device's revocation has no effect, and of two rekeys of one device at the same time, one that
+///   the device's revocation has no effect (yet it vouches for the device's revocation of that
+///   revoker: both lose), and of two rekeys of one device at the same time, one that
 ///   another device acknowledged while the other was not (the group heard of it first) wins: the
 ///   other, and whatever follows it, has no effect (two acknowledged, or none, revoke the device);
 /// - a passphrase join is void when a revocation, a rekey or a policy of approval was written at the
@@ -239,7 +240,7 @@ struct GroupEffect {
             // revokes no one else.
             let unvoided = Answer.all([
                 voidedByRekey(index).negated, voidedByRevocation(index, except: [target]).negated,
-                followsRekeys(index),
+                followsRekeys(index, sparing: target),
             ])
             let stands = Answer.all([supported(index), unvoided])
             if stands == .no, Answer.all([unvoided, selfDefended(index)]) == .yes { return .selfDefended }
@@ -308,11 +309,29 @@ struct GroupEffect {
 
     /// Whether every rekey of the author that the entry follows has effect: an entry signed with the
     /// keys a rekey without effect put in place came from whoever made that rekey.
-    private func followsRekeys(_ index: Int) -> Answer {
+    ///
+    /// For a revocation of `target`, a rekey counts when only revocations by `target` void it: the two
+    /// devices revoke each other, and both lose. (Otherwise a thief's stale copy, never told of its
+    /// revoker's rekey, revoked the revoker at the same time as being revoked: that voided the rekey,
+    /// with it the revocation signed with the new keys, and the thief stayed. Red team round 15, N1.)
+    private func followsRekeys(_ index: Int, sparing target: UUID? = nil) -> Answer {
         let followed = (graph.rekeysOf[graph.entries[index].author] ?? []).filter {
             graph.ancestors[index].contains($0)
         }
-        return Answer.all(followed.map(answer))
+        return Answer.all(
+            followed.map { rekey in
+                guard let target, verdicts[rekey] != .effective else { return answer(rekey) }
+                return rekeyStands(rekey, sparing: target)
+            }
+        )
+    }
+
+    /// Whether the rekey `index` has effect but for revocations of its author by `target`.
+    private func rekeyStands(_ index: Int, sparing target: UUID) -> Answer {
+        Answer.all([
+            supported(index), voidedByRevocation(index, except: [target]).negated,
+            followsRekeys(index, sparing: target), lostRace(index).negated,
+        ])
     }
 
     /// Whether the rekey `index` lost to a concurrent rekey of the same device, one that another

@@ -53,16 +53,18 @@ package struct PulledCursors {
         try txn.put(schema.meta, key: key, value: writer.bytes)
     }
 
-    /// The entity tag of the last answer-only bundle (no new changes, only chunks other devices asked
-    /// for or requests of its own: its name's first sequence is past its last) applied from `device`.
-    /// Each such push replaces the object under the same name, so its tag tells a new one from one
-    /// already applied (meta `remote-answer <remote identity> <device id>`).
-    package func answer(of device: UUID, in txn: Transaction) throws -> String? {
+    /// The entity tag of the last bundle applied from `device` that its head named as its latest
+    /// (meta `remote-answer <remote identity> <device id>`). An answer-only push (no new changes, only
+    /// chunks other devices asked for or requests of its own: its name's first sequence is past its
+    /// last) replaces the object under the same name, and a push after a rekey sends the device's
+    /// changes again under a name whose `last` a copy's object may already have taken: the tag tells
+    /// a new object from one already applied.
+    package func latestApplied(of device: UUID, in txn: Transaction) throws -> String? {
         try txn.get(schema.meta, key: answerKey(device)).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Records that the answer-only bundle tagged `etag` from `device` was applied.
-    package func recordAnswer(_ etag: String, of device: UUID, in txn: Transaction) throws {
+    /// Records that the bundle tagged `etag`, the latest named by `device`'s head, was applied.
+    package func recordLatestApplied(_ etag: String, of device: UUID, in txn: Transaction) throws {
         try txn.put(schema.meta, key: answerKey(device), value: Array(etag.utf8))
     }
 

@@ -45,6 +45,15 @@ package struct RemoteHead: Equatable {
         return (first == Substring(magic) ? 3 : 2, KeyEpoch(id: id))
     }
 
+    /// The newest bundle a stored head names, read before it is authenticated: only to pick which of
+    /// the device's objects to import first when the head cannot be checked yet (the import checks
+    /// the object itself).
+    package static func claimedLatest(of bytes: [UInt8]) -> RemoteLayout.BundleName? {
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard let line = lines.first(where: { $0.hasPrefix("latest ") }) else { return nil }
+        return RemoteLayout.BundleName(fileName: line.dropFirst(7))
+    }
+
     /// The head as stored, authenticated under `root`, the group key of `epoch`, and signed by
     /// `signer`, the device's identity key.
     package func encoded(epoch: KeyEpoch, root: SecureBytes, signer: Ed25519PrivateKey) throws(CofferError) -> [UInt8] {

@@ -403,10 +403,16 @@ extension Vault {
             let latest = head.latest
             let latestTag = objects.etags[latest] ?? ""
             let answered = try storage("reading how far this vault has pulled") {
-                try environment.read { txn in try cursors.answer(of: device, in: txn) }
+                try environment.read { txn in try cursors.latestApplied(of: device, in: txn) }
             }
-            if latest.first > latest.last, latest.last >= applied[device] ?? 0, objects.bundles.contains(latest),
-                !due.contains(latest), latestTag.isEmpty || latestTag != answered
+            // The head's latest bundle is applied once per object, by its tag, though it brings no
+            // change past the cursor: an answer-only bundle, or a push that sent the device's changes
+            // again from the start (after its rekey), which another copy's object of the same `last`
+            // would otherwise hide (red team round 15, N2).
+            let answerOnly = latest.first > latest.last
+            let unseen = latestTag.isEmpty ? answerOnly : latestTag != answered
+            if objects.bundles.contains(latest), !due.contains(latest), unseen,
+                !answerOnly || latest.last >= applied[device] ?? 0
             {
                 due.append(latest)
             }
@@ -443,9 +449,7 @@ extension Vault {
                 try storage("recording the pull of \(key)") {
                     try environment.write { txn in
                         try cursors.record(device, through: name.last, in: txn)
-                        if name == latest, latest.first > latest.last {
-                            try cursors.recordAnswer(latestTag, of: device, in: txn)
-                        }
+                        if name == latest { try cursors.recordLatestApplied(latestTag, of: device, in: txn) }
                     }
                 }
             }
@@ -584,8 +588,11 @@ extension Vault {
             return (.success(head), nil)
         case .failure(let error):
             let known = try knowsDevice(device)
+            // The object the head names, when it is there: after a rekey, a copy holding the old keys
+            // may have pushed an object named after it (red team round 15, N2).
+            let claimed = RemoteHead.claimedLatest(of: bytes).flatMap { objects.bundles.contains($0) ? $0 : nil }
             guard error.code == .keyUnavailable || (error.code == .notTrusted && !known),
-                let newest = objects.bundles.max()
+                let newest = claimed ?? objects.bundles.max()
             else {
                 if error.code == .notTrusted { return (.failure(error), nil) }
                 throw error

@@ -28,16 +28,25 @@ extension Vault {
         return keys.filter { $0 != current }
     }
 
-    /// Whether `bytes`, a head of `device` that did not verify, is signed with one of the device's
-    /// earlier keys (written before its rekey, by it or by a copy that still holds them).
-    func isSignedWithEarlierKeys(_ bytes: [UInt8], key: String, device: UUID) -> Bool {
+    /// `bytes`, a head of `device` that did not verify, read with one of the device's earlier keys
+    /// (written before its rekey, by it or by a copy that still holds them); `nil` when it is not
+    /// signed with any of them.
+    func headSignedWithEarlierKeys(_ bytes: [UInt8], key: String, device: UUID) -> RemoteHead? {
         guard let (_, epoch) = RemoteHead.version(of: bytes), let root = try? keyRing().root(.sync, epoch: epoch),
             let earlier = try? earlierSigningKeys(of: device)
-        else { return false }
-        return earlier.contains { signingKey in
-            (try? RemoteHead(decoding: bytes, key: key, expectedDevice: device, syncRoot: root, signingKey: signingKey))
-                != nil
+        else { return nil }
+        for signingKey in earlier {
+            if let head = try? RemoteHead(
+                decoding: bytes,
+                key: key,
+                expectedDevice: device,
+                syncRoot: root,
+                signingKey: signingKey
+            ) {
+                return head
+            }
         }
+        return nil
     }
 
     /// Whether this vault's membership log knows `device` at all (active or revoked).
@@ -175,16 +184,31 @@ extension Vault {
         } catch  where error.code == .notTrusted || error.code == .decode {
             own.cursor = pushed?.sentThrough
             own.mustWriteHead = true
-            let rekeyed = isSignedWithEarlierKeys(bytes, key: headKey, device: device)
+            let earlier = headSignedWithEarlierKeys(bytes, key: headKey, device: device)
             // The objects this device pushed before its rekey are signed with the keys it replaced,
             // which other members refuse: the push sends its changes again under the new keys.
-            if rekeyed { own.cursor = nil }
+            if earlier != nil { own.cursor = nil }
             guard pushing else { return own }
-            own.notices.append(
-                rekeyed
-                    ? "Ignored this device's head in the store: it is signed with the keys this device had before its rekey (this vault wrote it then, or a copy of the vault that still holds those keys did). This push sends this vault's changes again, signed with its new keys (the other devices skip its older objects), and writes the head again."
-                    : "Ignored this device's head in the store: \(error.message). This push goes on from this vault's own record of its pushes and writes the head again."
-            )
+            guard let earlier else {
+                own.notices.append(
+                    "Ignored this device's head in the store: \(error.message). This push goes on from this vault's own record of its pushes and writes the head again."
+                )
+                return own
+            }
+            let resend =
+                "This push sends this vault's changes again, signed with its new keys (the other devices skip its older objects), and writes the head again."
+            if record?.pushed?.matches(earlier) == true || record?.writing?.matches(earlier) == true {
+                own.notices.append(
+                    "Ignored this device's head in the store: it is signed with the keys this device had before its rekey. \(resend)"
+                )
+            } else {
+                // Another copy holding the replaced keys pushed after this vault last did: members
+                // that pulled it before hearing of the rekey applied what it wrote (red team round
+                // 15, N2).
+                own.notices.append(
+                    "Warning: a copy of this vault still holding the keys it had before its rekey pushed \(layout.bundleKey(device, earlier.latest)) after this vault last pushed; devices that pulled it before this push may have applied what that copy wrote. Check their records, and keep the copy's holder away from the vault's files. \(resend)"
+                )
+            }
             return own
         }
         if let record, record.pushed?.matches(head) == true || record.writing?.matches(head) == true {

@@ -195,6 +195,49 @@ struct RemoteCopiesTests {
         #expect(try a.keychain.password(service: "later", account: "ann") == "later")
     }
 
+    @Test(
+        "A leaked copy pushes between its owner's rekey and the owner's first push: the owner is warned, the others pull on, apply the owner's changes and learn the rekey, and the copy's later objects are skipped (red team round 15, N2)",
+        arguments: [false, true]
+    )
+    func leakPushesBeforeOwnersFirstPush(rekeyKnownFirst: Bool) throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.keychain.setPassword("before", service: "before", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        let (owner, leak) = try group.leakThenRekey(b, name: "second")
+        try leak.keychain.setPassword("planted", service: "planted", account: "ann", scope: .syncable)
+        try leak.push(to: remote)
+        try a.pull(from: remote)
+        if rekeyKnownFirst {
+            // a hears of the rekey from a bundle first: the owner's head then checks at once, and
+            // names an object whose `last` the copy's object took.
+            let bundle = group.bundle("owner-to-a")
+            try owner.export(to: bundle)
+            _ = try a.import(from: bundle)
+        }
+        try owner.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable)
+        let pushed = try owner.push(to: remote)
+        #expect(pushed.notices.contains { $0.contains("a copy of this vault still holding") }, "\(pushed.notices)")
+        let pulled = try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "after", account: "ann") == "after", "\(pulled.notices)")
+        let keys = try owner.members().first { $0.deviceID == owner.deviceID }?.identity
+        #expect(try a.members().first { $0.deviceID == owner.deviceID }?.identity == keys)
+        try leak.keychain.setPassword("later", service: "later", account: "ann", scope: .syncable)
+        _ = try? leak.push(to: remote)
+        let again = try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "later", account: "ann") == nil, "\(again.notices)")
+        try a.keychain.setPassword("from-a", service: "from-a", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try owner.pull(from: remote)
+        #expect(try owner.keychain.password(service: "from-a", account: "ann") == "from-a")
+        try owner.keychain.setPassword("last", service: "last", account: "ann", scope: .syncable)
+        try owner.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "last", account: "ann") == "last")
+    }
+
     @Test("Two running copies of one vault both write: one becomes a new device, and both histories are kept")
     func clonedCopies() throws {
         let fixture = try RemoteFixture()

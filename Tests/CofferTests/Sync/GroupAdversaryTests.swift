@@ -274,6 +274,34 @@ struct GroupAdversaryTests {
     }
 
     @Test(
+        "A thief's stale copy revokes a device that rekeyed and then revoked it: both are out, in either order of arrival, and the thief gets no later key (red team round 15, N1)",
+        arguments: [false, true]
+    )
+    func thiefRevokesARekeyedRevoker(thiefFirst: Bool) throws {
+        let (a, b, c, _) = try foundedTrio()
+        // a rekeys (it fears a leak), tells c, then revokes b; the thief's copy of b, which never
+        // heard of the rekey, revokes a.
+        try a.rekey(passphrase: SyncGroupFixture.passphrase)
+        _ = try exchange(a, c, "rekey-to-c")
+        try a.revoke(device: b.deviceID)
+        try b.revoke(device: a.deviceID)
+        if thiefFirst {
+            _ = try? exchange(b, c, "thief-to-c")
+            _ = try? exchange(a, c, "a-to-c")
+        } else {
+            _ = try? exchange(a, c, "a-to-c")
+            _ = try? exchange(b, c, "thief-to-c")
+        }
+        #expect(try !active(b, in: c), "the thief stays a member at c")
+        #expect(try !active(a, in: c), "two devices revoking each other are both revoked")
+        try c.keychain.add(password("secret-after"))
+        let refused = try offer(c, b, "c-to-thief")
+        #expect(refused?.code == .notTrusted, "\(refused?.message ?? "accepted")")
+        #expect(try b.keychain.password(service: "secret-after", account: "ann") == nil)
+        #expect(!(try b.keyRing().epochs(.sync)).contains(try c.keyRing().currentEpoch(.sync)))
+    }
+
+    @Test(
         "A thief's copy forges an epoch under the id of its revoker's new epoch: the member that hears it first still learns the revocation and reads on, and seals nothing the thief reads"
     )
     func forgedEpochID() throws {
