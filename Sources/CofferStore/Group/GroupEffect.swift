@@ -243,7 +243,7 @@ struct GroupEffect {
                 followsRekeys(index, sparing: target),
             ])
             let stands = Answer.all([supported(index), unvoided])
-            if stands == .no, Answer.all([unvoided, selfDefended(index)]) == .yes { return .selfDefended }
+            if stands == .no, unvoided == .yes, selfDefended(index) == .yes { return .selfDefended }
             answer = stands
         case .keysReplaced:
             answer = Answer.all([
@@ -278,12 +278,18 @@ struct GroupEffect {
     /// voided the closer's policy of approval for every other join it made at the same time, and
     /// its made-up devices got in: red team round 12, F1.)
     private func voidedByRevocation(_ index: Int, except: [UUID]) -> Answer {
-        let entry = graph.entries[index]
-        let revocations = (graph.revocationsOf[entry.author] ?? []).filter {
-            subset.contains($0) && graph.concurrent($0, index) && !except.contains(graph.entries[$0].author)
-                && verdicts[$0] != .selfDefended
+        var result = Answer.no
+        for revocation in graph.revocationsOf[graph.entries[index].author] ?? []
+        where subset.contains(revocation) && verdicts[revocation] != .selfDefended
+            && !except.contains(graph.entries[revocation].author) && graph.concurrent(revocation, index)
+        {
+            switch answer(revocation) {
+            case .yes: return .yes
+            case .unknown: result = .unknown
+            case .no: break
+            }
         }
-        return Answer.any(revocations.map(answer))
+        return result
     }
 
     /// Whether a rekey of the author concurrent with the entry has effect. A revocation is voided
@@ -370,21 +376,34 @@ struct GroupEffect {
 
     /// Whether nothing concurrent with the passphrase join `index` voids it.
     private func joinStands(_ index: Int) -> Answer {
-        Answer.all(closings(of: index).map { $0.power.negated })
+        var stands = Answer.yes
+        forEachClosing(concurrentWith: index) { _, power in
+            if power == .yes { stands = .no }
+            if power == .unknown { stands = .unknown }
+            return power != .yes
+        }
+        return stands
     }
 
-    /// The entries concurrent with the passphrase join `index` that may void it, with whether they do.
-    /// Their power never depends on anything the joining device did: no device defends its own
-    /// admission.
-    private func closings(of index: Int) -> [(closing: Int, power: Answer)] {
+    /// Calls `body` with each entry concurrent with the passphrase join `index` that may void it, and
+    /// whether it does, until `body` returns `false`. Their power never depends on anything the
+    /// joining device did: no device defends its own admission.
+    private func forEachClosing(concurrentWith index: Int, _ body: (_ closing: Int, _ power: Answer) -> Bool) {
         let device = graph.entries[index].author
-        var found: [(Int, Answer)] = []
-        for closing in memo?.closings ?? Self.closings(in: graph, subset: subset)
-        where graph.concurrent(closing, index) {
-            let power = memo?.power(of: closing) { closingPower(closing) } ?? closingPower(closing)
-            found.append((closing, Answer.all([power.standing, power.voidedByRevocation(except: device).negated])))
+        guard let memo else {
+            for closing in Self.closings(in: graph, subset: subset) where graph.concurrent(closing, index) {
+                let power = closingPower(closing)
+                guard body(closing, Answer.all([power.standing, power.voidedByRevocation(except: device).negated]))
+                else { return }
+            }
+            return
         }
-        return found
+        memo.forEachClosing(concurrentWith: index) { closing in
+            let power = memo.power(of: closing) { closingPower(closing) }
+            return Answer.all([power.standing, power.voidedByRevocation(except: device).negated])
+        } _: { closing, power in
+            body(closing, power)
+        }
     }
 
     /// Every closing among `subset`: revocations, rekeys and policies of approval.
@@ -413,6 +432,8 @@ struct GroupEffect {
             standing = Answer.all([supported(index), voidedByRekey(index).negated])
         }
         var power = ClosingPower(standing: standing)
+        // Without standing it has no power, whatever revokes its author.
+        guard standing != .no else { return power }
         for revocation in graph.revocationsOf[entry.author] ?? []
         where subset.contains(revocation) && graph.concurrent(revocation, index)
             && verdicts[revocation] != .selfDefended
@@ -450,38 +471,41 @@ struct GroupEffect {
             graph.ancestors[index].contains($0) && graph.entries[$0].change.isJoin && !graph.founding.contains($0)
         }
         guard let join = joins.first, joins.count == 1, !unproven.contains(join) else { return .no }
-        let revocationsByDevice = (graph.revocationsBy[device] ?? []).filter {
-            subset.contains($0) && graph.ancestors[$0].contains(join)
-        }
-        // A closing is answered by a revocation of its author made at the same time, when the join
-        // knew everything the closing knew but what that revocation voids (the closer's own entries
-        // its author had not seen).
-        func answered(_ closing: Int) -> Bool {
-            if case .keysReplaced = graph.entries[closing].change { return false }
-            let closer = graph.entries[closing].author
-            return revocationsByDevice.contains { answering in
-                guard graph.concurrent(answering, closing), graph.entries[answering].change.revokedDevice == closer
-                else {
-                    return false
-                }
-                // What the closing knew, but the closer's own entries the answering revocation voids.
-                return graph.ancestors[closing].allSatisfy {
-                    graph.ancestors[join].contains($0)
-                        || (graph.entries[$0].author == closer && graph.concurrent($0, answering))
-                }
-            }
-        }
         var answersThis = false
         var result = Answer.yes
-        for (closing, power) in closings(of: join) where power != .no {
-            guard answered(closing) else {
-                if power == .yes { return .no }
-                result = .unknown
-                continue
+        forEachClosing(concurrentWith: join) { closing, power in
+            guard power != .no else { return true }
+            let answered =
+                memo?.answered(closing, against: join) { answeredByRevocation(closing, against: join) }
+                ?? answeredByRevocation(closing, against: join)
+            guard answered else {
+                result = power == .yes ? .no : .unknown
+                return power != .yes
             }
             if graph.entries[closing].author == target, graph.concurrent(index, closing) { answersThis = true }
+            return true
         }
         return answersThis ? result : .no
+    }
+
+    /// Whether the closing `closing`, concurrent with the passphrase join `join`, is answered by a
+    /// revocation of its author that the joining device made at the same time, knowing everything
+    /// the closing knew but what that revocation voids (the closer's own entries its author had not
+    /// seen). It depends on no verdict.
+    private func answeredByRevocation(_ closing: Int, against join: Int) -> Bool {
+        if case .keysReplaced = graph.entries[closing].change { return false }
+        let closer = graph.entries[closing].author
+        return (graph.revocationsBy[graph.entries[join].author] ?? []).contains { answering in
+            guard subset.contains(answering), graph.ancestors[answering].contains(join),
+                graph.entries[answering].change.revokedDevice == closer, graph.concurrent(answering, closing)
+            else {
+                return false
+            }
+            // What the closing knew, but the closer's own entries the answering revocation voids.
+            return graph.ancestors[closing].subtracting(graph.ancestors[join]).allSatisfy {
+                graph.entries[$0].author == closer && graph.concurrent($0, answering)
+            }
+        }
     }
 }
 
@@ -534,6 +558,16 @@ private final class ClosingMemo {
     private var stamps: [Int]
     /// How many verdicts about each device were decided.
     private var versions: [UUID: Int] = [:]
+    /// For each join asked about, the closings concurrent with it whose power against it is not
+    /// decided against yet.
+    private var open: [Int: [Int]] = [:]
+    /// Which closings revocations by a joining device answer (``answered(_:against:_:)``).
+    private var answers: [JoinClosing: Bool] = [:]
+
+    private struct JoinClosing: Hashable {
+        var join: Int
+        var closing: Int
+    }
 
     init(graph: GroupGraph, subset: EntrySet) {
         self.graph = graph
@@ -551,6 +585,46 @@ private final class ClosingMemo {
         if case .keysReplaced = entry.change { concerned.append(entry.author) }
         if let admitted = entry.admittedDevice { concerned.append(admitted) }
         for device in concerned { versions[device, default: 0] += 1 }
+    }
+
+    /// Calls `body` with each closing concurrent with the entry `index` (a passphrase join) and its
+    /// power against it, from `power`, until `body` returns `false`; but for those already found to
+    /// have none (a power decided against stays so, verdicts being never revised), and the one that
+    /// stopped the last call first: a mesh of made-up devices asked each join about thousands of
+    /// closings once per revocation (red team round 14, F6).
+    func forEachClosing(
+        concurrentWith index: Int,
+        power: (Int) -> GroupEffect.Answer,
+        _ body: (Int, GroupEffect.Answer) -> Bool
+    ) {
+        var candidates = open[index] ?? closings.filter { graph.concurrent($0, index) }
+        var kept: [Int] = []
+        var stopped: Int?
+        for (position, closing) in candidates.enumerated() {
+            let answer = power(closing)
+            if answer != .no { kept.append(closing) }
+            guard body(closing, answer) else {
+                stopped = closing
+                kept.append(contentsOf: candidates[(position + 1)...])
+                break
+            }
+        }
+        if let stopped, let position = kept.firstIndex(of: stopped) {
+            kept.remove(at: position)
+            kept.insert(stopped, at: 0)
+        }
+        candidates = kept
+        open[index] = candidates
+    }
+
+    /// Whether the closing `closing` is answered against the join `join` (``GroupEffect``'s
+    /// *both lose*), from `make` the first time it is asked: it depends on no verdict.
+    func answered(_ closing: Int, against join: Int, _ make: () -> Bool) -> Bool {
+        let key = JoinClosing(join: join, closing: closing)
+        if let known = answers[key] { return known }
+        let answer = make()
+        answers[key] = answer
+        return answer
     }
 
     /// The power of the closing `index`, from `make` unless noted since the last verdict about its

@@ -186,8 +186,17 @@ package struct GroupLog: Equatable, Sendable {
     ///
     /// - Throws: ``CofferError`` `.notTrusted` when the entry may not follow the log.
     package mutating func append(_ entry: GroupEntry, roots: (KeyEpoch) -> SecureBytes?) throws(CofferError) {
-        try Self.checkSize(entries + [entry])
-        let extended = GroupLog(group: group, entries: try Self.canonicalOrder(entries + [entry], group: group))
+        try append(contentsOf: [entry], roots: roots)
+    }
+
+    /// Adds entries that follow entries of the log or one another, checking them all in one replay
+    /// (each against what its author knew).
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` when an entry may not follow the log.
+    package mutating func append(contentsOf added: [GroupEntry], roots: (KeyEpoch) -> SecureBytes?) throws(CofferError)
+    {
+        try Self.checkSize(entries + added)
+        let extended = GroupLog(group: group, entries: try Self.canonicalOrder(entries + added, group: group))
         _ = try extended.state(roots: roots)
         self = extended
     }
@@ -284,10 +293,10 @@ package struct GroupLog: Equatable, Sendable {
         }
         var waiting = [Int](repeating: 0, count: entries.count)
         var children = [[Int]](repeating: [], count: entries.count)
-        var ready: [Int] = []
+        var ready = ReadyEntries(hashes: entries.map(\.hash))
         for (index, entry) in entries.enumerated() {
             if entry.parents == [anchor] {
-                ready.append(index)
+                ready.insert(index)
                 continue
             }
             for parent in entry.parents {
@@ -303,13 +312,11 @@ package struct GroupLog: Equatable, Sendable {
         }
         var ordered: [GroupEntry] = []
         ordered.reserveCapacity(entries.count)
-        while !ready.isEmpty {
-            let pick = ready.indices.min { entries[ready[$0]].hash.lexicographicallyPrecedes(entries[ready[$1]].hash) }!
-            let index = ready.remove(at: pick)
+        while let index = ready.removeFirst() {
             ordered.append(entries[index])
             for child in children[index] {
                 waiting[child] -= 1
-                if waiting[child] == 0 { ready.append(child) }
+                if waiting[child] == 0 { ready.insert(child) }
             }
         }
         guard ordered.count == entries.count else {

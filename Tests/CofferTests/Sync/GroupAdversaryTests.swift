@@ -800,6 +800,65 @@ struct GroupAdversaryTests {
     }
 
     @Test(
+        "A stolen member carries a mesh of made-up devices that joined on old heads and revoke the closer and one another, and signs on top of it: a member imports it, stays a member, keeps the closer's policy, and shuts the thief out (red team round 14, F6)"
+    )
+    func stolenMemberCarriesAMesh() throws {
+        let count = ProcessInfo.processInfo.environment["COFFER_MESH_SIZE"].flatMap { Int($0) } ?? 16
+        let (a, b, c, oldBundle) = try foundedTrio()
+        let old = try b.changeGroup("reading") { context, _, _ in context.log }
+        try a.setJoinPolicy(.approval)
+        _ = try exchange(a, b, "closed-to-b")
+        _ = try exchange(a, c, "closed-to-c")
+        let (outsider, _) = try group.join("outsider", from: oldBundle)
+        let roots = try outsider.changeGroup("reading") { context, _, _ in context.roots }
+        var made: [GroupContext] = []
+        for _ in 0..<count {
+            var device = try GroupContext(log: old, roots: roots, device: UUID(), deviceKeys: DeviceKeys.generate())
+            try device.appendJoined(name: "mesh")
+            made.append(device)
+        }
+        var logs: [GroupLog] = []
+        for var device in made {
+            // Each revocation knows only its author's join and its target's.
+            let own = device.log
+            try device.append(.revoked(device: a.deviceID, clock: 1))
+            logs.append(device.log)
+            for other in made where other.device != device.device {
+                var revoking = device
+                revoking.adopt(try own.union(other.log))
+                try revoking.append(.revoked(device: other.device, clock: 2))
+                logs.append(revoking.log)
+            }
+        }
+        // Joined pairwise, so no log is sorted again once per revocation.
+        while logs.count > 1 {
+            logs = try stride(from: 0, to: logs.count, by: 2).map { index in
+                index + 1 < logs.count ? try logs[index].union(logs[index + 1]) : logs[index]
+            }
+        }
+        let mesh = logs[0]
+        // The thief's copy of b adopts the mesh and signs on top of it (a rotation folds its heads).
+        try b.changeGroup("carrying a mesh") { context, _, _ in context.adopt(try context.log.union(mesh)) }
+        try b.rotateGroupKey()
+        let started = ContinuousClock.now
+        _ = try offer(b, c, "mesh-to-c")
+        let took = ContinuousClock.now - started
+        print("mesh of \(count): imported in \(took), c's log holds \(try entryCount(c)) entries")
+        #expect(try active(c, in: c), "c was shut out")
+        #expect(try c.joinPolicy() == .approval, "the closer's policy was dropped")
+        #expect(try !c.syncGroupIsFrozen())
+        for device in made { #expect(try !c.members().contains { $0.deviceID == device.device && $0.isActive }) }
+        // The theft is noticed: c revokes b, and b's later records are refused.
+        try c.revoke(device: b.deviceID)
+        try b.keychain.add(password("planted", "by the thief"))
+        #expect(try offer(b, c, "planted-to-c") != nil)
+        #expect(try c.keychain.password(service: "planted", account: "ann") == nil)
+        try c.keychain.add(password("after"))
+        _ = try offer(c, b, "c-to-thief")
+        #expect(try b.keychain.password(service: "after", account: "ann") == nil)
+    }
+
+    @Test(
         "Two made-up devices joining on old heads revoke each other and every member: their joins are in doubt, so their revocations do not count (red team round 13, F4)"
     )
     func madeUpPairRevokesNoMember() throws {
