@@ -243,7 +243,15 @@ struct GroupEffect {
                 followsRekeys(index, sparing: target),
             ])
             let stands = Answer.all([supported(index), unvoided])
-            if stands == .no, unvoided == .yes, selfDefended(index) == .yes { return .selfDefended }
+            if stands == .no, unvoided != .no, supported(index) == .no {
+                // Both lose, or not yet known: decided only once what it depends on is, whatever
+                // the order entries are taken in.
+                switch Answer.all([unvoided, selfDefended(index)]) {
+                case .yes: return .selfDefended
+                case .unknown: return .undecided
+                case .no: break
+                }
+            }
             answer = stands
         case .keysReplaced:
             answer = Answer.all([

@@ -104,7 +104,7 @@ package struct GroupLog: Equatable, Sendable {
 
     /// Why a full or overflowing log freezes the group, and what to do: said after what happened.
     package static let frozenExplanation =
-        "Only a misbehaving device fills a log (a stolen member's copy can, so that no one can revoke it), so this device seals nothing for the group any more, in case such a device holds the group's key; a group stays frozen even after a revocation that fit. Its bundles and pushes still carry the log, so the other members learn it too. On a device you trust, found a new group with 'coffer group new' and approve your other devices into it"
+        "A log fills up after thousands of membership changes, or sooner when a misbehaving device fills it (a stolen member's copy can, so that no one can revoke it), so this device seals nothing for the group any more, in case such a device holds the group's key; a group stays frozen even after a revocation that fit. Its bundles and pushes still carry the log, so the other members learn it too. On a device you trust, found a new group with 'coffer group new' and approve your other devices into it"
 
     /// Whether `entries` are more than a log may hold, by count or by size.
     package static func exceedsLimits(_ entries: [GroupEntry]) -> Bool {

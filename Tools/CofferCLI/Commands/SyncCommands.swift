@@ -143,7 +143,7 @@ struct ImportCommand: VaultCommand {
                 note(membership, context)
             } else if summary.membershipChanged {
                 output.warning(
-                    "note: the sync group's membership log changed (its devices, key epoch or join policy); see coffer devices"
+                    "note: the sync group's membership log took new entries that admit or revoke no device (a new key epoch, a device's new keys, a change of join policy, or entries without effect, such as joins that do not count); see coffer devices"
                 )
             }
             if summary.groupLogFull {
