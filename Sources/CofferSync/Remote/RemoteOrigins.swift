@@ -90,12 +90,72 @@ package struct RemoteOrigins {
         return origins
     }
 
-    /// Records that changes `range` of this vault came from `device`'s bundle in the store.
-    package func record(_ range: ClosedRange<UInt64>, from device: UUID, in txn: Transaction) throws {
+    /// Records that changes `range` of this vault came from `device`'s bundle in the store, signed
+    /// with `signer` (the device's signing key; `nil` for an unsigned bundle). Changes noted from
+    /// bundles signed with other keys of the device are logged again first (``relog(_:in:)``): the
+    /// device replaced those keys (a rekey), and the other members skip its objects signed with
+    /// them, which a copy holding the old keys may have pushed (red team round 16).
+    package func record(
+        _ range: ClosedRange<UInt64>,
+        from device: UUID,
+        signedWith signer: [UInt8]?,
+        in txn: Transaction
+    ) throws {
+        if let signer {
+            var keys = try signingKeys(in: txn)
+            if let noted = keys[device], noted != signer { _ = try relog([device], in: txn) }
+            keys[device] = signer
+            try storeSigningKeys(keys, in: txn)
+        }
         var origins = try load(in: txn)
         origins[device, default: SequenceRanges()].insert(range)
         try store(origins, in: txn)
     }
+
+    /// The devices whose changes are noted from bundles signed with other keys than `current` gives
+    /// them: they replaced their keys since (a rekey this vault learned of in any way).
+    package func rekeyedSources(current: [UUID: [UInt8]], in txn: Transaction) throws -> Set<UUID> {
+        let noted = try signingKeys(in: txn)
+        let sources = try load(in: txn).keys
+        return Set(
+            sources.filter { device in
+                guard let key = noted[device], let now = current[device] else { return false }
+                return key != now
+            }
+        )
+    }
+
+    /// The signing key each device's noted changes were checked with, in `meta` under
+    /// `remote-origin-keys <remote identity>`: `[device id (16) ‖ Ed25519 public key (32)] × n`.
+    private func signingKeys(in txn: Transaction) throws -> [UUID: [UInt8]] {
+        guard let value = try txn.get(schema.meta, key: keysKey) else { return [:] }
+        let what = "the keys of the changes pulled from \(remote)"
+        guard value.count % 48 == 0 else {
+            throw CofferError(.decode, "meta \"\(what)\" has a bad length; the vault is damaged")
+        }
+        var reader = BinaryReader(value, what: what)
+        var keys: [UUID: [UInt8]] = [:]
+        for _ in 0..<(value.count / 48) {
+            let device = try UUID(storedBytes: try reader.readBytes(16), what: what)
+            keys[device] = try reader.readBytes(32)
+        }
+        return keys
+    }
+
+    private func storeSigningKeys(_ keys: [UUID: [UInt8]], in txn: Transaction) throws {
+        guard !keys.isEmpty else {
+            _ = try txn.delete(schema.meta, key: keysKey)
+            return
+        }
+        var writer = BinaryWriter()
+        for (device, key) in keys.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where key.count == 32 {
+            writer.write(raw: device.bytes)
+            writer.write(raw: key)
+        }
+        try txn.put(schema.meta, key: keysKey, value: writer.bytes)
+    }
+
+    private var keysKey: [UInt8] { Array("remote-origin-keys \(remote)".utf8) }
 
     /// The changes a push to the store leaves out: those pulls brought from its devices.
     package func excluded(in txn: Transaction) throws -> SequenceRanges {
@@ -106,8 +166,9 @@ package struct RemoteOrigins {
 
     /// Logs again, as new changes in the same versions, the records that pulls brought from the
     /// bundles of `revoked` devices and that are still in those devices' versions, and forgets those
-    /// devices' ranges: the other members refuse a revoked device's bundles, so these records must
-    /// reach the store in this vault's. Returns how many were logged again.
+    /// devices' ranges: the other members refuse a revoked device's bundles (and skip a rekeyed
+    /// device's bundles signed with its replaced keys), so these records must reach the store in this
+    /// vault's. Returns how many were logged again.
     package func relog(_ revoked: Set<UUID>, in txn: Transaction) throws -> Int {
         var origins = try load(in: txn)
         let sources = Set(origins.keys).intersection(revoked)
@@ -141,7 +202,10 @@ package struct RemoteOrigins {
 
     /// Forgets every note: the store lost what they say it holds (it was rolled back), so the next
     /// push sends those changes too.
-    package func forgetAll(in txn: Transaction) throws { try store([:], in: txn) }
+    package func forgetAll(in txn: Transaction) throws {
+        try store([:], in: txn)
+        try storeSigningKeys([:], in: txn)
+    }
 
     private func store(_ origins: [UUID: SequenceRanges], in txn: Transaction) throws {
         guard !origins.isEmpty else {

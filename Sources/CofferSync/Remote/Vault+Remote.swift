@@ -85,12 +85,19 @@ extension Vault {
         // compaction removes the rest.
 
         // What pulls from this store brought is there already and is left out. What came from
-        // devices revoked since is logged again first: the others refuse those devices' bundles.
+        // devices revoked since is logged again first: the others refuse those devices' bundles;
+        // and so is what came from bundles signed with keys a device has replaced since (a copy
+        // holding them may have pushed between its rekey and its next push), which the others skip:
+        // the group converges (red team round 16).
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
-        let relogged = try storage("sending again what revoked devices pushed") { () throws -> Int in
-            let sources = try environment.read { txn in Set(try origins.load(in: txn).keys) }
-            guard !sources.isDisjoint(with: revoked) else { return 0 }
-            return try environment.write { txn in try origins.relog(revoked, in: txn) }
+        let signingKeys = try activeSigningKeys()
+        let relogged = try storage("sending again what revoked or rekeyed devices pushed") { () throws -> Int in
+            let (sources, rekeyed) = try environment.read { txn in
+                (Set(try origins.load(in: txn).keys), try origins.rekeyedSources(current: signingKeys, in: txn))
+            }
+            let relogging = sources.intersection(revoked).union(rekeyed)
+            guard !relogging.isEmpty else { return 0 }
+            return try environment.write { txn in try origins.relog(relogging, in: txn) }
         }
         // An upload an earlier push left unfinished goes on if the vault is exactly as that push
         // left it (the same export, made again with the same seeds, gives the same parts); else it
@@ -485,7 +492,7 @@ extension Vault {
             if refusal != nil, failed.count == deferred.count {
                 for (device, _) in failed {
                     summary.notices.append(
-                        "Ignored device \(device.uuidString.lowercased())'s objects for now: this vault knows no admission of it (its approval has not reached this vault yet, its join no longer counts, or the objects are forged); a later pull applies them once its admission arrives."
+                        "Ignored device \(device.uuidString.lowercased())'s records for now: this vault knows no admission of it (its approval has not reached this vault yet, its join no longer counts, or the objects are forged), though it kept what the device's membership log says about the group that has effect; a later pull applies the records once the device's admission arrives."
                     )
                 }
                 break

@@ -206,7 +206,7 @@ extension Vault {
                 // that pulled it before hearing of the rekey applied what it wrote (red team round
                 // 15, N2).
                 own.notices.append(
-                    "Warning: a copy of this vault still holding the keys it had before its rekey pushed \(layout.bundleKey(device, earlier.latest)) after this vault last pushed; devices that pulled it before this push may have applied what that copy wrote. Check their records, and keep the copy's holder away from the vault's files. \(resend)"
+                    "Warning: a copy of this vault still holding the keys it had before its rekey pushed \(layout.bundleKey(device, earlier.latest)) after this vault last pushed; devices that pulled it before this push applied what that copy wrote, and pass it on to the group (last writer wins against this vault's writes). Once they have pushed, pull and check this vault's records for writes that are not yours. \(resend)"
                 )
             }
             return own
@@ -347,7 +347,8 @@ extension Vault {
             try txn.put(schema.meta, key: Array(MetaKey.deviceID.utf8), value: new.bytes)
             _ = try txn.delete(schema.meta, key: RemotePushRecord.metaKey(identity))
             if coveredThrough > 0 {
-                try RemoteOrigins(schema: schema, remote: identity).record(1...coveredThrough, from: old, in: txn)
+                try RemoteOrigins(schema: schema, remote: identity)
+                    .record(1...coveredThrough, from: old, signedWith: member.keys.signing, in: txn)
                 try PulledCursors(schema: schema, remote: identity).record(old, through: coveredThrough, in: txn)
                 try SyncRequests(schema: schema).noteCovered(old.bytes, through: coveredThrough, in: txn)
             }

@@ -181,7 +181,7 @@ package struct BundleImporter {
                 let applied = try ChangeLog.lastSequence(in: txn, schema: vault.schema)
                 if let origin, applied > before {
                     try RemoteOrigins(schema: vault.schema, remote: origin)
-                        .record((before + 1)...applied, from: summary.sourceDevice, in: txn)
+                        .record((before + 1)...applied, from: summary.sourceDevice, signedWith: group?.signer, in: txn)
                 }
                 // Records held back before may be complete now, with this bundle's chunks.
                 try applier.applyHeld()

@@ -238,6 +238,47 @@ struct RemoteCopiesTests {
         #expect(try a.keychain.password(service: "last", account: "ann") == "last")
     }
 
+    @Test(
+        "A member that applied a leaked copy's records before hearing of the rekey sends them again: every member converges, and a compaction keeps the owner's later writes (red team round 16)"
+    )
+    func membersConvergeAfterALeakedPush() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let (c, _) = try fixture.join(group, name: "third")
+        try c.push(to: remote)
+        try b.pull(from: remote)  // b knows c before its rekey, which closes passphrase joins
+        try b.keychain.setPassword("before", service: "z", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try c.pull(from: remote)
+        let (owner, leak) = try group.leakThenRekey(b, name: "second")
+        try owner.keychain.setPassword("owner", service: "z", account: "ann", scope: .syncable)
+        try owner.keychain.setPassword("owner-only", service: "o", account: "ann", scope: .syncable)
+        try leak.keychain.setPassword("copy", service: "z", account: "ann", scope: .syncable)
+        try leak.keychain.setPassword("planted", service: "c1", account: "ann", scope: .syncable)
+        try leak.push(to: remote)
+        try a.pull(from: remote)  // before the owner's push: a applies the copy's records
+        try owner.push(to: remote)
+        try c.pull(from: remote)  // after it: c skips the copy's object
+        for _ in 0..<2 {
+            for vault in [a, c, owner] {
+                try vault.push(to: remote)
+                try vault.pull(from: remote)
+            }
+        }
+        #expect(try a.syncableState() == c.syncableState())
+        #expect(try owner.syncableState() == c.syncableState())
+        #expect(try c.keychain.password(service: "o", account: "ann") == "owner-only")
+        _ = try a.compact(remote: remote)
+        try owner.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable)
+        try owner.push(to: remote)
+        for vault in [a, c] { try vault.pull(from: remote) }
+        #expect(try a.syncableState() == owner.syncableState())
+        #expect(try c.syncableState() == owner.syncableState())
+    }
+
     @Test("Two running copies of one vault both write: one becomes a new device, and both histories are kept")
     func clonedCopies() throws {
         let fixture = try RemoteFixture()
