@@ -585,9 +585,12 @@ extension Vault {
     ) throws(CofferError) -> (
         head: Result<RemoteHead, CofferError>, imported: (name: RemoteLayout.BundleName, summary: ImportSummary)?
     ) {
+        // A head that is no head at all (cut short, or written by something else) counts for
+        // nothing, as a forged one: it must not stop the pull of every other device's objects.
+        func ignorable(_ error: CofferError) -> Bool { error.code == .notTrusted || error.code == .decode }
         func trusted() throws(CofferError) -> Result<RemoteHead, CofferError> {
             let result = Result { () throws(CofferError) in try trustedHead(bytes, key: key, device: device) }
-            if case .failure(let error) = result, error.code != .notTrusted { throw error }
+            if case .failure(let error) = result, !ignorable(error) { throw error }
             return result
         }
         switch Result(catching: { () throws(CofferError) in try trustedHead(bytes, key: key, device: device) }) {
@@ -601,7 +604,7 @@ extension Vault {
             guard error.code == .keyUnavailable || (error.code == .notTrusted && !known),
                 let newest = claimed ?? objects.bundles.max()
             else {
-                if error.code == .notTrusted { return (.failure(error), nil) }
+                if ignorable(error) { return (.failure(error), nil) }
                 throw error
             }
             let name = layout.bundleKey(device, newest)

@@ -74,7 +74,8 @@ public struct ExportSummary: Sendable, Equatable, Codable {
     /// brought them, and nothing changed them since.
     public var alreadyInStore = 0
     /// Records a push sent again although the store holds them: a pull brought them from the
-    /// bundles of a device revoked since, which the other devices refuse.
+    /// bundles of a device revoked since, which the other devices refuse, or from objects signed
+    /// with keys a device has replaced since (a rekey), which they skip.
     public var resentFromRevoked = 0
     /// Whether the sync group is frozen, so no record was written: its membership log is full, or
     /// a member's log would have made it overflow (docs/FORMAT.md, "A full log freezes the group").

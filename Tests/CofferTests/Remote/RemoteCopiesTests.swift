@@ -279,6 +279,29 @@ struct RemoteCopiesTests {
         #expect(try c.syncableState() == owner.syncableState())
     }
 
+    @Test(
+        "A device's head that is no head (cut short, or overwritten) is reported and ignored: the pull applies the other devices' objects, and the device's next push repairs it"
+    )
+    func garbledHeadIsIgnored() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let (c, _) = try fixture.join(group, name: "third")
+        for vault in [b, c] { try vault.push(to: remote) }
+        try a.pull(from: remote)
+        try c.keychain.setPassword("from-c", service: "c", account: "ann", scope: .syncable)
+        try c.push(to: remote)
+        try fixture.client().put(RemoteLayout(location: remote.location).headKey(a.deviceID), body: Array("coff".utf8))
+        let pulled = try b.pull(from: remote)
+        #expect(pulled.notices.contains { $0.contains("Ignored device \(a.deviceID.uuidString.lowercased())") })
+        #expect(try b.keychain.password(service: "c", account: "ann") == "from-c")
+        try a.keychain.setPassword("from-a", service: "a", account: "ann", scope: .syncable)
+        #expect(try a.push(to: remote).notices.contains { $0.contains("Ignored this device's head") })
+        try b.pull(from: remote)
+        #expect(try b.keychain.password(service: "a", account: "ann") == "from-a")
+    }
+
     @Test("Two running copies of one vault both write: one becomes a new device, and both histories are kept")
     func clonedCopies() throws {
         let fixture = try RemoteFixture()

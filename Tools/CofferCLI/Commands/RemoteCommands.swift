@@ -69,7 +69,7 @@ struct PushCommand: VaultCommand {
         }
         if export.resentFromRevoked > 0 {
             context.output.note(
-                "Sent \(counted(export.resentFromRevoked, "record")) again that came from revoked devices, whose own bundles the group refuses."
+                "Sent \(counted(export.resentFromRevoked, "record")) again that came from devices revoked since, whose bundles the group refuses, or from objects signed with keys a device has replaced since (a rekey), which the group skips."
             )
         }
     }
