@@ -254,10 +254,7 @@ struct GroupEffect {
             }
             answer = stands
         case .keysReplaced:
-            answer = Answer.all([
-                supported(index), voidedByRevocation(index, except: []).negated, followsRekeys(index),
-                lostRace(index).negated,
-            ])
+            answer = rekeyStands(index)
         default:
             answer = Answer.all([
                 supported(index), voidedByRevocation(index, except: []).negated, voidedByRekey(index).negated,
@@ -340,10 +337,10 @@ struct GroupEffect {
         )
     }
 
-    /// Whether the rekey `index` has effect but for revocations of its author by `target`.
-    private func rekeyStands(_ index: Int, sparing target: UUID) -> Answer {
+    /// Whether the rekey `index` has effect, or would but for revocations of its author by `target`.
+    private func rekeyStands(_ index: Int, sparing target: UUID? = nil) -> Answer {
         Answer.all([
-            supported(index), voidedByRevocation(index, except: [target]).negated,
+            supported(index), voidedByRevocation(index, except: target.map { [$0] } ?? []).negated,
             followsRekeys(index, sparing: target), lostRace(index).negated,
         ])
     }
@@ -605,24 +602,17 @@ private final class ClosingMemo {
         power: (Int) -> GroupEffect.Answer,
         _ body: (Int, GroupEffect.Answer) -> Bool
     ) {
-        var candidates = open[index] ?? closings.filter { graph.concurrent($0, index) }
+        let candidates = open[index] ?? closings.filter { graph.concurrent($0, index) }
         var kept: [Int] = []
-        var stopped: Int?
         for (position, closing) in candidates.enumerated() {
             let answer = power(closing)
-            if answer != .no { kept.append(closing) }
             guard body(closing, answer) else {
-                stopped = closing
-                kept.append(contentsOf: candidates[(position + 1)...])
-                break
+                open[index] = [closing] + kept + candidates[(position + 1)...]
+                return
             }
+            if answer != .no { kept.append(closing) }
         }
-        if let stopped, let position = kept.firstIndex(of: stopped) {
-            kept.remove(at: position)
-            kept.insert(stopped, at: 0)
-        }
-        candidates = kept
-        open[index] = candidates
+        open[index] = kept
     }
 
     /// Whether the closing `closing` is answered against the join `join` (``GroupEffect``'s

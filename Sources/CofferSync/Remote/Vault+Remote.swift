@@ -89,8 +89,9 @@ extension Vault {
         // and so is what came from bundles signed with keys a device has replaced since (a copy
         // holding them may have pushed between its rekey and its next push), which the others skip:
         // the group converges (red team round 16).
-        let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
-        let signingKeys = try activeSigningKeys()
+        let members = try members()
+        let revoked = Set(members.filter { !$0.isActive }.map(\.deviceID))
+        let signingKeys = Self.activeSigningKeys(among: members)
         let relogged = try storage("sending again what revoked or rekeyed devices pushed") { () throws -> Int in
             let (sources, rekeyed) = try environment.read { txn in
                 (Set(try origins.load(in: txn).keys), try origins.rekeyedSources(current: signingKeys, in: txn))

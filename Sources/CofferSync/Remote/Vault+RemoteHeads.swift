@@ -5,9 +5,12 @@ import Foundation
 extension Vault {
     /// The Ed25519 public keys of the group's active members, by device: the only devices whose heads
     /// and cuts count.
-    func activeSigningKeys() throws(CofferError) -> [UUID: [UInt8]] {
+    func activeSigningKeys() throws(CofferError) -> [UUID: [UInt8]] { Self.activeSigningKeys(among: try members()) }
+
+    /// The signing key of each active device among `members`.
+    static func activeSigningKeys(among members: [GroupMember]) -> [UUID: [UInt8]] {
         var keys: [UUID: [UInt8]] = [:]
-        for member in try members() where member.isActive { keys[member.deviceID] = Array(member.identity.signingKey) }
+        for member in members where member.isActive { keys[member.deviceID] = Array(member.identity.signingKey) }
         return keys
     }
 
@@ -206,7 +209,7 @@ extension Vault {
                 // that pulled it before hearing of the rekey applied what it wrote (red team round
                 // 15, N2).
                 own.notices.append(
-                    "Warning: a copy of this vault still holding the keys it had before its rekey pushed \(layout.bundleKey(device, earlier.latest)) after this vault last pushed; devices that pulled it before this push applied what that copy wrote, and pass it on to the group (last writer wins against this vault's writes). Once they have pushed, pull and check this vault's records for writes that are not yours. \(resend)"
+                    "Warning: a copy of this vault still holding the keys it had before its rekey pushed \(layout.bundleKey(device, earlier.latest)) after this vault last pushed; any device that pulled it before this push applied what that copy wrote, and passes it on to the group (last writer wins against this vault's writes). Once they have pushed, pull and check this vault's records for writes that are not yours. \(resend)"
                 )
             }
             return own

@@ -142,8 +142,12 @@ struct ImportCommand: VaultCommand {
             } else if let membership, !membership.isEmpty {
                 note(membership, context)
             } else if summary.membershipChanged {
+                // Only a comparison of the members before and after shows that no one was admitted
+                // or revoked.
                 output.warning(
-                    "note: the sync group's membership log took new entries that admit or revoke no device (a new key epoch, a device's new keys, a change of join policy, or entries without effect, such as joins that do not count); see coffer devices"
+                    membership == nil
+                        ? "note: the sync group's membership log changed (its devices, key epoch or join policy); see coffer devices"
+                        : "note: the sync group's membership log took new entries that admit or revoke no device (a new key epoch, a device's new keys, a change of join policy, or entries without effect, such as joins that do not count); see coffer devices"
                 )
             }
             if summary.groupLogFull {
