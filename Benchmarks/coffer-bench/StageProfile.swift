@@ -4,8 +4,9 @@ import Foundation
 /// `--profile-stages`: where a backup's time goes, thread by thread. While a backup of the real tree
 /// runs, a sampler reads every thread's scheduler statistics (`/proc/self/task/*/schedstat`: time on
 /// a CPU and time runnable but waiting for one, in nanoseconds) and name, so each stage of the
-/// pipeline is accounted for without a counter in the library: the calling thread (the walk, and each
-/// file's open, read and chunking), the `coffer-worker-N` threads (hashing, compression, encryption),
+/// pipeline is accounted for without a counter in the library: the calling thread (the walk), the
+/// `coffer-reader-N` threads (each file's extended attributes, open, read and chunking), the
+/// `coffer-worker-N` threads (hashing, compression, encryption),
 /// the `coffer-committer` (the LMDB writes, the tree) and the `coffer-flusher` (the data file's
 /// syncs). A thread's lifetime less its CPU and run-queue time is the time it was blocked (on a
 /// semaphore of the pipeline, a lock, or the disk).
@@ -104,7 +105,8 @@ enum StageProfile {
 
     /// The stage a thread belongs to, by its name.
     static func stage(of name: String, isCaller: Bool) -> String? {
-        if isCaller { return "walk, open, read, chunk (calling thread)" }
+        if isCaller { return "walk (calling thread)" }
+        if name.hasPrefix("coffer-reader") { return "xattrs, open, read, chunk (coffer-reader-N)" }
         if name.hasPrefix("coffer-worker") { return "hash, compress, encrypt (coffer-worker-N)" }
         if name.hasPrefix("coffer-committe") { return "LMDB writes, tree (coffer-committer)" }
         if name.hasPrefix("coffer-flusher") { return "data file syncs (coffer-flusher)" }

@@ -195,6 +195,13 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         }
     }
 
+    /// Submits one chunk of the current content, cut with ``chunker`` by a caller that reads and cuts
+    /// its contents on its own threads (a backup's readers) and submits them in order, one thread at
+    /// a time.
+    package func addChunk(_ piece: [UInt8]) throws(CofferError) {
+        try pipeline.submit(.chunk(piece))
+    }
+
     /// Ends the current content: the handler gets its summary with `marker`.
     package func endContent(_ marker: Marker) throws(CofferError) {
         try pipeline.submit(.end(marker))
@@ -313,11 +320,14 @@ package final class ContentSession<Marker>: @unchecked Sendable {
 
     /// Reads the source in segments and submits each chunk FastCDC cuts.
     ///
-    /// - Parameter buffer: The read buffer, reused between calls (allocated on first use): a backup
-    ///   of many small files must not zero 4 MiB per file.
+    /// - Parameters:
+    ///   - segmentSize: Bytes read at a time.
+    ///   - buffer: The read buffer, reused between calls (allocated on first use): a backup of many
+    ///     small files must not zero megabytes per file.
     package static func chunk(
         _ source: inout some ByteSource,
         with chunker: FastCDC,
+        segmentSize: Int = segmentSize,
         buffer: inout [UInt8],
         submit: ([UInt8]) throws(CofferError) -> Void
     ) throws(CofferError) {

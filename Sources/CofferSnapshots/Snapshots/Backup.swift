@@ -59,7 +59,8 @@ package final class BackupRun: @unchecked Sendable {
     /// Chunk lists of files whose read failed: their references are released at the end.
     private(set) var abandonedContents: [ChunkList] = []
     private let problemsLock = NSLock()
-    private var problemList: [SnapshotProblem] = []
+    /// Each problem with its path's bytes, to put them in walk order (readers report as they go).
+    private var problemList: [(path: [UInt8], problem: SnapshotProblem)] = []
     private var excludedList: [String] = []
 
     package init(environment: Environment, store: ContentStore, scope: SyncScope) throws(CofferError) {
@@ -73,10 +74,19 @@ package final class BackupRun: @unchecked Sendable {
         }
     }
 
+    /// The problems, in walk order (a path's own problems in the order they were met).
     package var problems: [SnapshotProblem] {
         problemsLock.lock()
-        defer { problemsLock.unlock() }
-        return problemList
+        let list = problemList
+        problemsLock.unlock()
+        return
+            list
+            .enumerated()
+            .sorted { a, b in
+                if a.element.path == b.element.path { return a.offset < b.offset }
+                return TreeStream.walkOrder(a.element.path, precedes: b.element.path)
+            }
+            .map(\.element.problem)
     }
 
     package var excluded: [String] {
@@ -91,9 +101,10 @@ package final class BackupRun: @unchecked Sendable {
         problemsLock.unlock()
     }
 
-    package func report(_ path: String, _ message: String) {
+    /// Notes a path the backup could not handle in full (`path` relative to the backed-up directory).
+    package func report(_ path: [UInt8], _ message: String) {
         problemsLock.lock()
-        problemList.append(SnapshotProblem(path: path, message: message))
+        problemList.append((path, SnapshotProblem(path: EntryPath.display(path), message: message)))
         problemsLock.unlock()
     }
 
@@ -113,7 +124,7 @@ package final class BackupRun: @unchecked Sendable {
         case .file(var entry, let isNew, let failure):
             guard let summary else { return }
             if let message = failure {
-                report(entry.displayPath, "could not be read (\(message)); skipped")
+                report(entry.path, "could not be read (\(message)); skipped")
                 abandonedContents.append(summary.chunks)
                 return
             }

@@ -81,68 +81,32 @@ public struct Snapshots: Sendable {
             progress: nil
         ) { (marker, summary, context) throws(CofferError) in try run.handle(marker, summary, context) }
         run.useChunker(session.chunker)
+        let readers = BackupReaders(session: session, run: run)
         var files = 0
-        var bytesRead: Int64 = 0
         var leftOut = 0
         let walker = walk.walker(
-            report: { run.report(EntryPath.display($0), $1) },
+            report: { run.report($0, $1) },
             exclude: { run.exclude(EntryPath.display($0)) },
             leftOut: { _ in leftOut += 1 }
         )
         do {
             try walker.walk { (walked) throws(CofferError) in
                 files += 1
-                defer { progress?(BackupProgress(files: files, bytesRead: bytesRead)) }
-                var entry = walked.entry
-                switch ExtendedAttribute.list(of: walked.absolutePath) {
-                case .success(let attributes): entry.attributes = attributes
-                case .failure(let error):
-                    run.report(
-                        walked.displayPath,
-                        "extended attributes could not be read (\(error.message)); stored without them"
-                    )
-                }
+                defer { progress?(BackupProgress(files: files, bytesRead: readers.bytesRead)) }
                 guard walked.kind == .file else {
-                    if walked.kind == .symlink {
-                        switch readLinkTarget(walked.absolutePath) {
-                        case .success(let target): entry.linkTarget = target
-                        case .failure(let error):
-                            run.report(
-                                walked.displayPath,
-                                "the link target could not be read (\(error.message)); skipped"
-                            )
-                            return
-                        }
-                    }
-                    try session.addMarker(.plain(entry))
+                    try readers.add(walked, unchanged: nil, isNew: false)
                     return
                 }
                 let before = previous.entry(at: walked.relativePath)
-                if let before, before.isUnchanged(comparedWith: entry) {
-                    entry.content = before.content
-                    try session.addMarker(.unchanged(entry))
-                    return
-                }
-                let file: OpenedFile
-                switch openForBackup(walked.absolutePath) {
-                case .failure(let error):
-                    run.report(walked.displayPath, "could not be opened (\(error.message)); skipped")
-                    return
-                case .success(let opened):
-                    file = opened
-                }
-                defer { closeDescriptor(file.descriptor) }
-                // The entry describes the file as opened, and its content is read up to that size.
-                var opened = TreeEntry(walked.relativePath, status: file.status, kind: .file)
-                opened.attributes = entry.attributes
-                var source = TolerantFileSource(descriptor: file.descriptor, size: opened.size)
-                try session.addContent(&source)
-                // A read error is known only once the content is read: it travels with the end marker.
-                try session.endContent(.file(opened, isNew: before == nil, failure: source.failure))
-                bytesRead += Int64(opened.size)
+                let unchanged = before.flatMap { $0.isUnchanged(comparedWith: walked.entry) ? $0 : nil }
+                try readers.add(walked, unchanged: unchanged, isNew: before == nil)
             }
+            try readers.finish()
         } catch {
-            throw session.abandoning(error)
+            readers.stop(error)
+            let abandoned = session.abandoning(error)
+            readers.waitUntilStopped()
+            throw abandoned
         }
         let id = SecureRandom.bytes(count: 16)
         let record = try session.finish(

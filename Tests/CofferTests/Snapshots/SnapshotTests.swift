@@ -352,6 +352,38 @@ struct SnapshotTests {
         #expect(result.snapshot.statistics.files == 5)
     }
 
+    @Test("files cut by several readers are stored in walk order: small, empty, and past the read-ahead")
+    func readersKeepWalkOrder() throws {
+        let root = fixture.directory.path("many")
+        var generator = SplitMix64(seed: 41)
+        for index in 0..<240 {
+            let directory = root.appendingPathComponent("d\(index % 7)/e\(index % 3)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let size: Int
+            switch index % 40 {
+            case 0: size = BackupReaders.readAhead + 300_000  // past a reader's read-ahead and a batch's bytes
+            case 1: size = 0
+            default: size = Int(generator.next() % 40_000)
+            }
+            try Data(Content.mixed(size, seed: UInt64(index))).write(to: directory.appendingPathComponent("f\(index)"))
+        }
+        let result = try vault.snapshots.backup(directory: root)
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        #expect(result.snapshot.statistics.files == 240 && result.snapshot.statistics.newFiles == 240)
+        let record = try vault.snapshots.resolve(result.snapshot.id)
+        var paths: [[UInt8]] = []
+        try vault.snapshots.snapshotStore(try vault.keyRing()).forEachEntry(of: record) { entry in
+            paths.append(entry.path)
+        }
+        #expect(paths.count == 1 + 7 + 21 + 240)
+        #expect(paths == paths.sorted { TreeStream.walkOrder($0, precedes: $1) }, "entries in walk order")
+        let target = fixture.directory.path("many-restored")
+        let restore = try vault.snapshots.restore(result.snapshot.id, to: target)
+        #expect(restore.problems.isEmpty, "\(restore.problems)")
+        #expect(try TreeFixture.describe(target) == (try TreeFixture.describe(root)))
+        #expect(try vault.blobs.verify(readingData: true).isHealthy)
+    }
+
     @Test("crafted snapshots with escaping paths or symlinked parents are refused before writing outside")
     func pathEscapes() throws {
         let outside = fixture.directory.path("outside")
