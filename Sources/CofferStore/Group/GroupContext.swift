@@ -35,6 +35,10 @@ package struct GroupContext {
     package private(set) var publicKeys: DevicePublicKeys
     /// Whether anything changed since it was loaded.
     package private(set) var changed = false
+    /// Devices that merged entries signed with this device's keys admitted: entries this vault did
+    /// not append itself (it holds everything it appended), so a copy holding its keys made them.
+    /// ``store(in:schema:roots:vaultID:)`` adds them to ``Meta/admittedElsewhere``.
+    package private(set) var admittedElsewhere: Set<UUID> = []
 
     /// The meta entries the group lives in.
     package enum Meta {
@@ -43,6 +47,10 @@ package struct GroupContext {
         package static let joinRequest = "join-request"
         /// The id of a group a member's log would have made overflow (``Vault/recordOverflow(of:)``).
         package static let overflowed = "group-overflowed"
+        /// The devices that entries signed with this device's keys admitted elsewhere (16 bytes
+        /// each): a copy of this vault holding the keys re-enrolled, or a thief's client admitted
+        /// them. A rekey revokes those still active (red team round 17, F2).
+        package static let admittedElsewhere = "group-admitted-elsewhere"
     }
 
     package init(
@@ -300,6 +308,10 @@ package struct GroupContext {
                 "the sync group's membership log carries a second founding entry, made with the group's original key by a device this one never knew, in a group that has changed its keys or members since; it was refused and nothing changed"
             )
         }
+        let known = Set(log.entries.map(\.hash))
+        for entry in union.entries where entry.author == device && !known.contains(entry.hash) {
+            if case .added(let admitted, _, _, _, _) = entry.change { admittedElsewhere.insert(admitted) }
+        }
         adopt(union)
         if settling { try settleMerge() }
     }
@@ -535,5 +547,24 @@ package struct GroupContext {
         for (name, value) in try metaEntries(deviceRoot: roots.device, vaultID: vaultID) {
             try txn.put(schema.meta, key: Array(name.utf8), value: value)
         }
+        if !admittedElsewhere.isEmpty {
+            let all = try Self.admittedElsewhere(in: txn, schema: schema).union(admittedElsewhere)
+            try txn.put(
+                schema.meta,
+                key: Array(Meta.admittedElsewhere.utf8),
+                value: all.sorted { $0.uuidString < $1.uuidString }.flatMap(\.bytes)
+            )
+        }
+    }
+
+    /// The devices ``Meta/admittedElsewhere`` lists.
+    package static func admittedElsewhere(in txn: Transaction, schema: Schema) throws -> Set<UUID> {
+        guard let stored = try txn.get(schema.meta, key: Array(Meta.admittedElsewhere.utf8)), stored.count % 16 == 0
+        else { return [] }
+        return Set(
+            try stride(from: 0, to: stored.count, by: 16).map { (start) throws(CofferError) in
+                try UUID(storedBytes: Array(stored[start..<(start + 16)]), what: Meta.admittedElsewhere)
+            }
+        )
     }
 }

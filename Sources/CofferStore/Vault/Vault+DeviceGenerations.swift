@@ -133,6 +133,16 @@ extension Vault {
         var context = try groupContext(in: txn, roots: roots, deviceKeys: current)
         guard try context.state().member(deviceID)?.isActive == true else { return nil }
         try context.replaceKeys(with: fresh)
+        // Devices a copy holding the old keys admitted (it re-enrolled, or a thief's client admitted
+        // them) are that copy's: revoked with it (red team round 17, F2).
+        let clock = max(try HybridClock.reading(in: txn, schema: schema), HybridClock.wallStamp())
+        for admitted in try GroupContext.admittedElsewhere(in: txn, schema: schema).sorted(by: {
+            $0.uuidString < $1.uuidString
+        }) {
+            guard let member = try context.state().member(admitted), member.isActive, member.addedBy == deviceID
+            else { continue }
+            try context.append(.revoked(device: admitted, clock: clock))
+        }
         // As after a revocation: whoever holds the leaked files may know the passphrase, and members'
         // bundles would carry the new key under it. A member opens passphrase joins again.
         if try context.state().policy == .passphrase { try context.append(.policy(.approval)) }

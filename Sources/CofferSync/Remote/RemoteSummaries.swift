@@ -15,6 +15,9 @@ public struct PushSummary: Sendable, Equatable, Codable {
     /// signed by it), a store rolled back (sent again), this vault found to be a restored or cloned
     /// copy (re-enrolled as a new device).
     public var notices: [String] = []
+    /// A checkpoint this push wrote because the store had lost changes of the group (the checkpoint
+    /// that held them stopped counting after its compaction deleted their bundles), or `nil`.
+    public var repairCheckpoint: String?
 
     package init(remote: String, export: ExportSummary) {
         self.remote = remote

@@ -84,22 +84,8 @@ extension Vault {
         summary.storedBytesBefore = before.reduce(0) { $0 + $1.size }
         summary.notices = notices
 
-        // The checkpoint's bundle (everything syncable, as a full export), then its cut.
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compact-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
-        let (export, _, sites) = try writeBundle(to: file, progress: nil, notingSites: true) { _ in nil }
-        summary.checkpointBytes = export.bytes
-        try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
-        let keys = try keyRing()
-        let epoch = keys.currentEpoch(.sync)
-        try client.put(
-            layout.checkpointCutKey(cut.id),
-            body: try cut.encoded(
-                epoch: epoch,
-                root: try keys.root(.sync, epoch: epoch),
-                signer: try deviceKeys().signing
-            )
-        )
+        let sites = try writeCheckpoint(cut, client: client, layout: layout, progress: progress)
+        summary.checkpointBytes = Int64(sites.size)
         try beforeDeleting()
 
         // What the cut covers goes: bundles, then checkpoints (their cut first, so no pull starts
@@ -132,17 +118,7 @@ extension Vault {
             // The checkpoint holds every chunk: where it lies there is noted before the bundles that
             // held this vault's offloaded chunks go. (One that goes itself is not: the one that
             // covers it holds them, and a pull finds them there.)
-            try storage("noting where chunks lie") {
-                try schema.ensureStoreContent(in: environment)
-                try environment.write { txn in
-                    try BundleChunkSite.note(
-                        sites.chunks,
-                        in: sites.object(remote: remote.identity, key: layout.checkpointBundleKey(cut.id)),
-                        schema: schema,
-                        txn: txn
-                    )
-                }
-            }
+            try noteSites(sites, of: cut, remote: remote, layout: layout)
         }
         for key in doomed {
             do {
@@ -163,6 +139,50 @@ extension Vault {
         _ = try refreshStoreSites(remote: remote)
         summary.supersededByExisting = ownSuperseded
         return summary
+    }
+
+    /// Uploads a checkpoint of this vault's syncable state, everything it holds as a full export,
+    /// then, as its commit point, its `cut`, signed by this device. Deletes nothing.
+    ///
+    /// - Returns: Where each chunk lies in the checkpoint's bundle (and its size).
+    func writeCheckpoint(
+        _ cut: RemoteCut,
+        client: S3Client,
+        layout: RemoteLayout,
+        progress: SyncProgress?
+    ) throws(CofferError) -> BundleSites {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compact-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (_, _, sites) = try writeBundle(to: file, progress: nil, notingSites: true) { _ in nil }
+        try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
+        let keys = try keyRing()
+        let epoch = keys.currentEpoch(.sync)
+        try client.put(
+            layout.checkpointCutKey(cut.id),
+            body: try cut.encoded(
+                epoch: epoch,
+                root: try keys.root(.sync, epoch: epoch),
+                signer: try deviceKeys().signing
+            )
+        )
+        return sites
+    }
+
+    /// Notes where each chunk lies in the checkpoint `cut` commits, for reads of offloaded chunks.
+    func noteSites(_ sites: BundleSites, of cut: RemoteCut, remote: S3Remote, layout: RemoteLayout) throws(CofferError)
+    {
+        let schema = schema
+        try storage("noting where chunks lie") {
+            try schema.ensureStoreContent(in: environment)
+            try environment.write { txn in
+                try BundleChunkSite.note(
+                    sites.chunks,
+                    in: sites.object(remote: remote.identity, key: layout.checkpointBundleKey(cut.id)),
+                    schema: schema,
+                    txn: txn
+                )
+            }
+        }
     }
 
     /// Applies the checkpoints this vault needs before the bundles left after compactions: one

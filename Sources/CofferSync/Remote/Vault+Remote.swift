@@ -43,14 +43,36 @@ extension Vault {
         beforeHead: () throws(CofferError) -> Void,
         afterPart: @escaping (Int) throws(CofferError) -> Void = { _ throws(CofferError) in }
     ) throws(CofferError) -> PushSummary {
+        var summary = try pushChanges(to: remote, progress: progress, beforeHead: beforeHead, afterPart: afterPart)
+        // Changes of the group's that the store lost are written again (red team round 17, F1).
+        try repairLostChanges(remote: remote, summary: &summary)
+        return summary
+    }
+
+    /// Uploads this vault's changes and its head: the push, without the repair of what the store lost.
+    private func pushChanges(
+        to remote: S3Remote,
+        progress: SyncProgress?,
+        beforeHead: () throws(CofferError) -> Void,
+        afterPart: @escaping (Int) throws(CofferError) -> Void
+    ) throws(CofferError) -> PushSummary {
         try checkOpen()
         _ = try unlockedRoots()
         // A device that knows it was revoked pushes nothing: its objects would be refused by every
         // member and would only lie in the store.
-        if let me = try members().first(where: { $0.deviceID == deviceID }), !me.isActive {
+        let group = try members()
+        if let me = group.first(where: { $0.deviceID == deviceID }), !me.isActive {
             throw CofferError(
                 .notTrusted,
                 "this device was revoked from its sync group (see coffer devices): it pushes nothing, and nothing was written to the store. Its records stay readable here; to sync again, make a new vault and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
+            )
+        }
+        // Nor does a device whose join its own log no longer counts: every member ignores its objects
+        // (red team round 17, F3). A vault waiting for approval lists no member and may push.
+        if !group.isEmpty, !group.contains(where: { $0.deviceID == deviceID }) {
+            throw CofferError(
+                .notTrusted,
+                "\(Self.voidJoinCause), so no member would accept what it pushes: nothing was written to the store. Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request, and copy what you wrote here since into it"
             )
         }
         let client = S3Client(remote)
@@ -218,7 +240,7 @@ extension Vault {
         let current = try client.get(headKey)
         if current != own.bytes {
             try overtaken(by: current, wrote: name, client: client, layout: layout)
-            return try push(to: remote, progress: progress, beforeHead: {}, afterPart: afterPart)
+            return try pushChanges(to: remote, progress: progress, beforeHead: {}, afterPart: afterPart)
         }
         let newHead = RemoteHead(device: device, sentThrough: written.sentThrough, latest: name)
         let keys = try keyRing()

@@ -113,13 +113,23 @@ extension Vault {
                 "the checkpoint cut \(key) is of format version 1, not signed by its device, under a key epoch that is not the group's current one, so it is not trusted; run coffer remote compact again to replace it"
             )
         }
-        return try RemoteCut(
-            decoding: bytes,
-            key: key,
-            expectedID: id,
-            root: try keyRing().root(.sync, epoch: epoch),
-            signingKey: signingKey
-        )
+        let root = try keyRing().root(.sync, epoch: epoch)
+        do {
+            return try RemoteCut(decoding: bytes, key: key, expectedID: id, root: root, signingKey: signingKey)
+        } catch  where error.code == .notTrusted {
+            // Signed with keys its writer has replaced since: written before that device's rekey, or
+            // by a copy still holding them. Either way it no longer counts (red team round 17, F1).
+            let earlier = (try? earlierSigningKeys(of: device)) ?? []
+            guard
+                earlier.contains(where: {
+                    (try? RemoteCut(decoding: bytes, key: key, expectedID: id, root: root, signingKey: $0)) != nil
+                })
+            else { throw error }
+            throw CofferError(
+                .notTrusted,
+                "the checkpoint cut \(key) is signed with keys device \(device.uuidString.lowercased()) has replaced since (a rekey): it was written before that rekey, or by a copy that still holds those keys, so it no longer counts"
+            )
+        }
     }
 
     /// What a push or pull makes of this device's own head in the store.

@@ -93,6 +93,10 @@ package final class ImportPlan {
 }
 
 extension Vault {
+    /// Why this device's own log lists it no more: the start of what an import and a push say then.
+    static let voidJoinCause =
+        "this device's join no longer counts: a member closed the group to new devices (a revocation, a rekey or a switch to approval-only joins) at the same time as it joined, or the member that approved it was revoked at the same time, so no member can trust it"
+
     /// Checks a bundle's header against the group before its stream is read: this device must not
     /// have been revoked, the exporting device must be a member that was not, and the epoch that seals
     /// the bundle must be one this device holds (perhaps only through the bundle's own log).
@@ -188,7 +192,7 @@ extension Vault {
             let kept = (try? learnMembership(from: remote)) == true
             throw CofferError(
                 .notTrusted,
-                "this device's join no longer counts: a member closed the group to new devices (a revocation, a rekey or a switch to approval-only joins) at the same time as it joined, or the member that approved it was revoked at the same time, so no member can trust it; no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
+                "\(Self.voidJoinCause); no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
             )
         }
         let signer: [UInt8]

@@ -282,4 +282,46 @@ struct RemoteCompactionTests {
         #expect(before.subtracting(after).isEmpty, "deleted: \(before.subtracting(after))")
         #expect(!after.contains { $0.contains("checkpoints/") })
     }
+
+    @Test(
+        "A checkpoint whose writer is then revoked, or rekeys, stops counting: the next push writes what it held again, and a newcomer gets every acknowledged write (red team round 17, F1)",
+        arguments: ["revoked", "rekeyed"]
+    )
+    func voidedCheckpointIsWrittenAgain(ending: String) throws {
+        let setting = try Setting(server: "moto")
+        let (group, remote) = (setting.group, setting.remote)
+        let vaults = try devices(3, setting)
+        let (a, b, c) = (vaults[0], vaults[1], vaults[2])
+        for (vault, name) in [(a, "a1"), (b, "b1-acknowledged"), (c, "c1")] {
+            try vault.keychain.setPassword(name, service: name, account: "ann", scope: .syncable)
+            try vault.push(to: remote)
+        }
+        for vault in vaults { try vault.pull(from: remote) }
+        // The compaction deletes every device's bundles; then its writer's cut stops counting.
+        let compactor = ending == "revoked" ? c : a
+        let compacted = try compactor.compact(remote: remote)
+        #expect(compacted.deletedObjects > 0)
+        if ending == "revoked" {
+            try a.revoke(device: c.deviceID)
+        } else {
+            try a.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "a new passphrase for a")
+        }
+        let pushed = try a.push(to: remote)
+        #expect(pushed.repairCheckpoint != nil, "\(pushed.notices)")
+        #expect(pushed.notices.contains { $0.contains("The store had lost") && $0.contains("no longer counts") })
+        if ending == "rekeyed" {
+            #expect(pushed.notices.contains { $0.contains("has replaced since (a rekey)") }, "\(pushed.notices)")
+        }
+        // Once written again, a later push finds nothing lost.
+        try b.pull(from: remote)
+        #expect(try b.push(to: remote).repairCheckpoint == nil)
+
+        let newcomer = try setting.fixture.approvedJoin(group, name: "newcomer", by: a)
+        try newcomer.pull(from: remote)
+        for name in ["a1", "b1-acknowledged", "c1"] {
+            #expect(try newcomer.keychain.password(service: name, account: "ann") == name)
+        }
+        #expect(try newcomer.syncableState() == a.syncableState())
+        #expect(try b.syncableState() == a.syncableState())
+    }
 }

@@ -326,6 +326,45 @@ struct RemoteCopiesTests {
         #expect(try b.syncableState() == clone.syncableState())
     }
 
+    @Test(
+        "A leaked copy that re-enrolled as a new device goes with its owner's rekey: revoked, and it reads nothing written after (red team round 17, F2)"
+    )
+    func rekeyRevokesAReenrolledCopy() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let original = try Self.copy(a, to: group.directory.path("thief"), group)
+        let thief = try Self.restore(group.directory.path("thief"), over: nil, group)
+        try original.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        try original.push(to: remote)
+        try thief.keychain.setPassword("t1", service: "t1", account: "ann", scope: .syncable)
+        #expect(try thief.push(to: remote).notices.contains { $0.contains("restored or cloned copy") })
+        try b.pull(from: remote)
+        try b.push(to: remote)
+        try original.pull(from: remote)
+        #expect(try original.members().first { $0.deviceID == thief.deviceID }?.isActive == true)
+
+        try original.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "a new passphrase")
+        let copy = try #require(try original.members().first { $0.deviceID == thief.deviceID })
+        #expect(!copy.isActive && copy.revokedBy == original.deviceID, "the rekey revokes the copy")
+        try original.push(to: remote)
+        try original.keychain.setPassword("a3", service: "a3", account: "ann", scope: .syncable)
+        try original.push(to: remote)
+        try b.pull(from: remote)
+        #expect(try b.members().first { $0.deviceID == thief.deviceID }?.isActive == false)
+        try b.keychain.setPassword("b1", service: "b1", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+
+        _ = try? thief.pull(from: remote)
+        for name in ["a3", "b1"] {
+            let read = Result { () throws(CofferError) in try thief.keychain.password(service: name, account: "ann") }
+            #expect((try? read.get()) == nil, "the copy read \(name)")
+        }
+        try original.pull(from: remote)
+        #expect(try original.syncableState() == b.syncableState())
+    }
+
     @Test("Two copies push the same bundle name at the same moment: the overtaken one notices, and nothing is lost")
     func copiesPushingAtOnce() throws {
         let fixture = try RemoteFixture()

@@ -46,6 +46,19 @@ struct RemoteFixture {
         )
     }
 
+    /// A new vault that asks to join, approved by `member`, who pushes: the new vault's first pull
+    /// completes the join (the caller makes it).
+    func approvedJoin(_ group: SyncGroupFixture, name: String, by member: Vault) throws -> Vault {
+        let (vault, request) = try Vault.requestJoin(
+            at: group.directory.path(name),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        try member.approve(request)
+        try member.push(to: try remote())
+        return vault
+    }
+
     /// The group's first vault, pushed here, and a second vault joined from here.
     func firstPushedAndJoined(_ group: SyncGroupFixture) throws -> (Vault, Vault) {
         let first = try group.createFirst()
@@ -64,13 +77,7 @@ struct RemoteSyncTests {
         let remote = try fixture.remote()
         try b.push(to: remote)
         try a.pull(from: remote)
-        let (c, request) = try Vault.requestJoin(
-            at: group.directory.path("c"),
-            passphrase: SyncGroupFixture.passphrase,
-            configuration: group.fixture.configuration
-        )
-        try a.approve(request)
-        try a.push(to: remote)
+        let c = try fixture.approvedJoin(group, name: "c", by: a)
         try c.pull(from: remote)
         #expect(c.syncGroupID == a.syncGroupID)
         try c.push(to: remote)
@@ -379,17 +386,35 @@ struct RemoteSyncTests {
         let resent = try a.push(to: remote)
         #expect(resent.export.resentFromRevoked == 1, "\(resent.export)")
         #expect(try a.push(to: remote).object == nil, "sent once")
-        let (c, request) = try Vault.requestJoin(
-            at: group.directory.path("c"),
-            passphrase: SyncGroupFixture.passphrase,
-            configuration: group.fixture.configuration
-        )
-        try a.approve(request)
-        try a.push(to: remote)
+        let c = try fixture.approvedJoin(group, name: "c", by: a)
         let pulled = try c.pull(from: remote)
         #expect(pulled.revokedDevices == [b.deviceID])
         #expect(try c.keychain.password(service: "written-by-b", account: "ann") == "kept")
         #expect(try c.syncableState() == a.syncableState())
+    }
+
+    @Test("A device told its join no longer counts pushes nothing, and says why (red team round 17, F3)")
+    func voidJoinPushesNothing() throws {
+        let fixture = try RemoteFixture()
+        let group = try SyncGroupFixture()
+        let remote = try fixture.remote()
+        let a = try group.createFirst()
+        try a.keychain.setPassword("a1", service: "a1", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let (b, _) = try fixture.join(group, name: "b")
+        // a rekeys before it hears of b's join, which closes passphrase joins at the same time.
+        try a.rekey(passphrase: SyncGroupFixture.passphrase)
+        try a.push(to: remote)
+        let told = #expect(throws: CofferError.self) { try b.pull(from: remote) }
+        #expect(told?.message.contains("join no longer counts") == true, "\(told?.message ?? "")")
+        try b.keychain.setPassword("b1", service: "b1", account: "ann", scope: .syncable)
+        let client = try fixture.client()
+        let before = try client.list(prefix: fixture.prefix + "/").map(\.key)
+        let refused = #expect(throws: CofferError.self) { try b.push(to: remote) }
+        #expect(refused?.code == .notTrusted)
+        #expect(refused?.message.contains("join no longer counts") == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("nothing was written to the store") == true)
+        #expect(try client.list(prefix: fixture.prefix + "/").map(\.key) == before)
     }
 
     @Test("A push stopped before its head is invisible to pulls; the next push, which deletes nothing, completes it")

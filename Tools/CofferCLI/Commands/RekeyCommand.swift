@@ -14,7 +14,9 @@ struct RekeyCommand: VaultCommand {
             --new-passphrase-file), neither does the old passphrase. In a sync group, the device also
             gets new device keys, recorded in the group's log, and a new key epoch sealed to them: the
             copy, which holds the old keys, reads nothing the group writes afterwards and can add
-            nothing the group accepts. Passphrase joins close, as after a revocation (whoever holds the
+            nothing the group accepts; devices that a copy holding the old keys admitted in this
+            device's name (a copy that re-enrolled as a new device, or a thief's client) are revoked
+            with them, and named. Passphrase joins close, as after a revocation (whoever holds the
             leaked files may know a member's passphrase): allow them again with 'coffer group set
             --join passphrase' once passphrases are changed. Export or push at once so the other
             devices learn the new keys: of two replacements of one device's keys, the one the group
@@ -47,6 +49,7 @@ struct RekeyCommand: VaultCommand {
         let passphrase = try SecretSource.passphrase.unlock(vault, file: context.global.passphraseFile, context)
         let replacement = changing ? try newPassphrase.passphrase(context) : nil
         let resuming = try vault.isRekeyInProgress
+        let before = try vault.members()
         if resuming { context.output.note("Resuming the rekey an earlier run began.") }
         let bar = context.progressBar("rekey", total: nil)
         var last: RekeyProgress?
@@ -60,14 +63,23 @@ struct RekeyCommand: VaultCommand {
         bar.finish()
         let resealed = last?.resealed ?? 0
         let bytes = last?.resealedBytes ?? 0
+        let wasActive = Set(before.filter(\.isActive).map(\.deviceID))
+        let revoked = try vault.members().filter { !$0.isActive && wasActive.contains($0.deviceID) }
         let report = RekeyReport(
             resealedRecords: resealed,
             resealedBytes: bytes,
             resumed: resuming,
-            passphraseChanged: replacement != nil
+            passphraseChanged: replacement != nil,
+            revokedDevices: revoked.map { $0.deviceID.uuidString.lowercased() }
         )
         try context.output.done(report) {
             "Rekeyed: \(resealed) device-bound records (\(ByteCount.format(bytes))) sealed again under a fresh device root\(replacement != nil ? ", protected by the new passphrase" : "")."
+        }
+        if !revoked.isEmpty {
+            let names = revoked.map { "\($0.name) (\($0.deviceID.uuidString.prefix(8).lowercased()))" }
+            context.output.note(
+                "Revoked \(names.joined(separator: ", ")): admitted in this device's name by a copy holding its old keys (a copy of this vault that re-enrolled as a new device, or a thief's client). If one is yours, make a new vault there and ask a member to approve it."
+            )
         }
         context.output.note(
             "Next: run 'coffer key export' and keep the new recovery key offline; the old one no longer opens the vault."
@@ -80,5 +92,7 @@ struct RekeyCommand: VaultCommand {
         let resealedBytes: Int64
         let resumed: Bool
         let passphraseChanged: Bool
+        /// Devices a copy holding the old keys had admitted, revoked with them.
+        let revokedDevices: [String]
     }
 }
