@@ -23,9 +23,11 @@ extension Vault {
     /// ``revoke(device:)-7c9hp`` or ``rotateGroupKey()-2v8mz`` on another device.
     ///
     /// In a sync group the device also gets new device keys, recorded in the group's log with a new
-    /// key epoch sealed to them, and devices that a copy holding the old keys admitted in this
-    /// device's name (a copy of the vault that re-enrolled as a new device, or a thief's client), as
-    /// this vault heard of them, are revoked with those keys; ``Vault/members()-3bf8v`` lists them revoked.
+    /// key epoch sealed to them, and every identity whose keys were in the vault's files is revoked:
+    /// the device ids the vault had before it re-enrolled as a new device (another copy holds them),
+    /// the devices admitted in the name of any of them that this vault did not admit itself (a copy
+    /// that re-enrolled, a thief's client), and the devices those admitted in turn, as this vault
+    /// heard of them; ``Vault/members()-3bf8v`` lists them revoked.
     ///
     /// Record ids do not change (naming keys stay those of the original root), so the blind index,
     /// chunk dedup and snapshots referring to blobs keep working. The earlier roots stay in the vault,

@@ -35,10 +35,18 @@ package struct GroupContext {
     package private(set) var publicKeys: DevicePublicKeys
     /// Whether anything changed since it was loaded.
     package private(set) var changed = false
-    /// Devices that merged entries signed with this device's keys admitted: entries this vault did
-    /// not append itself (it holds everything it appended), so a copy holding its keys made them.
-    /// ``store(in:schema:roots:vaultID:)`` adds them to ``Meta/admittedElsewhere``.
-    package private(set) var admittedElsewhere: Set<UUID> = []
+    /// Admissions that reached this vault in merged logs, each as the admitting device and the
+    /// device it admitted: entries this vault did not append (it holds everything it appended), so
+    /// when their author is this device, or a device this vault was before it re-enrolled, a copy
+    /// holding its keys made them. ``store(in:schema:roots:vaultID:)`` adds them to
+    /// ``Meta/admittedElsewhere``.
+    package private(set) var admittedElsewhere: Set<Admission> = []
+
+    /// One admission: `author` added `admitted`.
+    package struct Admission: Hashable, Sendable {
+        package let author: UUID
+        package let admitted: UUID
+    }
 
     /// The meta entries the group lives in.
     package enum Meta {
@@ -47,10 +55,13 @@ package struct GroupContext {
         package static let joinRequest = "join-request"
         /// The id of a group a member's log would have made overflow (``Vault/recordOverflow(of:)``).
         package static let overflowed = "group-overflowed"
-        /// The devices that entries signed with this device's keys admitted elsewhere (16 bytes
-        /// each): a copy of this vault holding the keys re-enrolled, or a thief's client admitted
-        /// them. A rekey revokes those still active (red team round 17, F2).
+        /// Admissions that reached this vault in merged logs (``admittedElsewhere``), 32 bytes each:
+        /// the author's id, then the admitted device's. A rekey revokes the devices that this
+        /// device's keys, or an earlier identity's, admitted elsewhere (red team rounds 17 and 18).
         package static let admittedElsewhere = "group-admitted-elsewhere"
+        /// The device ids this vault had before it re-enrolled as a new device (a restored or cloned
+        /// copy), 16 bytes each, oldest first: their keys are in its files too.
+        package static let formerIdentities = "device-former-ids"
     }
 
     package init(
@@ -309,8 +320,10 @@ package struct GroupContext {
             )
         }
         let known = Set(log.entries.map(\.hash))
-        for entry in union.entries where entry.author == device && !known.contains(entry.hash) {
-            if case .added(let admitted, _, _, _, _) = entry.change { admittedElsewhere.insert(admitted) }
+        for entry in union.entries where !known.contains(entry.hash) {
+            if case .added(let admitted, _, _, _, _) = entry.change {
+                admittedElsewhere.insert(Admission(author: entry.author, admitted: admitted))
+            }
         }
         adopt(union)
         if settling { try settleMerge() }
@@ -552,19 +565,29 @@ package struct GroupContext {
             try txn.put(
                 schema.meta,
                 key: Array(Meta.admittedElsewhere.utf8),
-                value: all.sorted { $0.uuidString < $1.uuidString }.flatMap(\.bytes)
+                value: all.map { $0.author.bytes + $0.admitted.bytes }.sorted { $0.lexicographicallyPrecedes($1) }
+                    .flatMap { $0 }
             )
         }
     }
 
-    /// The devices ``Meta/admittedElsewhere`` lists.
-    package static func admittedElsewhere(in txn: Transaction, schema: Schema) throws -> Set<UUID> {
-        guard let stored = try txn.get(schema.meta, key: Array(Meta.admittedElsewhere.utf8)), stored.count % 16 == 0
-        else { return [] }
-        return Set(
-            try stride(from: 0, to: stored.count, by: 16).map { (start) throws(CofferError) in
-                try UUID(storedBytes: Array(stored[start..<(start + 16)]), what: Meta.admittedElsewhere)
-            }
-        )
+    /// The ids ``Meta/formerIdentities`` lists.
+    package static func formerIdentities(in txn: Transaction, schema: Schema) throws -> [UUID] {
+        try ids(in: txn, schema: schema, key: Meta.formerIdentities)
+    }
+
+    /// The 16-byte ids stored under the meta entry `key`.
+    private static func ids(in txn: Transaction, schema: Schema, key: String) throws -> [UUID] {
+        guard let stored = try txn.get(schema.meta, key: Array(key.utf8)), stored.count % 16 == 0 else { return [] }
+        return try stride(from: 0, to: stored.count, by: 16).map { (start) throws(CofferError) in
+            try UUID(storedBytes: Array(stored[start..<(start + 16)]), what: key)
+        }
+    }
+
+    /// The admissions ``Meta/admittedElsewhere`` lists.
+    package static func admittedElsewhere(in txn: Transaction, schema: Schema) throws -> Set<Admission> {
+        let ids = try ids(in: txn, schema: schema, key: Meta.admittedElsewhere)
+        guard ids.count % 2 == 0 else { return [] }
+        return Set(stride(from: 0, to: ids.count, by: 2).map { Admission(author: ids[$0], admitted: ids[$0 + 1]) })
     }
 }

@@ -133,15 +133,13 @@ extension Vault {
         var context = try groupContext(in: txn, roots: roots, deviceKeys: current)
         guard try context.state().member(deviceID)?.isActive == true else { return nil }
         try context.replaceKeys(with: fresh)
-        // Devices a copy holding the old keys admitted (it re-enrolled, or a thief's client admitted
-        // them) are that copy's: revoked with it (red team round 17, F2).
-        let clock = max(try HybridClock.reading(in: txn, schema: schema), HybridClock.wallStamp())
-        for admitted in try GroupContext.admittedElsewhere(in: txn, schema: schema).sorted(by: {
-            $0.uuidString < $1.uuidString
-        }) {
-            guard let member = try context.state().member(admitted), member.isActive, member.addedBy == deviceID
-            else { continue }
-            try context.append(.revoked(device: admitted, clock: clock))
+        // Every identity whose keys are in this vault's files goes with them: the devices it was
+        // before it re-enrolled (another copy holds them: a thief's that pushed first keeps the
+        // device), the devices admitted elsewhere in any of their names (a copy that re-enrolled, a
+        // thief's client), and, in turn, the devices those admitted (red team rounds 17 and 18).
+        for device in try Self.leakedIdentities(of: deviceID, in: context.state(), txn: txn, schema: schema) {
+            let clock = max(try HybridClock.reading(in: txn, schema: schema), HybridClock.wallStamp())
+            try context.append(.revoked(device: device, clock: clock))
         }
         // As after a revocation: whoever holds the leaked files may know the passphrase, and members'
         // bundles would carry the new key under it. A member opens passphrase joins again.
@@ -151,6 +149,36 @@ extension Vault {
         // the end of this rekey, for a new one) writes one for the new epoch.
         _ = try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
         return context
+    }
+
+    /// The active devices a rekey of `device` revokes, in a stable order: the devices this vault was
+    /// before it re-enrolled, the devices admitted elsewhere by any of those or by `device`, and the
+    /// devices admitted elsewhere by any device so revoked, in turn.
+    static func leakedIdentities(
+        of device: UUID,
+        in state: GroupState,
+        txn: Transaction,
+        schema: Schema
+    ) throws -> [UUID] {
+        let former = try GroupContext.formerIdentities(in: txn, schema: schema)
+        let admissions = try GroupContext.admittedElsewhere(in: txn, schema: schema)
+        var authors = Set(former + [device])
+        var revoked = Set(former.filter { $0 != device && state.member($0)?.isActive == true })
+        authors.formUnion(revoked)
+        while true {
+            let more = admissions.filter { admission in
+                guard authors.contains(admission.author), admission.admitted != device,
+                    !revoked.contains(admission.admitted), let member = state.member(admission.admitted)
+                else { return false }
+                return member.isActive && member.addedBy == admission.author
+            }
+            guard !more.isEmpty else { break }
+            for admission in more {
+                revoked.insert(admission.admitted)
+                authors.insert(admission.admitted)
+            }
+        }
+        return revoked.sorted { $0.uuidString < $1.uuidString }
     }
 
     /// The passphrase's key-encryption key and KDF record, once `passphrase` is shown to open this

@@ -83,13 +83,19 @@ extension Vault {
         // the old device's changes like another device's.
         var own = try reconcileOwnHead(client: client, layout: layout, remote: remote)
         var notices = own.notices
-        if own.copy != nil {
+        if own.undecided || own.copy != nil {
             // The pull merges the group's log, re-enrols, and brings the old device's changes.
             notices = try pull(from: remote).notices
             own = try reconcileOwnHead(client: client, layout: layout, remote: remote)
             notices += own.notices
             guard own.copy == nil else {
                 throw CofferError(.internalError, "this copy of the vault could not enrol as a new device")
+            }
+            guard !own.undecided else {
+                throw CofferError(
+                    .keyUnavailable,
+                    "this device's head in \(remote.location) is sealed in a key epoch of the sync group that this vault does not hold, even after pulling: another copy of this vault, which knows more of the group, wrote it. Nothing was pushed; import a bundle from a member (coffer import), then push again"
+                )
             }
         }
         let device = deviceID
@@ -374,13 +380,20 @@ extension Vault {
                 origin: remote.identity
             )
         }
+        // What the store says of the group comes first: revocations and keys that any object there
+        // carries count before this pull judges or opens anything (red team round 18).
+        let awaiting = try keyRing().isAwaitingJoin
+        if !awaiting {
+            try learnMembershipFromHeaders(listing, client: client, layout: layout)
+            try refuseIfOutOfGroup()
+        }
         // A copy of this vault that finds another copy's head becomes a new device once this pull has
         // merged the group's log, and then pulls the old device's changes (its own earlier ones among
         // them) like another device's.
-        let awaiting = try keyRing().isAwaitingJoin
-        let copy =
+        let own =
             devices[deviceID]?.hasHead == true && !awaiting
-            ? try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false).copy : nil
+            ? try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false) : nil
+        var copy = own?.copy
         // A revoked device may go on pushing; its records are refused, so its bundles are not pulled
         // (only its newest one's log is read, below).
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
@@ -535,6 +548,11 @@ extension Vault {
                 expecting: (device, newest)
             ) { _ in }
         }
+        // A head sealed in an epoch this vault lacked (another copy of it, restored from an older
+        // backup, knows more of the group) is checked again now that the others' logs gave the key.
+        if own?.undecided == true {
+            copy = try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false).copy
+        }
         guard let copy else { return summary }
         let notice = try reenrol(copy, remote: remote)
         var next = try pullOnce(from: remote, progress: progress, afterListing: afterListing)
@@ -631,7 +649,14 @@ extension Vault {
                 throw error
             }
             let name = layout.bundleKey(device, newest)
-            let imported = try pullBundle(name, from: client, origin: origin, expecting: (device, newest)) { _ in }
+            let imported: ImportSummary
+            do throws(CofferError) {
+                imported = try pullBundle(name, from: client, origin: origin, expecting: (device, newest)) { _ in }
+            } catch  where ignorable(error) || error.code == .param {
+                // No object of a device this vault knows nothing of (not even a bundle), or a damaged
+                // one: the head counts for nothing, and the rest of the pull goes on (red team round 18).
+                return (.failure(error), nil)
+            }
             return (try trusted(), (newest, imported))
         }
     }
@@ -730,9 +755,15 @@ extension Vault {
             candidates.append(layout.checkpointBundleKey(id))
         }
         var logs: [GroupLog] = []
+        var unreadable: [String] = []
         for key in candidates {
             var source = DataSource(try client.getPrefix(key, count: 1 << 20))
-            let header = try BundleHeader.read(from: &source).0
+            // An object that is no bundle (planted by someone who may write to the store) is passed
+            // over: it must not stop every join (red team round 18).
+            guard let header = try? BundleHeader.read(from: &source).0 else {
+                unreadable.append(key)
+                continue
+            }
             if let log = try? GroupLog(group: header.syncGroupID, decoding: header.log) { logs.append(log) }
             guard group == nil else { continue }
             do {
@@ -751,6 +782,12 @@ extension Vault {
             )
         }
         guard let group else {
+            if refusal == nil, !unreadable.isEmpty {
+                throw CofferError(
+                    .decode,
+                    "no bundle at \(remote.location) could be read to join from (\(unreadable.joined(separator: ", ")) \(unreadable.count == 1 ? "is" : "are") not Coffer bundles, or damaged); nothing was created"
+                )
+            }
             throw refusal
                 ?? CofferError(
                     .param,

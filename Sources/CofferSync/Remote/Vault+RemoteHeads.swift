@@ -152,6 +152,10 @@ extension Vault {
         /// The head object as read (`nil`: there was none), to tell whether another copy of this
         /// vault wrote one while this push ran.
         var bytes: [UInt8]?
+        /// Set when the head is sealed in a key epoch this vault does not hold yet: another copy of
+        /// this vault, which knows more of the group (a vault restored from a backup made before a
+        /// rekey), wrote it. The caller pulls first, which brings the key, and asks again.
+        var undecided = false
     }
 
     /// Reads this device's head in `remote` and compares it with this vault's own record of its
@@ -194,6 +198,11 @@ extension Vault {
         let head: RemoteHead
         do {
             head = try trustedHead(bytes, key: headKey, device: device)
+        } catch  where error.code == .keyUnavailable {
+            own.cursor = pushed?.sentThrough
+            own.mustWriteHead = true
+            own.undecided = true
+            return own
         } catch  where error.code == .notTrusted || error.code == .decode {
             own.cursor = pushed?.sentThrough
             own.mustWriteHead = true
@@ -358,6 +367,12 @@ extension Vault {
             try DeviceGenerations.checkCurrent(roots.deviceGeneration, in: txn, schema: schema)
             for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
             try txn.put(schema.meta, key: Array(MetaKey.deviceID.utf8), value: new.bytes)
+            let former = try GroupContext.formerIdentities(in: txn, schema: schema) + [old]
+            try txn.put(
+                schema.meta,
+                key: Array(GroupContext.Meta.formerIdentities.utf8),
+                value: former.flatMap(\.bytes)
+            )
             _ = try txn.delete(schema.meta, key: RemotePushRecord.metaKey(identity))
             if coveredThrough > 0 {
                 try RemoteOrigins(schema: schema, remote: identity)

@@ -167,10 +167,7 @@ extension Vault {
         // member: `coffer devices` shows it), and takes no record.
         if let me = state.member(device), !me.isActive {
             let kept = (try? learnMembership(from: remote)) == true
-            throw CofferError(
-                .notTrusted,
-                "this device was revoked from its sync group by \(me.revokedBy == device ? "two replacements of its keys at once (a copy of it rekeyed too)" : describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
-            )
+            throw revokedError(me, in: state, kept: kept)
         }
         // This device's keys are not the ones the group holds for it: another copy of it (holding the
         // same keys once) replaced them first, and the group heard of that replacement first
@@ -316,7 +313,9 @@ extension Vault {
             : "; what its membership log says about the group was kept: \(changes.summary) (see coffer devices)"
     }
 
-    fileprivate func learnMembership(from remote: GroupLog) throws(CofferError) -> Bool {
+    /// Merges what `remote`, a log of the group, says that has effect (``GroupContext/mergeEffective(_:)``),
+    /// shares keys the log lacks, and stores the result; whether anything changed.
+    func learnMembership(from remote: GroupLog) throws(CofferError) -> Bool {
         let roots = try unlockedRoots()
         let deviceKeys = try self.deviceKeys()
         let (schema, vaultID) = (schema, id)
@@ -426,6 +425,30 @@ extension Vault {
             .notTrusted,
             "the bundle was made by device \(member.device.uuidString) (\(member.name)), which \(how) on \(Self.day(member.revoked)); its records were refused"
         )
+    }
+
+    /// What an import or pull says to this device, revoked as `me` says.
+    private func revokedError(_ me: GroupMemberRecord, in state: GroupState, kept: Bool) -> CofferError {
+        CofferError(
+            .notTrusted,
+            "this device was revoked from its sync group by \(me.revokedBy == deviceID ? "two replacements of its keys at once (a copy of it rekeyed too)" : describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
+        )
+    }
+
+    /// Throws what an import would, when this vault's own log (after a pull learned what the store
+    /// says of the group) has this device revoked, or no longer counts its join.
+    func refuseIfOutOfGroup() throws(CofferError) {
+        guard try pendingJoinRequest() == nil, try readMetaIfPresent(GroupContext.Meta.log) != nil else { return }
+        let state = try changeGroup("reading the membership log") { context, _, _ in try context.state() }
+        if let me = state.member(deviceID), !me.isActive {
+            throw revokedError(me, in: state, kept: true)
+        }
+        if state.member(deviceID) == nil, !state.members.isEmpty {
+            throw CofferError(
+                .notTrusted,
+                "\(Self.voidJoinCause); no record was imported (the membership log that says so was kept). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
+            )
+        }
     }
 
     private func describe(_ device: UUID?, in state: GroupState) -> String {

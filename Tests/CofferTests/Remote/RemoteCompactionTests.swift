@@ -324,4 +324,29 @@ struct RemoteCompactionTests {
         #expect(try newcomer.syncableState() == a.syncableState())
         #expect(try b.syncableState() == a.syncableState())
     }
+
+    @Test(
+        "A newcomer approved by a member that has not heard of the compactor's rekey gets the repair checkpoint once that member pulls and pushes (red team round 18)"
+    )
+    func newcomerOfAnUninformedMemberGetsTheRepair() throws {
+        let setting = try Setting(server: "moto")
+        let (group, remote) = (setting.group, setting.remote)
+        let vaults = try devices(2, setting)
+        let (a, b) = (vaults[0], vaults[1])
+        try b.keychain.setPassword("b1", service: "b1", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.compact(remote: remote)
+        try a.rekey(passphrase: SyncGroupFixture.passphrase)
+        #expect(try a.push(to: remote).repairCheckpoint != nil)
+        // b has not pulled the rekey when it approves the newcomer.
+        let newcomer = try setting.fixture.approvedJoin(group, name: "newcomer", by: b)
+        _ = try? newcomer.pull(from: remote)
+        try b.pull(from: remote)
+        try b.push(to: remote)
+        try newcomer.pull(from: remote)
+        #expect(try newcomer.keychain.password(service: "b1", account: "ann") == "b1")
+        try a.pull(from: remote)
+        #expect(try newcomer.syncableState() == a.syncableState())
+    }
 }

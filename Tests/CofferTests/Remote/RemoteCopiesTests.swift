@@ -302,6 +302,36 @@ struct RemoteCopiesTests {
         #expect(try b.keychain.password(service: "a", account: "ann") == "from-a")
     }
 
+    @Test(
+        "A made-up device's head, copied from a real one, and an object that is no bundle, planted without keys: pulls and joins go on (red team round 18)",
+        arguments: [false, true]
+    )
+    func plantedHeadAndJunk(sortsFirst: Bool) throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        let layout = RemoteLayout(location: remote.location)
+        let client = try fixture.client()
+        let realHead = try #require(try client.get(layout.headKey(a.deviceID)))
+        let fake = UUID(
+            uuidString: sortsFirst ? "00000000-0000-4000-8000-000000000001" : "ffffffff-ffff-4fff-bfff-ffffffffffff"
+        )!
+        let text = String(decoding: realHead, as: UTF8.self)
+            .replacingOccurrences(of: a.deviceID.uuidString.lowercased(), with: fake.uuidString.lowercased())
+        try client.put(layout.headKey(fake), body: Array(text.utf8))
+        let junk = layout.bundleKey(fake, RemoteLayout.BundleName(first: 1, last: 1))
+        try client.put(junk, body: SecureRandom.bytes(count: 900))
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let pulled = try b.pull(from: remote)
+        #expect(pulled.notices.contains { $0.contains(fake.uuidString.lowercased()) }, "\(pulled.notices)")
+        #expect(try b.keychain.password(service: "a2", account: "ann") == "a2")
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.keychain.password(service: "a2", account: "ann") == "a2")
+    }
+
     @Test("Two running copies of one vault both write: one becomes a new device, and both histories are kept")
     func clonedCopies() throws {
         let fixture = try RemoteFixture()
@@ -363,6 +393,88 @@ struct RemoteCopiesTests {
         }
         try original.pull(from: remote)
         #expect(try original.syncableState() == b.syncableState())
+    }
+
+    @Test(
+        "A vault restored from a copy made before another member's rekey, its head in the store sealed in the new epoch, pulls or pushes first, re-enrols and syncs on",
+        arguments: [false, true]
+    )
+    func restoredFromBeforeAnotherRekey(pushesFirst: Bool) throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        let backup = group.directory.path("a-backup")
+        let running = try Self.copy(a, to: backup, group)
+        try b.rekey(passphrase: SyncGroupFixture.passphrase)
+        try b.keychain.setPassword("after-rekey", service: "b", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        // The running copy learns the new epoch and writes its head under it.
+        try running.pull(from: remote)
+        try running.keychain.setPassword("a-later", service: "a", account: "ann", scope: .syncable)
+        try running.push(to: remote)
+        let directory = running.directory
+        running.close()
+        let restored = try Self.restore(backup, over: directory, group)
+        if pushesFirst {
+            try restored.keychain.setPassword("restored", service: "r", account: "ann", scope: .syncable)
+            let pushed = try restored.push(to: remote)
+            #expect(pushed.notices.contains { $0.contains("restored or cloned copy") }, "\(pushed.notices)")
+            try b.pull(from: remote)
+            #expect(try b.keychain.password(service: "r", account: "ann") == "restored")
+        } else {
+            let pulled = try restored.pull(from: remote)
+            #expect(pulled.notices.contains { $0.contains("restored or cloned copy") }, "\(pulled.notices)")
+        }
+        #expect(try restored.keychain.password(service: "b", account: "ann") == "after-rekey")
+        #expect(try restored.keychain.password(service: "a", account: "ann") == "a-later")
+    }
+
+    @Test(
+        "A thief's copy that approves a device of its own: the owner's rekey revokes the copy's identity and what it admitted, whichever copy pushed first (red team round 18)",
+        arguments: [false, true]
+    )
+    func rekeyRevokesWhatACopyAdmitted(thiefPushesFirst: Bool) throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        let owner = try Self.copy(b, to: group.directory.path("thief"), group)
+        let thief = try Self.restore(group.directory.path("thief"), over: nil, group)
+        let first = thiefPushesFirst ? thief : owner
+        let second = thiefPushesFirst ? owner : thief
+        try first.keychain.setPassword("first", service: "first", account: "ann", scope: .syncable)
+        try first.push(to: remote)
+        try second.keychain.setPassword("second", service: "second", account: "ann", scope: .syncable)
+        #expect(try second.push(to: remote).notices.contains { $0.contains("restored or cloned copy") })
+        // The thief admits a device of its own, with whichever identity it has now.
+        let puppet = try fixture.approvedJoin(group, name: "puppet", by: thief)
+        try puppet.pull(from: remote)
+        try puppet.push(to: remote)
+        try owner.pull(from: remote)
+        try a.pull(from: remote)
+        let thiefID = thief.deviceID
+        try owner.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the owner's new passphrase")
+        let members = try owner.members()
+        for device in [thiefID, puppet.deviceID] {
+            #expect(members.first { $0.deviceID == device }?.isActive == false, "\(device) stays a member")
+        }
+        #expect(members.first { $0.deviceID == owner.deviceID }?.isActive == true)
+        try owner.push(to: remote)
+        try owner.keychain.setPassword("after", service: "after", account: "ann", scope: .syncable)
+        try owner.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "after", account: "ann") == "after")
+        for vault in [thief, puppet] {
+            _ = try? vault.pull(from: remote)
+            let read = Result { () throws(CofferError) in try vault.keychain.password(service: "after", account: "ann")
+            }
+            #expect((try? read.get()) == nil, "a copy's device read what the owner wrote after the rekey")
+        }
     }
 
     @Test("Two copies push the same bundle name at the same moment: the overtaken one notices, and nothing is lost")
@@ -431,7 +543,7 @@ struct RemoteCopiesTests {
     }
 
     @Test(
-        "Restored and cloned copies used at random with pushes, pulls and compactions lose no acknowledged write",
+        "Restored and cloned copies used at random with pushes, pulls, compactions and rekeys lose no acknowledged write",
         arguments: ModelSeeds.seeds("COFFER_COPIES_MODEL_SEEDS", defaults: [3, 17, 2026, 99])
     )
     func copiesModel(seed: UInt64) throws {
@@ -442,30 +554,48 @@ struct RemoteCopiesTests {
         let (first, second) = try fixture.firstPushedAndJoined(group)
         // Each running vault, with the writes it holds (fresh names only, so holding is having).
         var vaults: [(vault: Vault, writes: Set<Int>)] = [(first, []), (second, [])]
-        var backups: [(url: URL, writes: Set<Int>)] = []
+        var backups: [(url: URL, writes: Set<Int>, device: UUID)] = []
+        // Devices with a running copy made of them (a clone, or a restored backup): a rekey of one
+        // revokes the copies that re-enrolled in its name, which this model does not follow.
+        var copied: Set<UUID> = []
         var stored: Set<Int> = []
         var generator = SplitMix64(seed: seed)
+        // Two devices that rekey before hearing of each other seal their new epochs to each other's
+        // old keys: each refuses the other's objects until the other pulls and seals its epoch to
+        // the new keys (the error says so). Such refusals are allowed once a rekey happened, and the
+        // exchange counts for nothing.
+        var rekeyed = false
+        func exchanged(_ body: () throws(CofferError) -> Void) throws -> Bool {
+            switch Result(catching: body) {
+            case .success: return true
+            case .failure(let error) where rekeyed && error.code == .keyUnavailable: return false
+            case .failure(let error): throw error
+            }
+        }
         for step in 0..<60 {
             let index = Int(generator.next() % UInt64(vaults.count))
             let vault = vaults[index].vault
-            switch generator.next() % 13 {
+            switch generator.next() % 14 {
             case 0...3:
                 try vault.keychain.setPassword("\(step)", service: "w\(step)", account: "ann", scope: .syncable)
                 vaults[index].writes.insert(step)
             case 4, 5:
-                try vault.push(to: remote)
-                stored.formUnion(vaults[index].writes)
+                if try exchanged({ () throws(CofferError) in try vault.push(to: remote) }) {
+                    stored.formUnion(vaults[index].writes)
+                }
             case 6, 7:
-                try vault.pull(from: remote)
-                vaults[index].writes.formUnion(stored)
+                if try exchanged({ () throws(CofferError) in try vault.pull(from: remote) }) {
+                    vaults[index].writes.formUnion(stored)
+                }
             case 8:
-                try vault.compact(remote: remote)
-                vaults[index].writes.formUnion(stored)
-                stored.formUnion(vaults[index].writes)
+                if try exchanged({ () throws(CofferError) in try vault.compact(remote: remote) }) {
+                    vaults[index].writes.formUnion(stored)
+                    stored.formUnion(vaults[index].writes)
+                }
             case 9:
                 let url = group.directory.path("backup-\(step)")
                 vaults[index].vault = try Self.copy(vault, to: url, group)
-                backups.append((url, vaults[index].writes))
+                backups.append((url, vaults[index].writes, vault.deviceID))
             case 10 where !backups.isEmpty:
                 // Restored from an older file copy (of any device): what it held since is gone.
                 let backup = backups[Int(generator.next() % UInt64(backups.count))]
@@ -473,8 +603,10 @@ struct RemoteCopiesTests {
                 vault.close()
                 let copy = group.directory.path("copy-\(step)")
                 try FileManager.default.copyItem(at: backup.url, to: copy)
+                copied.insert(backup.device)
                 vaults[index] = (try Self.restore(copy, over: target, group), backup.writes)
             case 11 where vaults.count < 4:
+                copied.insert(vault.deviceID)
                 let url = group.directory.path("clone-\(step)")
                 vaults[index].vault = try Self.copy(vault, to: url, group)
                 vaults.append((try Self.restore(url, over: nil, group), vaults[index].writes))
@@ -483,15 +615,32 @@ struct RemoteCopiesTests {
                 // bundle and its head), or this one alone.
                 let twin = vaults.indices.first { $0 != index && vaults[$0].vault.deviceID == vault.deviceID }
                 let other = twin.map { vaults[$0].vault }
-                _ = try vault.push(
-                    to: remote,
-                    progress: nil,
-                    beforeHead: { () throws(CofferError) in
-                        if let other { try other.push(to: remote) }
-                    }
-                )
-                stored.formUnion(vaults[index].writes)
-                if let twin { stored.formUnion(vaults[twin].writes) }
+                let pushedBoth = try exchanged { () throws(CofferError) in
+                    _ = try vault.push(
+                        to: remote,
+                        progress: nil,
+                        beforeHead: { () throws(CofferError) in
+                            if let other { try other.push(to: remote) }
+                        }
+                    )
+                }
+                if pushedBoth {
+                    stored.formUnion(vaults[index].writes)
+                    if let twin { stored.formUnion(vaults[twin].writes) }
+                }
+            case 13 where !copied.contains(vault.deviceID):
+                // A rekey voids the device's checkpoints (cuts signed with its old keys): what they
+                // held comes back from the next pushes (red team round 17, F1). Its older backups
+                // would be stale copies that can no longer sync, and are dropped.
+                // It rekeys once it knows every running device: a passphrase join or a copy's
+                // re-enrolment it did not know of would be void (docs/FORMAT.md, rule 5).
+                let known = Set(try vault.members().filter(\.isActive).map(\.deviceID))
+                guard vaults.allSatisfy({ known.contains($0.vault.deviceID) }),
+                    !vaults.contains(where: { $0.vault !== vault && $0.vault.deviceID == vault.deviceID })
+                else { break }
+                try vault.rekey(passphrase: SyncGroupFixture.passphrase)
+                rekeyed = true
+                backups.removeAll { $0.device == vault.deviceID }
             default:
                 break
             }
@@ -515,7 +664,14 @@ struct RemoteCopiesTests {
         #expect(refusals.isEmpty, "\(replay): \(refusals)")
         for entry in vaults { try entry.vault.push(to: remote) }
         for entry in vaults { try entry.vault.pull(from: remote) }
-        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        // A rekey closes passphrase joins: the newcomer then asks to be approved.
+        let newcomer: Vault
+        if try vaults[0].vault.joinPolicy() == .passphrase {
+            newcomer = try fixture.join(group, name: "newcomer").0
+        } else {
+            newcomer = try fixture.approvedJoin(group, name: "newcomer", by: vaults[0].vault)
+            try newcomer.pull(from: remote)
+        }
         let state = try newcomer.syncableState()
         for write in acknowledged {
             #expect(try newcomer.keychain.password(service: "w\(write)", account: "ann") == "\(write)", replay)

@@ -393,6 +393,39 @@ struct RemoteSyncTests {
         #expect(try c.syncableState() == a.syncableState())
     }
 
+    @Test(
+        "A revoked device's later objects are refused by a member that learns of the revocation in the same pull, whatever order it takes the devices in (red team round 18)"
+    )
+    func revocationLearnedInTheSamePull() throws {
+        let fixture = try RemoteFixture()
+        let group = try SyncGroupFixture()
+        let remote = try fixture.remote()
+        let first = try group.createFirst()
+        try first.push(to: remote)
+        var vaults = [first]
+        for name in ["second", "third"] { vaults.append(try fixture.join(group, name: name).0) }
+        for vault in vaults { try vault.push(to: remote) }
+        for vault in vaults { try vault.pull(from: remote) }
+        // The pull takes devices in the order of their ids: the revoked one comes first.
+        vaults.sort { $0.deviceID.uuidString < $1.deviceID.uuidString }
+        let (revoked, observer, revoker) = (vaults[0], vaults[1], vaults[2])
+        try revoker.keychain.setPassword("genuine", service: "bank", account: "ann", scope: .syncable)
+        try revoker.push(to: remote)
+        try observer.pull(from: remote)
+        try revoked.pull(from: remote)
+        try revoker.revoke(device: revoked.deviceID)
+        try revoker.push(to: remote)
+        // Not told yet, the revoked device overwrites the item and pushes.
+        try revoked.keychain.setPassword("hijacked", service: "bank", account: "ann", scope: .syncable)
+        try revoked.push(to: remote)
+        try observer.pull(from: remote)
+        #expect(try observer.members().first { $0.deviceID == revoked.deviceID }?.isActive == false)
+        #expect(try observer.keychain.password(service: "bank", account: "ann") == "genuine")
+        try observer.push(to: remote)
+        try revoker.pull(from: remote)
+        #expect(try revoker.keychain.password(service: "bank", account: "ann") == "genuine")
+    }
+
     @Test("A device told its join no longer counts pushes nothing, and says why (red team round 17, F3)")
     func voidJoinPushesNothing() throws {
         let fixture = try RemoteFixture()

@@ -14,9 +14,11 @@ struct RekeyCommand: VaultCommand {
             --new-passphrase-file), neither does the old passphrase. In a sync group, the device also
             gets new device keys, recorded in the group's log, and a new key epoch sealed to them: the
             copy, which holds the old keys, reads nothing the group writes afterwards and can add
-            nothing the group accepts; devices that a copy holding the old keys admitted in this
-            device's name (a copy that re-enrolled as a new device, or a thief's client) are revoked
-            with them, and named. Passphrase joins close, as after a revocation (whoever holds the
+            nothing the group accepts. Every identity whose keys were in the vault's files is revoked
+            and named: the device ids this vault had before it re-enrolled as a new device, devices
+            admitted in their name that this vault did not admit (a copy that re-enrolled, a thief's
+            client), and the devices those admitted in turn; pull first, so the vault knows of them.
+            Passphrase joins close, as after a revocation (whoever holds the
             leaked files may know a member's passphrase): allow them again with 'coffer group set
             --join passphrase' once passphrases are changed. Export or push at once so the other
             devices learn the new keys: of two replacements of one device's keys, the one the group
@@ -78,7 +80,7 @@ struct RekeyCommand: VaultCommand {
         if !revoked.isEmpty {
             let names = revoked.map { "\($0.name) (\($0.deviceID.uuidString.prefix(8).lowercased()))" }
             context.output.note(
-                "Revoked \(names.joined(separator: ", ")): admitted in this device's name by a copy holding its old keys (a copy of this vault that re-enrolled as a new device, or a thief's client). If one is yours, make a new vault there and ask a member to approve it."
+                "Revoked \(names.joined(separator: ", ")): identities whose keys were in this vault's files (the device this vault was before it re-enrolled), or devices admitted in their name elsewhere (a copy that re-enrolled, a thief's client), and what those admitted. If one is yours, make a new vault there and ask a member to approve it."
             )
         }
         context.output.note(
