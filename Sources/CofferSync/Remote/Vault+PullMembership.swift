@@ -17,11 +17,17 @@ extension Vault {
         layout: RemoteLayout
     ) throws(CofferError) {
         let objects = Dictionary(listing.map { ($0.key, $0) }) { first, _ in first }
+        let cursors = PulledCursors(schema: schema, remote: client.remote.identity)
         var keys: [String] = []
         for (device, held) in layout.devices(in: listing) where device != deviceID && held.hasHead {
             let claimed = try client.get(layout.headKey(device)).flatMap { RemoteHead.claimedLatest(of: $0) }
             guard let newest = claimed.flatMap({ held.bundles.contains($0) ? $0 : nil }) ?? held.bundles.max()
             else { continue }
+            // A newest object this vault applied already brought its log.
+            let applied = try storage("reading how far this vault has pulled") {
+                try environment.read { txn in try cursors.latestApplied(of: device, in: txn) }
+            }
+            if let tag = held.etags[newest], !tag.isEmpty, tag == applied { continue }
             keys.append(layout.bundleKey(device, newest))
         }
         for (id, state) in layout.checkpoints(in: listing) where state.hasCut && state.hasBundle {
