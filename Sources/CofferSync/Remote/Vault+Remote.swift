@@ -460,6 +460,16 @@ extension Vault {
                 due.append(latest)
             }
             let ordered = due.sorted()
+            // Changes between this vault's cursor and the first bundle due are in no object it can
+            // use: a checkpoint that held them stopped counting, or was ignored. Applying what comes
+            // after would move the cursor past them for good; the device waits for a checkpoint that
+            // holds them (the next push of a member that has them writes one).
+            if let first = ordered.first(where: { $0.first <= $0.last }), first.first > (applied[device] ?? 0) + 1 {
+                summary.notices.append(
+                    "Waiting for changes \((applied[device] ?? 0) + 1)-\(first.first - 1) of device \(device.uuidString.lowercased()): the store holds them in no bundle or checkpoint that counts (a checkpoint that held them stopped counting); this vault applies the device's later changes once a member's push writes them again."
+                )
+                return
+            }
             if let imported, imported.name != ordered.first {
                 // Imported ahead of older bundles: what it applied counts, though it comes again below.
                 summary.applied.add(imported.summary.applied)
@@ -756,6 +766,7 @@ extension Vault {
         }
         var logs: [GroupLog] = []
         var unreadable: [String] = []
+        var joinableGroups: Set<UUID> = []
         for key in candidates {
             var source = DataSource(try client.getPrefix(key, count: 1 << 20))
             // An object that is no bundle (planted by someone who may write to the store) is passed
@@ -765,12 +776,23 @@ extension Vault {
                 continue
             }
             if let log = try? GroupLog(group: header.syncGroupID, decoding: header.log) { logs.append(log) }
-            guard group == nil else { continue }
+            // Each group is tried once (the passphrase's key derivation is slow on purpose).
+            guard !joinableGroups.contains(header.syncGroupID) else { continue }
             do {
-                group = try JoinedGroup(joining: header, passphrase: passphrase)
+                let joinable = try JoinedGroup(joining: header, passphrase: passphrase)
+                joinableGroups.insert(joinable.id)
+                if group == nil { group = joinable }
             } catch  where error.code == .authFailed || error.code == .notTrusted || error.code == .param {
                 refusal = error
             }
+        }
+        // Objects of two groups that the passphrase opens: one may be planted by whoever knows the
+        // passphrase and may write to the store, to catch the devices that join (red team round 19).
+        guard joinableGroups.count <= 1 else {
+            throw CofferError(
+                .notTrusted,
+                "the store at \(remote.location) holds objects of \(joinableGroups.count) sync groups that this passphrase opens (\(joinableGroups.map { $0.uuidString.lowercased() }.sorted().joined(separator: ", "))): someone who knows the passphrase and may write there can have planted one, so it cannot tell which is yours. Nothing was created; ask a member to approve a join request (coffer init --request-join), or join from a bundle file a member gives you"
+            )
         }
         // An older object (a checkpoint made before a member closed passphrase joins) may still carry
         // a join block: the newest logs decide (red team round 13: the join went through and was

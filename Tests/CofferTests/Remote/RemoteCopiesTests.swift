@@ -332,6 +332,57 @@ struct RemoteCopiesTests {
         #expect(try newcomer.keychain.password(service: "a2", account: "ann") == "a2")
     }
 
+    @Test(
+        "A checkpoint pair that is no checkpoint, planted without keys, stops no pull, join or compaction (red team round 19)"
+    )
+    func plantedJunkCheckpoint() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        try b.push(to: remote)
+        let layout = RemoteLayout(location: remote.location)
+        let client = try fixture.client()
+        let id = SecureRandom.bytes(count: 16).hexEncoded
+        try client.put(layout.checkpointBundleKey(id), body: SecureRandom.bytes(count: 900))
+        try client.put(layout.checkpointCutKey(id), body: SecureRandom.bytes(count: 300))
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let pulled = try b.pull(from: remote)
+        #expect(pulled.notices.contains { $0.contains("Ignored the checkpoint \(id)") }, "\(pulled.notices)")
+        #expect(try b.keychain.password(service: "a2", account: "ann") == "a2")
+        try b.compact(remote: remote)
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.keychain.password(service: "a2", account: "ann") == "a2")
+    }
+
+    @Test(
+        "A second group made with the same passphrase and pushed to the same prefix: a join refuses to guess (red team round 19)"
+    )
+    func joinRefusesTwoGroups() throws {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        _ = try fixture.firstPushedAndJoined(group)
+        let planted = try Vault.create(
+            at: group.directory.path("planted"),
+            passphrase: SyncGroupFixture.passphrase,
+            configuration: group.fixture.configuration
+        )
+        try planted.push(to: remote)
+        let refused = #expect(throws: CofferError.self) { try fixture.join(group, name: "newcomer") }
+        #expect(refused?.code == .notTrusted)
+        #expect(
+            refused?.message.contains("sync groups that this passphrase opens") == true,
+            "\(refused?.message ?? "")"
+        )
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: group.directory.path("newcomer").appendingPathComponent("data.mdb").path
+            )
+        )
+    }
+
     @Test("Two running copies of one vault both write: one becomes a new device, and both histories are kept")
     func clonedCopies() throws {
         let fixture = try RemoteFixture()
@@ -552,6 +603,7 @@ struct RemoteCopiesTests {
         let remote = try fixture.remote()
         let group = try SyncGroupFixture()
         let (first, second) = try fixture.firstPushedAndJoined(group)
+        let originals: Set<UUID> = [first.deviceID, second.deviceID]
         // Each running vault, with the writes it holds (fresh names only, so holding is having).
         var vaults: [(vault: Vault, writes: Set<Int>)] = [(first, []), (second, [])]
         var backups: [(url: URL, writes: Set<Int>, device: UUID)] = []
@@ -634,8 +686,15 @@ struct RemoteCopiesTests {
                 // would be stale copies that can no longer sync, and are dropped.
                 // It rekeys once it knows every running device: a passphrase join or a copy's
                 // re-enrolment it did not know of would be void (docs/FORMAT.md, rule 5).
-                let known = Set(try vault.members().filter(\.isActive).map(\.deviceID))
-                guard vaults.allSatisfy({ known.contains($0.vault.deviceID) }),
+                // Only one of the two devices the model starts with rekeys, and only while no running
+                // vault is a device it admitted (a re-enrolled copy): a rekey revokes every identity
+                // whose keys were in the vault's files, copies included, which this model does not
+                // follow.
+                let members = try vault.members()
+                let known = Set(members.filter(\.isActive).map(\.deviceID))
+                let admittedHere = Set(members.filter { $0.addedBy == vault.deviceID }.map(\.deviceID))
+                guard originals.contains(vault.deviceID), vaults.allSatisfy({ known.contains($0.vault.deviceID) }),
+                    !vaults.contains(where: { admittedHere.contains($0.vault.deviceID) }),
                     !vaults.contains(where: { $0.vault !== vault && $0.vault.deviceID == vault.deviceID })
                 else { break }
                 try vault.rekey(passphrase: SyncGroupFixture.passphrase)
