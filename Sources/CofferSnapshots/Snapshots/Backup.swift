@@ -27,7 +27,7 @@ public struct BackupResult: Sendable {
 
 /// Progress of a backup: files and bytes handled so far.
 public struct BackupProgress: Sendable {
-    /// Paths walked.
+    /// Paths handled so far: read, or found unchanged, or recorded by type.
     public let files: Int
     /// Bytes of file content read (unchanged files are not read and not counted).
     public let bytesRead: Int64

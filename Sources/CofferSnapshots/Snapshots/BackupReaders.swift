@@ -53,17 +53,24 @@ package final class BackupReaders: @unchecked Sendable {
     private var state = State()
     private var batch: [Item] = []
     private var batchSize: UInt64 = 0
-    private let bytesReadCounter = Locked<Int64>(0)
+    /// Paths handled and file bytes read so far, reported as each path is handled.
+    private let handled = Locked(BackupProgress(files: 0, bytesRead: 0))
+    private let progress: (@Sendable (BackupProgress) -> Void)?
 
     /// Starts `readers` threads: one per core, and at least two, so one reader's disk waits overlap
     /// another's work even on one core.
+    ///
+    /// - Parameter progress: Called after each path is handled (read, or found unchanged), with the
+    ///   paths handled and the file bytes read so far, in order, from the reader threads.
     package init(
         session: ContentSession<BackupRun.Marker>,
         run: BackupRun,
-        readers: Int = max(OrderedPipeline<Int, Int>.defaultWorkerCount, 2)
+        readers: Int = max(OrderedPipeline<Int, Int>.defaultWorkerCount, 2),
+        progress: (@Sendable (BackupProgress) -> Void)? = nil
     ) {
         self.session = session
         self.run = run
+        self.progress = progress
         queuedBatches = readers * 4
         state.runningReaders = readers
         for number in 0..<readers {
@@ -75,9 +82,6 @@ package final class BackupReaders: @unchecked Sendable {
             thread.start()
         }
     }
-
-    /// Bytes of file content read so far (unchanged files are not read).
-    package var bytesRead: Int64 { bytesReadCounter.withLock { $0 } }
 
     // MARK: Walking thread
 
@@ -143,7 +147,14 @@ package final class BackupReaders: @unchecked Sendable {
         while let (number, items) = takeBatch() {
             var held = HeldSubmissions(number: number)
             do throws(CofferError) {
-                for item in items { try read(item, buffer: &buffer, into: &held) }
+                for item in items {
+                    let bytes = try read(item, buffer: &buffer, into: &held)
+                    // Under the lock, so the calls come in order and the counts only grow.
+                    handled.withLock { total in
+                        total = BackupProgress(files: total.files + 1, bytesRead: total.bytesRead + bytes)
+                        progress?(total)
+                    }
+                }
                 try waitForTurn(number)
                 try held.flush(to: session)
                 passTurn()
@@ -201,13 +212,24 @@ package final class BackupReaders: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// What one path becomes: a marker, or a file's chunks and its end marker.
-    private func read(_ item: Item, buffer: inout [UInt8], into held: inout HeldSubmissions) throws(CofferError) {
+    /// What one path becomes: a marker, or a file's chunks and its end marker. Returns the bytes read.
+    private func read(
+        _ item: Item,
+        buffer: inout [UInt8],
+        into held: inout HeldSubmissions
+    ) throws(CofferError)
+        -> Int64
+    {
         let walked = item.walked
         var entry = walked.entry
         switch ExtendedAttribute.list(of: walked.absolutePath) {
         case .success(let attributes): entry.attributes = attributes
         case .failure(let error):
+            // Gone since the walk saw it: reported once, as the walk reports a path that vanished.
+            if case .failure(let gone) = WalkedPath.status(of: walked.absolutePath) {
+                run.report(walked.relativePath, "vanished or unreadable: \(gone.message)")
+                return 0
+            }
             run.report(
                 walked.relativePath,
                 "extended attributes could not be read (\(error.message)); stored without them"
@@ -219,22 +241,22 @@ package final class BackupReaders: @unchecked Sendable {
                 case .success(let target): entry.linkTarget = target
                 case .failure(let error):
                     run.report(walked.relativePath, "the link target could not be read (\(error.message)); skipped")
-                    return
+                    return 0
                 }
             }
             try submit(.marker(.plain(entry)), into: &held)
-            return
+            return 0
         }
         if let before = item.unchanged {
             entry.content = before.content
             try submit(.marker(.unchanged(entry)), into: &held)
-            return
+            return 0
         }
         let file: OpenedFile
         switch openForBackup(walked.absolutePath) {
         case .failure(let error):
             run.report(walked.relativePath, "could not be opened (\(error.message)); skipped")
-            return
+            return 0
         case .success(let opened):
             file = opened
         }
@@ -253,7 +275,7 @@ package final class BackupReaders: @unchecked Sendable {
         }
         // A read error is known only once the content is read: it travels with the end marker.
         try submit(.end(.file(opened, isNew: item.isNew, failure: source.failure)), into: &held)
-        bytesReadCounter.withLock { $0 += Int64(opened.size) }
+        return Int64(opened.size)
     }
 
     /// Submits at once while the batch holds the turn; holds it back until then otherwise, waiting

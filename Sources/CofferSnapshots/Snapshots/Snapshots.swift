@@ -32,7 +32,8 @@ public struct Snapshots: Sendable {
     /// - Parameters:
     ///   - directory: The directory tree to back up.
     ///   - options: The snapshot's name, tags, scope, excludes, compression, time and host.
-    ///   - progress: Called with the files and bytes read so far.
+    ///   - progress: Called with the paths handled and the bytes read so far, after each path, from
+    ///     the threads that read the files (in order: the counts only grow).
     /// - Throws: ``CofferError`` `.param` if `directory` is not a directory or is the vault's own, or
     ///   for a tag, name or host name that cannot be one, and the errors of
     ///   ``Blobs/write(_:data:options:progress:)-(_,DataProtocol,_,_)``.
@@ -81,8 +82,8 @@ public struct Snapshots: Sendable {
             progress: nil
         ) { (marker, summary, context) throws(CofferError) in try run.handle(marker, summary, context) }
         run.useChunker(session.chunker)
-        let readers = BackupReaders(session: session, run: run)
-        var files = 0
+        // Progress comes from the readers, as each path is handled: the walk runs ahead of them.
+        let readers = BackupReaders(session: session, run: run, progress: progress)
         var leftOut = 0
         let walker = walk.walker(
             report: { run.report($0, $1) },
@@ -91,8 +92,6 @@ public struct Snapshots: Sendable {
         )
         do {
             try walker.walk { (walked) throws(CofferError) in
-                files += 1
-                defer { progress?(BackupProgress(files: files, bytesRead: readers.bytesRead)) }
                 guard walked.kind == .file else {
                     try readers.add(walked, unchanged: nil, isNew: false)
                     return
