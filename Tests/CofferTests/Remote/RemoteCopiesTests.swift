@@ -307,10 +307,7 @@ struct RemoteCopiesTests {
         arguments: [false, true]
     )
     func plantedHeadAndJunk(sortsFirst: Bool) throws {
-        let fixture = try RemoteFixture()
-        let remote = try fixture.remote()
-        let group = try SyncGroupFixture()
-        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
         try b.push(to: remote)
         let layout = RemoteLayout(location: remote.location)
         let client = try fixture.client()
@@ -336,10 +333,7 @@ struct RemoteCopiesTests {
         "A checkpoint pair that is no checkpoint, planted without keys, stops no pull, join or compaction (red team round 19)"
     )
     func plantedJunkCheckpoint() throws {
-        let fixture = try RemoteFixture()
-        let remote = try fixture.remote()
-        let group = try SyncGroupFixture()
-        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
         try b.push(to: remote)
         let layout = RemoteLayout(location: remote.location)
         let client = try fixture.client()
@@ -360,10 +354,7 @@ struct RemoteCopiesTests {
         "A second group made with the same passphrase and pushed to the same prefix: a join refuses to guess (red team round 19)"
     )
     func joinRefusesTwoGroups() throws {
-        let fixture = try RemoteFixture()
-        let remote = try fixture.remote()
-        let group = try SyncGroupFixture()
-        _ = try fixture.firstPushedAndJoined(group)
+        let (fixture, remote, group, _, _) = try Self.pushedPair()
         let planted = try Vault.create(
             at: group.directory.path("planted"),
             passphrase: SyncGroupFixture.passphrase,
@@ -411,10 +402,7 @@ struct RemoteCopiesTests {
         "A leaked copy that re-enrolled as a new device goes with its owner's rekey: revoked, and it reads nothing written after (red team round 17, F2)"
     )
     func rekeyRevokesAReenrolledCopy() throws {
-        let fixture = try RemoteFixture()
-        let remote = try fixture.remote()
-        let group = try SyncGroupFixture()
-        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let (_, remote, group, a, b) = try Self.pushedPair()
         let original = try Self.copy(a, to: group.directory.path("thief"), group)
         let thief = try Self.restore(group.directory.path("thief"), over: nil, group)
         try original.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
@@ -451,10 +439,7 @@ struct RemoteCopiesTests {
         arguments: [false, true]
     )
     func restoredFromBeforeAnotherRekey(pushesFirst: Bool) throws {
-        let fixture = try RemoteFixture()
-        let remote = try fixture.remote()
-        let group = try SyncGroupFixture()
-        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let (_, remote, group, a, b) = try Self.pushedPair()
         try b.push(to: remote)
         try a.pull(from: remote)
         let backup = group.directory.path("a-backup")
@@ -488,10 +473,7 @@ struct RemoteCopiesTests {
         arguments: [false, true]
     )
     func rekeyRevokesWhatACopyAdmitted(thiefPushesFirst: Bool) throws {
-        let fixture = try RemoteFixture()
-        let remote = try fixture.remote()
-        let group = try SyncGroupFixture()
-        let (a, b) = try fixture.firstPushedAndJoined(group)
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
         try b.push(to: remote)
         try a.pull(from: remote)
         let owner = try Self.copy(b, to: group.directory.path("thief"), group)
@@ -736,6 +718,15 @@ struct RemoteCopiesTests {
             #expect(try newcomer.keychain.password(service: "w\(write)", account: "ann") == "\(write)", replay)
         }
         for entry in vaults { #expect(try entry.vault.syncableState() == state, replay) }
+    }
+
+    /// A store, a group, its first vault pushed there and a second joined from there.
+    static func pushedPair() throws -> (RemoteFixture, S3Remote, SyncGroupFixture, Vault, Vault) {
+        let fixture = try RemoteFixture()
+        let remote = try fixture.remote()
+        let group = try SyncGroupFixture()
+        let (a, b) = try fixture.firstPushedAndJoined(group)
+        return (fixture, remote, group, a, b)
     }
 
     /// Copies `vault`'s directory to `url` as a file copy would (closed meanwhile), and returns the
