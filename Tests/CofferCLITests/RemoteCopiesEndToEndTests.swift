@@ -178,4 +178,37 @@ struct RemoteCopiesEndToEndTests {
         let devices = try run(["devices"], server, vault: "newcomer").output
         #expect(devices.contains("(copy)"), "\(devices)")
     }
+
+    @Test(
+        "a device's newest bundle overwritten with junk: pulls and joins apply the rest, exit 3 naming it, and the device's compaction heals it (red team round 19, N3)"
+    )
+    func overwrittenBundle() throws {
+        let server = try firstPush("seaweedfs", item: "one")
+        #expect(try run(["init", "--join", remote], server, vault: "b").status == 0)
+        try add("b-one", server, vault: "b")
+        #expect(try run(["push", remote], server, vault: "b").status == 0)
+        try add("two", server)
+        let pushed = try run(["push", remote, "--json"], server)
+        #expect(pushed.status == 0, "\(pushed.error)")
+        let summary = try JSONSerialization.jsonObject(with: Data(pushed.output.utf8)) as? [String: Any]
+        let junk = try #require(summary?["object"] as? String, "\(pushed.output)")
+        try store(server).client.put(junk, body: SecureRandom.bytes(count: 900))
+
+        let joined = try run(["init", "--join", remote], server, vault: "c")
+        #expect(joined.status == 3, "\(joined.error)")
+        #expect(joined.error.contains("Stopped at \(junk)"), "\(joined.error)")
+        #expect(try holds("b-one", server, vault: "c"))
+        let pulled = try run(["pull", remote], server, vault: "b")
+        #expect(pulled.status == 3, "\(pulled.error)")
+        #expect(pulled.error.contains("the pull is incomplete"), "\(pulled.error)")
+        #expect(try !holds("two", server, vault: "b"))
+
+        try add("three", server)
+        #expect(try run(["remote", "compact", remote], server).status == 0)
+        for vault in ["b", "c"] {
+            let healed = try run(["pull", remote], server, vault: vault)
+            #expect(healed.status == 0, "\(healed.error)")
+            for item in ["one", "two", "three", "b-one"] { #expect(try holds(item, server, vault: vault), "\(item)") }
+        }
+    }
 }

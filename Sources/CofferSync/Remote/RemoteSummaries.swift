@@ -53,6 +53,18 @@ public struct PullSummary: Sendable, Equatable, Codable {
     /// What the pull found and did that the user should know: heads and cuts it ignored (not signed
     /// by an active member), this vault found to be a restored or cloned copy (re-enrolled).
     public var notices: [String] = []
+    /// Devices whose changes from some point on were not applied and wait: behind an object this
+    /// vault cannot read (damaged, or sealed in a key epoch it does not hold yet), or after changes
+    /// that no bundle or checkpoint in the store holds. The notices say which and why; a later pull
+    /// applies them once what they wait for arrives.
+    public var waitingDevices: [UUID] = []
+    /// Checkpoints this vault could not open yet (their bundles' keys): sealed in a key epoch it does
+    /// not hold. What only they hold waits.
+    public var waitingCheckpoints: [String] = []
+
+    /// Whether some changes in the store were left for a later pull (``waitingDevices``,
+    /// ``waitingCheckpoints``).
+    public var isIncomplete: Bool { !waitingDevices.isEmpty || !waitingCheckpoints.isEmpty }
 
     package init(remote: String) { self.remote = remote }
 }

@@ -225,6 +225,14 @@ extension Vault {
                 // lacks, and refusing the pull would let it stop every device (red team round 19).
                 summary.notices.append("Ignored the checkpoint \(id): \(error.message).")
                 continue
+            } catch  where error.code == .keyUnavailable {
+                // Sealed in a key epoch no object this vault can open gives it yet: the changes only
+                // this checkpoint holds wait, the rest of the pull goes on (red team round 19, N4).
+                summary.waitingCheckpoints.append(bundleKey)
+                summary.notices.append(
+                    "Could not open the checkpoint \(id) yet: \(error.message). The changes only it holds wait; a later pull applies it once a member seals its key epoch to this vault, which its next push does."
+                )
+                continue
             }
             let applied = try storage("reading how far this vault has pulled") {
                 try environment.read { txn in try cursors.load(in: txn) }

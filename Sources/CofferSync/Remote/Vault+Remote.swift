@@ -35,15 +35,23 @@ extension Vault {
         try push(to: remote, progress: progress, beforeHead: {})
     }
 
-    /// ``push(to:progress:)-4qpe7`` with hooks between the bundle's upload and the head's, and after
-    /// each part sent, where tests stop a push the way a crash would.
+    /// ``push(to:progress:)-4qpe7`` with hooks where tests stop a push the way a crash would, or
+    /// race another copy's push against it: after the last look at the head before the bundle
+    /// appears, between the bundle's upload and the head's, and after each part sent.
     package func push(
         to remote: S3Remote,
         progress: SyncProgress?,
+        beforeFinish: () throws(CofferError) -> Void = {},
         beforeHead: () throws(CofferError) -> Void,
         afterPart: @escaping (Int) throws(CofferError) -> Void = { _ throws(CofferError) in }
     ) throws(CofferError) -> PushSummary {
-        var summary = try pushChanges(to: remote, progress: progress, beforeHead: beforeHead, afterPart: afterPart)
+        var summary = try pushChanges(
+            to: remote,
+            progress: progress,
+            beforeFinish: beforeFinish,
+            beforeHead: beforeHead,
+            afterPart: afterPart
+        )
         // Changes of the group's that the store lost are written again (red team round 17, F1).
         try repairLostChanges(remote: remote, summary: &summary)
         return summary
@@ -53,6 +61,7 @@ extension Vault {
     private func pushChanges(
         to remote: S3Remote,
         progress: SyncProgress?,
+        beforeFinish: () throws(CofferError) -> Void,
         beforeHead: () throws(CofferError) -> Void,
         afterPart: @escaping (Int) throws(CofferError) -> Void
     ) throws(CofferError) -> PushSummary {
@@ -138,6 +147,8 @@ extension Vault {
         let resumable = earlier.flatMap { $0.unchanged ? $0.upload : nil }
         if let earlier, !earlier.unchanged { try abandon(earlier.upload, client: client) }
         let resuming = Locked(false)
+        // This push's bundle is told from another copy's of the same name by its salt, drawn afresh.
+        let salt = Locked<[UInt8]>([])
 
         // The bundle goes up as it is produced, part by part (no temporary file); it appears only
         // when the upload completes, and counts only once the head names it.
@@ -147,6 +158,7 @@ extension Vault {
             written = try writeBundle(
                 into: { [environment] header in
                     let key = layout.bundleKey(device, .init(first: header.firstSequence, last: header.lastSequence))
+                    salt.withLock { $0 = header.salt }
                     var journal = S3UploadSink.Journal()
                     journal.started = { uploadID throws(CofferError) in
                         var upload = PendingUpload(
@@ -234,19 +246,38 @@ extension Vault {
 
         let name = RemoteLayout.BundleName(first: export.firstSequence, last: export.lastSequence)
         let key = layout.bundleKey(device, name)
+        // Another copy of this vault that read the same head may have pushed meanwhile, under the
+        // same bundle name, and been told its changes are in the store: finishing this upload would
+        // put this bundle in their place. This push is dropped and starts again as a copy's.
+        if try client.get(headKey) != own.bytes {
+            written.sink.abort()
+            return try pushChanges(
+                to: remote,
+                progress: progress,
+                beforeFinish: beforeFinish,
+                beforeHead: beforeHead,
+                afterPart: afterPart
+            )
+        }
         do throws(CofferError) {
+            try beforeFinish()
             try written.sink.finish()
         } catch {
             written.sink.abort()
             throw error
         }
         try beforeHead()
-        // Another copy of this vault that read the same head may have pushed meanwhile: this push
-        // then starts again as a copy's.
+        // The other copy may also have pushed between that look and this one.
         let current = try client.get(headKey)
         if current != own.bytes {
-            try overtaken(by: current, wrote: name, client: client, layout: layout)
-            return try pushChanges(to: remote, progress: progress, beforeHead: {}, afterPart: afterPart)
+            try overtaken(by: current, wrote: name, salt: salt.withLock { $0 }, client: client, layout: layout)
+            return try pushChanges(
+                to: remote,
+                progress: progress,
+                beforeFinish: {},
+                beforeHead: {},
+                afterPart: afterPart
+            )
         }
         let newHead = RemoteHead(device: device, sentThrough: written.sentThrough, latest: name)
         let keys = try keyRing()
@@ -465,6 +496,7 @@ extension Vault {
             // after would move the cursor past them for good; the device waits for a checkpoint that
             // holds them (the next push of a member that has them writes one).
             if let first = ordered.first(where: { $0.first <= $0.last }), first.first > (applied[device] ?? 0) + 1 {
+                summary.waitingDevices.append(device)
                 summary.notices.append(
                     "Waiting for changes \((applied[device] ?? 0) + 1)-\(first.first - 1) of device \(device.uuidString.lowercased()): the store holds them in no bundle or checkpoint that counts (their bundles are gone, and a checkpoint that held them stopped counting or was ignored); this vault applies the device's later changes once a checkpoint holds them, which the next push of a member that has them writes."
                 )
@@ -493,6 +525,15 @@ extension Vault {
                             "Skipped \(key): it is signed with keys device \(device.uuidString.lowercased()) has replaced (pushed before its rekey, or planted by a copy still holding those keys); the device's first push after its rekey sends its changes again under the new keys."
                         )
                         continue
+                    } catch  where error.code == .param || error.code == .decode {
+                        // A damaged object (cut short, or overwritten by someone who may write to the
+                        // store) holds up this device's later changes, not everyone's (red team
+                        // round 19, N3).
+                        summary.waitingDevices.append(device)
+                        summary.notices.append(
+                            "Stopped at \(key): \(error.message). Device \(device.uuidString.lowercased())'s changes from \(name.first) wait here: applying later ones would step over those this object should hold, which the store no longer has. A compaction by a device that holds them (coffer remote compact on that device, or on any member that pulled them before) writes a checkpoint that holds them again, and the next pull goes on from it."
+                        )
+                        return
                     }
                 }
                 guard let imported = done else { continue }
@@ -507,6 +548,19 @@ extension Vault {
                 }
             }
         }
+        // Objects sealed in a key epoch this vault does not hold yet (a member that rekeyed since
+        // the one that admitted it last synced) hold up their device's changes, not everyone's
+        // (red team round 19, N4).
+        func pullDeviceOrWait(_ device: UUID, _ objects: RemoteLayout.DeviceObjects) throws(CofferError) {
+            do throws(CofferError) {
+                try pullDevice(device, objects)
+            } catch  where error.code == .keyUnavailable {
+                summary.waitingDevices.append(device)
+                summary.notices.append(
+                    "Waiting for device \(device.uuidString.lowercased())'s changes: \(error.message). The other devices' changes were pulled; a later pull applies this device's once a member seals its key epoch to this vault, which its next push does."
+                )
+            }
+        }
         var deferred: [(UUID, RemoteLayout.DeviceObjects)] = []
         for (device, objects) in devices.sorted(by: { $0.key.uuidString < $1.key.uuidString })
         where device != deviceID && objects.hasHead {
@@ -516,7 +570,7 @@ extension Vault {
             }
             let unknown = try !knowsDevice(device)
             do throws(CofferError) {
-                try pullDevice(device, objects)
+                try pullDeviceOrWait(device, objects)
             } catch  where unknown && error.code == .notTrusted {
                 deferred.append((device, objects))
             }
@@ -526,7 +580,7 @@ extension Vault {
             var refusal: CofferError?
             for (device, objects) in deferred {
                 do throws(CofferError) {
-                    try pullDevice(device, objects)
+                    try pullDeviceOrWait(device, objects)
                 } catch  where error.code == .notTrusted {
                     failed.append((device, objects))
                     refusal = error

@@ -270,13 +270,16 @@ extension Vault {
 
     /// Handles a push overtaken by another copy of this vault: between reading this device's head and
     /// writing its own, the head changed, so another copy pushed from the same cursor meanwhile. When
-    /// both wrote the same bundle name, one copy's changes there are gone from the store: the head is
-    /// set back to before that bundle (signed with the device's key, which both copies hold), so the
-    /// other copy's next push finds the store rolled back and sends everything again, and pullers
-    /// lower their cursor to it. The caller then pushes again, as a copy (it re-enrols).
+    /// both wrote the same bundle name and this push's upload (told by its `salt`) finished last, the
+    /// other copy's changes there are gone from the store: the head is set back to before that bundle
+    /// (signed with the device's key, which both copies hold), so the other copy's next push finds
+    /// the store rolled back and sends everything again, and pullers lower their cursor to it. When
+    /// the other copy's upload finished last, its bundle and head stand. The caller then pushes again,
+    /// as a copy (it re-enrols).
     func overtaken(
         by current: [UInt8]?,
         wrote name: RemoteLayout.BundleName,
+        salt: [UInt8],
         client: S3Client,
         layout: RemoteLayout
     ) throws(CofferError) {
@@ -285,6 +288,8 @@ extension Vault {
         guard let current, let head = try? trustedHead(current, key: key, device: device), head.latest == name else {
             return
         }
+        var object = DataSource(try client.getPrefix(layout.bundleKey(device, name), count: 1 << 20))
+        guard let header = try? BundleHeader.read(from: &object).0, header.salt == salt else { return }
         let before = RemoteLayout.BundleName(first: name.first, last: name.first - 1)
         let reset = RemoteHead(device: device, sentThrough: name.first - 1, latest: before)
         let keys = try keyRing()

@@ -341,7 +341,14 @@ struct RemoteCompactionTests {
         #expect(try a.push(to: remote).repairCheckpoint != nil)
         // b has not pulled the rekey when it approves the newcomer.
         let newcomer = try setting.fixture.approvedJoin(group, name: "newcomer", by: b)
-        _ = try? newcomer.pull(from: remote)
+        // Its first pull goes on past what it cannot open yet, and says what waits (red team round
+        // 19, N4: it stopped at the checkpoint).
+        let waiting = try newcomer.pull(from: remote)
+        #expect(waiting.isIncomplete)
+        #expect(
+            waiting.notices.contains { $0.contains("Could not open the checkpoint") || $0.contains("Waiting for") },
+            "\(waiting.notices)"
+        )
         try b.pull(from: remote)
         try b.push(to: remote)
         try newcomer.pull(from: remote)

@@ -351,6 +351,36 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "A device's newest bundle overwritten with junk holds up that device's later changes alone; pulls and joins go on, and the device's compaction writes the changes again (red team round 19, N3)"
+    )
+    func overwrittenNewestBundle() throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        try b.push(to: remote)
+        let client = try fixture.client()
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        let junk = try #require(try a.push(to: remote).object)
+        try client.put(junk, body: SecureRandom.bytes(count: 900))
+        let (c, _) = try fixture.join(group, name: "c")
+        try c.keychain.setPassword("c1", service: "c1", account: "cat", scope: .syncable)
+        try c.push(to: remote)
+        try a.keychain.setPassword("a3", service: "a3", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let pulled = try b.pull(from: remote)
+        #expect(pulled.notices.contains { $0.contains("Stopped at \(junk)") }, "\(pulled.notices)")
+        #expect(pulled.waitingDevices == [a.deviceID])
+        #expect(try b.keychain.password(service: "c1", account: "cat") == "c1")
+        // Not a3 either: applying it would step over a2, which the store no longer has.
+        #expect(try b.keychain.password(service: "a2", account: "ann") == nil)
+        #expect(try b.keychain.password(service: "a3", account: "ann") == nil)
+        try a.compact(remote: remote)
+        #expect(try b.pull(from: remote).isIncomplete == false)
+        #expect(try b.keychain.password(service: "a2", account: "ann") == "a2")
+        #expect(try b.keychain.password(service: "a3", account: "ann") == "a3")
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.syncableState() == b.syncableState())
+    }
+
+    @Test(
         "A second group made with the same passphrase and pushed to the same prefix: a join refuses to guess (red team round 19)"
     )
     func joinRefusesTwoGroups() throws {
@@ -510,28 +540,50 @@ struct RemoteCopiesTests {
         }
     }
 
-    @Test("Two copies push the same bundle name at the same moment: the overtaken one notices, and nothing is lost")
-    func copiesPushingAtOnce() throws {
+    @Test(
+        "Two copies push the same bundle name at the same moment: the overtaken one notices, the other's acknowledged push stands or is sent again, and nothing is lost, even when that copy is then restored from an older file copy",
+        arguments: [false, true]
+    )
+    func copiesPushingAtOnce(cloneFinishesLast: Bool) throws {
         let fixture = try RemoteFixture()
         let remote = try fixture.remote()
         let group = try SyncGroupFixture()
         let (a, b) = try fixture.firstPushedAndJoined(group)
-        let original = try Self.copy(a, to: group.directory.path("clone"), group)
+        var original = try Self.copy(a, to: group.directory.path("clone"), group)
         let clone = try Self.restore(group.directory.path("clone"), over: nil, group)
+        let stale = group.directory.path("original-before")
+        original = try Self.copy(original, to: stale, group)
         try original.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
         try clone.keychain.setPassword("y", service: "y", account: "ann", scope: .syncable)
-        // The original's push lands between the clone's bundle and its head, under the same name.
+        // The original's whole push lands in the middle of the clone's, under the same bundle name:
+        // between the clone's upload and its head, or, when the clone's upload finishes last, just
+        // before it finishes (after the clone's last look at the head).
+        let race: () throws(CofferError) -> Void = { () throws(CofferError) in _ = try original.push(to: remote) }
         let raced = try clone.push(
             to: remote,
             progress: nil,
-            beforeHead: { () throws(CofferError) in try original.push(to: remote) }
+            beforeFinish: cloneFinishesLast ? race : {},
+            beforeHead: cloneFinishesLast ? {} : race
         )
         #expect(raced.notices.contains { $0.contains("restored or cloned copy") }, "\(raced.notices)")
         #expect(clone.deviceID != original.deviceID)
-        let repaired = try original.push(to: remote)
-        #expect(repaired.notices.contains { $0.contains("rolled back") }, "\(repaired.notices)")
+        if cloneFinishesLast {
+            // The clone's bundle replaced the original's acknowledged one: the head is set back, and
+            // the original's next push sends its changes again.
+            let repaired = try original.push(to: remote)
+            #expect(repaired.notices.contains { $0.contains("rolled back") }, "\(repaired.notices)")
+        } else {
+            // The original's bundle and head stand: the store keeps what its push acknowledged, though
+            // the original is restored from a file copy made before it wrote `x` (the clone used to set
+            // the head back over the original's bundle, and `x` was lost).
+            original = try Self.restore(stale, over: original.directory, group)
+            #expect(try original.keychain.password(service: "x", account: "ann") == nil)
+        }
         for _ in 0..<2 {
-            for vault in [original, clone, b] { try vault.pull(from: remote) }
+            for vault in [original, clone, b] {
+                try vault.push(to: remote)
+                try vault.pull(from: remote)
+            }
         }
         for vault in [original, clone, b] {
             #expect(try vault.keychain.password(service: "x", account: "ann") == "x")
@@ -646,21 +698,25 @@ struct RemoteCopiesTests {
                 vaults.append((try Self.restore(url, over: nil, group), vaults[index].writes))
             case 12:
                 // Two copies of one device push at the same moment (the other between this one's
-                // bundle and its head), or this one alone.
+                // bundle and its head), or this one alone. A push with nothing to send uploads no
+                // bundle: the other does not push then, and its writes are not in the store (this
+                // model counted them as if they were, and seed 34 "lost" one).
                 let twin = vaults.indices.first { $0 != index && vaults[$0].vault.deviceID == vault.deviceID }
                 let other = twin.map { vaults[$0].vault }
-                let pushedBoth = try exchanged { () throws(CofferError) in
+                var twinPushed = false
+                let pushed = try exchanged { () throws(CofferError) in
                     _ = try vault.push(
                         to: remote,
                         progress: nil,
                         beforeHead: { () throws(CofferError) in
                             if let other { try other.push(to: remote) }
+                            twinPushed = true
                         }
                     )
                 }
-                if pushedBoth {
+                if pushed {
                     stored.formUnion(vaults[index].writes)
-                    if let twin { stored.formUnion(vaults[twin].writes) }
+                    if let twin, twinPushed { stored.formUnion(vaults[twin].writes) }
                 }
             case 13 where !copied.contains(vault.deviceID):
                 // A rekey voids the device's checkpoints (cuts signed with its old keys): what they

@@ -202,8 +202,8 @@ struct InitCommand: ParsableCommand {
             "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path) in sync group "
                 + vault.syncGroupID.uuidString.lowercased() + "\n" + PullCommand.describe(summary)
         }
-        try PullCommand.finish(summary, context)
         context.output.note("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
+        try PullCommand.finish(summary, context)
     }
 
     struct RemoteJoinSummary: Encodable {

@@ -82,9 +82,10 @@ struct PullCommand: VaultCommand {
         abstract: "Apply the other devices' changes from an S3-compatible object store.",
         discussion: """
             Downloads and imports, in order, every bundle the other devices of the sync group have pushed
-            since this vault's last pull. Each bundle is verified whole before anything changes; a damaged
-            one is refused (bundles before it stay applied) and the error names its object. Pulling again is
-            harmless.
+            since this vault's last pull. Each bundle is verified whole before anything changes. A damaged
+            one, or one sealed in a key epoch this vault does not hold yet, is passed over with a note naming
+            it, and its device's later changes wait (the other devices' are applied; exit status 3). Pulling
+            again is harmless.
             """,
         examples: [
             "coffer pull s3://bucket/group",
@@ -118,13 +119,13 @@ struct PullCommand: VaultCommand {
             }
             return Self.describe(summary)
         }
-        try Self.finish(summary, context)
         if let changes { ImportCommand.note(changes, context) }
         if context.output.mode != .json, (try? vault.syncGroupIsFrozen()) == true {
             context.output.warning(
                 "warning: the sync group is frozen (its membership log is full, or a member's log would overflow it). \(ExportCommand.frozen)"
             )
         }
+        try Self.finish(summary, context)
     }
 
     // MARK: Shared with init --join
@@ -161,7 +162,26 @@ struct PullCommand: VaultCommand {
             combined.devicesAhead.merge(bundle.imported.devicesAhead) { max($0, $1) }
             combined.renamedDeviceBoundBlobs += bundle.imported.renamedDeviceBoundBlobs
         }
-        try ImportCommand.finish(combined, context)
+        guard summary.isIncomplete else { return try ImportCommand.finish(combined, context) }
+        // Changes left in the store for a later pull make the pull incomplete too (exit 3).
+        var waiting: [String] = []
+        if !summary.waitingDevices.isEmpty {
+            let devices = summary.waitingDevices.map { $0.uuidString.lowercased() }.sorted()
+            waiting.append("changes of device\(devices.count == 1 ? "" : "s") \(devices.joined(separator: ", ")) wait")
+        }
+        if !summary.waitingCheckpoints.isEmpty {
+            waiting.append(
+                "\(summary.waitingCheckpoints.count) checkpoint\(summary.waitingCheckpoints.count == 1 ? "" : "s") could not be opened yet"
+            )
+        }
+        let reason =
+            "the pull is incomplete: \(waiting.joined(separator: ", and ")) (the notes above say why); a later pull applies them"
+        do {
+            try ImportCommand.finish(combined, context)
+        } catch let incomplete as IncompleteResult {
+            throw IncompleteResult("\(reason); and \(incomplete.description)")
+        }
+        throw IncompleteResult(reason)
     }
 }
 

@@ -42,9 +42,10 @@ extension ExitStatus {
         3,
         "The snapshot was stored, but without some paths it could not read (each is listed)."
     )
-    /// 3 from `import`, `pull` and `init --join`: some records wait for data or were refused.
+    /// 3 from `import`, `pull` and `init --join`: some records wait for data or were refused, or
+    /// (from a store) some devices' changes wait.
     static let incompleteImport = ExitStatus(
         3,
-        "Applied, but some records wait for data this vault lacks, or came from a device whose clock is ahead (the warnings say which); a later import or pull applies them."
+        "Applied, but some records wait for data this vault lacks, or came from a device whose clock is ahead, or (from a store) some devices' changes wait behind an object this vault cannot read yet (the warnings say which); a later import or pull applies them."
     )
 }
