@@ -88,11 +88,16 @@ struct GroupGraph {
         self.revocationsBy = revocationsBy
         self.rekeysOf = rekeysOf
         self.approvals = approvals
+        // What each device's entries followed, gathered first: a pass per device rather than per entry
+        // (a log of thousands of entries from a few devices is quadratic the other way).
+        let authors = entries.map(\.author)
+        var followedBy: [UUID: EntrySet] = [:]
+        for (index, author) in authors.enumerated() {
+            followedBy[author, default: EntrySet(count: entries.count)].formUnion(ancestors[index])
+        }
         var followedByOthers = [Bool](repeating: false, count: entries.count)
-        for (index, entry) in entries.enumerated() {
-            for ancestor in ancestors[index] where !followedByOthers[ancestor] {
-                if entries[ancestor].author != entry.author { followedByOthers[ancestor] = true }
-            }
+        for (author, followed) in followedBy {
+            for ancestor in followed where authors[ancestor] != author { followedByOthers[ancestor] = true }
         }
         self.followedByOthers = followedByOthers
     }
