@@ -63,8 +63,9 @@ enum ScaleMode {
         print("coffer-bench --scale on \(MachineDescription.current.summary)")
         print("writing \(blobMiB) MiB of blobs (mixed text, binary and random content)…")
         var blobBytes: Int64 = 0
-        let part = 64 << 20
-        // Three 64 MiB bases, generated once; each blob is a base with its number stamped every 4 KiB,
+        // No base larger than all the blobs together: a small run generates no more than it writes.
+        let part = max(1, min(64 << 20, blobMiB << 20))
+        // Three bases of up to 64 MiB, generated once; each blob is a base with its number stamped every 4 KiB,
         // so no two blobs share a chunk (FastCDC chunks are at least 16 KiB) and generating 8 GiB
         // costs a copy per blob.
         let bases = [BlobSuite.Corpus.textLike(part), BlobSuite.Corpus.binaryLike(part), BlobSuite.Corpus.random(part)]
