@@ -88,7 +88,7 @@ extension Vault {
     /// What `log`, the stored membership log, means to this device: with join proofs checked under
     /// the keys it trusts while it is unlocked (a join proven with another key has no effect), left
     /// unchecked while it is locked.
-    private func storedGroupState(_ log: GroupLog) throws(CofferError) -> GroupState {
+    package func storedGroupState(_ log: GroupLog) throws(CofferError) -> GroupState {
         guard let roots = try? unlockedRoots() else { return try log.state(roots: { _ in nil }) }
         let (schema, vaultID) = (schema, id)
         let stored = try storage("reading the sync group's keys") {

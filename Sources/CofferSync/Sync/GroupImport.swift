@@ -438,8 +438,9 @@ extension Vault {
     /// Throws what an import would, when this vault's own log (after a pull learned what the store
     /// says of the group) has this device revoked, or no longer counts its join.
     func refuseIfOutOfGroup() throws(CofferError) {
-        guard try pendingJoinRequest() == nil, try readMetaIfPresent(GroupContext.Meta.log) != nil else { return }
-        let state = try changeGroup("reading the membership log") { context, _, _ in try context.state() }
+        guard try pendingJoinRequest() == nil, let stored = try readMetaIfPresent(GroupContext.Meta.log) else { return }
+        // Read only: every pull starts here, and takes no write lock for it.
+        let state = try storedGroupState(try GroupLog(group: syncGroupID, decoding: stored))
         if let me = state.member(deviceID), !me.isActive {
             throw revokedError(me, in: state, kept: true)
         }
