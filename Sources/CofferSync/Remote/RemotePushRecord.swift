@@ -7,9 +7,12 @@ package import Foundation
 /// moved on.
 ///
 /// ```
-/// value = version (1) = 1 ‖ device id (16) ‖ which (1: bit 0 pushed, bit 1 writing)
-///         ‖ [sent through (UInt64) ‖ latest first (UInt64) ‖ latest last (UInt64) ‖ push id (16)] per bit set
+/// value = version (1) = 2 ‖ device id (16) ‖ which (1: bit 0 pushed, bit 1 writing)
+///         ‖ [sent through (UInt64) ‖ latest first (UInt64) ‖ latest last (UInt64) ‖ push id (16)
+///            ‖ latest's salt (32)] per bit set
 /// ```
+///
+/// Version 1 had no salt (an older Coffer's record, still read: its bundle is then not checked).
 package struct RemotePushRecord: Equatable {
     /// A head as the record keeps it.
     package struct Head: Equatable {
@@ -19,17 +22,21 @@ package struct RemotePushRecord: Equatable {
         package var latest: RemoteLayout.BundleName
         /// The push that wrote it (32 hex digits).
         package var push: String
+        /// The salt of the bundle `latest` names as this vault wrote it (empty when not known): the
+        /// object under that name is this vault's only while its header has it.
+        package var salt: [UInt8]
 
-        /// The parts of `head` the record keeps.
-        package init(_ head: RemoteHead) {
-            self.init(sentThrough: head.sentThrough, latest: head.latest, push: head.push)
+        /// The parts of `head` the record keeps, with the salt of the bundle it names.
+        package init(_ head: RemoteHead, salt: [UInt8]) {
+            self.init(sentThrough: head.sentThrough, latest: head.latest, push: head.push, salt: salt)
         }
 
         /// A head from its parts.
-        package init(sentThrough: UInt64, latest: RemoteLayout.BundleName, push: String) {
+        package init(sentThrough: UInt64, latest: RemoteLayout.BundleName, push: String, salt: [UInt8] = []) {
             self.sentThrough = sentThrough
             self.latest = latest
             self.push = push
+            self.salt = salt
         }
 
         /// Whether `head` is this one (the same push).
@@ -65,7 +72,8 @@ package struct RemotePushRecord: Equatable {
         guard let value = try txn.get(schema.meta, key: metaKey(remote)) else { return nil }
         let what = "the record of the pushes to \(remote)"
         var reader = BinaryReader(value, what: what)
-        guard try reader.readUInt8() == 1 else {
+        let version = try reader.readUInt8()
+        guard version == 1 || version == 2 else {
             throw CofferError(.decode, "meta \"\(what)\" has an unknown version; the vault is damaged")
         }
         let stored = try UUID(storedBytes: try reader.readBytes(16), what: what)
@@ -73,7 +81,13 @@ package struct RemotePushRecord: Equatable {
         func head() throws -> Head {
             let sentThrough = try reader.readUInt64()
             let name = RemoteLayout.BundleName(first: try reader.readUInt64(), last: try reader.readUInt64())
-            return Head(sentThrough: sentThrough, latest: name, push: try reader.readBytes(16).hexEncoded)
+            let push = try reader.readBytes(16).hexEncoded
+            return Head(
+                sentThrough: sentThrough,
+                latest: name,
+                push: push,
+                salt: version == 2 ? try reader.readBytes(BundleHeader.saltSize) : []
+            )
         }
         let pushed = which & 1 != 0 ? try head() : nil
         let writing = which & 2 != 0 ? try head() : nil
@@ -84,7 +98,7 @@ package struct RemotePushRecord: Equatable {
     /// Stores the record for `remote`.
     package func store(remote: String, in txn: Transaction, schema: Schema) throws {
         var writer = BinaryWriter()
-        writer.write(UInt8(1))
+        writer.write(UInt8(2))
         writer.write(raw: device.bytes)
         writer.write(UInt8((pushed == nil ? 0 : 1) | (writing == nil ? 0 : 2)))
         for head in [pushed, writing].compactMap({ $0 }) {
@@ -92,6 +106,10 @@ package struct RemotePushRecord: Equatable {
             writer.write(head.latest.first)
             writer.write(head.latest.last)
             writer.write(raw: [UInt8](hexDigits: head.push) ?? [UInt8](repeating: 0, count: 16))
+            writer.write(
+                raw: head.salt.count == BundleHeader.saltSize
+                    ? head.salt : [UInt8](repeating: 0, count: BundleHeader.saltSize)
+            )
         }
         try txn.put(schema.meta, key: Self.metaKey(remote), value: writer.bytes)
     }

@@ -37,12 +37,14 @@ extension Vault {
 
     /// ``push(to:progress:)-4qpe7`` with hooks where tests stop a push the way a crash would, or
     /// race another copy's push against it: after the last look at the head before the bundle
-    /// appears, between the bundle's upload and the head's, and after each part sent.
+    /// appears, between the bundle's upload and the last look at the head before writing it, after
+    /// that look, and after each part sent.
     package func push(
         to remote: S3Remote,
         progress: SyncProgress?,
         beforeFinish: () throws(CofferError) -> Void = {},
         beforeHead: () throws(CofferError) -> Void,
+        beforeHeadWrite: () throws(CofferError) -> Void = {},
         afterPart: @escaping (Int) throws(CofferError) -> Void = { _ throws(CofferError) in }
     ) throws(CofferError) -> PushSummary {
         var summary = try pushChanges(
@@ -50,6 +52,7 @@ extension Vault {
             progress: progress,
             beforeFinish: beforeFinish,
             beforeHead: beforeHead,
+            beforeHeadWrite: beforeHeadWrite,
             afterPart: afterPart
         )
         // Changes of the group's that the store lost are written again (red team round 17, F1).
@@ -63,6 +66,7 @@ extension Vault {
         progress: SyncProgress?,
         beforeFinish: () throws(CofferError) -> Void,
         beforeHead: () throws(CofferError) -> Void,
+        beforeHeadWrite: () throws(CofferError) -> Void,
         afterPart: @escaping (Int) throws(CofferError) -> Void
     ) throws(CofferError) -> PushSummary {
         try checkOpen()
@@ -256,6 +260,7 @@ extension Vault {
                 progress: progress,
                 beforeFinish: beforeFinish,
                 beforeHead: beforeHead,
+                beforeHeadWrite: beforeHeadWrite,
                 afterPart: afterPart
             )
         }
@@ -267,17 +272,22 @@ extension Vault {
             throw error
         }
         try beforeHead()
-        // The other copy may also have pushed between that look and this one.
-        let current = try client.get(headKey)
-        if current != own.bytes {
-            try overtaken(by: current, wrote: name, salt: salt.withLock { $0 }, client: client, layout: layout)
-            return try pushChanges(
+        // Pushes again, as what it finds itself then (a copy, once another copy is found).
+        func pushAgain() throws(CofferError) -> PushSummary {
+            try pushChanges(
                 to: remote,
                 progress: progress,
                 beforeFinish: {},
                 beforeHead: {},
+                beforeHeadWrite: {},
                 afterPart: afterPart
             )
+        }
+        // The other copy may also have pushed between that look and this one.
+        let current = try client.get(headKey)
+        if current != own.bytes {
+            try overtaken(by: current, wrote: name, salt: salt.withLock { $0 }, client: client, layout: layout)
+            return try pushAgain()
         }
         let newHead = RemoteHead(device: device, sentThrough: written.sentThrough, latest: name)
         let keys = try keyRing()
@@ -295,10 +305,11 @@ extension Vault {
                     try RemotePushRecord.load(device: device, remote: identity, in: txn, schema: schema)
                 }
             } ?? RemotePushRecord(device: device)
-        record.writing = RemotePushRecord.Head(newHead)
+        record.writing = RemotePushRecord.Head(newHead, salt: salt.withLock { $0 })
         try storage("recording the push") {
             try environment.write { txn in try record.store(remote: identity, in: txn, schema: schema) }
         }
+        try beforeHeadWrite()
         try client.put(headKey, body: headBytes)
         record.pushed = record.writing
         record.writing = nil
@@ -317,6 +328,17 @@ extension Vault {
                     txn: txn
                 )
             }
+        }
+        // Another copy's upload of the same name may have finished after this push's last look at
+        // the head, and both heads went up unseen by the other's look: the head names this push's
+        // bundle only while the object has its salt. Looked at once more now that the head is up,
+        // so that a push that returns has its changes in the store (red team round 20, R20-2); if
+        // not, the next attempt finds this vault a copy, re-enrols it and sends its changes again.
+        if name.first <= name.last,
+            let stored = try storedBundleSalt(name, client: client, layout: layout), !stored.isEmpty,
+            stored != salt.withLock({ $0 })
+        {
+            return try pushAgain()
         }
         summary.resumedParts = written.sink.reusedParts
         summary.object = key
@@ -821,6 +843,7 @@ extension Vault {
         var logs: [GroupLog] = []
         var unreadable: [String] = []
         var joinableGroups: Set<UUID> = []
+        var groupsSeen: Set<UUID> = []
         for key in candidates {
             var source = DataSource(try client.getPrefix(key, count: 1 << 20))
             // An object that is no bundle (planted by someone who may write to the store) is passed
@@ -829,6 +852,7 @@ extension Vault {
                 unreadable.append(key)
                 continue
             }
+            groupsSeen.insert(header.syncGroupID)
             if let log = try? GroupLog(group: header.syncGroupID, decoding: header.log) { logs.append(log) }
             // Each group is tried once (the passphrase's key derivation is slow on purpose).
             guard !joinableGroups.contains(header.syncGroupID) else { continue }
@@ -840,12 +864,16 @@ extension Vault {
                 refusal = error
             }
         }
-        // Objects of two groups that the passphrase opens: one may be planted by whoever knows the
-        // passphrase and may write to the store, to catch the devices that join (red team round 19).
-        guard joinableGroups.count <= 1 else {
+        // Objects of two groups: one may be planted by whoever knows the passphrase and may write to
+        // the store, to catch the devices that join (red team round 19), and the real group need not
+        // open with the passphrase at all (an approval-only group's objects carry no join block:
+        // round 20, R20-1), so any second group is enough to refuse.
+        guard groupsSeen.count <= 1 else {
+            let opens = joinableGroups.map { $0.uuidString.lowercased() }.sorted().joined(separator: ", ")
+            let opened = joinableGroups.isEmpty ? "" : ", of which this passphrase opens \(opens)"
             throw CofferError(
                 .notTrusted,
-                "the store at \(remote.location) holds objects of \(joinableGroups.count) sync groups that this passphrase opens (\(joinableGroups.map { $0.uuidString.lowercased() }.sorted().joined(separator: ", "))): someone who knows the passphrase and may write there can have planted one, so it cannot tell which is yours. Nothing was created; ask a member to approve a join request (coffer init --request-join), or join from a bundle file a member gives you"
+                "the store at \(remote.location) holds objects of \(groupsSeen.count) sync groups (\(groupsSeen.map { $0.uuidString.lowercased() }.sorted().joined(separator: ", "))\(opened)): someone who knows the passphrase and may write there can have planted one, so a join by passphrase cannot tell which is yours. Nothing was created; ask a member to approve a join request (coffer init --request-join), or join from a bundle file a member gives you"
             )
         }
         // An older object (a checkpoint made before a member closed passphrase joins) may still carry

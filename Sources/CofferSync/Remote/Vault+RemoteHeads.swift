@@ -234,6 +234,28 @@ extension Vault {
             return own
         }
         if let record, record.pushed?.matches(head) == true || record.writing?.matches(head) == true {
+            // The head is this vault's, but the bundle it names may not be: another copy of the
+            // vault that pushed the same name at the same moment can have finished its upload after
+            // this one, and both heads went up unseen by the other's last look (red team round 20,
+            // R20-2). Its changes are then not in the store: everything is sent again.
+            // Another copy of the vault wrote that bundle, and uses this device's id: this vault becomes
+            // a new device, as any copy does, and pulls the other copy's changes. (An object there that
+            // is no bundle is damage, not a copy: pulls wait at it, and a compaction heals it.)
+            let mine = record.pushed?.matches(head) == true ? record.pushed : record.writing
+            if let mine, mine.salt.count == BundleHeader.saltSize, mine.latest.first <= mine.latest.last,
+                let stored = try storedBundleSalt(mine.latest, client: client, layout: layout), !stored.isEmpty,
+                stored != mine.salt
+            {
+                own.mustWriteHead = true
+                own.copy = Copy(
+                    covered: min(mine.latest.first - 1, last),
+                    storeThrough: head.sentThrough,
+                    localThrough: last,
+                    pushedThrough: mine.sentThrough,
+                    replacedBundle: layout.bundleKey(device, mine.latest)
+                )
+                return own
+            }
             own.cursor = head.sentThrough
             own.head = head
             return own
@@ -258,8 +280,17 @@ extension Vault {
             own.mustWriteHead = true
             return own
         }
+        // What this vault pushed as the device is in the store only while its newest bundle is the
+        // one it wrote: another copy pushing the same name may have replaced it (red team round 20,
+        // R20-2), or a compaction folded it into a checkpoint that may hold the other's instead.
+        var covered = min(pushed?.sentThrough ?? 0, last)
+        if let pushed, pushed.salt.count == BundleHeader.saltSize, pushed.latest.first <= pushed.latest.last,
+            try storedBundleSalt(pushed.latest, client: client, layout: layout) != pushed.salt
+        {
+            covered = min(covered, pushed.latest.first - 1)
+        }
         own.copy = Copy(
-            covered: min(pushed?.sentThrough ?? 0, last),
+            covered: covered,
             storeThrough: head.sentThrough,
             localThrough: last,
             pushedThrough: pushed?.sentThrough ?? 0
@@ -288,8 +319,7 @@ extension Vault {
         guard let current, let head = try? trustedHead(current, key: key, device: device), head.latest == name else {
             return
         }
-        var object = DataSource(try client.getPrefix(layout.bundleKey(device, name), count: 1 << 20))
-        guard let header = try? BundleHeader.read(from: &object).0, header.salt == salt else { return }
+        guard try storedBundleSalt(name, client: client, layout: layout) == salt else { return }
         let before = RemoteLayout.BundleName(first: name.first, last: name.first - 1)
         let reset = RemoteHead(device: device, sentThrough: name.first - 1, latest: before)
         let keys = try keyRing()
@@ -304,6 +334,24 @@ extension Vault {
         )
     }
 
+    /// The salt of this device's bundle stored under `name`: `nil` when there is no such object
+    /// (compacted away, or never written), empty for an object that is no bundle. A vault's own bundle
+    /// has the salt its push record keeps; another copy of the vault pushing the same name writes
+    /// another (red team round 20, R20-2).
+    func storedBundleSalt(
+        _ name: RemoteLayout.BundleName,
+        client: S3Client,
+        layout: RemoteLayout
+    ) throws(CofferError) -> [UInt8]? {
+        let prefix: [UInt8]
+        do throws(CofferError) {
+            prefix = try client.getPrefix(layout.bundleKey(deviceID, name), count: BundleHeader.fixedSize)
+        } catch  where error.code == .itemNotFound {
+            return nil
+        }
+        return BundleHeader.salt(ofPrefix: prefix) ?? []
+    }
+
     /// What a vault that finds itself a copy of its device knows (``reconcileOwnHead``).
     struct Copy {
         /// The changes through this are in the store as the old device's: this vault pushed them.
@@ -312,6 +360,8 @@ extension Vault {
         var storeThrough: UInt64
         var localThrough: UInt64
         var pushedThrough: UInt64
+        /// Set when the head is this vault's but the bundle it names is another copy's: its key.
+        var replacedBundle: String?
     }
 
     /// Re-enrols this vault, found a copy by ``reconcileOwnHead``, once its pull has merged the
@@ -320,8 +370,13 @@ extension Vault {
     func reenrol(_ copy: Copy, remote: S3Remote) throws(CofferError) -> String {
         let old = deviceID.uuidString.lowercased()
         let new = try reenrolAsNewDevice(remote: remote, coveredThrough: copy.covered).uuidString.lowercased()
+        let found =
+            copy.replacedBundle.map {
+                "another copy of this vault, using the same device id, pushed \($0) at the same moment as this vault, and its upload replaced this vault's (this vault's changes from \(copy.covered + 1) go again as the new device's)"
+            }
+            ?? "the store holds a head of that device this vault did not write (changes through \(copy.storeThrough); this vault has \(copy.localThrough) and had pushed through \(copy.pushedThrough))"
         return
-            "This vault is a restored or cloned copy of device \(old): the store holds a head of that device this vault did not write (changes through \(copy.storeThrough); this vault has \(copy.localThrough) and had pushed through \(copy.pushedThrough)). It is now device \(new), a new member of the group, so both copies' changes are kept; device \(old)'s pushes come back to it by pull. Once no copy uses \(old) any more, revoke it (coffer device revoke \(old))."
+            "This vault is a restored or cloned copy of device \(old): \(found). It is now device \(new), a new member of the group, so both copies' changes are kept; device \(old)'s pushes come back to it by pull. Once no copy uses \(old) any more, revoke it (coffer device revoke \(old))."
     }
 
     /// Makes this vault a new device of its sync group: a fresh device id and identity keys, added to

@@ -24,6 +24,17 @@ package struct BundleHeader: Equatable, Sendable {
     package static let defaultSegmentSize = 256 << 10
     /// The fixed part, before the join block.
     package static let fixedSize = 8 + 2 + 16 + 16 + 8 + 8 + saltSize + noncePrefixSize + 4 + 4
+    /// Where the salt lies in the fixed part (after the magic, version, group and device ids and the
+    /// sequence range).
+    private static let saltOffset = 8 + 2 + 16 + 16 + 8 + 8
+
+    /// The salt of the bundle whose first bytes (at least ``fixedSize``) are `prefix`, or `nil` when
+    /// they are not a bundle's. Drawn afresh for every bundle written, it tells apart two bundles of
+    /// the same name (two copies of one device pushing the same changes' range).
+    package static func salt(ofPrefix prefix: [UInt8]) -> [UInt8]? {
+        guard prefix.count >= fixedSize, prefix.starts(with: magic) else { return nil }
+        return Array(prefix[saltOffset..<(saltOffset + saltSize)])
+    }
 
     package var syncGroupID: UUID
     package var deviceID: UUID
