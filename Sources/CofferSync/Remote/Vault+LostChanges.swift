@@ -31,8 +31,17 @@ extension Vault {
             guard let bytes = try client.get(key) else { continue }
             do throws(CofferError) {
                 let cut = try verifiedCut(bytes, key: key, id: id)
+                // A cut counts only with its bundle: one overwritten with anything else, or cut short,
+                // holds nothing (red team round 20, R20-3). Its first bytes say whose export it is.
+                let prefix = try client.getPrefix(layout.checkpointBundleKey(id), count: BundleHeader.fixedSize)
+                guard let header = BundleHeader.fixedFields(ofPrefix: prefix), header.deviceID == cut.device,
+                    header.firstSequence == 1
+                else {
+                    lost.ignoredCheckpoints.append("\(id): its bundle is not the export its cut describes")
+                    continue
+                }
                 for (device, through) in cut.through { covered[device] = max(covered[device] ?? 0, through) }
-            } catch  where error.code == .notTrusted || error.code == .decode {
+            } catch  where error.code == .notTrusted || error.code == .decode || error.code == .itemNotFound {
                 lost.ignoredCheckpoints.append("\(id): \(error.message)")
             } catch  where error.code == .keyUnavailable {
                 return nil

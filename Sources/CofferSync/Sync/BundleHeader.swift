@@ -32,8 +32,21 @@ package struct BundleHeader: Equatable, Sendable {
     /// they are not a bundle's. Drawn afresh for every bundle written, it tells apart two bundles of
     /// the same name (two copies of one device pushing the same changes' range).
     package static func salt(ofPrefix prefix: [UInt8]) -> [UInt8]? {
+        fixedFields(ofPrefix: prefix)?.salt
+    }
+
+    /// What the fixed part of a bundle whose first bytes (at least ``fixedSize``) are `prefix` says, or
+    /// `nil` when they are not a bundle's: read without the rest of the header, to tell whose object it
+    /// is. Nothing here is authenticated; an import checks the whole bundle.
+    package static func fixedFields(
+        ofPrefix prefix: [UInt8]
+    ) -> (deviceID: UUID, firstSequence: UInt64, lastSequence: UInt64, salt: [UInt8])? {
         guard prefix.count >= fixedSize, prefix.starts(with: magic) else { return nil }
-        return Array(prefix[saltOffset..<(saltOffset + saltSize)])
+        var reader = BinaryReader(Array(prefix[(8 + 2 + 16)..<saltOffset]), what: "a bundle's header")
+        guard let device = try? UUID(storedBytes: try reader.readBytes(16), what: "a bundle's device id"),
+            let first = try? reader.readUInt64(), let last = try? reader.readUInt64()
+        else { return nil }
+        return (device, first, last, Array(prefix[saltOffset..<(saltOffset + saltSize)]))
     }
 
     package var syncGroupID: UUID

@@ -381,6 +381,27 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "A checkpoint's bundle overwritten with junk, its cut intact: pulls and joins go on past it, and the next push of a member that holds the changes writes them again (red team round 20, R20-3)"
+    )
+    func overwrittenCheckpointBundle() throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        try b.keychain.setPassword("b1", service: "b1", account: "bob", scope: .syncable)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        let compacted = try b.compact(remote: remote)
+        try fixture.client().put(compacted.checkpoint, body: SecureRandom.bytes(count: 700))
+        let repaired = try a.push(to: remote)
+        #expect(repaired.repairCheckpoint != nil, "\(repaired.notices)")
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        #expect(try newcomer.keychain.password(service: "b1", account: "bob") == "b1")
+        #expect(try newcomer.keychain.password(service: "a2", account: "ann") == "a2")
+        #expect(try newcomer.syncableState() == a.syncableState())
+    }
+
+    @Test(
         "A second group made with the same passphrase and pushed to the same prefix: a join refuses to guess, also when the real group is approval-only and no object of it opens with the passphrase (red team rounds 19 and 20)",
         arguments: [false, true]
     )
