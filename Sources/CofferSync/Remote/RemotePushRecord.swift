@@ -12,7 +12,8 @@ package import Foundation
 ///            ‖ latest's salt (32)] per bit set
 /// ```
 ///
-/// Version 1 had no salt (an older Coffer's record, still read: its bundle is then not checked).
+/// Version 1 had no salt (an older Coffer's record, still read: its bundle is then not checked). A
+/// head kept from a version-1 record is stored with zeros for its salt, which read back as not known.
 package struct RemotePushRecord: Equatable {
     /// A head as the record keeps it.
     package struct Head: Equatable {
@@ -82,11 +83,13 @@ package struct RemotePushRecord: Equatable {
             let sentThrough = try reader.readUInt64()
             let name = RemoteLayout.BundleName(first: try reader.readUInt64(), last: try reader.readUInt64())
             let push = try reader.readBytes(16).hexEncoded
+            // Zeros stand for a salt not known (a head kept from a version-1 record).
+            let salt = version == 2 ? try reader.readBytes(BundleHeader.saltSize) : []
             return Head(
                 sentThrough: sentThrough,
                 latest: name,
                 push: push,
-                salt: version == 2 ? try reader.readBytes(BundleHeader.saltSize) : []
+                salt: salt.allSatisfy { $0 == 0 } ? [] : salt
             )
         }
         let pushed = which & 1 != 0 ? try head() : nil
