@@ -237,10 +237,10 @@ extension Vault {
             // The head is this vault's, but the bundle it names may not be: another copy of the
             // vault that pushed the same name at the same moment can have finished its upload after
             // this one, and both heads went up unseen by the other's last look (red team round 20,
-            // R20-2). Its changes are then not in the store: everything is sent again.
-            // Another copy of the vault wrote that bundle, and uses this device's id: this vault becomes
-            // a new device, as any copy does, and pulls the other copy's changes. (An object there that
-            // is no bundle is damage, not a copy: pulls wait at it, and a compaction heals it.)
+            // R20-2). That copy uses this device's id: this vault becomes a new device, as any copy
+            // does, sends its changes from that bundle on again, and pulls the other copy's. (An
+            // object there that is no bundle is damage, not a copy: pulls wait at it, and a
+            // compaction heals it.)
             let mine = record.pushed?.matches(head) == true ? record.pushed : record.writing
             if let mine, mine.salt.count == BundleHeader.saltSize, mine.latest.first <= mine.latest.last,
                 let stored = try storedBundleSalt(mine.latest, client: client, layout: layout), !stored.isEmpty,
