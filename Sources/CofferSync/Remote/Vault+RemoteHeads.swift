@@ -335,9 +335,10 @@ extension Vault {
     }
 
     /// The salt of this device's bundle stored under `name`: `nil` when there is no such object
-    /// (compacted away, or never written), empty for an object that is no bundle. A vault's own bundle
-    /// has the salt its push record keeps; another copy of the vault pushing the same name writes
-    /// another (red team round 20, R20-2).
+    /// (compacted away, or never written), empty for an object that is no bundle of this device (junk,
+    /// or another device's bundle copied there by someone who may write to the store: damage, which
+    /// must not make this vault re-enrol). A vault's own bundle has the salt its push record keeps;
+    /// another copy of the vault pushing the same name writes another (red team round 20, R20-2).
     func storedBundleSalt(
         _ name: RemoteLayout.BundleName,
         client: S3Client,
@@ -349,7 +350,8 @@ extension Vault {
         } catch  where error.code == .itemNotFound {
             return nil
         }
-        return BundleHeader.salt(ofPrefix: prefix) ?? []
+        guard let fields = BundleHeader.fixedFields(ofPrefix: prefix), fields.deviceID == deviceID else { return [] }
+        return fields.salt
     }
 
     /// What a vault that finds itself a copy of its device knows (``reconcileOwnHead``).

@@ -28,16 +28,11 @@ package struct BundleHeader: Equatable, Sendable {
     /// sequence range).
     private static let saltOffset = 8 + 2 + 16 + 16 + 8 + 8
 
-    /// The salt of the bundle whose first bytes (at least ``fixedSize``) are `prefix`, or `nil` when
-    /// they are not a bundle's. Drawn afresh for every bundle written, it tells apart two bundles of
-    /// the same name (two copies of one device pushing the same changes' range).
-    package static func salt(ofPrefix prefix: [UInt8]) -> [UInt8]? {
-        fixedFields(ofPrefix: prefix)?.salt
-    }
-
     /// What the fixed part of a bundle whose first bytes (at least ``fixedSize``) are `prefix` says, or
     /// `nil` when they are not a bundle's: read without the rest of the header, to tell whose object it
-    /// is. Nothing here is authenticated; an import checks the whole bundle.
+    /// is. The salt, drawn afresh for every bundle written, tells apart two bundles of the same name
+    /// (two copies of one device pushing the same changes' range). Nothing here is authenticated; an
+    /// import checks the whole bundle.
     package static func fixedFields(
         ofPrefix prefix: [UInt8]
     ) -> (deviceID: UUID, firstSequence: UInt64, lastSequence: UInt64, salt: [UInt8])? {

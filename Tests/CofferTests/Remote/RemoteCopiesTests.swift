@@ -381,6 +381,24 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "Another device's bundle copied over a device's newest one, by someone who may write to the store, is damage, not a copy: the device does not re-enrol"
+    )
+    func anotherDevicesBundleOverOurs() throws {
+        let (fixture, remote, _, a, b) = try Self.pushedPair()
+        try b.keychain.setPassword("b1", service: "b1", account: "bob", scope: .syncable)
+        let theirs = try #require(try b.push(to: remote).object)
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        let ours = try #require(try a.push(to: remote).object)
+        let client = try fixture.client()
+        try client.put(ours, body: try #require(try client.get(theirs)))
+        let device = a.deviceID
+        try a.keychain.setPassword("a3", service: "a3", account: "ann", scope: .syncable)
+        let pushed = try a.push(to: remote)
+        #expect(a.deviceID == device, "\(pushed.notices)")
+        #expect(!pushed.notices.contains { $0.contains("restored or cloned copy") }, "\(pushed.notices)")
+    }
+
+    @Test(
         "A checkpoint's bundle overwritten with junk, its cut intact: pulls and joins go on past it, and the next push of a member that holds the changes writes them again (red team round 20, R20-3)"
     )
     func overwrittenCheckpointBundle() throws {
