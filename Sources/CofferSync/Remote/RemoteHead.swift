@@ -13,12 +13,17 @@ package import Foundation
 /// sent-through <change sequence>
 /// latest <first>-<last>.bundle
 /// push <32 hex digits, fresh at every push>
+/// lineage <push>:<sent-through> <push>:<sent-through> …
 /// mac <HMAC-SHA256 of the lines above, hex>
 /// signature <Ed25519 signature of the lines above, hex>
 /// ```
 ///
-/// Version 2 had no push and signature lines, version 1 no epoch line either (under the sync root);
-/// both are still read (see ``Vault/trustedHead(_:key:device:)``).
+/// The lineage line names the heads this one follows, newest first (at most ``lineageLimit``): the
+/// push ids and cursors of the heads the device wrote before it, as the copy of the vault that wrote
+/// this one knows them. Two copies of a vault tell from it where their histories part
+/// (``Vault/reconcileOwnHead(client:layout:remote:pushing:)``). A head written before it existed
+/// has none. Version 2 had no push and signature lines, version 1 no epoch line either (under the
+/// sync root); both are still read (see ``Vault/trustedHead(_:key:device:)``).
 package struct RemoteHead: Equatable {
     package static let magic = "coffer-remote-head 3"
     private static let earlierMagics = ["coffer-remote-head 1", "coffer-remote-head 2"]
@@ -32,6 +37,28 @@ package struct RemoteHead: Equatable {
     /// The push that wrote it: 128 random bits (hex) in a version-3 head, so two copies of one vault
     /// writing the same cursor and bundle name still write different heads; empty in earlier ones.
     package var push: String
+    /// The heads this one follows, newest first: empty for a device's first head, and in heads
+    /// written before lineages were kept.
+    package var lineage: [Ancestor]
+
+    /// A head a later head follows: its push id and cursor.
+    package struct Ancestor: Equatable {
+        /// The push that wrote it.
+        package var push: String
+        /// Its cursor: the changes through it were in the store when it went up.
+        package var sentThrough: UInt64
+
+        /// An ancestor from its parts.
+        package init(push: String, sentThrough: UInt64) {
+            self.push = push
+            self.sentThrough = sentThrough
+        }
+    }
+
+    /// How many heads a lineage names. Two copies whose histories parted more pushes ago than this
+    /// can no longer tell where: the copy that re-enrols then counts as in the store what its own
+    /// record says it pushed (docs/FORMAT.md, "Remote layout").
+    package static let lineageLimit = 64
 
     /// The format version (1, 2 or 3) and the epoch of a stored head (the original one for a
     /// version-1 head), read before it is authenticated, to pick the key and the rules that apply.
@@ -62,6 +89,9 @@ package struct RemoteHead: Equatable {
                 "\(Self.magic)\ndevice \(device.uuidString.lowercased())\nepoch \(epoch)\nsent-through \(sentThrough)\n"
                     .utf8
             ) + Array("latest \(latest.fileName)\npush \(push)\n".utf8)
+            + (lineage.isEmpty
+                ? []
+                : Array("lineage \(lineage.map { "\($0.push):\($0.sentThrough)" }.joined(separator: " "))\n".utf8))
         return try AuthenticatedText.seal(body, label: Self.label, root: root, signer: signer)
     }
 
@@ -104,14 +134,27 @@ package struct RemoteHead: Equatable {
         self.latest = latest
         self.push = isSigned ? fields["push"] ?? "" : ""
         guard !isSigned || !push.isEmpty else { throw damaged("lacks a field") }
+        var lineage: [Ancestor] = []
+        if isSigned, let line = fields["lineage"] {
+            for entry in line.split(separator: " ") {
+                let parts = entry.split(separator: ":")
+                guard parts.count == 2, parts[0].count == 32, let sentThrough = UInt64(parts[1]) else {
+                    throw damaged("has a damaged lineage")
+                }
+                lineage.append(Ancestor(push: String(parts[0]), sentThrough: sentThrough))
+            }
+        }
+        self.lineage = Array(lineage.prefix(Self.lineageLimit))
     }
 
-    /// A head for a new push (with a fresh push id).
-    package init(device: UUID, sentThrough: UInt64, latest: RemoteLayout.BundleName) {
+    /// A head for a new push (with a fresh push id), following the heads of `lineage` (newest first;
+    /// the first ``lineageLimit`` are kept).
+    package init(device: UUID, sentThrough: UInt64, latest: RemoteLayout.BundleName, lineage: [Ancestor] = []) {
         self.device = device
         self.sentThrough = sentThrough
         self.latest = latest
         self.push = SecureRandom.bytes(count: 16).hexEncoded
+        self.lineage = Array(lineage.prefix(Self.lineageLimit))
     }
 
     /// The HKDF label of the key heads are authenticated with, and the domain of their signatures.

@@ -289,7 +289,23 @@ extension Vault {
             try overtaken(by: current, wrote: name, salt: salt.withLock { $0 }, client: client, layout: layout)
             return try pushAgain()
         }
-        let newHead = RemoteHead(device: device, sentThrough: written.sentThrough, latest: name)
+        var record =
+            try storage("reading the record of this vault's pushes") {
+                try environment.read { txn in
+                    try RemotePushRecord.load(device: device, remote: identity, in: txn, schema: schema)
+                }
+            } ?? RemotePushRecord(device: device)
+        // The new head follows the one this push read when that was this vault's, else the last one
+        // it wrote: another copy of the vault tells from the lineage where their histories part.
+        let follows =
+            [record.writing, record.pushed].compactMap { $0 }.first { own.head.map($0.matches) ?? false }
+            ?? record.pushed
+        let newHead = RemoteHead(
+            device: device,
+            sentThrough: written.sentThrough,
+            latest: name,
+            lineage: follows?.withLineage ?? []
+        )
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
         let headBytes = try newHead.encoded(
@@ -299,12 +315,6 @@ extension Vault {
         )
         // The record says which head this vault is writing before it goes up, so a push stopped
         // after the PUT still knows the head for its own.
-        var record =
-            try storage("reading the record of this vault's pushes") {
-                try environment.read { txn in
-                    try RemotePushRecord.load(device: device, remote: identity, in: txn, schema: schema)
-                }
-            } ?? RemotePushRecord(device: device)
         record.writing = RemotePushRecord.Head(newHead, salt: salt.withLock { $0 })
         try storage("recording the push") {
             try environment.write { txn in try record.store(remote: identity, in: txn, schema: schema) }

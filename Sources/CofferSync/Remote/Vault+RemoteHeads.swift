@@ -260,8 +260,15 @@ extension Vault {
             own.head = head
             return own
         }
-        if let pushed,
-            head.sentThrough < pushed.sentThrough
+        // Where this vault's history and the head's part, when their lineages tell: the newest head
+        // both follow. A head this vault wrote before its last is the store rolled back; a head that
+        // follows this vault's last or an earlier one is another copy's, which holds everything
+        // through the head where they parted (and nothing this vault pushed after it).
+        let mine = Set(record?.lineage.map(\.push) ?? [])
+        let parted = mine.contains(head.push) ? nil : head.lineage.first { mine.contains($0.push) }
+        if let pushed, parted == nil,
+            mine.contains(head.push)
+                || head.sentThrough < pushed.sentThrough
                 || (head.sentThrough == pushed.sentThrough && head.latest.last < pushed.latest.last)
         {
             own.mustWriteHead = true
@@ -284,6 +291,7 @@ extension Vault {
         // one it wrote: another copy pushing the same name may have replaced it (red team round 20,
         // R20-2), or a compaction folded it into a checkpoint that may hold the other's instead.
         var covered = min(pushed?.sentThrough ?? 0, last)
+        if let parted { covered = min(covered, parted.sentThrough) }
         if let pushed, pushed.salt.count == BundleHeader.saltSize, pushed.latest.first <= pushed.latest.last,
             try storedBundleSalt(pushed.latest, client: client, layout: layout) != pushed.salt
         {
@@ -321,7 +329,19 @@ extension Vault {
         }
         guard try storedBundleSalt(name, client: client, layout: layout) == salt else { return }
         let before = RemoteLayout.BundleName(first: name.first, last: name.first - 1)
-        let reset = RemoteHead(device: device, sentThrough: name.first - 1, latest: before)
+        let (schema, identity) = (schema, client.remote.identity)
+        let record = try storage("reading the record of this vault's pushes") {
+            try environment.read { txn in
+                try RemotePushRecord.load(device: device, remote: identity, in: txn, schema: schema)
+            }
+        }
+        // It follows this vault's last head, which both copies' pushes followed.
+        let reset = RemoteHead(
+            device: device,
+            sentThrough: name.first - 1,
+            latest: before,
+            lineage: record?.pushed?.withLineage ?? []
+        )
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
         try client.put(

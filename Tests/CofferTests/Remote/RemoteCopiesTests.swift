@@ -612,9 +612,12 @@ struct RemoteCopiesTests {
         #expect(clone.deviceID != original.deviceID)
         if cloneFinishesLast {
             // The clone's bundle replaced the original's acknowledged one: the head is set back, and
-            // the original's next push sends its changes again.
+            // the original's next push finds from its lineage that the head follows the one both
+            // pushes read, not its own: it re-enrols too, and sends its change again.
+            let before = original.deviceID
             let repaired = try original.push(to: remote)
-            #expect(repaired.notices.contains { $0.contains("rolled back") }, "\(repaired.notices)")
+            #expect(repaired.notices.contains { $0.contains("restored or cloned copy") }, "\(repaired.notices)")
+            #expect(original.deviceID != before)
         } else {
             // The original's bundle and head stand: the store keeps what its push acknowledged, though
             // the original is restored from a file copy made before it wrote `x` (the clone used to set
@@ -647,6 +650,34 @@ struct RemoteCopiesTests {
         #expect(raced.notices.contains { $0.contains("its upload replaced this vault's") }, "\(raced.notices)")
         #expect(original.deviceID != clone.deviceID)
         try Self.syncAndCheckXY([original, clone, b], remote: remote, fixture: fixture, group: group)
+    }
+
+    @Test(
+        "Two copies push bundles of different names that both pass every look at the head, one head over the other, in both orders: every device gets both copies' changes, the copy that keeps the device's id included",
+        arguments: [false, true]
+    )
+    func copiesPushingUnseenDifferentNames(cloneHeadLast: Bool) throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        let original = try Self.copy(a, to: group.directory.path("clone"), group)
+        let clone = try Self.restore(group.directory.path("clone"), over: nil, group)
+        try original.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
+        try clone.keychain.setPassword("y", service: "y", account: "ann", scope: .syncable)
+        try clone.keychain.setPassword("z", service: "z", account: "ann", scope: .syncable)
+        // Both pushes pass their last look at the head; the inner one's head goes up first, the
+        // outer one's over it. Their bundles have different names, so no salt tells them apart:
+        // only the heads' lineages show where the two histories part.
+        let (outer, inner) = cloneHeadLast ? (clone, original) : (original, clone)
+        _ = try outer.push(
+            to: remote,
+            progress: nil,
+            beforeHead: {},
+            beforeHeadWrite: { () throws(CofferError) in _ = try inner.push(to: remote) }
+        )
+        try Self.syncAndCheckXY([original, clone, b], remote: remote, fixture: fixture, group: group)
+        for vault in [original, clone, b] {
+            #expect(try vault.keychain.password(service: "z", account: "ann") == "z")
+        }
+        #expect(original.deviceID != clone.deviceID)
     }
 
     @Test(
@@ -738,6 +769,35 @@ struct RemoteCopiesTests {
             case .failure(let error): throw error
             }
         }
+        // Two copies of one device push at the same moment, or the vault at `index` alone: the other
+        // pushes between this one's bundle and its last look at the head, or after that look, so
+        // that both pass it and the other's head goes up first, this one's over it. A push with
+        // nothing to send uploads no bundle: the other does not push then, and its writes are not in
+        // the store (this model counted them as if they were, and seed 34 "lost" one).
+        func racePush(_ index: Int) throws {
+            let vault = vaults[index].vault
+            let twin = vaults.indices.first { $0 != index && vaults[$0].vault.deviceID == vault.deviceID }
+            let other = twin.map { vaults[$0].vault }
+            let unseen = generator.next() % 2 == 0
+            var twinPushed = false
+            let race: () throws(CofferError) -> Void = { () throws(CofferError) in
+                if let other { try other.push(to: remote) }
+                twinPushed = true
+            }
+            let nothing: () throws(CofferError) -> Void = {}
+            let pushed = try exchanged { () throws(CofferError) in
+                _ = try vault.push(
+                    to: remote,
+                    progress: nil,
+                    beforeHead: unseen ? nothing : race,
+                    beforeHeadWrite: unseen ? race : nothing
+                )
+            }
+            if pushed {
+                stored.formUnion(vaults[index].writes)
+                if let twin, twinPushed { stored.formUnion(vaults[twin].writes) }
+            }
+        }
         for step in 0..<60 {
             let index = Int(generator.next() % UInt64(vaults.count))
             let vault = vaults[index].vault
@@ -776,31 +836,25 @@ struct RemoteCopiesTests {
                 let url = group.directory.path("clone-\(step)")
                 vaults[index].vault = try Self.copy(vault, to: url, group)
                 vaults.append((try Self.restore(url, over: nil, group), vaults[index].writes))
-            case 12:
-                // Two copies of one device push at the same moment (the other between this one's
-                // bundle and its head), or this one alone. A push with nothing to send uploads no
-                // bundle: the other does not push then, and its writes are not in the store (this
-                // model counted them as if they were, and seed 34 "lost" one).
-                let twin = vaults.indices.first { $0 != index && vaults[$0].vault.deviceID == vault.deviceID }
-                let other = twin.map { vaults[$0].vault }
-                // (Two pushes that both pass their last look at the head are left out: copiesPushingUnseen
-                // covers one such case, and two copies whose heads then go up one over the other can
-                // still fork the device's history; docs/FORMAT.md, "Remote layout".)
-                var twinPushed = false
-                let pushed = try exchanged { () throws(CofferError) in
-                    _ = try vault.push(
-                        to: remote,
-                        progress: nil,
-                        beforeHead: { () throws(CofferError) in
-                            if let other { try other.push(to: remote) }
-                            twinPushed = true
+                // Half the time both copies write (a different number of records each, often) and
+                // race their first pushes.
+                if generator.next() % 2 == 0 {
+                    for copy in [index, vaults.count - 1] {
+                        for write in 0..<Int(generator.next() % 3) {
+                            let name = step * 10 + write + (copy == index ? 1_000 : 2_000)
+                            try vaults[copy].vault.keychain.setPassword(
+                                "\(name)",
+                                service: "w\(name)",
+                                account: "ann",
+                                scope: .syncable
+                            )
+                            vaults[copy].writes.insert(name)
                         }
-                    )
+                    }
+                    try racePush(index)
                 }
-                if pushed {
-                    stored.formUnion(vaults[index].writes)
-                    if let twin, twinPushed { stored.formUnion(vaults[twin].writes) }
-                }
+            case 12:
+                try racePush(index)
             case 13 where !copied.contains(vault.deviceID):
                 // A rekey voids the device's checkpoints (cuts signed with its old keys): what they
                 // held comes back from the next pushes (red team round 17, F1). Its older backups
