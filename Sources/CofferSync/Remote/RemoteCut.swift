@@ -100,7 +100,8 @@ package struct RemoteCut: Equatable {
         var through: [UUID: UInt64] = [:]
         for line in fields["through"] ?? [] {
             let parts = line.split(separator: " ")
-            guard parts.count == 2, let device = UUID(uuidString: String(parts[0])), let sequence = UInt64(parts[1])
+            guard parts.count == 2, let device = UUID(uuidString: String(parts[0])),
+                let sequence = RemoteLayout.sequence(parts[1])
             else { throw CofferError(.decode, "\(what) has a malformed through line") }
             through[device] = sequence
         }

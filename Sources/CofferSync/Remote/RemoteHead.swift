@@ -125,9 +125,12 @@ package struct RemoteHead: Equatable {
         }
         let fields = lists.compactMapValues(\.last)
         guard let device = fields["device"].flatMap({ UUID(uuidString: $0) }),
-            let sentThrough = fields["sent-through"].flatMap({ UInt64($0) }),
+            let sentThrough = fields["sent-through"].flatMap({ RemoteLayout.sequence($0) }),
             let latest = fields["latest"].flatMap({ RemoteLayout.BundleName(fileName: Substring($0)) })
-        else { throw damaged("lacks a field") }
+        else {
+            let present = ["device", "sent-through", "latest"].allSatisfy { fields[$0] != nil }
+            throw damaged(present ? "has a malformed field, or a change sequence past 2^63" : "lacks a field")
+        }
         guard device == expectedDevice else { throw damaged("names device \(device), not its folder's") }
         self.device = device
         self.sentThrough = sentThrough
@@ -138,7 +141,7 @@ package struct RemoteHead: Equatable {
         if isSigned, let line = fields["lineage"] {
             for entry in line.split(separator: " ") {
                 let parts = entry.split(separator: ":")
-                guard parts.count == 2, parts[0].count == 32, let sentThrough = UInt64(parts[1]) else {
+                guard parts.count == 2, parts[0].count == 32, let sentThrough = RemoteLayout.sequence(parts[1]) else {
                     throw damaged("has a damaged lineage")
                 }
                 lineage.append(Ancestor(push: String(parts[0]), sentThrough: sentThrough))

@@ -17,6 +17,16 @@ package struct RemoteLayout {
     }
 
     /// A bundle object's sequence range, as its name carries it.
+    /// The largest change sequence an object in the store may name. No device makes 2^63 changes: a
+    /// larger number is damage or forgery (someone holding a device's keys can sign any), and the
+    /// arithmetic on sequences (the next one, a bundle past the last) must not overflow on it.
+    package static let largestSequence = UInt64(Int64.max)
+
+    /// `text` as a change sequence an object in the store may name (``largestSequence``), or `nil`.
+    package static func sequence(_ text: some StringProtocol) -> UInt64? {
+        UInt64(text).flatMap { $0 <= largestSequence ? $0 : nil }
+    }
+
     package struct BundleName: Comparable, Hashable {
         package let first: UInt64
         package let last: UInt64
@@ -27,8 +37,8 @@ package struct RemoteLayout {
         package init?(fileName: Substring) {
             guard fileName.hasSuffix(".bundle") else { return nil }
             let parts = fileName.dropLast(".bundle".count).split(separator: "-")
-            guard parts.count == 2, parts.allSatisfy({ $0.count == 20 }), let first = UInt64(parts[0]),
-                let last = UInt64(parts[1]), first >= 1
+            guard parts.count == 2, parts.allSatisfy({ $0.count == 20 }), let first = RemoteLayout.sequence(parts[0]),
+                let last = RemoteLayout.sequence(parts[1]), first >= 1
             else { return nil }
             self.init(first: first, last: last)
         }

@@ -60,6 +60,12 @@ package struct RemotePushRecord: Equatable {
         /// Whether `head` is this one (the same push).
         package func matches(_ head: RemoteHead) -> Bool { !push.isEmpty && head.push == push }
 
+        /// Whether `head`, of this push (``matches(_:)``), says what this push wrote: another head with
+        /// its push id was signed by someone else holding the device's keys.
+        package func wrote(_ head: RemoteHead) -> Bool {
+            matches(head) && head.sentThrough == sentThrough && head.latest == latest && head.lineage == lineage
+        }
+
         /// This head followed by its lineage, newest first: what a head written after it follows.
         package var withLineage: [RemoteHead.Ancestor] {
             (push.isEmpty ? [] : [RemoteHead.Ancestor(push: push, sentThrough: sentThrough)]) + lineage

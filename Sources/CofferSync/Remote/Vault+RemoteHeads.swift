@@ -242,6 +242,19 @@ extension Vault {
             // object there that is no bundle is damage, not a copy: pulls wait at it, and a
             // compaction heals it.)
             let mine = record.pushed?.matches(head) == true ? record.pushed : record.writing
+            // A head with this vault's push id says what that push wrote, or someone holding this
+            // device's keys (a copy of the vault, or its files and passphrase) signed another in its
+            // name: a larger cursor would silence every later push (red team round 22, F1). The push
+            // goes on from the record and writes its head again.
+            if let mine, !mine.wrote(head) {
+                own.cursor = mine.sentThrough
+                own.mustWriteHead = true
+                guard pushing else { return own }
+                own.notices.append(
+                    "Warning: this device's head in \(remote.location) carries this vault's last push but says changes through \(head.sentThrough) and \(head.latest.fileName), where this vault wrote \(mine.sentThrough) and \(mine.latest.fileName): someone holding this device's keys (a copy of this vault, or its files and passphrase) signed it. This push goes on from this vault's own record and writes the head again. If no other copy of this vault should be running, its keys have leaked: rekey it (coffer rekey), which makes the group refuse the old keys."
+                )
+                return own
+            }
             if let mine, mine.salt.count == BundleHeader.saltSize, mine.latest.first <= mine.latest.last,
                 let stored = try storedBundleSalt(mine.latest, client: client, layout: layout), !stored.isEmpty,
                 stored != mine.salt

@@ -60,6 +60,43 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "A head re-signed with the device's own keys (a thief's copy) that keeps the owner's push id but raises the cursor is refused: the owner's pushes go on, warn and reach the group (red team round 22, F1)",
+        arguments: [UInt64(1_000), UInt64.max]
+    )
+    func resignedOwnHead(sentThrough: UInt64) throws {
+        let (_, remote, _, a, b) = try Self.pushedPair()
+        try a.keychain.setPassword("2", service: "a2", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let client = S3Client(remote)
+        let headKey = RemoteLayout(location: remote.location).headKey(a.deviceID)
+        // The thief holds what the owner's files hold: the device's signing key and the group key.
+        let keys = try a.keyRing()
+        let epoch = keys.currentEpoch(.sync)
+        var forged = try a.trustedHead(try #require(try client.get(headKey)), key: headKey, device: a.deviceID)
+        forged.sentThrough = sentThrough
+        try client.put(
+            headKey,
+            body: try forged.encoded(
+                epoch: epoch,
+                root: try keys.root(.sync, epoch: epoch),
+                signer: try a.deviceKeys().signing
+            )
+        )
+        for write in 3...4 {
+            try a.keychain.setPassword("\(write)", service: "a\(write)", account: "ann", scope: .syncable)
+            let pushed = try a.push(to: remote)
+            #expect(pushed.object != nil, "\(pushed.notices)")
+            // 2^64 - 1 is past any change sequence: the head does not even read.
+            let warning = sentThrough == .max ? "Ignored this device's head" : "signed it"
+            #expect(write == 4 || pushed.notices.contains { $0.contains(warning) }, "\(pushed.notices)")
+        }
+        try b.pull(from: remote)
+        for write in 2...4 {
+            #expect(try b.keychain.password(service: "a\(write)", account: "ann") == "\(write)")
+        }
+    }
+
+    @Test(
         "A checkpoint cut a revoked device wrote (its key, the original epoch's) is ignored: no cursor moves past a bundle"
     )
     func forgedCutByRevokedDevice() throws {
