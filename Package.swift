@@ -221,6 +221,7 @@ let package = Package(
             // Fixtures both test targets share: temporary directories, built products, child processes.
             .target(
                 name: "CofferTestSupport",
+                dependencies: ["Coffer"],
                 path: "Tests/CofferTestSupport",
                 swiftSettings: strictSettings
             ),

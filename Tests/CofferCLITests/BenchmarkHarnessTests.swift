@@ -7,7 +7,9 @@ import Testing
 struct BenchmarkHarnessTests {
     /// The release build's `coffer-bench` (Tools/test builds it before running the tests).
     static func releaseBench() throws -> URL {
-        let release = Products.directory.deletingLastPathComponent().appendingPathComponent("release/coffer-bench")
+        let release = Products.testBuildDirectory.deletingLastPathComponent().appendingPathComponent(
+            "release/coffer-bench"
+        )
         guard FileManager.default.isExecutableFile(atPath: release.path) else {
             throw ProductError(
                 description: "\(release.path) is missing; run 'swift build -c release' first (Tools/test does)"
@@ -18,7 +20,8 @@ struct BenchmarkHarnessTests {
 
     @Test("a debug build refuses to report figures")
     func debugRefuses() throws {
-        let result = try Products.run(try Products.executable("coffer-bench"), ["--quick"])
+        let debug = Products.testBuildDirectory.appendingPathComponent("coffer-bench")
+        let result = try Products.run(debug, ["--quick"])
         #expect(result.status == 1)
         #expect(result.error.contains("refusing to report figures from a debug build"))
         #expect(result.output.isEmpty)

@@ -12,12 +12,19 @@ public enum Products {
     /// The script `Tools/name`.
     public static func tool(_ name: String) -> URL { packageRoot.appendingPathComponent("Tools/\(name)") }
 
-    /// The build products directory: `$COFFER_BUILD_DIR`, else the directory of the running test binary.
+    /// The build products directory the executables are run from: `$COFFER_BUILD_DIR` (Tools/test
+    /// points it at the release build, the one users run), else ``testBuildDirectory``.
     public static var directory: URL {
         if let override = ProcessInfo.processInfo.environment["COFFER_BUILD_DIR"] {
             return URL(fileURLWithPath: override)
         }
-        return URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        return testBuildDirectory
+    }
+
+    /// The directory of the running test binary: the build the tests were compiled in (debug, from
+    /// `swift test`).
+    public static var testBuildDirectory: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
     /// The path of a built executable.
