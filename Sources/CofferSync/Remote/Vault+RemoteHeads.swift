@@ -219,9 +219,21 @@ extension Vault {
             }
             let resend =
                 "This push sends this vault's changes again, signed with its new keys (the other devices skip its older objects), and writes the head again."
+            // A head naming this vault's own newest bundle (its salt) was written by the copy, but
+            // the bundle was not: there is nothing of the copy's to look for (red team round 22).
+            let namesOwnBundle: Bool
+            if let pushed, earlier.latest == pushed.latest, pushed.salt.count == BundleHeader.saltSize {
+                namesOwnBundle = try storedBundleSalt(earlier.latest, client: client, layout: layout) == pushed.salt
+            } else {
+                namesOwnBundle = false
+            }
             if record?.pushed?.matches(earlier) == true || record?.writing?.matches(earlier) == true {
                 own.notices.append(
                     "Ignored this device's head in the store: it is signed with the keys this device had before its rekey. \(resend)"
+                )
+            } else if namesOwnBundle {
+                own.notices.append(
+                    "Ignored this device's head in the store: a copy of this vault still holding the keys it had before its rekey wrote it after this vault last pushed, naming this vault's own newest bundle (the copy pushed no bundle there). \(resend)"
                 )
             } else {
                 // Another copy holding the replaced keys pushed after this vault last did: members

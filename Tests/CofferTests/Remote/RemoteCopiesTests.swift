@@ -97,6 +97,42 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "After a rekey, a head a thief's copy signs with the old keys naming the owner's own newest bundle is ignored, and the notice does not say the copy pushed that bundle (red team round 22)"
+    )
+    func oldKeyHeadNamingOwnBundle() throws {
+        let (_, remote, group, a, b) = try Self.pushedPair()
+        // A knows B before it rekeys (a rekey voids passphrase joins it has not heard of).
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.keychain.setPassword("2", service: "a2", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let owner = try Self.copy(a, to: group.directory.path("thief"), group)
+        let thief = try Self.restore(group.directory.path("thief"), over: nil, group)
+        try owner.rekey(passphrase: SyncGroupFixture.passphrase)
+        let client = S3Client(remote)
+        let headKey = RemoteLayout(location: remote.location).headKey(owner.deviceID)
+        // The owner's head, written before its rekey: the thief's copy still reads it.
+        let stored = try thief.trustedHead(try #require(try client.get(headKey)), key: headKey, device: owner.deviceID)
+        // A fresh push id, the owner's cursor and newest bundle, the keys the thief's copy holds.
+        let keys = try thief.keyRing()
+        let epoch = keys.currentEpoch(.sync)
+        let forged = RemoteHead(device: owner.deviceID, sentThrough: stored.sentThrough, latest: stored.latest)
+        try client.put(
+            headKey,
+            body: try forged.encoded(
+                epoch: epoch,
+                root: try keys.root(.sync, epoch: epoch),
+                signer: try thief.deviceKeys().signing
+            )
+        )
+        let pushed = try owner.push(to: remote)
+        #expect(pushed.notices.contains { $0.contains("the copy pushed no bundle there") }, "\(pushed.notices)")
+        #expect(!pushed.notices.contains { $0.hasPrefix("Warning: a copy") }, "\(pushed.notices)")
+        try b.pull(from: remote)
+        #expect(try b.keychain.password(service: "a2", account: "ann") == "2")
+    }
+
+    @Test(
         "A checkpoint cut a revoked device wrote (its key, the original epoch's) is ignored: no cursor moves past a bundle"
     )
     func forgedCutByRevokedDevice() throws {
