@@ -16,7 +16,6 @@ package struct RemoteLayout {
         self.location = location
     }
 
-    /// A bundle object's sequence range, as its name carries it.
     /// The largest change sequence an object in the store may name. No device makes 2^63 changes: a
     /// larger number is damage or forgery (someone holding a device's keys can sign any), and the
     /// arithmetic on sequences (the next one, a bundle past the last) must not overflow on it.
@@ -27,6 +26,7 @@ package struct RemoteLayout {
         UInt64(text).flatMap { $0 <= largestSequence ? $0 : nil }
     }
 
+    /// A bundle object's sequence range, as its name carries it.
     package struct BundleName: Comparable, Hashable {
         package let first: UInt64
         package let last: UInt64
