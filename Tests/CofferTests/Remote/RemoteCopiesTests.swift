@@ -70,18 +70,9 @@ struct RemoteCopiesTests {
         let client = S3Client(remote)
         let headKey = RemoteLayout(location: remote.location).headKey(a.deviceID)
         // The thief holds what the owner's files hold: the device's signing key and the group key.
-        let keys = try a.keyRing()
-        let epoch = keys.currentEpoch(.sync)
         var forged = try a.trustedHead(try #require(try client.get(headKey)), key: headKey, device: a.deviceID)
         forged.sentThrough = sentThrough
-        try client.put(
-            headKey,
-            body: try forged.encoded(
-                epoch: epoch,
-                root: try keys.root(.sync, epoch: epoch),
-                signer: try a.deviceKeys().signing
-            )
-        )
+        try Self.plant(forged, signedWithKeysOf: a, at: headKey, client)
         for write in 3...4 {
             try a.keychain.setPassword("\(write)", service: "a\(write)", account: "ann", scope: .syncable)
             let pushed = try a.push(to: remote)
@@ -114,17 +105,8 @@ struct RemoteCopiesTests {
         // The owner's head, written before its rekey: the thief's copy still reads it.
         let stored = try thief.trustedHead(try #require(try client.get(headKey)), key: headKey, device: owner.deviceID)
         // A fresh push id, the owner's cursor and newest bundle, the keys the thief's copy holds.
-        let keys = try thief.keyRing()
-        let epoch = keys.currentEpoch(.sync)
         let forged = RemoteHead(device: owner.deviceID, sentThrough: stored.sentThrough, latest: stored.latest)
-        try client.put(
-            headKey,
-            body: try forged.encoded(
-                epoch: epoch,
-                root: try keys.root(.sync, epoch: epoch),
-                signer: try thief.deviceKeys().signing
-            )
-        )
+        try Self.plant(forged, signedWithKeysOf: thief, at: headKey, client)
         let pushed = try owner.push(to: remote)
         #expect(pushed.notices.contains { $0.contains("the copy pushed no bundle there") }, "\(pushed.notices)")
         #expect(!pushed.notices.contains { $0.hasPrefix("Warning: a copy") }, "\(pushed.notices)")
@@ -1006,6 +988,19 @@ struct RemoteCopiesTests {
         }
         let (newcomer, _) = try fixture.join(group, name: "newcomer")
         #expect(try newcomer.syncableState() == vaults.last?.syncableState())
+    }
+
+    /// Puts `head` at `key`, sealed and signed with the keys `vault`'s files hold (its current epoch's
+    /// group key and its device key), as a thief holding a copy of those files can.
+    static func plant(_ head: RemoteHead, signedWithKeysOf vault: Vault, at key: String, _ client: S3Client) throws {
+        let keys = try vault.keyRing()
+        let epoch = keys.currentEpoch(.sync)
+        let body = try head.encoded(
+            epoch: epoch,
+            root: try keys.root(.sync, epoch: epoch),
+            signer: try vault.deviceKeys().signing
+        )
+        try client.put(key, body: body)
     }
 
     /// A store, a group, its first vault pushed there and a second joined from there.
