@@ -85,9 +85,10 @@ public struct CompactSummary: Sendable, Equatable, Codable {
     public var storedBytesBefore: Int64 = 0
     /// The bytes under the prefix after the compaction.
     public var storedBytesAfter: Int64 = 0
-    /// Whether a checkpoint already there held at least as much as this one, which was then deleted
-    /// in its favour (after the bundles both hold).
-    public var supersededByExisting = false
+    /// The other checkpoints this one does not replace, each the key of its bundle: written while
+    /// this compaction ran, or naming changes this one does not hold (its cut does not cover theirs).
+    /// The next compaction whose checkpoint covers them deletes them.
+    public var keptCheckpoints: [String] = []
     /// What the pull and push before it reported (see ``PullSummary/notices`` and
     /// ``PushSummary/notices``).
     public var notices: [String] = []

@@ -10,10 +10,11 @@ extension Vault {
     /// The vault pulls and pushes first, then uploads a full bundle of its syncable state (the
     /// checkpoint, sealed in the current key epoch) and, as its commit point, the checkpoint's *cut*:
     /// for each active device, the last change this vault had applied of it. Only then are deleted
-    /// the bundles the cut covers and the older checkpoints it covers. Safe against everything else
-    /// at the same time: a push racing it is newer than the cut and stays; a pull racing it that
-    /// finds a bundle gone starts again from the checkpoints; two compactions at once each keep a
-    /// complete checkpoint until one covers the other. Objects of revoked devices are left alone.
+    /// the bundles the cut covers and the checkpoints, complete before it began, that it covers. Safe
+    /// against everything else at the same time: a push racing it is newer than the cut and stays; a
+    /// pull racing it that finds a bundle gone starts again from the checkpoints; two compactions at
+    /// once each keep their own checkpoint, and the next compaction replaces both. Another
+    /// checkpoint's cut never makes it delete its own. Objects of revoked devices are left alone.
     ///
     /// Needs `s3:DeleteObject`; ``push(to:progress:)-4qpe7`` and ``pull(from:progress:)-1vcpy``
     /// never delete, so their credentials need not allow it.
@@ -97,29 +98,45 @@ extension Vault {
             guard let covered = cut.through[device] else { continue }
             doomed += objects.bundles.filter { $0.last <= covered }.map { layout.bundleKey(device, $0) }
         }
-        // Of two checkpoints, one goes when the other covers it: the one covered alone, or of two with
-        // the same cut the smaller id. Every compaction decides the same, so two at once never delete
-        // both; and one that finds its own checkpoint superseded deletes that one, last.
-        var ownSuperseded = false
+        // Another checkpoint goes only when this one's cut covers it and it was complete before this
+        // compaction began: it was written before this checkpoint, and this vault has applied all it
+        // holds. A cut is a claim its signer makes: one naming more than its bundle holds (signed with
+        // a leaked device's keys) must not make this vault delete its own checkpoint, nor one written
+        // meanwhile, which may hold changes this one lacks (red team round 23). Two compactions at
+        // once each keep their own; the next one deletes both.
+        let complete = Set(layout.checkpoints(in: before).filter { $0.value.hasCut && $0.value.hasBundle }.keys)
         for (id, state) in layout.checkpoints(in: listing) where id != cut.id && state.hasCut && state.hasBundle {
             let key = layout.checkpointCutKey(id)
             guard let bytes = try client.get(key), let other = try? verifiedCut(bytes, key: key, id: id) else {
                 continue
             }
-            if cut.covers(other), !other.covers(cut) || other.id < cut.id {
+            if complete.contains(id) && cut.covers(other) {
                 doomed += [key, layout.checkpointBundleKey(id)]
-            } else if other.covers(cut), !cut.covers(other) || cut.id < other.id {
-                ownSuperseded = true
+                continue
             }
+            summary.keptCheckpoints.append(layout.checkpointBundleKey(id))
+            let writer = other.device.uuidString.lowercased()
+            guard complete.contains(id) else {
+                summary.notices.append(
+                    "Kept the checkpoint \(id) of device \(writer): it was completed while this compaction ran; the next compaction replaces it."
+                )
+                continue
+            }
+            let beyond = other.through.filter { device, sequence in sequence > cut.through[device] ?? 0 }
+                .sorted { $0.key.uuidString < $1.key.uuidString }
+                .map { device, sequence in
+                    "device \(device.uuidString.lowercased()) through \(sequence) ("
+                        + (revoked.contains(device)
+                            ? "revoked in this vault's log, so no cut of it names the device)"
+                            : "this vault: \(cut.through[device] ?? 0))")
+                }
+            summary.notices.append(
+                "Kept the checkpoint \(id) of device \(writer): its cut names changes this vault has not applied, \(beyond.joined(separator: ", ")). A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the cut claims more than was ever pushed: someone holding device \(writer)'s keys wrote it, and revoking that device (or its owner's coffer rekey) voids it."
+            )
         }
-        if ownSuperseded {
-            doomed += [layout.checkpointCutKey(cut.id), layout.checkpointBundleKey(cut.id)]
-        } else {
-            // The checkpoint holds every chunk: where it lies there is noted before the bundles that
-            // held this vault's offloaded chunks go. (One that goes itself is not: the one that
-            // covers it holds them, and a pull finds them there.)
-            try noteSites(sites, of: cut, remote: remote, layout: layout)
-        }
+        // The checkpoint holds every chunk: where it lies there is noted before the bundles that held
+        // this vault's offloaded chunks go.
+        try noteSites(sites, of: cut, remote: remote, layout: layout)
         for key in doomed {
             do {
                 try client.delete(key)
@@ -137,7 +154,6 @@ extension Vault {
         let after = try client.list(prefix: layout.listingPrefix)
         summary.storedBytesAfter = after.reduce(0) { $0 + $1.size }
         _ = try refreshStoreSites(remote: remote)
-        summary.supersededByExisting = ownSuperseded
         return summary
     }
 
@@ -155,17 +171,15 @@ extension Vault {
         defer { try? FileManager.default.removeItem(at: file) }
         let (_, _, sites) = try writeBundle(to: file, progress: nil, notingSites: true) { _ in nil }
         try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
+        try client.put(layout.checkpointCutKey(cut.id), body: try sealed(cut))
+        return sites
+    }
+
+    /// `cut` as stored: sealed under the group key of the current epoch and signed by this device.
+    package func sealed(_ cut: RemoteCut) throws(CofferError) -> [UInt8] {
         let keys = try keyRing()
         let epoch = keys.currentEpoch(.sync)
-        try client.put(
-            layout.checkpointCutKey(cut.id),
-            body: try cut.encoded(
-                epoch: epoch,
-                root: try keys.root(.sync, epoch: epoch),
-                signer: try deviceKeys().signing
-            )
-        )
-        return sites
+        return try cut.encoded(epoch: epoch, root: try keys.root(.sync, epoch: epoch), signer: try deviceKeys().signing)
     }
 
     /// Notes where each chunk lies in the checkpoint `cut` commits, for reads of offloaded chunks.
@@ -198,6 +212,12 @@ extension Vault {
     ) throws(CofferError) {
         let devices = layout.devices(in: listing)
         let cursors = PulledCursors(schema: schema, remote: remote.identity)
+        // Whether a checkpoint is needed is judged against the cursors before any checkpoint moved
+        // them: a cut claiming more than its bundle holds (signed with a leaked device's keys) must
+        // not make this pull pass over the checkpoint that does hold it (red team round 23).
+        let pulledBefore = try storage("reading how far this vault has pulled") {
+            try environment.read { txn in try cursors.load(in: txn) }
+        }
         for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key < $1.key })
         where state.hasCut && state.hasBundle {
             let cutKey = layout.checkpointCutKey(id)
@@ -234,14 +254,11 @@ extension Vault {
                 )
                 continue
             }
-            let applied = try storage("reading how far this vault has pulled") {
-                try environment.read { txn in try cursors.load(in: txn) }
-            }
             let needed = cut.through.contains { device, covered in
-                guard device != deviceID, !revoked.contains(device), (applied[device] ?? 0) < covered else {
+                guard device != deviceID, !revoked.contains(device), (pulledBefore[device] ?? 0) < covered else {
                     return false
                 }
-                let after = applied[device] ?? 0
+                let after = pulledBefore[device] ?? 0
                 return !(devices[device]?.bundles.contains { $0.first <= after + 1 && $0.last > after } ?? false)
             }
             if needed && !summary.checkpoints.contains(bundleKey) {
@@ -269,13 +286,31 @@ extension Vault {
             try storage("recording the checkpoint \(bundleKey)") {
                 try environment.write { txn in
                     let requests = SyncRequests(schema: schema)
+                    let applied = try cursors.load(in: txn)
                     for (device, covered) in cut.through where device != deviceID {
-                        try cursors.record(device, through: covered, in: txn)
-                        try requests.noteCovered(device.bytes, through: covered, in: txn)
+                        let raised = Self.cursorAfterCheckpoint(
+                            covered,
+                            applied: applied[device] ?? 0,
+                            listed: devices[device]?.bundles ?? []
+                        )
+                        guard raised > applied[device] ?? 0 else { continue }
+                        try cursors.record(device, through: raised, in: txn)
+                        try requests.noteCovered(device.bytes, through: raised, in: txn)
                     }
                 }
             }
         }
+    }
+
+    /// How far a checkpoint whose cut names `covered` of a device moves the device's cursor from
+    /// `applied`: across the changes the store holds in no `listed` bundle of the device, never past
+    /// one. A cut is its signer's claim; one claiming more than its bundle holds (signed with a leaked
+    /// device's keys) would otherwise make this vault pass over bundles it lacks for good (red team
+    /// round 23). Where the claim is true, applying such a bundle again changes nothing.
+    static func cursorAfterCheckpoint(_ covered: UInt64, applied: UInt64, listed: [RemoteLayout.BundleName]) -> UInt64 {
+        let nextListed = listed.filter { $0.first <= $0.last && $0.last > applied }.map(\.first).min()
+        guard let nextListed else { return covered }
+        return min(covered, nextListed - 1)
     }
 
     /// Imports one checkpoint bundle as it downloads: a full export by `writer`, the device its cut

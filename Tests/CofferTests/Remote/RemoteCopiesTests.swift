@@ -817,6 +817,7 @@ struct RemoteCopiesTests {
         // the new keys (the error says so). Such refusals are allowed once a rekey happened, and the
         // exchange counts for nothing.
         var rekeyed = false
+        var forged = false
         func exchanged(_ body: () throws(CofferError) -> Void) throws -> Bool {
             switch Result(catching: body) {
             case .success: return true
@@ -856,7 +857,7 @@ struct RemoteCopiesTests {
         for step in 0..<60 {
             let index = Int(generator.next() % UInt64(vaults.count))
             let vault = vaults[index].vault
-            switch generator.next() % 14 {
+            switch generator.next() % 15 {
             case 0...3:
                 try vault.keychain.setPassword("\(step)", service: "w\(step)", account: "ann", scope: .syncable)
                 vaults[index].writes.insert(step)
@@ -910,7 +911,7 @@ struct RemoteCopiesTests {
                 }
             case 12:
                 try racePush(index)
-            case 13 where !copied.contains(vault.deviceID):
+            case 13 where !copied.contains(vault.deviceID) && !forged:
                 // A rekey voids the device's checkpoints (cuts signed with its old keys): what they
                 // held comes back from the next pushes (red team round 17, F1). Its older backups
                 // would be stale copies that can no longer sync, and are dropped.
@@ -930,6 +931,29 @@ struct RemoteCopiesTests {
                 try vault.rekey(passphrase: SyncGroupFixture.passphrase)
                 rekeyed = true
                 backups.removeAll { $0.device == vault.deviceID }
+            case 14 where !rekeyed:
+                // A thief holding a copy of this vault's files plants a checkpoint: the vault's
+                // export, under a cut signed with its keys that claims every device's changes, far
+                // past what the export holds (red team round 23). Kept apart from rekeys: a rekey
+                // voids the honest checkpoints its device wrote, and while the forged cut counts it
+                // hides their loss from the repair (docs/FORMAT.md, "A checkpoint that stops
+                // counting").
+                let scratch = group.directory.path("forged-\(step).bundle")
+                try vault.export(to: scratch)
+                let claim: UInt64 = 1 << 40
+                try LeakedKeyCheckpointTests.plant(
+                    RemoteCut(
+                        id: String(repeating: generator.next() % 2 == 0 ? "0" : "f", count: 28)
+                            + String(format: "%04x", step),
+                        device: vault.deviceID,
+                        through: Dictionary(vaults.map { ($0.vault.deviceID, claim) }) { first, _ in first }
+                    ),
+                    bundle: scratch,
+                    signedWithKeysOf: vault,
+                    remote: remote,
+                    fixture.client()
+                )
+                forged = true
             default:
                 break
             }
