@@ -68,6 +68,33 @@ package struct PulledCursors {
         try txn.put(schema.meta, key: answerKey(device), value: Array(etag.utf8))
     }
 
+    /// The entity tag of `device`'s bundle `name`, off its head's chain, when this vault applied it
+    /// (meta `remote-off-chain <remote identity> <device id> <bundle name>`; docs/FORMAT.md, "Bundles
+    /// off the chain").
+    package func offChainApplied(
+        _ name: RemoteLayout.BundleName,
+        of device: UUID,
+        in txn: Transaction
+    ) throws
+        -> String?
+    {
+        try txn.get(schema.meta, key: offChainKey(name, device)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Records that `device`'s bundle `name`, tagged `etag`, off its head's chain, was applied.
+    package func recordOffChainApplied(
+        _ etag: String,
+        name: RemoteLayout.BundleName,
+        of device: UUID,
+        in txn: Transaction
+    ) throws {
+        try txn.put(schema.meta, key: offChainKey(name, device), value: Array(etag.utf8))
+    }
+
+    private func offChainKey(_ name: RemoteLayout.BundleName, _ device: UUID) -> [UInt8] {
+        Array("remote-off-chain \(remote) \(device.uuidString.lowercased()) \(name.fileName)".utf8)
+    }
+
     private func answerKey(_ device: UUID) -> [UInt8] {
         Array("remote-answer \(remote) \(device.uuidString.lowercased())".utf8)
     }

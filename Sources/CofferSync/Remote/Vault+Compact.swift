@@ -218,6 +218,9 @@ extension Vault {
         let pulledBefore = try storage("reading how far this vault has pulled") {
             try environment.read { txn in try cursors.load(in: txn) }
         }
+        // Each device's bundles on its head's chain: another copy's bundle beside them holds other
+        // changes under the same numbers, and neither stands for the chain's nor moves a cursor.
+        var chains: [UUID: [RemoteLayout.BundleName]] = [:]
         for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key < $1.key })
         where state.hasCut && state.hasBundle {
             let cutKey = layout.checkpointCutKey(id)
@@ -254,12 +257,15 @@ extension Vault {
                 )
                 continue
             }
+            for device in cut.through.keys where chains[device] == nil {
+                chains[device] = try chainBundles(of: device, devices[device], client: client, layout: layout)
+            }
             let needed = cut.through.contains { device, covered in
                 guard device != deviceID, !revoked.contains(device), (pulledBefore[device] ?? 0) < covered else {
                     return false
                 }
                 let after = pulledBefore[device] ?? 0
-                return !(devices[device]?.bundles.contains { $0.first <= after + 1 && $0.last > after } ?? false)
+                return !(chains[device]?.contains { $0.first <= after + 1 && $0.last > after } ?? false)
             }
             if needed && !summary.checkpoints.contains(bundleKey) {
                 let imported: ImportSummary
@@ -291,7 +297,7 @@ extension Vault {
                         let raised = Self.cursorAfterCheckpoint(
                             covered,
                             applied: applied[device] ?? 0,
-                            listed: devices[device]?.bundles ?? []
+                            listed: chains[device] ?? []
                         )
                         guard raised > applied[device] ?? 0 else { continue }
                         try cursors.record(device, through: raised, in: txn)
@@ -300,6 +306,22 @@ extension Vault {
                 }
             }
         }
+    }
+
+    /// The bundles of `device` its head's chain may pass through: those ending no later than its
+    /// head (a trusted one; without one, every listed bundle).
+    private func chainBundles(
+        of device: UUID,
+        _ objects: RemoteLayout.DeviceObjects?,
+        client: S3Client,
+        layout: RemoteLayout
+    ) throws(CofferError) -> [RemoteLayout.BundleName] {
+        let bundles = objects?.bundles ?? []
+        let key = layout.headKey(device)
+        guard let bytes = try client.get(key), let head = try? trustedHead(bytes, key: key, device: device) else {
+            return bundles
+        }
+        return bundles.filter { $0.last <= head.latest.last }
     }
 
     /// How far a checkpoint whose cut names `covered` of a device moves the device's cursor from

@@ -113,6 +113,16 @@ extension Vault {
         }
         let device = deviceID
         let headKey = layout.headKey(device)
+        // Another copy of this vault's bundle beside this vault's (its head overwritten by this
+        // vault's) is applied first: this push moves the head on, past where the next pull would
+        // tell it from this vault's own.
+        if let head = own.head,
+            let objects = layout.devices(in: try client.list(prefix: layout.folder(device) + "/"))[device]
+        {
+            var pulled = PullSummary(remote: remote.location.description)
+            try applyOtherCopys(objects, beside: head, client: client, layout: layout, summary: &pulled)
+            notices += pulled.notices
+        }
         let origins = RemoteOrigins(schema: schema, remote: remote.identity)
         if own.resendAll {
             try storage("forgetting what the store held") {
@@ -120,10 +130,10 @@ extension Vault {
             }
         }
         // A bundle past the head, left by a push that never finished, is not deleted (pushes never
-        // delete, so their credentials need not allow it): no pull applies it before a head covers
-        // it, and then it holds only this device's changes, in versions no newer than those
-        // that follow. The push that retries the same changes writes the same name over it;
-        // compaction removes the rest.
+        // delete, so their credentials need not allow it): it moves no cursor before a head covers
+        // it, and it holds only this device's changes, in versions no newer than those that
+        // follow, so pulls that apply its records early change nothing. The push that retries the
+        // same changes writes the same name over it; compaction removes the rest.
 
         // What pulls from this store brought is there already and is left out. What came from
         // devices revoked since is logged again first: the others refuse those devices' bundles;
@@ -378,8 +388,9 @@ extension Vault {
     /// pushed to `remote` since this vault's last pull from it.
     ///
     /// Each bundle is verified whole before any of its records is applied, and applied with last
-    /// writer wins, so pulls in any order converge and a repeated pull changes nothing. Bundles
-    /// without a head covering them (a push still running or killed) are not seen.
+    /// writer wins, so pulls in any order converge and a repeated pull changes nothing. A bundle
+    /// past its device's head (a push still running or killed, or another copy's push whose head was
+    /// overwritten) moves no cursor; its records are applied once, after the device's others.
     ///
     /// - Parameters:
     ///   - remote: The object store and prefix.
@@ -579,6 +590,8 @@ extension Vault {
                     }
                 }
             }
+            let offChain = objects.bundles.filter { $0.isPast(head) }
+            try applyOffChain(offChain, of: device, objects, client: client, layout: layout, summary: &summary)
         }
         // Objects sealed in a key epoch this vault does not hold yet (a member that rekeyed since
         // the one that admitted it last synced) hold up their device's changes, not everyone's
@@ -630,6 +643,12 @@ extension Vault {
                 break
             }
             deferred = failed
+        }
+        // Another copy of this vault whose head this vault's overwrote left its bundle beside this
+        // vault's: the other devices apply it, and so does this vault, or it alone would lack what
+        // the copy wrote.
+        if let head = own?.head, own?.copy == nil, let objects = devices[deviceID] {
+            try applyOtherCopys(objects, beside: head, client: client, layout: layout, summary: &summary)
         }
         // A revoked device's log may still carry revocations that stand (it revoked a member at the
         // same moment it was revoked): each one's newest bundle is opened for its log alone, which
@@ -759,7 +778,7 @@ extension Vault {
 
     /// Imports one bundle object as it downloads, once its header matches its name (and the whole
     /// stream verifies, as every import).
-    private func pullBundle(
+    func pullBundle(
         _ key: String,
         from client: S3Client,
         origin: String,

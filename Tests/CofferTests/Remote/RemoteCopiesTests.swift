@@ -692,15 +692,18 @@ struct RemoteCopiesTests {
         let clone = try Self.restore(group.directory.path("clone"), over: nil, group)
         try original.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
         try clone.keychain.setPassword("y", service: "y", account: "ann", scope: .syncable)
-        // The original passes its last look at the head; the clone's whole push runs then, its upload
-        // replacing the original's bundle; the original's head goes up last. Its look at its bundle
-        // after that finds the clone's: it becomes a new device and sends its change again before
-        // it returns.
+        // The clone's push starts before the original's bundle is up (so its look at its own folder
+        // finds nothing of the original's) and finishes once the original passed its last look at
+        // the head, its upload replacing the original's bundle; the original's head goes up last.
+        // Its look at its bundle after that finds the clone's: it becomes a new device and sends its
+        // change again before it returns.
+        var clonePush: PausedPush?
         let raced = try original.push(
             to: remote,
             progress: nil,
+            beforeFinish: { clonePush = PausedPush(clone, to: remote, pausingAt: .beforeFinish) },
             beforeHead: {},
-            beforeHeadWrite: { () throws(CofferError) in _ = try clone.push(to: remote) }
+            beforeHeadWrite: { () throws(CofferError) in _ = try clonePush?.finish() }
         )
         #expect(raced.notices.contains { $0.contains("its upload replaced this vault's") }, "\(raced.notices)")
         #expect(original.deviceID != clone.deviceID)
@@ -733,6 +736,78 @@ struct RemoteCopiesTests {
             #expect(try vault.keychain.password(service: "z", account: "ann") == "z")
         }
         #expect(original.deviceID != clone.deviceID)
+    }
+
+    @Test(
+        "A copy whose head its twin's overwrote is lost before it syncs again: its pushed writes still reach every device, the twin that keeps the device's id included, and devices joining later",
+        arguments: [false, true],
+        [false, true]
+    )
+    func overwrittenCopyLost(twinPushesOn: Bool, besideTheHead: Bool) throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        let original = try Self.copy(a, to: group.directory.path("clone"), group)
+        let clone = try Self.restore(group.directory.path("clone"), over: nil, group)
+        // The clone's head goes up first and the original's over it. When the clone uploads its bundle
+        // after the original's, the clone's lies past the head that stands. When it uploads first
+        // (fewer changes) and writes its head only after the original's last look, its bundle lies
+        // beside the head's own, from the same cursor.
+        for name in (0..<12).map({ "q\($0)" }) + ["u"] {
+            try original.keychain.setPassword(name, service: name, account: "ann", scope: .syncable)
+        }
+        try clone.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
+        if besideTheHead {
+            var clonePush: PausedPush?
+            _ = try original.push(
+                to: remote,
+                progress: nil,
+                beforeFinish: { clonePush = PausedPush(clone, to: remote, pausingAt: .beforeHeadWrite) },
+                beforeHead: {},
+                beforeHeadWrite: { () throws(CofferError) in _ = try clonePush?.finish() }
+            )
+        } else {
+            _ = try original.push(
+                to: remote,
+                progress: nil,
+                beforeHead: {},
+                beforeHeadWrite: { () throws(CofferError) in _ = try clone.push(to: remote) }
+            )
+        }
+        let layout = RemoteLayout(location: remote.location)
+        let client = try fixture.client()
+        let headKey = layout.headKey(original.deviceID)
+        let head = try original.trustedHead(
+            try #require(try client.get(headKey)),
+            key: headKey,
+            device: original.deviceID
+        )
+        let listed = layout.devices(in: try client.list(prefix: layout.listingPrefix))[original.deviceID]?.bundles ?? []
+        #expect(listed.filter { $0.isPast(head) }.count == (besideTheHead ? 0 : 1), "\(listed), head \(head.latest)")
+        #expect(listed.filter { $0.isOtherCopys(beside: head) }.count == 1, "\(listed), head \(head.latest)")
+        // The clone is lost (its disk died, or it was restored from an older backup) before it
+        // syncs again.
+        let lost = clone.directory
+        clone.close()
+        try FileManager.default.removeItem(at: lost)
+        if twinPushesOn {
+            try original.keychain.setPassword("w", service: "w", account: "ann", scope: .syncable)
+            try original.push(to: remote)
+        }
+        for _ in 0..<2 {
+            for vault in [original, b] {
+                try vault.push(to: remote)
+                try vault.pull(from: remote)
+            }
+        }
+        try b.compact(remote: remote)
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        try original.pull(from: remote)
+        for vault in [original, b, newcomer] {
+            for name in ["q0", "u", "x"] {
+                #expect(try vault.keychain.password(service: name, account: "ann") == name, "\(name)")
+            }
+        }
+        #expect(try original.syncableState() == b.syncableState())
+        #expect(try newcomer.syncableState() == b.syncableState())
     }
 
     @Test(

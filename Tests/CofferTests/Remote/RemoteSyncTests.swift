@@ -450,7 +450,9 @@ struct RemoteSyncTests {
         #expect(try client.list(prefix: fixture.prefix + "/").map(\.key) == before)
     }
 
-    @Test("A push stopped before its head is invisible to pulls; the next push, which deletes nothing, completes it")
+    @Test(
+        "A push stopped before its head moves no cursor: a pull applies its bundle's records at most once, and the next push, which deletes nothing, completes it"
+    )
     func interruptedPush() throws {
         let fixture = try RemoteFixture()
         let remote = try fixture.remote()
@@ -465,6 +467,14 @@ struct RemoteSyncTests {
         #expect(killed?.message == "killed before the head")
         let client = try fixture.client()
         #expect(try client.list(prefix: fixture.prefix + "/").filter { $0.key.hasSuffix(".bundle") }.count == 2)
+        // Its bundle lies past the head: what it holds is what the next push sends again, and another
+        // copy's bundle there may hold what no other object does (docs/FORMAT.md, "Bundles off the
+        // chain"). Its records are applied once; the cursor stays.
+        let cursors = PulledCursors(schema: second.schema, remote: remote.identity)
+        let cursor = try second.environment.read { txn in try cursors.load(in: txn)[first.deviceID] }
+        #expect(try second.pull(from: remote).bundles.count == 1)
+        #expect(try second.keychain.password(service: "mail", account: "ann") == "v2")
+        #expect(try second.environment.read { txn in try cursors.load(in: txn)[first.deviceID] } == cursor)
         let before = try second.dumpTables()
         #expect(try second.pull(from: remote).bundles.isEmpty)
         #expect(try second.dumpTables() == before)
@@ -475,8 +485,10 @@ struct RemoteSyncTests {
             try client.list(prefix: fixture.prefix + "/").filter { $0.key.hasSuffix(".bundle") }.count == 2,
             "the same changes, written over the unfinished object"
         )
-        #expect(try second.pull(from: remote).applied.items == 1)
+        let completed = try second.pull(from: remote)
+        #expect(completed.bundles.count == 1 && completed.applied.items == 0, "\(completed)")
         #expect(try second.keychain.password(service: "mail", account: "ann") == "v2")
+        #expect(try second.environment.read { txn in try cursors.load(in: txn)[first.deviceID] } != cursor)
     }
 
     @Test(
