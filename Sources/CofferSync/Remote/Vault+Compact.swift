@@ -218,9 +218,9 @@ extension Vault {
         let pulledBefore = try storage("reading how far this vault has pulled") {
             try environment.read { txn in try cursors.load(in: txn) }
         }
-        // Each device's bundles on its head's chain: another copy's bundle beside them holds other
-        // changes under the same numbers, and neither stands for the chain's nor moves a cursor.
-        var chains: [UUID: [RemoteLayout.BundleName]] = [:]
+        // Each device's chain, as far as its head goes: another copy's bundle beside it holds other
+        // changes under the same numbers, and a cut claiming past the head claims what no one pushed.
+        var chains: [UUID: Chain] = [:]
         for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key < $1.key })
         where state.hasCut && state.hasBundle {
             let cutKey = layout.checkpointCutKey(id)
@@ -258,14 +258,14 @@ extension Vault {
                 continue
             }
             for device in cut.through.keys where chains[device] == nil {
-                chains[device] = try chainBundles(of: device, devices[device], client: client, layout: layout)
+                chains[device] = try chain(of: device, devices[device], client: client, layout: layout)
             }
             let needed = cut.through.contains { device, covered in
-                guard device != deviceID, !revoked.contains(device), (pulledBefore[device] ?? 0) < covered else {
-                    return false
-                }
                 let after = pulledBefore[device] ?? 0
-                return !(chains[device]?.contains { $0.first <= after + 1 && $0.last > after } ?? false)
+                guard device != deviceID, !revoked.contains(device), let chain = chains[device],
+                    after < min(covered, chain.end)
+                else { return false }
+                return !chain.bundles.contains { $0.first <= after + 1 && $0.last > after }
             }
             if needed && !summary.checkpoints.contains(bundleKey) {
                 let imported: ImportSummary
@@ -294,10 +294,9 @@ extension Vault {
                     let requests = SyncRequests(schema: schema)
                     let applied = try cursors.load(in: txn)
                     for (device, covered) in cut.through where device != deviceID {
-                        let raised = Self.cursorAfterCheckpoint(
+                        let raised = (chains[device] ?? Chain()).cursorAfterCheckpoint(
                             covered,
-                            applied: applied[device] ?? 0,
-                            listed: chains[device] ?? []
+                            applied: applied[device] ?? 0
                         )
                         guard raised > applied[device] ?? 0 else { continue }
                         try cursors.record(device, through: raised, in: txn)
@@ -308,31 +307,40 @@ extension Vault {
         }
     }
 
-    /// The bundles of `device` its head's chain may pass through: those ending no later than its
-    /// head (a trusted one; without one, every listed bundle).
-    private func chainBundles(
+    /// A device's chain of bundles in the store as a pull sees it before it applies checkpoints: the
+    /// listed bundles ending no later than the device's head, and that head's last change.
+    struct Chain {
+        /// The bundles the head's chain may pass through.
+        var bundles: [RemoteLayout.BundleName] = []
+        /// The last change of the device's head; 0 without a head this vault trusts (nothing of the
+        /// device's that a checkpoint could stand for).
+        var end: UInt64 = 0
+
+        /// How far a checkpoint whose cut names `covered` of the device moves its cursor from
+        /// `applied`: across the changes the store holds in no listed bundle of the chain, never past
+        /// one nor past the head. A cut is its signer's claim; one claiming more than its bundle holds
+        /// (signed with a leaked device's keys) would otherwise make this vault pass over bundles it
+        /// lacks, or the device's next changes, for good (red team round 23). Where the claim is
+        /// true, applying such a bundle again changes nothing.
+        func cursorAfterCheckpoint(_ covered: UInt64, applied: UInt64) -> UInt64 {
+            let nextListed = bundles.filter { $0.first <= $0.last && $0.last > applied }.map(\.first).min()
+            return min(covered, end, (nextListed ?? .max) - 1)
+        }
+    }
+
+    /// `device`'s chain: its trusted head's last change, and the listed bundles ending no later.
+    private func chain(
         of device: UUID,
         _ objects: RemoteLayout.DeviceObjects?,
         client: S3Client,
         layout: RemoteLayout
-    ) throws(CofferError) -> [RemoteLayout.BundleName] {
-        let bundles = objects?.bundles ?? []
+    ) throws(CofferError) -> Chain {
         let key = layout.headKey(device)
         guard let bytes = try client.get(key), let head = try? trustedHead(bytes, key: key, device: device) else {
-            return bundles
+            return Chain()
         }
-        return bundles.filter { $0.last <= head.latest.last }
-    }
-
-    /// How far a checkpoint whose cut names `covered` of a device moves the device's cursor from
-    /// `applied`: across the changes the store holds in no `listed` bundle of the device, never past
-    /// one. A cut is its signer's claim; one claiming more than its bundle holds (signed with a leaked
-    /// device's keys) would otherwise make this vault pass over bundles it lacks for good (red team
-    /// round 23). Where the claim is true, applying such a bundle again changes nothing.
-    static func cursorAfterCheckpoint(_ covered: UInt64, applied: UInt64, listed: [RemoteLayout.BundleName]) -> UInt64 {
-        let nextListed = listed.filter { $0.first <= $0.last && $0.last > applied }.map(\.first).min()
-        guard let nextListed else { return covered }
-        return min(covered, nextListed - 1)
+        let last = head.latest.last
+        return Chain(bundles: (objects?.bundles ?? []).filter { $0.last <= last }, end: last)
     }
 
     /// Imports one checkpoint bundle as it downloads: a full export by `writer`, the device its cut
