@@ -550,7 +550,14 @@ extension Vault {
                 summary.applied.add(imported.summary.applied)
                 summary.bytes += imported.summary.bytes
             }
+            // A bundle that cannot be applied (damaged, planted by someone who may write to the
+            // store, or sealed in a key epoch this vault does not hold) holds up the device's later
+            // changes only when no other listed bundle goes on from where this pull got to: a planted
+            // object overlapping the device's real bundles must not stop them (red team round 24, F1).
+            var reached = applied[device] ?? 0
+            var stuck: (key: String, name: RemoteLayout.BundleName, error: CofferError)?
             for name in ordered {
+                if stuck != nil, name.first <= name.last, name.first > reached + 1 { break }
                 let key = layout.bundleKey(device, name)
                 let before = summary.bytes
                 // The newest bundle may have been imported already, to check the head: not again when
@@ -568,15 +575,9 @@ extension Vault {
                             "Skipped \(key): it is signed with keys device \(device.uuidString.lowercased()) has replaced (pushed before its rekey, or planted by a copy still holding those keys); the device's first push after its rekey sends its changes again under the new keys."
                         )
                         continue
-                    } catch  where error.code == .param || error.code == .decode {
-                        // A damaged object (cut short, or overwritten by someone who may write to the
-                        // store) holds up this device's later changes, not everyone's (red team
-                        // round 19, N3).
-                        summary.waitingDevices.append(device)
-                        summary.notices.append(
-                            "Stopped at \(key): \(error.message). Device \(device.uuidString.lowercased())'s changes from \(name.first) wait here: applying later ones would step over those this object should hold, which the store no longer has. A compaction by a device that holds them (coffer remote compact on that device, or on any member that pulled them before) writes a checkpoint that holds them again, and the next pull goes on from it."
-                        )
-                        return
+                    } catch  where error.code == .param || error.code == .decode || error.code == .keyUnavailable {
+                        if stuck == nil { stuck = (key, name, error) }
+                        continue
                     }
                 }
                 guard let imported = done else { continue }
@@ -589,6 +590,22 @@ extension Vault {
                         if name == latest { try cursors.recordLatestApplied(latestTag, of: device, in: txn) }
                     }
                 }
+                reached = max(reached, name.last)
+            }
+            if let stuck, stuck.name.last > reached {
+                // Sealed in an epoch this vault lacks: it waits for the key (pullDeviceOrWait).
+                if stuck.error.code == .keyUnavailable { throw stuck.error }
+                // A damaged object (cut short, or overwritten by someone who may write to the store)
+                // holds up this device's later changes, not everyone's (red team round 19, N3).
+                summary.waitingDevices.append(device)
+                summary.notices.append(
+                    "Stopped at \(stuck.key): \(stuck.error.message). Device \(device.uuidString.lowercased())'s changes from \(reached + 1) wait here: applying later ones would step over those this object should hold, which the store no longer has. A compaction by a device that holds them (coffer remote compact on that device, or on any member that pulled them before) writes a checkpoint that holds them again, and the next pull goes on from it."
+                )
+                return
+            } else if let stuck {
+                summary.notices.append(
+                    "Passed over \(stuck.key): \(stuck.error.message). The device's other bundles hold every change it names."
+                )
             }
             let offChain = objects.bundles.filter { $0.isPast(head) }
             try applyOffChain(offChain, of: device, objects, client: client, layout: layout, summary: &summary)

@@ -406,6 +406,32 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "An object planted without keys over a device's next changes, among its real bundles, holds up nothing: pulls and joins pass it over (red team round 24, F1)"
+    )
+    func plantedJunkAmongRealBundles() throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        let layout = RemoteLayout(location: remote.location)
+        let client = try fixture.client()
+        let head =
+            layout.devices(in: try client.list(prefix: layout.listingPrefix))[a.deviceID]?.bundles
+            .map(\.last).max() ?? 0
+        let junk = layout.bundleKey(a.deviceID, RemoteLayout.BundleName(first: head + 1, last: head + 3))
+        try client.put(junk, body: SecureRandom.bytes(count: 900))
+        for name in ["a2", "a3", "a4"] {
+            try a.keychain.setPassword(name, service: name, account: "ann", scope: .syncable)
+            try a.push(to: remote)
+        }
+        #expect(layout.devices(in: try client.list(prefix: layout.listingPrefix))[a.deviceID]?.bundles.count ?? 0 >= 4)
+        let pulled = try b.pull(from: remote)
+        #expect(pulled.waitingDevices.isEmpty, "\(pulled.notices)")
+        #expect(pulled.notices.contains { $0.contains("Passed over \(junk)") }, "\(pulled.notices)")
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        for vault in [b, newcomer] {
+            #expect(try vault.keychain.password(service: "a4", account: "ann") == "a4")
+        }
+    }
+
+    @Test(
         "A device's newest bundle overwritten with junk holds up that device's later changes alone; pulls and joins go on, and the device's compaction writes the changes again (red team round 19, N3)"
     )
     func overwrittenNewestBundle() throws {
