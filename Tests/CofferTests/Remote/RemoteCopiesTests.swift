@@ -1038,7 +1038,11 @@ struct RemoteCopiesTests {
                 // past what the export holds (red team round 23). Kept apart from rekeys: a rekey
                 // voids the honest checkpoints its device wrote, and while the forged cut counts it
                 // hides their loss from the repair (docs/FORMAT.md, "A checkpoint that stops
-                // counting").
+                // counting"). The vault pushes first: records a forged checkpoint alone holds reach
+                // only the devices that import it (docs/FORMAT.md, "Compaction"), and this model
+                // checks that every device converges.
+                guard try exchanged({ () throws(CofferError) in try vault.push(to: remote) }) else { break }
+                stored.formUnion(vaults[index].writes)
                 let scratch = group.directory.path("forged-\(step).bundle")
                 try vault.export(to: scratch)
                 let claim: UInt64 = 1 << 40
