@@ -20,8 +20,10 @@ extension RemoteLayout.BundleName {
 }
 
 extension Vault {
-    /// Applies the bundles another copy of this vault pushed into this device's folder, `objects`,
-    /// past or beside `head`, this vault's own head there.
+    /// Applies the bundles someone else holding this device's keys pushed into its folder,
+    /// `objects`, whose head there is this vault's own `head`: another copy's, past or beside that
+    /// head, and any bundle this vault did not write (``OwnBundles``), which the other devices apply
+    /// as this device's (red team round 24, F2: a thief's bundle inside this device's range).
     func applyOtherCopys(
         _ objects: RemoteLayout.DeviceObjects,
         beside head: RemoteHead,
@@ -29,7 +31,21 @@ extension Vault {
         layout: RemoteLayout,
         summary: inout PullSummary
     ) throws(CofferError) {
-        let names = objects.bundles.filter { $0.isOtherCopys(beside: head) }
+        let own = OwnBundles(schema: schema, remote: client.remote.identity, device: deviceID)
+        var written = try storage("reading which bundles this vault wrote") {
+            try environment.read { txn in try own.names(in: txn) }
+        }
+        if written.isEmpty {
+            // A vault that pushed before Coffer kept these names takes what lies on its chain now for
+            // its own.
+            written = Set(objects.bundles.filter { !$0.isOtherCopys(beside: head) })
+            try storage("recording which bundles this vault wrote") {
+                try environment.write { txn in try own.record(written, in: txn) }
+            }
+        }
+        let names = objects.bundles.filter {
+            $0.first <= $0.last && ($0.isOtherCopys(beside: head) || !written.contains($0))
+        }
         try applyOffChain(names, of: deviceID, objects, client: client, layout: layout, summary: &summary)
     }
 

@@ -327,7 +327,10 @@ extension Vault {
         // after the PUT still knows the head for its own.
         record.writing = RemotePushRecord.Head(newHead, salt: salt.withLock { $0 })
         try storage("recording the push") {
-            try environment.write { txn in try record.store(remote: identity, in: txn, schema: schema) }
+            try environment.write { txn in
+                try record.store(remote: identity, in: txn, schema: schema)
+                try OwnBundles(schema: schema, remote: identity, device: device).record([name], in: txn)
+            }
         }
         try beforeHeadWrite()
         try client.put(headKey, body: headBytes)

@@ -432,6 +432,41 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "A bundle a thief holding a member's keys puts inside the member's range reaches the member too, not only the others (red team round 24, F2)"
+    )
+    func thiefBundleInsideOwnersRange() throws {
+        let (fixture, remote, group, original, b) = try Self.pushedPair()
+        let layout = RemoteLayout(location: remote.location)
+        let client = try fixture.client()
+        let headKey = layout.headKey(original.deviceID)
+        let ownersHead = try #require(try client.get(headKey))
+        // The thief's copy pushes two changes; a modified client would upload only the bundle, and
+        // later: the head goes back, and the bundle comes back after the owner's own pushes.
+        let a = try Self.copy(original, to: group.directory.path("thief"), group)
+        let thief = try Self.restore(group.directory.path("thief"), over: nil, group)
+        for name in ["t1", "t2"] {
+            try thief.keychain.setPassword(name, service: name, account: "ann", scope: .syncable)
+        }
+        let planted = try #require(try thief.push(to: remote).object)
+        let bytes = try #require(try client.get(planted))
+        try client.delete(planted)
+        try client.put(headKey, body: ownersHead)
+        thief.close()
+        for name in ["a2", "a3"] {
+            try a.keychain.setPassword(name, service: name, account: "ann", scope: .syncable)
+            try a.push(to: remote)
+        }
+        try client.put(planted, body: bytes)
+        for vault in [b, a] { try vault.pull(from: remote) }
+        for vault in [a, b] {
+            for name in ["t1", "t2", "a3"] {
+                #expect(try vault.keychain.password(service: name, account: "ann") == name, "\(name)")
+            }
+        }
+        #expect(try a.syncableState() == b.syncableState())
+    }
+
+    @Test(
         "A device's newest bundle overwritten with junk holds up that device's later changes alone; pulls and joins go on, and the device's compaction writes the changes again (red team round 19, N3)"
     )
     func overwrittenNewestBundle() throws {
