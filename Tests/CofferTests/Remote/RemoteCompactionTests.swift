@@ -7,7 +7,7 @@ import Testing
 /// Compaction of an object store: a checkpoint replaces the bundles it holds everything of, the
 /// store stays near one copy of the live data, and nothing is lost to anything running at the same
 /// time (docs/FORMAT.md, "Compaction").
-@Suite("Object store compaction against a real SeaweedFS", .serialized)
+@Suite("Object store compaction against a real SeaweedFS")
 struct RemoteCompactionTests {
     /// One test's store and group.
     struct Setting {

@@ -7,7 +7,7 @@ import Testing
 /// Copies of a vault (restored from a file copy, or cloned and used side by side), forged heads and a
 /// store rolled back (docs/FORMAT.md, "Remote layout"): nothing acknowledged is lost, and no head but
 /// a member's own counts.
-@Suite("Vault copies, forged heads and rolled-back stores against a real SeaweedFS", .serialized)
+@Suite("Vault copies, forged heads and rolled-back stores against a real SeaweedFS")
 struct RemoteCopiesTests {
     @Test("A revoked device's forged head (the original key, a huge cursor) is ignored: the member's pushes go on")
     func forgedHeadByRevokedDevice() throws {

@@ -67,7 +67,7 @@ struct RemoteFixture {
     }
 }
 
-@Suite("S3 client and remote sync against a real SeaweedFS", .serialized)
+@Suite("S3 client and remote sync against a real SeaweedFS")
 struct RemoteSyncTests {
     @Test("The revoked copy through the object store: told it was revoked, its pushes left alone, the rest converge")
     func revokedCopyThroughRemote() throws {
