@@ -147,6 +147,15 @@ struct RemoteCopiesEndToEndTests {
         let repaired = try run(["push", remote], server, vault: "b")
         #expect(repaired.status == 0, "\(repaired.error)")
         #expect((repaired.output + repaired.error).contains("rolled back"), "\(repaired.output)")
+        // Each vault's pull says how many devices it pulled from without counting more senders than
+        // devices (red team round 25: "from 2 of the 1 other device").
+        for vault in ["vault", "b"] {
+            let pulled = try run(["pull", remote], server, vault: vault)
+            #expect(pulled.status == 0, "\(pulled.error)")
+            for match in pulled.output.matches(of: /(\d+) of the (\d+) other device/) {
+                #expect(Int(match.output.1)! < Int(match.output.2)!, "\(pulled.output)")
+            }
+        }
         #expect(try run(["init", "--join", remote], server, vault: "newcomer").status == 0)
         for item in ["one", "two", "three", "four"] { #expect(try holds(item, server, vault: "newcomer"), "\(item)") }
     }

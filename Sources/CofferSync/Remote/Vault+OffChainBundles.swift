@@ -21,9 +21,9 @@ extension RemoteLayout.BundleName {
 
 extension Vault {
     /// Applies the bundles someone else holding this device's keys pushed into its folder,
-    /// `objects`, whose head there is this vault's own `head`: another copy's, past or beside that
-    /// head, and any bundle this vault did not write (``OwnBundles``), which the other devices apply
-    /// as this device's (red team round 24, F2: a thief's bundle inside this device's range).
+    /// `objects`, whose head there is this vault's own `head`: every bundle this vault did not write
+    /// (``OwnBundles``), another copy's past or beside that head, or a thief's inside this device's
+    /// range, which the other devices apply as this device's (red team round 24, F2).
     func applyOtherCopys(
         _ objects: RemoteLayout.DeviceObjects,
         beside head: RemoteHead,
@@ -43,9 +43,9 @@ extension Vault {
                 try environment.write { txn in try own.record(written, in: txn) }
             }
         }
-        let names = objects.bundles.filter {
-            $0.first <= $0.last && ($0.isOtherCopys(beside: head) || !written.contains($0))
-        }
+        // Not those this vault wrote: after a push that sent everything again (a store rolled back,
+        // a rekey), its older bundles from change 1 lie beside its head, and are its own.
+        let names = objects.bundles.filter { $0.first <= $0.last && !written.contains($0) }
         try applyOffChain(names, of: deviceID, objects, client: client, layout: layout, summary: &summary)
     }
 

@@ -140,7 +140,12 @@ struct PullCommand: VaultCommand {
             summary.checkpoints.isEmpty
             ? "" : "\(summary.checkpoints.count) checkpoint\(summary.checkpoints.count == 1 ? "" : "s") and "
         let senders = Set(summary.bundles.map(\.imported.sourceDevice))
-        let from = senders.isEmpty || senders.count == summary.devices ? devices : "\(senders.count) of the \(devices)"
+        // Senders may outnumber the other devices with heads: another copy of this vault, or the
+        // device it was before it re-enrolled, writes under an id that is not another device's.
+        let from =
+            senders.isEmpty || senders.count == summary.devices
+            ? devices
+            : senders.count > summary.devices ? "\(senders.count) devices" : "\(senders.count) of the \(devices)"
         return "Pulled \(checkpoints)\(summary.bundles.count) bundle\(summary.bundles.count == 1 ? "" : "s") "
             + "(\(ByteCount.format(summary.bytes))) from \(from) at \(summary.remote): applied "
             + "\(ImportCommand.describe(summary.applied))."
