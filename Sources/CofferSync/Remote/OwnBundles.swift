@@ -30,6 +30,16 @@ package struct OwnBundles {
         return names
     }
 
+    /// Whether any name is recorded (read without going through them all).
+    package func isEmpty(in txn: Transaction) throws -> Bool {
+        var found = false
+        try txn.forEach(in: schema.meta, prefix: prefix) { _, _ in
+            found = true
+            return false
+        }
+        return !found
+    }
+
     /// Records that this vault wrote `names`.
     package func record(_ names: some Sequence<RemoteLayout.BundleName>, in txn: Transaction) throws {
         for name in names { try txn.put(schema.meta, key: prefix + Array(name.fileName.utf8), value: [1]) }

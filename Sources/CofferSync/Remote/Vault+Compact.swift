@@ -130,8 +130,16 @@ extension Vault {
                             ? "revoked in this vault's log, so no cut of it names the device)"
                             : "this vault: \(cut.through[device] ?? 0))")
                 }
+            // A checkpoint naming only revoked devices beyond this cut is an honest one from before
+            // the revocation: no later cut names them, so no compaction replaces it.
+            let onlyRevoked = other.through.allSatisfy { device, sequence in
+                sequence <= cut.through[device] ?? 0 || revoked.contains(device)
+            }
             summary.notices.append(
-                "Kept the checkpoint \(id) of device \(writer): its cut names changes this vault has not applied, \(beyond.joined(separator: ", ")). A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the cut claims more than was ever pushed: someone holding device \(writer)'s keys wrote it, and revoking that device (or its owner's coffer rekey) voids it."
+                "Kept the checkpoint \(id) of device \(writer): its cut names changes this vault has not applied, \(beyond.joined(separator: ", "))."
+                    + (onlyRevoked
+                        ? " No compaction replaces it: cuts leave revoked devices out."
+                        : " A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the cut claims more than was ever pushed: someone holding device \(writer)'s keys wrote it, and revoking that device (or its owner's coffer rekey) voids it.")
             )
         }
         // The checkpoint holds every chunk: where it lies there is noted before the bundles that held
@@ -208,6 +216,7 @@ extension Vault {
         layout: RemoteLayout,
         remote: S3Remote,
         revoked: Set<UUID>,
+        heads: HeadReads,
         summary: inout PullSummary
     ) throws(CofferError) {
         let devices = layout.devices(in: listing)
@@ -258,7 +267,7 @@ extension Vault {
                 continue
             }
             for device in cut.through.keys where chains[device] == nil {
-                chains[device] = try chain(of: device, devices[device], client: client, layout: layout)
+                chains[device] = try chain(of: device, devices[device], heads: heads, layout: layout)
             }
             let needed = cut.through.contains { device, covered in
                 let after = pulledBefore[device] ?? 0
@@ -332,11 +341,12 @@ extension Vault {
     private func chain(
         of device: UUID,
         _ objects: RemoteLayout.DeviceObjects?,
-        client: S3Client,
+        heads: HeadReads,
         layout: RemoteLayout
     ) throws(CofferError) -> Chain {
         let key = layout.headKey(device)
-        guard let bytes = try client.get(key), let head = try? trustedHead(bytes, key: key, device: device) else {
+        guard let bytes = try heads.bytes(of: device), let head = try? trustedHead(bytes, key: key, device: device)
+        else {
             return Chain()
         }
         let last = head.latest.last

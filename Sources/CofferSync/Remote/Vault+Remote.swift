@@ -113,10 +113,16 @@ extension Vault {
         }
         let device = deviceID
         let headKey = layout.headKey(device)
-        // Another copy of this vault's bundle beside this vault's (its head overwritten by this
-        // vault's) is applied first: this push moves the head on, past where the next pull would
-        // tell it from this vault's own.
-        if let head = own.head,
+        // Until this vault has recorded the names of the bundles it writes here (its first push or
+        // pull with a Coffer that keeps them), its folder is looked at before this push moves its
+        // head on: another copy's bundle past or beside that head is told from its own only then.
+        // Afterwards the names tell them apart at any pull, and a push lists nothing.
+        let recorded = try storage("reading which bundles this vault wrote") {
+            try environment.read { txn in
+                try !OwnBundles(schema: schema, remote: remote.identity, device: device).isEmpty(in: txn)
+            }
+        }
+        if let head = own.head, !recorded,
             let objects = layout.devices(in: try client.list(prefix: layout.folder(device) + "/"))[device]
         {
             var pulled = PullSummary(remote: remote.location.description)
@@ -474,12 +480,14 @@ extension Vault {
         // A revoked device may go on pushing; its records are refused, so its bundles are not pulled
         // (only its newest one's log is read, below).
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
+        let heads = HeadReads(client: client, layout: layout)
         try applyCheckpoints(
             listing,
             client: client,
             layout: layout,
             remote: remote,
             revoked: revoked,
+            heads: heads,
             summary: &summary
         )
         let applied = try storage("reading how far this vault has pulled") {
@@ -489,7 +497,7 @@ extension Vault {
         // lost a log fork, an added device's adder) is tried again after the others.
         func pullDevice(_ device: UUID, _ objects: RemoteLayout.DeviceObjects) throws(CofferError) {
             let headKey = layout.headKey(device)
-            guard let bytes = try client.get(headKey) else { return }
+            guard let bytes = try heads.bytes(of: device) else { return }
             let (trusted, imported) = try pulledHead(
                 bytes,
                 key: headKey,

@@ -808,14 +808,15 @@ struct RemoteCopiesTests {
         let (fixture, remote, group, a, b) = try Self.pushedPair()
         let original = try Self.copy(a, to: group.directory.path("clone"), group)
         let clone = try Self.restore(group.directory.path("clone"), over: nil, group)
-        // The clone's head goes up first and the original's over it. When the clone uploads its bundle
-        // after the original's, the clone's lies past the head that stands. When it uploads first
-        // (fewer changes) and writes its head only after the original's last look, its bundle lies
-        // beside the head's own, from the same cursor.
+        // The clone's head goes up first and the original's over it. When the clone holds more
+        // changes, its bundle lies past the head that stands. When it holds fewer, uploads first and
+        // writes its head only after the original's last look, its bundle lies beside the head's
+        // own, from the same cursor.
+        let (more, fewer) = besideTheHead ? (original, clone) : (clone, original)
         for name in (0..<12).map({ "q\($0)" }) + ["u"] {
-            try original.keychain.setPassword(name, service: name, account: "ann", scope: .syncable)
+            try more.keychain.setPassword(name, service: name, account: "ann", scope: .syncable)
         }
-        try clone.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
+        try fewer.keychain.setPassword("x", service: "x", account: "ann", scope: .syncable)
         if besideTheHead {
             var clonePush: PausedPush?
             _ = try original.push(
