@@ -160,6 +160,6 @@ struct PatternSelectionEndToEndTests {
         let listing = try cli.run(["ls", "latest"])
         #expect(listing.status == 0 && listing.output.contains("docs"), "\(listing.error)")
         let missing = try cli.run(["show", "latest", "--host", "nowhere"])
-        #expect(missing.status == 1 && missing.error.contains("give --host NAME or an id"), "\(missing.error)")
+        #expect(missing.status == 1 && missing.error.contains("give `--host NAME` or an id"), "\(missing.error)")
     }
 }

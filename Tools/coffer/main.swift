@@ -2,6 +2,9 @@ import Coffer
 import CofferCLI
 import Foundation
 
+// The library's messages name `coffer` commands here, not library calls.
+MessageAudience.choose(.commandLine)
+
 // Secrets pass through this process's memory: no core dump or crash report may carry them out.
 do {
     // First, while this is the only thread: every thread started later inherits the signal mask.

@@ -249,7 +249,8 @@ extension Blobs {
                         problems.append(
                             VerificationProblem(
                                 blob: nil,
-                                message: "a chunk is stored with no reference count; coffer gc frees it"
+                                message:
+                                    "a chunk is stored with no reference count; \(InterfaceName.collectGarbage) frees it"
                             )
                         )
                     } else if count != wanted {
@@ -503,7 +504,7 @@ extension Blobs {
                 damaged == 1 ? ("chunk", "fails", "it", "uses") : ("chunks", "fail", "them", "use")
             let named =
                 subset == nil
-                ? "What \(uses) \(it) is named below" : "`coffer verify --read-data` names what \(uses) \(it)"
+                ? "What \(uses) \(it) is named below" : "\(InterfaceName.verifyReadingData) names what \(uses) \(it)"
             problems.append(
                 VerificationProblem(
                     blob: nil,

@@ -71,7 +71,7 @@ struct RekeyPass {
         guard keys.currentEpoch(.device) == generation else {
             throw CofferError(
                 .interactionNotAllowed,
-                "another process ended or replaced this rekey meanwhile; run coffer rekey again to check"
+                "another process ended or replaced this rekey meanwhile; \(run: .rekey) again to check"
             )
         }
         let resealer = try Resealer(keys: keys, generation: generation)

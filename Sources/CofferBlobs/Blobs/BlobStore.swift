@@ -94,7 +94,10 @@ package struct BlobStore {
         in txn: Transaction
     ) throws(CofferError) -> (id: [UInt8], manifest: BlobManifest) {
         guard let found = try lookup(name, keys: keys, cipher: cipher, in: txn, includingDrops: true) else {
-            throw CofferError(.itemNotFound, "there is no blob named '\(name)'; coffer ls lists the blobs")
+            throw CofferError(
+                .itemNotFound,
+                "there is no blob named '\(name)'; \(InterfaceName.listBlobs) lists the blobs"
+            )
         }
         return found
     }

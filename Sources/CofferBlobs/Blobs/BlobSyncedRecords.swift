@@ -139,7 +139,7 @@ package struct BlobSyncedRecords: SyncedRecords {
         }
         throw CofferError(
             .duplicateItem,
-            "a synced blob '\(name)' arrived, and the device-bound blob of that name cannot be moved aside (no free name); rename it with coffer mv and import again"
+            "a synced blob '\(name)' arrived, and the device-bound blob of that name cannot be moved aside (no free name); rename it (\(InterfaceName.renameBlob)) and import again"
         )
     }
 

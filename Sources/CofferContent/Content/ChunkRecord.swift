@@ -212,7 +212,7 @@ package enum ChunkRecord {
             }
             throw CofferError(
                 .decode,
-                "a chunk record has version \(stored[0]), which no Coffer writes: the vault is damaged; restore it from a copy (coffer verify --read-data shows what else is)"
+                "a chunk record has version \(stored[0]), which no Coffer writes: the vault is damaged; restore it from a copy (\(InterfaceName.verifyReadingData) shows what else is)"
             )
         }
         guard let (sealed, fullHeaderSize) = sealedScope(of: stored), stored.count >= fullHeaderSize + AESGCM.overhead

@@ -31,7 +31,7 @@ package struct ChunkStore {
             return false
         }
         guard let sealed else {
-            throw CofferError(.internalError, "a chunk expected to be stored is missing; run coffer verify")
+            throw CofferError(.internalError, "a chunk expected to be stored is missing; \(run: .verify)")
         }
         try txn.put(schema.chunks, key: id, value: sealed)
         try set(References(count: 1, born: try ChangeLog.lastSequence(in: txn, schema: schema)), of: id, in: txn)
@@ -57,7 +57,7 @@ package struct ChunkStore {
     package func release(_ id: ChunkID, in txn: Transaction) throws -> Bool {
         txn.noteScatteredTouch()
         guard var references = try references(of: id, in: txn), references.count > 0 else {
-            throw CofferError(.decode, "a chunk was released more often than it was referenced; run coffer verify")
+            throw CofferError(.decode, "a chunk was released more often than it was referenced; \(run: .verify)")
         }
         if references.count == 1 {
             try txn.delete(schema.chunks, key: id)
@@ -141,13 +141,13 @@ package struct ChunkStore {
             guard try content.hasSite(id, in: txn) else { return nil }
             throw CofferError(
                 .itemNotFound,
-                "a chunk this vault offloaded lay in an object the store no longer lists (a compaction replaced it): run coffer pull, which finds where the store holds it now, then try again"
+                "a chunk this vault offloaded lay in an object the store no longer lists (a compaction replaced it): \(run: .pull), which finds where the store holds it now, then try again"
             )
         }
         guard let source, source.remote == object.remote else {
             throw CofferError(
                 .io,
-                "a chunk this vault offloaded is held only in the object store \(object.remote), which is not attached: coffer attaches it with the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (an app calls Vault.attachObjectStore)"
+                "a chunk this vault offloaded is held only in the object store \(object.remote), which is not attached: attach it with credentials that may read it (\(InterfaceName.attachObjectStore))"
             )
         }
         let record = try source.record(of: id, at: site, in: object)

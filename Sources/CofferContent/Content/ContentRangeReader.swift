@@ -159,7 +159,7 @@ package final class ContentRangeReader: Sendable {
         guard let plaintext else {
             throw CofferError(
                 .decode,
-                "a chunk is missing (the content was deleted or replaced, or the vault is damaged; coffer verify tells which)"
+                "a chunk is missing (the content was deleted or replaced, or the vault is damaged; \(InterfaceName.verify) tells which)"
             )
         }
         guard plaintext.count == Int(entry.length) else {

@@ -178,7 +178,7 @@ package struct ContentReader {
         guard let plaintext else {
             throw CofferError(
                 .decode,
-                "a chunk is missing (the blob was deleted or replaced during the read, or the vault is damaged; coffer verify tells which)"
+                "a chunk is missing (the blob was deleted or replaced during the read, or the vault is damaged; \(InterfaceName.verify) tells which)"
             )
         }
         guard plaintext.count == Int(entry.length) else {

@@ -307,7 +307,7 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         guard let released else {
             return CofferError(
                 .userCanceled,
-                "\(error.message); nothing was stored, but releasing the chunks written so far failed: coffer gc frees them"
+                "\(error.message); nothing was stored, but releasing the chunks written so far failed: \(InterfaceName.collectGarbage) frees them"
             )
         }
         return CofferError(

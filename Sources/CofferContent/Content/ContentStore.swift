@@ -19,7 +19,7 @@ package struct ContentStore {
             try chunks.load(reference.id, keys: keys, coder: coder, in: txn)
         }
         guard let plaintext else {
-            throw CofferError(.decode, "a list chunk of the blob is missing; run coffer verify")
+            throw CofferError(.decode, "a list chunk of the blob is missing; \(run: .verify)")
         }
         return try ChunkList.entries(ofListChunk: plaintext, reference: reference)
     }

@@ -50,7 +50,7 @@ package struct PendingWrites {
         try txn.forEach(in: schema.pending) { key, value in
             if Self.isOwnerKey(key) {
                 guard value.count == 28 else {
-                    throw CofferError(.decode, "a pending-write owner record is damaged; run coffer gc")
+                    throw CofferError(.decode, "a pending-write owner record is damaged; \(run: .collectGarbage)")
                 }
                 var reader = BinaryReader(Array(value), what: "a pending-write owner")
                 try reader.skip(20)
@@ -107,7 +107,7 @@ package struct PendingWrites {
             if Self.isBatchKey(key) {
                 let ids = try txn.get(schema.pending, key: key) ?? []
                 guard ids.count % 32 == 0 else {
-                    throw CofferError(.decode, "a pending-write record is damaged; run coffer verify")
+                    throw CofferError(.decode, "a pending-write record is damaged; \(run: .verify)")
                 }
                 for start in stride(from: 0, to: ids.count, by: 32) {
                     try store.release(ChunkID(Array(ids[start..<(start + 32)])), in: txn)
@@ -164,7 +164,7 @@ package struct PendingWrites {
                 let (tally, remaining) = try environment.writeFreeingSpace { txn -> (Released, Bool) in
                     guard let value = try txn.get(schema.pending, key: key) else { return (Released(), false) }
                     guard value.count % 32 == 0 else {
-                        throw CofferError(.decode, "a pending-write record is damaged; run coffer verify")
+                        throw CofferError(.decode, "a pending-write record is damaged; \(run: .verify)")
                     }
                     let kept = max(0, value.count - Self.chunksPerStep * 32)
                     var tally = Released()
@@ -231,7 +231,7 @@ package struct PendingWrites {
         try txn.forEach(in: schema.pending) { key, value in
             if Self.isBatchKey(key) {
                 guard value.count % 32 == 0 else {
-                    throw CofferError(.decode, "a pending-write record is damaged; run coffer verify")
+                    throw CofferError(.decode, "a pending-write record is damaged; \(run: .verify)")
                 }
                 for start in stride(from: 0, to: value.count, by: 32) {
                     body(ChunkID(Array(value[start..<(start + 32)])))

@@ -672,8 +672,8 @@ private let lmdbAssertion: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?
     let file = directory.map { $0 + "/data.mdb" } ?? "data.mdb"
     let text =
         "coffer: error: the vault's data file \(file) is damaged: \(what). The command stopped there: nothing it had not committed is in the vault"
-        + (noted ? ", and writes are refused until `coffer verify` finds the file sound" : "")
-        + ". Run `coffer verify` to see the damage; damaged tree pages cannot be mended in place (`coffer repair` mends meta pages only): restore the vault from a complete copy\n"
+        + (noted ? ", and writes are refused until \(InterfaceName.verify) finds the file sound" : "")
+        + ". \(InterfaceName.verify) shows the damage; damaged tree pages cannot be mended in place (\(InterfaceName.repair) mends meta pages only): restore the vault from a complete copy\n"
     _ = text.withCString { write(2, $0, strlen($0)) }
     _exit(1)
 }

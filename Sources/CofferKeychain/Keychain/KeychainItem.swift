@@ -53,7 +53,7 @@ public struct KeychainItem: Sendable, Hashable {
             throw KeychainError(
                 .param,
                 "the value is \(value.count) bytes; keychain items hold at most \(Self.maximumValueSize) bytes. "
-                    + "Store large data in the blob tier (coffer put) and keep only its name here"
+                    + "Store large data in the blob tier (\(InterfaceName.putBlob)) and keep only its name here"
             )
         }
         if accessibility.isThisDeviceOnly, scope == .syncable {

@@ -92,7 +92,7 @@ struct RestoreRun {
         guard deleting, Errno.current.code == ENOTEMPTY || Errno.current.code == EEXIST else {
             throw CofferError(
                 .param,
-                "'\(entry.displayPath)' is a directory with files in the target, but not a directory in the snapshot; remove or rename it, or restore with --delete to replace it"
+                "'\(entry.displayPath)' is a directory with files in the target, but not a directory in the snapshot; remove or rename it, or restore with \(InterfaceName.restoreDeleting) to replace it"
             )
         }
         try RestoreTarget.removeTree(path, relative: entry.path) { _ in }

@@ -65,25 +65,25 @@ package struct SnapshotStore {
             let ids = unadopted.map(\.info.shortID).joined(separator: ", ")
             throw CofferError(
                 .itemNotFound,
-                "the only snapshots named '\(reference)' are from write-only clients (\(ids)), whose name, host and time are only claims; give an id, or adopt one with coffer snapshot adopt ID"
+                "the only snapshots named '\(reference)' are from write-only clients (\(ids)), whose name, host and time are only claims; give an id, or adopt one (\(InterfaceName.adopt("ID")))"
             )
         }
         if !named.isEmpty {
             let hosts = Set(named.map(\.hostname)).sorted().map { "'\($0)'" }.joined(separator: ", ")
             throw CofferError(
                 .itemNotFound,
-                "there is no snapshot '\(reference)' from \(host == nil ? "this host, " : "")'\(wantedHost)'; snapshots of that name come from \(hosts): give --host NAME or an id"
+                "there is no snapshot '\(reference)' from \(host == nil ? "this host, " : "")'\(wantedHost)'; snapshots of that name come from \(hosts): give \(InterfaceName.hostOption) or an id"
             )
         }
         if lowered.count < 6, !lowered.isEmpty, lowered.allSatisfy(\.isHexDigit) {
             throw CofferError(
                 .itemNotFound,
-                "there is no snapshot named '\(reference)', and an id prefix needs at least 6 hex digits ('\(reference)' has \(lowered.count)); coffer snapshots lists the ids"
+                "there is no snapshot named '\(reference)', and an id prefix needs at least 6 hex digits ('\(reference)' has \(lowered.count)); \(InterfaceName.listSnapshots) lists the ids"
             )
         }
         throw CofferError(
             .itemNotFound,
-            "there is no snapshot '\(reference)' (by id prefix of 6 or more hex digits, or by name); coffer snapshots lists them"
+            "there is no snapshot '\(reference)' (by id prefix of 6 or more hex digits, or by name); \(InterfaceName.listSnapshots) lists them"
         )
     }
 
@@ -96,12 +96,15 @@ package struct SnapshotStore {
         let wantedHost = host ?? Snapshots.hostname
         if let newest = records.last(where: { $0.hostname == wantedHost }) { return newest }
         guard !records.isEmpty else {
-            throw CofferError(.itemNotFound, "there is no snapshot yet, so no 'latest'; coffer backup DIR takes one")
+            throw CofferError(
+                .itemNotFound,
+                "there is no snapshot yet, so no 'latest'; \(InterfaceName.backup) takes one"
+            )
         }
         let hosts = Set(records.map(\.hostname)).sorted().map { "'\($0)'" }.joined(separator: ", ")
         throw CofferError(
             .itemNotFound,
-            "there is no snapshot from \(host == nil ? "this host, " : "")'\(wantedHost)', so no 'latest'; the snapshots come from \(hosts): give --host NAME or an id"
+            "there is no snapshot from \(host == nil ? "this host, " : "")'\(wantedHost)', so no 'latest'; the snapshots come from \(hosts): give \(InterfaceName.hostOption) or an id"
         )
     }
 

@@ -71,7 +71,7 @@ extension Snapshots {
         guard found else {
             throw CofferError(
                 .itemNotFound,
-                "snapshot \(record.info.shortID) holds no '\(path)'; coffer ls \(record.info.shortID) lists its top"
+                "snapshot \(record.info.shortID) holds no '\(path)'; \(InterfaceName.listSnapshot(record.info.shortID)) lists its top"
             )
         }
     }
@@ -236,7 +236,7 @@ extension Snapshots {
         guard found || target.isEmpty else {
             throw CofferError(
                 .itemNotFound,
-                "snapshot \(record.info.shortID) holds no '\(path)'; coffer ls \(record.info.shortID) lists its top"
+                "snapshot \(record.info.shortID) holds no '\(path)'; \(InterfaceName.listSnapshot(record.info.shortID)) lists its top"
             )
         }
         if target.isEmpty, tar == nil {

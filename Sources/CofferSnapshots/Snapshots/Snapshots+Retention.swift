@@ -26,7 +26,7 @@ extension Snapshots {
         guard !policy.isEmpty else {
             throw CofferError(
                 .param,
-                "the policy keeps nothing, so it would remove every snapshot; give at least one --keep rule (forget SNAPSHOT drops one by id)"
+                "the policy keeps nothing, so it would remove every snapshot; give at least one keep rule (\(InterfaceName.keepRule); \(InterfaceName.forgetOne) drops one by id)"
             )
         }
         // A write-only client's snapshots are neither kept nor removed: their dates and hosts are
@@ -38,7 +38,7 @@ extension Snapshots {
             guard decisions.contains(where: \.keep) else {
                 throw CofferError(
                     .param,
-                    "the policy would remove all \(decisions.count) snapshots of \(key.description); nothing was removed (add a rule that keeps some, such as --keep-last 1)"
+                    "the policy would remove all \(decisions.count) snapshots of \(key.description); nothing was removed (add a rule that keeps some, such as \(InterfaceName.keepLastOne))"
                 )
             }
             return RetentionGroup(key: key, decisions: decisions)

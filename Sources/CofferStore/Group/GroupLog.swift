@@ -104,7 +104,7 @@ package struct GroupLog: Equatable, Sendable {
 
     /// Why a full or overflowing log freezes the group, and what to do: said after what happened.
     package static let frozenExplanation =
-        "A log fills up after thousands of membership changes, or sooner when a misbehaving device fills it (a stolen member's copy can, so that no one can revoke it), so this device seals nothing for the group any more, in case such a device holds the group's key; a group stays frozen even after a revocation that fit. Its bundles and pushes still carry the log, so the other members learn it too. On a device you trust, found a new group with 'coffer group new' and approve your other devices into it"
+        "A log fills up after thousands of membership changes, or sooner when a misbehaving device fills it (a stolen member's copy can, so that no one can revoke it), so this device seals nothing for the group any more, in case such a device holds the group's key; a group stays frozen even after a revocation that fit. Its bundles and pushes still carry the log, so the other members learn it too. On a device you trust, found a new group (\(InterfaceName.startNewGroup)) and approve your other devices into it"
 
     /// Whether `entries` are more than a log may hold, by count or by size.
     package static func exceedsLimits(_ entries: [GroupEntry]) -> Bool {
@@ -277,7 +277,7 @@ package struct GroupLog: Equatable, Sendable {
         let bytes = encodedSize(entries)
         throw CofferError(
             .notTrusted,
-            "the sync group's membership log would hold \(entries.count) entries (\(bytes) bytes), more than a log may hold (\(maximumEntries) entries, \(maximumBytes >> 20) MiB), and was refused; nothing changed. Only a misbehaving device makes a log this large (a stolen member's copy can fill it so that no one can revoke it): on a device you trust, found a new group with 'coffer group new' and approve your other devices into it"
+            "the sync group's membership log would hold \(entries.count) entries (\(bytes) bytes), more than a log may hold (\(maximumEntries) entries, \(maximumBytes >> 20) MiB), and was refused; nothing changed. Only a misbehaving device makes a log this large (a stolen member's copy can fill it so that no one can revoke it): on a device you trust, found a new group (\(InterfaceName.startNewGroup)) and approve your other devices into it"
         )
     }
 

@@ -66,7 +66,7 @@ public struct JoinRequest: Sendable, Hashable {
         guard lines.first == Self.firstLine else {
             throw CofferError(
                 .param,
-                "this is not a Coffer join request (its first line is not \"\(Self.firstLine)\"); make one with coffer init --request-join"
+                "this is not a Coffer join request (its first line is not \"\(Self.firstLine)\"); make one with \(InterfaceName.requestJoin)"
             )
         }
         lines.removeFirst()

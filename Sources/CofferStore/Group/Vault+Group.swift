@@ -224,7 +224,7 @@ extension Vault {
             guard let member = try context.state().member(device), member.isActive else {
                 throw CofferError(
                     .param,
-                    "device \(device.uuidString) is not an active member of the group; see coffer devices"
+                    "device \(device.uuidString) is not an active member of the group; \(InterfaceName.members) lists them"
                 )
             }
             let clock = max(try HybridClock.reading(in: txn, schema: schema), HybridClock.wallStamp())

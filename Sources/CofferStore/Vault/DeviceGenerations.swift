@@ -135,7 +135,7 @@ package struct DeviceGenerations: Sendable {
         guard (current ?? .original) == generation else {
             throw CofferError(
                 .interactionNotAllowed,
-                "another process rekeyed this vault (coffer rekey) since it was unlocked here; unlock it again and retry. Nothing was changed"
+                "another process rekeyed this vault (\(InterfaceName.rekey)) since it was unlocked here; unlock it again and retry. Nothing was changed"
             )
         }
     }

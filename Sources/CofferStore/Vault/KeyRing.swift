@@ -449,7 +449,7 @@ package struct KeyRing: Sendable {
         if epoch == awaitingJoin {
             return CofferError(
                 .keyUnavailable,
-                "this vault is waiting for approval to join a sync group, so it cannot hold syncable records yet; once a member approves its join request (coffer device approve), import a bundle from that member (coffer import) or pull from the group's remote. Device-bound records work now"
+                "this vault is waiting for approval to join a sync group, so it cannot hold syncable records yet; once a member approves its join request (\(InterfaceName.approve)), import a bundle from that member (\(InterfaceName.importBundle)) or pull from the group's remote. Device-bound records work now"
             )
         }
         return CofferError(

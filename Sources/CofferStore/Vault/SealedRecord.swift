@@ -86,7 +86,7 @@ package enum SealedRecord {
             }
             throw CofferError(
                 .decode,
-                "\(what) has version \(stored[0]), which no Coffer writes: the vault is damaged; restore it from a copy (coffer verify --read-data shows what else is)"
+                "\(what) has version \(stored[0]), which no Coffer writes: the vault is damaged; restore it from a copy (\(InterfaceName.verifyReadingData) shows what else is)"
             )
         }
         guard let sealed = SealedScope.read(code: stored[1], in: stored, fixedSize: headerSize),

@@ -44,7 +44,7 @@ extension CofferError {
         if let error = error as? KnownDamage.Refusal {
             return CofferError(
                 .decode,
-                "the vault's data file is damaged (\(error.description)), so nothing was written while \(action): a write on a damaged tree can spread the damage. Restore the vault from a complete copy; `coffer verify` shows the damage, and lifts this once the file is sound",
+                "the vault's data file is damaged (\(error.description)), so nothing was written while \(action): a write on a damaged tree can spread the damage. Restore the vault from a complete copy; \(InterfaceName.verify) shows the damage, and lifts this once the file is sound",
                 underlying: error
             )
         }

@@ -35,7 +35,7 @@ extension Vault {
         guard environment.takeSoleAccess() else {
             throw CofferError(
                 .param,
-                "another process (or another open in this one) has the vault at \(directory.path) open; stop it (every coffer command and app using the vault), then compact"
+                "another process (or another open in this one) has the vault at \(directory.path) open; stop it (every command and app using the vault), then compact"
             )
         }
         // LMDB's copy walks every page: a damaged one is named here instead.

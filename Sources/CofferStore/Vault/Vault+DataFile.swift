@@ -53,13 +53,13 @@ extension Vault {
             advice = "Restore the vault from a complete copy; nothing was changed"
         case .rollback(let lost, let current):
             advice =
-                "`coffer repair` says what it can recover: only going back to transaction \(current), which loses transaction \(lost) (`coffer repair --accept-loss`); or restore the vault from a copy. Nothing was changed"
+                "\(InterfaceName.repair) says what it can recover: only going back to transaction \(current), which loses transaction \(lost) (\(InterfaceName.repairAcceptingLoss)); or restore the vault from a copy. Nothing was changed"
         case .fromRecord:
             advice =
-                "`coffer repair` restores the committed state from \(CommitRecord.fileName) (stop every other coffer process first); nothing was changed"
+                "\(InterfaceName.repair) restores the committed state from \(CommitRecord.fileName) (stop every other process using the vault first); nothing was changed"
         default:
             advice =
-                "The rest of the file shows what the page should say: `coffer repair` rewrites it (stop every other coffer process first), or restore the vault from a copy"
+                "The rest of the file shows what the page should say: \(InterfaceName.repair) rewrites it (stop every other process using the vault first), or restore the vault from a copy"
         }
         return "the vault's data file \(directory.path)/data.mdb is damaged: \(what). \(advice)"
     }
@@ -159,7 +159,7 @@ extension Vault {
         guard !DataFileCheck.isOpenElsewhere(directory: directory.path) else {
             throw CofferError(
                 .param,
-                "another process has the vault at \(directory.path) open; stop it (every coffer command and app using the vault), then repair"
+                "another process has the vault at \(directory.path) open; stop it (every command and app using the vault), then repair"
             )
         }
         switch check.repairMetaPage(acceptingLoss: acceptingLoss) {
@@ -168,7 +168,7 @@ extension Vault {
         case .wouldLose(let loss):
             throw CofferError(
                 .decode,
-                "repair cannot recover everything: \(loss). Nothing was changed; run `coffer repair --accept-loss` to accept the loss, or restore the vault from a copy"
+                "repair cannot recover everything: \(loss). Nothing was changed; \(run: .repairAcceptingLoss) to accept the loss, or restore the vault from a copy"
             )
         case .impossible:
             let what = check.damage.map(\.description).joined(separator: "; ")

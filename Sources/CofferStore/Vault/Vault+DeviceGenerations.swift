@@ -65,7 +65,7 @@ extension Vault {
                 guard let pending = stored.pending, pending.epoch == generation else {
                     throw CofferError(
                         .interactionNotAllowed,
-                        "another process ended this rekey, or began another, meanwhile; unlock the vault again and run coffer rekey once more to check. Nothing was changed"
+                        "another process ended this rekey, or began another, meanwhile; unlock the vault again and \(run: .rekey) once more to check. Nothing was changed"
                     )
                 }
                 func has(_ name: String) throws -> Bool { try txn.contains(schema.meta, key: Array(name.utf8)) }

@@ -54,13 +54,13 @@ extension Vault {
         guard let record = try storedWriteKeys() else {
             throw CofferError(
                 .interactionNotAllowed,
-                "the vault has no write keys yet; unlock it once with its passphrase (any coffer command that asks for it) to publish them"
+                "the vault has no write keys yet; unlock it once with its passphrase to publish them"
             )
         }
         if !ring.hasBeenUnlocked, !record.allowsWriteOnlyClients {
             throw CofferError(
                 .interactionNotAllowed,
-                "the vault does not accept write-only clients; its owner can allow them with `coffer write-only enable`"
+                "the vault does not accept write-only clients; its owner can allow them with \(InterfaceName.allowWriteOnly)"
             )
         }
         guard let key = record.key(for: scope.keyScope) else { throw awaitingJoinError }
@@ -70,7 +70,7 @@ extension Vault {
     private var awaitingJoinError: CofferError {
         CofferError(
             .keyUnavailable,
-            "this vault is waiting for approval to join a sync group, so it has no syncable write key yet; write device-bound (--device-only) or wait for the approval"
+            "this vault is waiting for approval to join a sync group, so it has no syncable write key yet; write device-bound (\(InterfaceName.deviceOnly)) or wait for the approval"
         )
     }
 

@@ -21,7 +21,7 @@ extension Vault {
             guard let found = FileKind.irregularContents(at: path) else { continue }
             let remedy =
                 name == "lock.mdb"
-                ? "lock.mdb holds only the table of readers: with no coffer process using the vault, remove \(path) and it is made again"
+                ? "lock.mdb holds only the table of readers: with no process using the vault, remove \(path) and it is made again"
                 : "the vault's data lives in that file: put the vault's real data.mdb there (restore it from a copy of the vault)"
             throw CofferError(
                 .notAVault,

@@ -39,7 +39,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
         } catch  where error.code == .itemNotFound {
             throw CofferError(
                 .itemNotFound,
-                "a chunk this vault offloaded lay in \(object.key) at \(remote), which is gone (a compaction replaced it): run coffer pull, which finds where the store holds it now, then try again",
+                "a chunk this vault offloaded lay in \(object.key) at \(remote), which is gone (a compaction replaced it): \(run: .pull), which finds where the store holds it now, then try again",
                 underlying: error
             )
         } catch  where error.code != .decode && error.code != .internalError {
@@ -142,7 +142,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
     private func damaged(_ object: StoreObject, _ why: String) -> CofferError {
         CofferError(
             .decode,
-            "a chunk this vault offloaded cannot be read from \(object.key) at \(remote): \(why). coffer verify --read-data tells which content is affected"
+            "a chunk this vault offloaded cannot be read from \(object.key) at \(remote): \(why). \(InterfaceName.verifyReadingData) tells which content is affected"
         )
     }
 

@@ -117,7 +117,7 @@ extension Vault {
         if let settings = try offloadSettings(), settings.remote != remote.identity {
             throw CofferError(
                 .param,
-                "this vault offloaded its content to \(settings.location) (\(settings.remote)) before; offload to that store again (coffer offload \(settings.location)). Nothing was changed"
+                "this vault offloaded its content to \(settings.location) (\(settings.remote)) before; offload to that store again (\(InterfaceName.offload(to: settings.location))). Nothing was changed"
             )
         }
         var summary = OffloadSummary(remote: remote.location.description)

@@ -39,7 +39,7 @@ extension Vault {
             }
             if !homeless.isEmpty {
                 notices.append(
-                    "\(homeless.count) chunk\(homeless.count == 1 ? "" : "s") this vault offloaded lie in no object \(remote.location) lists now; reading the content that uses them fails until a device that holds them pushes again (coffer verify names it)."
+                    "\(homeless.count) chunk\(homeless.count == 1 ? "" : "s") this vault offloaded lie in no object \(remote.location) lists now; reading the content that uses them fails until a device that holds them pushes again (\(InterfaceName.verify) names it)."
                 )
             }
         }

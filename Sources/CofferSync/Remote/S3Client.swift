@@ -316,14 +316,14 @@ package final class S3Client: Sendable {
             return CofferError(
                 .authFailed,
                 "the object store refused to \(operation) (\(detail)); check the access key and secret "
-                    + "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or --credentials-file), the region and the "
+                    + "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or \(InterfaceName.credentialsFile)), the region and the "
                     + "bucket's permissions"
             )
         case (404, "NoSuchBucket"):
             return CofferError(
                 .param,
                 "bucket '\(bucket)' does not exist at \(remote.endpoint.absoluteString); check the name, or create it "
-                    + "(coffer push --create-bucket)"
+                    + "(\(InterfaceName.createBucket))"
             )
         case (404, _):
             return CofferError(.itemNotFound, "could not \(operation): no such object (\(detail))")

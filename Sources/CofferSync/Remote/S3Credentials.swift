@@ -59,7 +59,7 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
         else {
             throw CofferError(
                 .param,
-                "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give --credentials-file"
+                "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give them with \(InterfaceName.credentialsFile)"
             )
         }
         return try S3Credentials(

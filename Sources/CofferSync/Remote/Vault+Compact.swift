@@ -53,7 +53,7 @@ extension Vault {
         guard held == 0 else {
             throw CofferError(
                 .param,
-                "this vault holds \(held) record\(held == 1 ? "" : "s") back until data they need arrives, so its checkpoint would lack them; pull again after the devices that have the data push (coffer pull), or compact from another device. Nothing was changed"
+                "this vault holds \(held) record\(held == 1 ? "" : "s") back until data they need arrives, so its checkpoint would lack them; pull again (\(InterfaceName.pull)) after the devices that have the data push, or compact from another device. Nothing was changed"
             )
         }
         let client = S3Client(remote)
@@ -139,7 +139,7 @@ extension Vault {
                 "Kept the checkpoint \(id) of device \(writer): its cut names changes this vault has not applied, \(beyond.joined(separator: ", "))."
                     + (onlyRevoked
                         ? " No compaction replaces it: cuts leave revoked devices out."
-                        : " A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the cut claims more than was ever pushed: someone holding device \(writer)'s keys wrote it, and revoking that device (or its owner's coffer rekey) voids it.")
+                        : " A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the cut claims more than was ever pushed: someone holding device \(writer)'s keys wrote it, and revoking that device (or its owner's rekey, \(InterfaceName.rekey)) voids it.")
             )
         }
         // The checkpoint holds every chunk: where it lies there is noted before the bundles that held
@@ -152,7 +152,7 @@ extension Vault {
                 guard error.code == .authFailed else { throw error }
                 throw CofferError(
                     .authFailed,
-                    "the store refused to delete \(key): \(error.message). The checkpoint \(summary.checkpoint) is complete and nothing it does not hold was deleted; run coffer remote compact again with credentials that allow s3:DeleteObject",
+                    "the store refused to delete \(key): \(error.message). The checkpoint \(summary.checkpoint) is complete and nothing it does not hold was deleted; \(run: .compactRemote) again with credentials that allow s3:DeleteObject",
                     underlying: error
                 )
             }

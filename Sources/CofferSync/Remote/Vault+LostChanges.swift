@@ -145,7 +145,7 @@ extension Vault {
         let key = layout.checkpointBundleKey(cut.id)
         summary.repairCheckpoint = key
         summary.notices.append(
-            "The store had lost \(what): \(why). This push wrote the checkpoint \(key), everything this vault holds (\(ByteCount.format(Int64(sites.size)))), so the devices that missed them, and devices that join later, get them; coffer remote compact removes what it replaces."
+            "The store had lost \(what): \(why). This push wrote the checkpoint \(key), everything this vault holds (\(ByteCount.format(Int64(sites.size)))), so the devices that missed them, and devices that join later, get them; \(InterfaceName.compactRemote) removes what it replaces."
         )
     }
 }

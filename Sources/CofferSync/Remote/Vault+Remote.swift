@@ -77,7 +77,7 @@ extension Vault {
         if let me = group.first(where: { $0.deviceID == deviceID }), !me.isActive {
             throw CofferError(
                 .notTrusted,
-                "this device was revoked from its sync group (see coffer devices): it pushes nothing, and nothing was written to the store. Its records stay readable here; to sync again, make a new vault and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
+                "this device was revoked from its sync group (see \(InterfaceName.members)): it pushes nothing, and nothing was written to the store. Its records stay readable here; to sync again, make a new vault and ask a member to approve it, or, if no member you trust is left, found a new group with \(InterfaceName.startNewGroup)"
             )
         }
         // Nor does a device whose join its own log no longer counts: every member ignores its objects
@@ -85,7 +85,7 @@ extension Vault {
         if !group.isEmpty, !group.contains(where: { $0.deviceID == deviceID }) {
             throw CofferError(
                 .notTrusted,
-                "\(Self.voidJoinCause), so no member would accept what it pushes: nothing was written to the store. Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request, and copy what you wrote here since into it"
+                "\(Self.voidJoinCause), so no member would accept what it pushes: nothing was written to the store. Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (\(InterfaceName.joinFromBundle)), or ask a member to approve a join request, and copy what you wrote here since into it"
             )
         }
         let client = S3Client(remote)
@@ -107,7 +107,7 @@ extension Vault {
             guard !own.undecided else {
                 throw CofferError(
                     .keyUnavailable,
-                    "this device's head in \(remote.location) is sealed in a key epoch of the sync group that this vault does not hold, even after pulling: another copy of this vault, which knows more of the group, wrote it. Nothing was pushed; import a bundle from a member (coffer import), then push again"
+                    "this device's head in \(remote.location) is sealed in a key epoch of the sync group that this vault does not hold, even after pulling: another copy of this vault, which knows more of the group, wrote it. Nothing was pushed; import a bundle from a member (\(InterfaceName.importBundle)), then push again"
                 )
             }
         }
@@ -610,7 +610,7 @@ extension Vault {
                 // holds up this device's later changes, not everyone's (red team round 19, N3).
                 summary.waitingDevices.append(device)
                 summary.notices.append(
-                    "Stopped at \(stuck.key): \(stuck.error.message). Device \(device.uuidString.lowercased())'s changes from \(reached + 1) wait here: applying later ones would step over those this object should hold, which the store no longer has. A compaction by a device that holds them (coffer remote compact on that device, or on any member that pulled them before) writes a checkpoint that holds them again, and the next pull goes on from it."
+                    "Stopped at \(stuck.key): \(stuck.error.message). Device \(device.uuidString.lowercased())'s changes from \(reached + 1) wait here: applying later ones would step over those this object should hold, which the store no longer has. A compaction by a device that holds them (\(InterfaceName.compactRemote) on that device, or on any member that pulled them before) writes a checkpoint that holds them again, and the next pull goes on from it."
                 )
                 return
             } else if let stuck {
@@ -748,7 +748,7 @@ extension Vault {
         throw refusal
             ?? CofferError(
                 .notTrusted,
-                "this vault is waiting for approval to join a sync group, and no device has pushed to this remote yet; ask a member to approve it (coffer device approve) and push"
+                "this vault is waiting for approval to join a sync group, and no device has pushed to this remote yet; ask a member to approve it (\(InterfaceName.approve)) and push"
             )
     }
 
@@ -930,7 +930,7 @@ extension Vault {
             let opened = joinableGroups.isEmpty ? "" : ", of which this passphrase opens \(opens)"
             throw CofferError(
                 .notTrusted,
-                "the store at \(remote.location) holds objects of \(groupsSeen.count) sync groups (\(groupsSeen.map { $0.uuidString.lowercased() }.sorted().joined(separator: ", "))\(opened)): someone who knows the passphrase and may write there can have planted one, so a join by passphrase cannot tell which is yours. Nothing was created; ask a member to approve a join request (coffer init --request-join), or join from a bundle file a member gives you"
+                "the store at \(remote.location) holds objects of \(groupsSeen.count) sync groups (\(groupsSeen.map { $0.uuidString.lowercased() }.sorted().joined(separator: ", "))\(opened)): someone who knows the passphrase and may write there can have planted one, so a join by passphrase cannot tell which is yours. Nothing was created; ask a member to approve a join request (\(InterfaceName.requestJoin)), or join from a bundle file a member gives you"
             )
         }
         // An older object (a checkpoint made before a member closed passphrase joins) may still carry
@@ -939,7 +939,7 @@ extension Vault {
         if let group, Self.approvalOnly(logs.filter { $0.group == group.id }) {
             throw CofferError(
                 .param,
-                "the sync group at \(remote.location) accepts new devices by approval only (a member closed passphrase joins); an older object there still carries a join block, but a join from it would not count. Run coffer init --request-join and ask a member to approve the request; nothing was created"
+                "the sync group at \(remote.location) accepts new devices by approval only (a member closed passphrase joins); an older object there still carries a join block, but a join from it would not count. Make a vault with \(InterfaceName.requestJoin) and ask a member to approve the request; nothing was created"
             )
         }
         guard let group else {
@@ -952,7 +952,7 @@ extension Vault {
             throw refusal
                 ?? CofferError(
                     .param,
-                    "no vault has pushed to \(remote.location) yet, so there is nothing to join; run coffer push "
+                    "no vault has pushed to \(remote.location) yet, so there is nothing to join; \(run: .push) "
                         + "there from a vault of the group first"
                 )
         }

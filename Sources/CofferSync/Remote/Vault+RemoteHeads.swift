@@ -110,7 +110,7 @@ extension Vault {
         if version < 2, epoch != (try keyRing()).currentEpoch(.sync) {
             throw CofferError(
                 .notTrusted,
-                "the checkpoint cut \(key) is of format version 1, not signed by its device, under a key epoch that is not the group's current one, so it is not trusted; run coffer remote compact again to replace it"
+                "the checkpoint cut \(key) is of format version 1, not signed by its device, under a key epoch that is not the group's current one, so it is not trusted; \(run: .compactRemote) again to replace it"
             )
         }
         let root = try keyRing().root(.sync, epoch: epoch)
@@ -263,7 +263,7 @@ extension Vault {
                 own.mustWriteHead = true
                 guard pushing else { return own }
                 own.notices.append(
-                    "Warning: this device's head in \(remote.location) carries this vault's last push but says changes through \(head.sentThrough) and \(head.latest.fileName), where this vault wrote \(mine.sentThrough) and \(mine.latest.fileName): someone holding this device's keys (a copy of this vault, or its files and passphrase) signed it. This push goes on from this vault's own record and writes the head again. If no other copy of this vault should be running, its keys have leaked: rekey it (coffer rekey), which makes the group refuse the old keys."
+                    "Warning: this device's head in \(remote.location) carries this vault's last push but says changes through \(head.sentThrough) and \(head.latest.fileName), where this vault wrote \(mine.sentThrough) and \(mine.latest.fileName): someone holding this device's keys (a copy of this vault, or its files and passphrase) signed it. This push goes on from this vault's own record and writes the head again. If no other copy of this vault should be running, its keys have leaked: rekey it (\(InterfaceName.rekey)), which makes the group refuse the old keys."
                 )
                 return own
             }
@@ -423,7 +423,7 @@ extension Vault {
             }
             ?? "the store holds a head of that device this vault did not write (changes through \(copy.storeThrough); this vault has \(copy.localThrough) and had pushed through \(copy.pushedThrough))"
         return
-            "This vault is a restored or cloned copy of device \(old): \(found). It is now device \(new), a new member of the group, so both copies' changes are kept; device \(old)'s pushes come back to it by pull. Once no copy uses \(old) any more, revoke it (coffer device revoke \(old))."
+            "This vault is a restored or cloned copy of device \(old): \(found). It is now device \(new), a new member of the group, so both copies' changes are kept; device \(old)'s pushes come back to it by pull. Once no copy uses \(old) any more, revoke it (\(InterfaceName.revoke(old)))."
     }
 
     /// Makes this vault a new device of its sync group: a fresh device id and identity keys, added to

@@ -135,7 +135,7 @@ package struct BundleExporter<Sink: ByteSink> {
                 guard considered.insert(chunkID).inserted else { return }
                 try storage("exporting") {
                     guard let references = try ChunkStore(schema: schema).references(of: chunkID, in: txn) else {
-                        throw CofferError(.decode, "a chunk of a changed \(kind.noun) is missing; run coffer verify")
+                        throw CofferError(.decode, "a chunk of a changed \(kind.noun) is missing; \(run: .verify)")
                     }
                     if references.born >= born {
                         try ChunkStore(schema: schema).withRecord(chunkID, in: txn) {

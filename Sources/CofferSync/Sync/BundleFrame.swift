@@ -278,7 +278,7 @@ extension BundleFrameReader {
         guard !byDisplacedKey else {
             throw CofferError(
                 .notTrusted,
-                "the bundle was made by a copy of the device it names whose replacement of the device's keys has no effect: another copy of it replaced them first, and the group heard of that one first (its files leaked or were copied). It was refused; nothing changed. If the device's owner rekeyed it and it still syncs, nothing needs doing: this was a leaked copy, and it is shut out. If the owner's own rekey is the one without effect (its import says so), the copy holds the device: revoke it (coffer device revoke) and approve a new vault on it"
+                "the bundle was made by a copy of the device it names whose replacement of the device's keys has no effect: another copy of it replaced them first, and the group heard of that one first (its files leaked or were copied). It was refused; nothing changed. If the device's owner rekeyed it and it still syncs, nothing needs doing: this was a leaked copy, and it is shut out. If the owner's own rekey is the one without effect (its import says so), the copy holds the device: revoke it (\(InterfaceName.revokeDevice)) and approve a new vault on it"
             )
         }
         guard valid else {

@@ -181,15 +181,15 @@ extension Vault {
             throw CofferError(
                 .notTrusted,
                 ownRekeyLost
-                    ? "the sync group holds other keys for this device: another copy of this vault (its files leaked or were copied, and it holds the same device id) replaced the device's keys, and the group heard of that before this copy's rekey, which has no effect; no record was imported\(note). Whoever holds that copy is a member in this device's name: have a member revoke this device (coffer device revoke \(device.uuidString)), then make a new vault on this machine and ask a member to approve it. Its records stay readable here"
-                    : "the sync group holds newer keys for this device: a rekey made on another copy of this vault replaced them, and this copy is older (restored from a backup, or copied before that rekey); no record was imported\(note). If that rekey was yours, use the rekeyed copy: this one can no longer sync. If it was not (the vault's files leaked, and someone rekeyed a copy), have a member revoke this device (coffer device revoke \(device.uuidString)), then make a new vault on this machine and ask a member to approve it. Its records stay readable here"
+                    ? "the sync group holds other keys for this device: another copy of this vault (its files leaked or were copied, and it holds the same device id) replaced the device's keys, and the group heard of that before this copy's rekey, which has no effect; no record was imported\(note). Whoever holds that copy is a member in this device's name: have a member revoke this device (\(InterfaceName.revoke(device.uuidString))), then make a new vault on this machine and ask a member to approve it. Its records stay readable here"
+                    : "the sync group holds newer keys for this device: a rekey made on another copy of this vault replaced them, and this copy is older (restored from a backup, or copied before that rekey); no record was imported\(note). If that rekey was yours, use the rekeyed copy: this one can no longer sync. If it was not (the vault's files leaked, and someone rekeyed a copy), have a member revoke this device (\(InterfaceName.revoke(device.uuidString))), then make a new vault on this machine and ask a member to approve it. Its records stay readable here"
             )
         }
         if state.member(device) == nil {
             let kept = (try? learnMembership(from: remote)) == true
             throw CofferError(
                 .notTrusted,
-                "\(Self.voidJoinCause); no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
+                "\(Self.voidJoinCause); no record was imported\(kept ? " (the membership log that says so was kept)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (\(InterfaceName.joinFromBundle)), or ask a member to approve a join request"
             )
         }
         let signer: [UInt8]
@@ -214,7 +214,7 @@ extension Vault {
                     }
                     throw CofferError(
                         .notTrusted,
-                        "the bundle was made by device \(source.uuidString), which is not a member of this sync group: approve its join request first (coffer device approve), or the bundle is forged. Its records were refused"
+                        "the bundle was made by device \(source.uuidString), which is not a member of this sync group: approve its join request first (\(InterfaceName.approve)), or the bundle is forged. Its records were refused"
                     )
                 }
                 guard member.isActive else { throw revokedSource(member, state) }
@@ -305,12 +305,12 @@ extension Vault {
         let before = try? members()
         guard (try? learnMembership(from: remote)) == true else { return "; nothing was changed" }
         guard let before, let after = try? members() else {
-            return "; what its membership log says about the group was kept (see coffer devices)"
+            return "; what its membership log says about the group was kept (see \(InterfaceName.members))"
         }
         let changes = MembershipChanges(from: before, to: after)
         return changes.isEmpty
-            ? "; its membership log's entries were kept (they change no device's membership; see coffer devices)"
-            : "; what its membership log says about the group was kept: \(changes.summary) (see coffer devices)"
+            ? "; its membership log's entries were kept (they change no device's membership; see \(InterfaceName.members))"
+            : "; what its membership log says about the group was kept: \(changes.summary) (see \(InterfaceName.members))"
     }
 
     /// Merges what `remote`, a log of the group, says that has effect (``GroupContext/mergeEffective(_:)``),
@@ -374,7 +374,7 @@ extension Vault {
         guard let me = state.member(deviceID), me.keys == request.publicKeys else {
             throw CofferError(
                 .notTrusted,
-                "this vault is waiting for approval to join a sync group, and the bundle's group (\(header.syncGroupID.uuidString.lowercased())) has not approved this device (fingerprint \(request.identity.fingerprint)) yet: ask a member to run coffer device approve with this vault's join request, then import a bundle that member makes afterwards. Nothing was changed"
+                "this vault is waiting for approval to join a sync group, and the bundle's group (\(header.syncGroupID.uuidString.lowercased())) has not approved this device (fingerprint \(request.identity.fingerprint)) yet: ask a member to approve this vault's join request (\(InterfaceName.approve)), then import a bundle that member makes afterwards. Nothing was changed"
             )
         }
         guard me.isActive else {
@@ -431,7 +431,7 @@ extension Vault {
     private func revokedError(_ me: GroupMemberRecord, in state: GroupState, kept: Bool) -> CofferError {
         CofferError(
             .notTrusted,
-            "this device was revoked from its sync group by \(me.revokedBy == deviceID ? "two replacements of its keys at once (a copy of it rekeyed too)" : describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see coffer devices)" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with coffer group new"
+            "this device was revoked from its sync group by \(me.revokedBy == deviceID ? "two replacements of its keys at once (a copy of it rekeyed too)" : describe(me.revokedBy, in: state)) on \(Self.day(me.revoked)); it can no longer sync with the group, and no record was imported\(kept ? " (the membership log that says so was kept; see \(InterfaceName.members))" : ""). Its records stay readable here; to rejoin, make a new vault on this machine and ask a member to approve it, or, if no member you trust is left, found a new group with \(InterfaceName.startNewGroup)"
         )
     }
 
@@ -447,7 +447,7 @@ extension Vault {
         if state.member(deviceID) == nil, !state.members.isEmpty {
             throw CofferError(
                 .notTrusted,
-                "\(Self.voidJoinCause); no record was imported (the membership log that says so was kept). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (coffer init --join), or ask a member to approve a join request"
+                "\(Self.voidJoinCause); no record was imported (the membership log that says so was kept). Its records stay readable here; to rejoin, make a new vault on this machine from a bundle made now (\(InterfaceName.joinFromBundle)), or ask a member to approve a join request"
             )
         }
     }
@@ -482,7 +482,7 @@ extension Vault.JoinedGroup {
             throw CofferError(
                 .param,
                 approvalOnly
-                    ? "the sync group accepts new devices by approval only, so its bundles carry no passphrase join block: run coffer init --request-join and ask a member to approve the request"
+                    ? "the sync group accepts new devices by approval only, so its bundles carry no passphrase join block: make a vault with \(InterfaceName.requestJoin) and ask a member to approve the request"
                     : "the bundle carries no join block, so a new vault cannot join from it (a member rotated the group key or revoked a device since its last unlock with the passphrase: unlock it there and export again)"
             )
         }

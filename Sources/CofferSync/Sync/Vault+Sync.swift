@@ -315,7 +315,7 @@ extension Vault {
                 .param,
                 "the bundle belongs to sync group \(header.syncGroupID.uuidString.lowercased()), but this vault is in "
                     + "sync group \(syncGroupID.uuidString.lowercased()); import it into a vault of its group, "
-                    + "or join that group with coffer init --join"
+                    + "or join that group with \(InterfaceName.joinFromBundle)"
             )
         }
         let plan = try planImport(header)

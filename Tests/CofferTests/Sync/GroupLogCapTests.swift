@@ -48,7 +48,7 @@ struct GroupLogCapTests {
         // No revocation fits, and the message says what to do.
         let refused = #expect(throws: CofferError.self) { try a.revoke(device: b.deviceID) }
         #expect(refused?.code == .notTrusted)
-        #expect(refused?.message.contains("coffer group new") == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("`vault.startNewGroup()`") == true, "\(refused?.message ?? "")")
         #expect(try logCount(a) == GroupLog.maximumEntries)
         // What a writes now goes to no one: its bundle carries the log alone.
         try a.keychain.add(password("after"))

@@ -53,12 +53,12 @@ package struct PathSelection: Sendable {
     ) throws(CofferError) {
         self.init(
             excludes: [
-                try PatternList(excluding, option: "--exclude"),
-                try PatternList(excludingIgnoringCase, option: "--iexclude", ignoringCase: true),
+                try PatternList(excluding, option: .excludeOption),
+                try PatternList(excludingIgnoringCase, option: .excludeIgnoringCaseOption, ignoringCase: true),
             ],
             includes: [
-                try PatternList(including, option: "--include"),
-                try PatternList(includingIgnoringCase, option: "--iinclude", ignoringCase: true),
+                try PatternList(including, option: .includeOption),
+                try PatternList(includingIgnoringCase, option: .includeIgnoringCaseOption, ignoringCase: true),
             ]
         )
     }

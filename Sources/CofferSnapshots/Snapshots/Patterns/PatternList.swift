@@ -18,11 +18,11 @@ struct PatternList: Sendable {
     /// Parses `texts`.
     ///
     /// - Parameters:
-    ///   - option: The option the patterns came from, for messages (`--exclude`).
+    ///   - option: The option the patterns came from, for messages (`--exclude`, `excluding:`).
     ///   - ignoringCase: Match paths ignoring case (both are lowercased).
     /// - Throws: ``CofferError`` `.param` for an empty pattern, one that is only `!`, or a glob that
     ///   cannot be parsed, naming it and why.
-    init(_ texts: [String], option: String = "--exclude", ignoringCase: Bool = false) throws(CofferError) {
+    init(_ texts: [String], option: InterfaceName = .excludeOption, ignoringCase: Bool = false) throws(CofferError) {
         var patterns: [PathPattern] = []
         for text in texts {
             guard !text.isEmpty, text != "!" else {
