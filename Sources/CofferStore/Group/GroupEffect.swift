@@ -99,6 +99,9 @@ struct GroupEffect {
     /// What the passes of ``init(graph:subset:unproven:)`` ask again and again while no verdict
     /// changes; `nil` outside them.
     private var memo: ClosingMemo?
+    /// Whether a rekey was decided in doubt (``witnessed(_:)``): an entry added after it may witness
+    /// it, which changes what was decided.
+    private var rekeyDecidedInDoubt = false
 
     /// The effect of the entries `subset` of `graph` (closed under ancestors), of which the joins
     /// `unproven` do not prove the group key (they have no effect, and nor has anything that needs
@@ -122,10 +125,32 @@ struct GroupEffect {
             return
         }
         effective = EntrySet(count: graph.entries.count)
-        // Each pass decides what it can, in canonical order, with every decision made so far; a
-        // decision is never revised, so this ends after at most one pass per entry.
         settledInOnePass = false
         memo = ClosingMemo(graph: graph, subset: subset)
+        let passes = decideAll()
+        settledInOnePass = passes <= 1
+        // A rekey left in doubt depends on a cycle through entries it would void: it stands only
+        // when the group heard of it first, void otherwise; then what depended on it is decided.
+        while true {
+            let doubtful = subset.filter { verdicts[$0] == .undecided && graph.entries[$0].change.isKeysReplaced }
+            guard !doubtful.isEmpty else { break }
+            rekeyDecidedInDoubt = true
+            settledInOnePass = false
+            let standing = doubtful.filter { witnessed($0) && supported($0) == .yes }
+            for rekey in doubtful {
+                verdicts[rekey] = standing.contains(rekey) ? .effective : .void
+                memo?.verdictChanged(rekey)
+            }
+            _ = decideAll()
+        }
+        memo = nil
+        for index in subset { include(index) }
+    }
+
+    /// Decides what it can, pass after pass in canonical order, with every decision made so far,
+    /// until a pass decides nothing; a decision is never revised, so this ends after at most one
+    /// pass per entry. Returns the number of passes that decided something.
+    private mutating func decideAll() -> Int {
         var changed = true
         var passes = 0
         while changed {
@@ -140,9 +165,33 @@ struct GroupEffect {
             }
             if changed { passes += 1 }
         }
-        memo = nil
-        settledInOnePass = passes <= 1
-        for index in subset { include(index) }
+        return passes
+    }
+
+    /// Whether a *witness* of the rekey `index` acknowledged it before hearing of any revocation of
+    /// its device made at the same time: an entry, not decided void, by another device admitted by an
+    /// entry the rekey follows (a member its author knew), that follows the rekey and no revocation of
+    /// the author concurrent with it. An owner's rekey, made on the log as it stands, has witnesses in
+    /// every member it knew, and each acknowledges it when it merges it
+    /// (``GroupContext/acknowledgeKeyReplacements()``); a rekey a stolen copy signs on an old part of
+    /// the log has as witnesses only the devices admitted before that part, and none of them
+    /// acknowledges it once it knows a revocation of the device (red team round 26, F1: a revoked
+    /// founder's copy signed a rekey on its own founding entry, whose voiding of the founder's
+    /// approvals left the revoker's admission, and with it the revocation, in doubt; in doubt, out
+    /// took the revoker, and every device the founder approved, out of the group).
+    private func witnessed(_ index: Int) -> Bool {
+        guard graph.followedByOthers[index] else { return false }
+        let author = graph.entries[index].author
+        let revocations = (graph.revocationsOf[author] ?? []).filter {
+            subset.contains($0) && graph.concurrent($0, index)
+        }
+        return subset.contains { witness in
+            let device = graph.entries[witness].author
+            guard device != author, verdicts[witness] != .void, graph.ancestors[witness].contains(index),
+                !revocations.contains(where: graph.ancestors[witness].contains)
+            else { return false }
+            return (graph.admissionsOf[device] ?? []).contains(where: graph.ancestors[index].contains)
+        }
     }
 
     /// Counts the entry `index`, decided, among those with effect if it has effect.
@@ -171,6 +220,7 @@ struct GroupEffect {
     /// nothing unless it is a closing (a revocation, a rekey or a policy of approval), but acknowledges
     /// the rekeys it follows, which decides a race between two rekeys of one device.
     func extended(by index: Int) -> GroupEffect? {
+        guard !rekeyDecidedInDoubt else { return nil }
         let entry = graph.entries[index]
         let follows = graph.ancestorCounts[index] == count
         switch entry.change {
@@ -196,6 +246,8 @@ struct GroupEffect {
             extended.verdicts[index] = .effective
         } else {
             extended.verdicts[index] = extended.decide(index)
+            // A rekey in doubt is decided with everything together.
+            if extended.verdicts[index] == .undecided, entry.change.isKeysReplaced { return nil }
         }
         extended.include(index)
         return extended
