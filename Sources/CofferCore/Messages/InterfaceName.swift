@@ -120,19 +120,20 @@ extension InterfaceName {
 extension InterfaceName {
     /// The host a snapshot reference is looked up for.
     package static let hostOption = InterfaceName(command: "--host NAME", call: "host:")
-    /// The path patterns a restore selects with.
-    package static let restorePatterns = InterfaceName(
-        command: "--include or --exclude",
-        call: "including: or excluding:"
-    )
     /// The patterns that leave paths out.
     package static let excludeOption = InterfaceName(command: "--exclude", call: "excluding:")
     /// The same, ignoring case.
-    package static let excludeIgnoringCaseOption = InterfaceName(command: "--iexclude", call: "excludingIgnoringCase:")
+    package static let excludeIgnoringCaseOption = InterfaceName(
+        command: "--iexclude",
+        call: "excludingIgnoringCase:"
+    )
     /// The patterns that select the paths a restore writes.
     package static let includeOption = InterfaceName(command: "--include", call: "including:")
     /// The same, ignoring case.
-    package static let includeIgnoringCaseOption = InterfaceName(command: "--iinclude", call: "includingIgnoringCase:")
+    package static let includeIgnoringCaseOption = InterfaceName(
+        command: "--iinclude",
+        call: "includingIgnoringCase:"
+    )
     /// A restore's deleting what the snapshot does not hold.
     package static let restoreDeleting = InterfaceName(command: "--delete", call: "deleting: true")
     /// The keep rules of a retention policy.

@@ -123,7 +123,7 @@ extension Snapshots {
         if deleting, rules.isEmpty, rootPath == "/" {
             throw CofferError(
                 .param,
-                "\(InterfaceName.restoreDeleting) into / would remove everything on this machine that is not in the snapshot; give patterns (\(InterfaceName.restorePatterns)) to say what to restore and delete (restic's rule); nothing was changed"
+                "\(InterfaceName.restoreDeleting) into / would remove everything on this machine that is not in the snapshot; give \(InterfaceName.includeOption) or \(InterfaceName.excludeOption) patterns to say what to restore and delete (restic's rule); nothing was changed"
             )
         }
         let keys = try vault.keyRing()

@@ -41,6 +41,9 @@ package struct GroupContext {
     /// holding its keys made them. ``store(in:schema:roots:vaultID:)`` adds them to
     /// ``Meta/admittedElsewhere``.
     package private(set) var admittedElsewhere: Set<Admission> = []
+    /// The epoch this device sealed with when it was last an active member, as stored (meta
+    /// ``Meta/memberEpoch``).
+    package let memberEpoch: KeyEpoch?
 
     /// One admission: `author` added `admitted`.
     package struct Admission: Hashable, Sendable {
@@ -52,6 +55,9 @@ package struct GroupContext {
     package enum Meta {
         package static let log = "group-log"
         package static let epoch = "group-epoch"
+        /// The epoch this device sealed with when it was last an active member (8 bytes): it seals
+        /// with no earlier one once it is not (``sealingRoot()``).
+        package static let memberEpoch = "group-member-epoch"
         package static let joinRequest = "join-request"
         /// The id of a group a member's log would have made overflow (``Vault/recordOverflow(of:)``).
         package static let overflowed = "group-overflowed"
@@ -70,9 +76,11 @@ package struct GroupContext {
         legacy: Set<KeyEpoch>? = nil,
         device: UUID,
         deviceKeys: DeviceKeys,
+        memberEpoch: KeyEpoch? = nil,
         changed: Bool = false
     ) throws(CofferError) {
         self.log = log
+        self.memberEpoch = memberEpoch
         self.keys = HeldGroupKeys(roots: roots, legacy: legacy, group: log.group)
         self.device = device
         self.deviceKeys = deviceKeys
@@ -123,6 +131,7 @@ package struct GroupContext {
     package func sealingRoot() throws(CofferError) -> (epoch: KeyEpoch, root: SecureBytes) {
         let state = try state()
         var counted: (GroupEntry) -> Bool = { !state.voided.contains($0.hash) }
+        var floor: (epoch: KeyEpoch, position: Int)?
         if state.member(device)?.isActive != true {
             // Revoked (two devices revoking each other, or both lose): the epochs this device started
             // at the same time count although they have no effect, since sealing under an earlier one
@@ -138,9 +147,23 @@ package struct GroupContext {
                 }.map { log.entries[$0].hash }
             )
             counted = { !state.voided.contains($0.hash) || own.contains($0.hash) }
+            // Nor an epoch before the one it sealed with as a member: a log whose later entries lost
+            // their effect (a stale copy's closing, signed on old entries, voided the joins of the
+            // devices that started them) would hand what it writes next to whoever holds the old
+            // one (red team round 26, F1: a revoked founder's copy read what the members it
+            // evicted wrote).
+            if let memberEpoch, let start = log.entries.lastIndex(where: { $0.startedEpoch == memberEpoch }) {
+                floor = (memberEpoch, start)
+            }
         }
-        let started = log.entries.compactMap { counted($0) ? $0.startedEpoch : nil }
-        for epoch in ([KeyEpoch.original] + started).reversed() where keys.isTrusted(epoch) {
+        var started = log.entries.indices.compactMap { index in
+            counted(log.entries[index]) ? log.entries[index].startedEpoch.map { (epoch: $0, position: index) } : nil
+        }
+        if let floor, !started.contains(where: { $0.position == floor.position }) {
+            started.append(floor)
+            started.sort { $0.position < $1.position }
+        }
+        for epoch in ([KeyEpoch.original] + started.map(\.epoch)).reversed() where keys.isTrusted(epoch) {
             if let root = roots[epoch] { return (epoch, root) }
         }
         return try currentRoot()
@@ -329,9 +352,12 @@ package struct GroupContext {
         if settling { try settleMerge() }
     }
 
-    /// What a merge does once the union is adopted: starts a new epoch if the log needs one, and
-    /// acknowledges other members' rekeys.
+    /// What a merge does once the union is adopted: acknowledges other members' rekeys, then starts a
+    /// new epoch if the log needs one (sealed to the members the acknowledgement leaves: a rekey its
+    /// witnesses acknowledge voids what a copy of its device wrote at the same time, docs/FORMAT.md),
+    /// and acknowledges again what a new epoch let it (a key it now holds).
     package mutating func settleMerge() throws(CofferError) {
+        try acknowledgeKeyReplacements()
         try settle()
         try acknowledgeKeyReplacements()
     }
@@ -542,6 +568,8 @@ package struct GroupContext {
         // The epoch this device seals with: the current one, or the latest it holds while it lacks
         // that (left out of an epoch, or revoked), so a reopened vault still seals and exports.
         let epoch = try sealingRoot().epoch
+        let isMember = try state().member(device)?.isActive == true
+        let sealedAsMember = isMember ? epoch : memberEpoch
         return [
             (Meta.log, log.encoded),
             (Meta.epoch, withUnsafeBytes(of: epoch.id.bigEndian) { Array($0) }),
@@ -550,7 +578,7 @@ package struct GroupContext {
                 GroupKeys.legacyMetaKey,
                 keys.legacy.sorted().flatMap { withUnsafeBytes(of: $0.id.bigEndian) { Array($0) } }
             ),
-        ]
+        ] + (sealedAsMember.map { [(Meta.memberEpoch, withUnsafeBytes(of: $0.id.bigEndian) { Array($0) })] } ?? [])
     }
 
     /// Writes ``metaEntries(deviceRoot:vaultID:)`` in `txn`, sealed under the current device root of

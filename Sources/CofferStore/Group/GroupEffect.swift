@@ -102,6 +102,11 @@ struct GroupEffect {
     /// Whether a rekey was decided in doubt (``witnessed(_:)``): an entry added after it may witness
     /// it, which changes what was decided.
     private var rekeyDecidedInDoubt = false
+    /// The closings among `subset` that another entry of their own device is concurrent with: its
+    /// history forked, and a copy wrote one side (``shutsDoor(_:on:)``).
+    private var forkedClosings: EntrySet
+    /// The entries of `subset` by each device that wrote a forked closing.
+    private var entriesOfForkers: [UUID: [Int]] = [:]
 
     /// The effect of the entries `subset` of `graph` (closed under ancestors), of which the joins
     /// `unproven` do not prove the group key (they have no effect, and nor has anything that needs
@@ -116,6 +121,7 @@ struct GroupEffect {
         rekeysTwice = graph.rekeysOf.values.contains { $0.lazy.filter { subset.contains($0) }.count > 1 }
         verdicts = [Verdict](repeating: .undecided, count: graph.entries.count)
         memo = nil
+        (forkedClosings, entriesOfForkers) = Self.forks(in: graph, subset: subset)
         // Without two concurrent entries nothing voids anything: every entry was checked against its
         // ancestors, so its author was an active member, and each has effect.
         if unproven.isEmpty, isChain {
@@ -220,9 +226,14 @@ struct GroupEffect {
     /// nothing unless it is a closing (a revocation, a rekey or a policy of approval), but acknowledges
     /// the rekeys it follows, which decides a race between two rekeys of one device.
     func extended(by index: Int) -> GroupEffect? {
-        guard !rekeyDecidedInDoubt else { return nil }
+        guard !rekeyDecidedInDoubt, forkedClosings.isEmpty else { return nil }
         let entry = graph.entries[index]
         let follows = graph.ancestorCounts[index] == count
+        // An entry forking its device's history may take the power of its closings away.
+        if !follows, subset.contains(where: { graph.entries[$0].author == entry.author && graph.concurrent($0, index) })
+        {
+            return nil
+        }
         switch entry.change {
         case .keysReplaced:
             guard follows, !vouchingMatters(for: entry.author) else { return nil }
@@ -450,17 +461,83 @@ struct GroupEffect {
         guard let memo else {
             for closing in Self.closings(in: graph, subset: subset) where graph.concurrent(closing, index) {
                 let power = closingPower(closing)
-                guard body(closing, Answer.all([power.standing, power.voidedByRevocation(except: device).negated]))
+                guard
+                    body(
+                        closing,
+                        Answer.all([
+                            power.standing, power.voidedByRevocation(except: device).negated,
+                            shutsDoor(closing, on: index),
+                        ])
+                    )
                 else { return }
             }
             return
         }
         memo.forEachClosing(concurrentWith: index) { closing in
             let power = memo.power(of: closing) { closingPower(closing) }
-            return Answer.all([power.standing, power.voidedByRevocation(except: device).negated])
+            return Answer.all([
+                power.standing, power.voidedByRevocation(except: device).negated, shutsDoor(closing, on: index),
+            ])
         } _: { closing, power in
             body(closing, power)
         }
+    }
+
+    /// Whether the closing `closing` may void the passphrase join `join` as far as its own device's
+    /// history goes: not when another entry of that device, concurrent with the closing, follows the
+    /// join (the device knew the join, so the closing claiming not to came from a copy holding its
+    /// keys, signed on an old part of the log), unless a witness acknowledged the closing: a device
+    /// admitted by an entry the closing follows, with an entry that follows it and no revocation of
+    /// its device made at the same time. A device that never forked is unaffected. (Red team round
+    /// 26, F1: a revoked founder's copy signed a closing on its founding entry, which voided every
+    /// passphrase join since, the revoker's among them, and the revocation with it.)
+    private func shutsDoor(_ closing: Int, on join: Int) -> Answer {
+        guard forkedClosings.contains(closing) else { return .yes }
+        let author = graph.entries[closing].author
+        let knew = (entriesOfForkers[author] ?? []).contains {
+            $0 != closing && graph.concurrent($0, closing) && graph.ancestors[$0].contains(join)
+        }
+        return !knew || acknowledgedByWitness(closing) ? .yes : .no
+    }
+
+    /// Whether an entry of a witness follows the entry `index` and no revocation of its author made at
+    /// the same time: another device, admitted by an entry `index` follows (a member its author
+    /// knew). Decided from the log's shape alone.
+    private func acknowledgedByWitness(_ index: Int) -> Bool {
+        guard graph.followedByOthers[index] else { return false }
+        let author = graph.entries[index].author
+        let revocations = (graph.revocationsOf[author] ?? []).filter {
+            subset.contains($0) && graph.concurrent($0, index)
+        }
+        return subset.contains { witness in
+            let device = graph.entries[witness].author
+            guard device != author, graph.ancestors[witness].contains(index),
+                !revocations.contains(where: graph.ancestors[witness].contains)
+            else { return false }
+            return (graph.admissionsOf[device] ?? []).contains(where: graph.ancestors[index].contains)
+        }
+    }
+
+    /// The closings among `subset` whose device's history forked (another entry of that device is
+    /// concurrent with the closing), and the entries of those devices.
+    private static func forks(in graph: GroupGraph, subset: EntrySet) -> (EntrySet, [UUID: [Int]]) {
+        var forked = EntrySet(count: graph.entries.count)
+        let closings = closings(in: graph, subset: subset)
+        guard !closings.isEmpty else { return (forked, [:]) }
+        let closers = Set(closings.map { graph.entries[$0].author })
+        var entries: [UUID: [Int]] = [:]
+        for index in subset where closers.contains(graph.entries[index].author) {
+            entries[graph.entries[index].author, default: []].append(index)
+        }
+        var forkers: [UUID: [Int]] = [:]
+        for closing in closings {
+            let author = graph.entries[closing].author
+            if (entries[author] ?? []).contains(where: { $0 != closing && graph.concurrent($0, closing) }) {
+                forked.insert(closing)
+                forkers[author] = entries[author]
+            }
+        }
+        return (forked, forkers)
     }
 
     /// Every closing among `subset`: revocations, rekeys and policies of approval.

@@ -412,12 +412,20 @@ extension Vault {
             try context.appendJoined(name: defaultDeviceName)
             return context
         }
+        let memberEpoch = try txn.get(schema.meta, key: Array(GroupContext.Meta.memberEpoch.utf8)).map {
+            (bytes) throws(CofferError) in
+            var reader = BinaryReader(bytes, what: "meta \"\(GroupContext.Meta.memberEpoch)\"")
+            let id = try reader.readUInt64()
+            try reader.finish()
+            return KeyEpoch(id: id)
+        }
         return try GroupContext(
             log: try GroupLog(group: group, decoding: stored),
             roots: keys,
             legacy: legacy,
             device: device,
-            deviceKeys: deviceKeys
+            deviceKeys: deviceKeys,
+            memberEpoch: memberEpoch
         )
     }
 

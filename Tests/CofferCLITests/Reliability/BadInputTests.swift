@@ -91,8 +91,11 @@ struct BadInputTests {
         return [
             (["restore", "tree", out, "--overwrite", "sometimes"], 64, "always, if-changed, if-newer, never", [:]),
             (["restore", "tree", out, "--target", out], 64, "not both", [:]),
-            (["restore", "tree", "--target", "/", "--delete"], 1, "give --include or --exclude", [:]),
-            (["restore", "tree", "--target", "/", "--delete", "--dry-run"], 1, "give --include or --exclude", [:]),
+            (["restore", "tree", "--target", "/", "--delete"], 1, "give `--include` or `--exclude` patterns", [:]),
+            (
+                ["restore", "tree", "--target", "/", "--delete", "--dry-run"], 1,
+                "give `--include` or `--exclude` patterns", [:]
+            ),
             (["backup", tree, "--time", "2026-03-08 02:30:00"], 64, "does not exist in this time zone", newYork),
             (["find", "*.txt", "--newest", "2026-03-08 02:00"], 64, "from 02:00 straight to 03:00", newYork),
             (["backup", tree, "--time", "2026-02-30 10:00"], 64, "takes a time like", [:]),

@@ -11,7 +11,7 @@ import Testing
 /// replayed from a pool of every bundle ever made. One device is stolen at a random step: from then on
 /// the thief holds its vault and file copies of it taken earlier, knows the passphrase, keeps every
 /// bundle, and acts: it writes records, revokes honest members (racing the owner), forges epochs under
-/// the ids of real ones with keys of its own (a modified client), makes new vaults
+/// the ids of real ones with keys of its own and signs rekeys on old entries (a modified client), makes new vaults
 /// from any old bundle with the passphrase, and offers all of it, and old bundles, to anyone. At a
 /// random later step an honest member revokes the stolen device and every device the thief made that
 /// it sees as a member.
@@ -270,8 +270,12 @@ final class AdversaryModel {
         case 26...28:  // the thief writes, rekeys, closes the door or revokes an honest member (racing the owner)
             guard !thieves.isEmpty else { return }
             let thief = thieves[pick(thieves.count)]
-            let choice = random.next() % 8
-            if choice == 7 {
+            let choice = random.next() % 9
+            if choice == 8 {
+                // A modified client: a rekey signed on the device's own admission, so that
+                // everything the device did since is concurrent with it (red team round 26, F1).
+                _ = try? thief.vault.signStaleRekey()
+            } else if choice == 7 {
                 // A modified client: an epoch under the id of an honest device's current one (every
                 // bundle header shows it), with a key of its own.
                 guard !honest.isEmpty, let real = try? honest[pick(honest.count)].vault.keyRing().currentEpoch(.sync),
