@@ -186,18 +186,7 @@ struct GroupEffect {
     /// approvals left the revoker's admission, and with it the revocation, in doubt; in doubt, out
     /// took the revoker, and every device the founder approved, out of the group).
     private func witnessed(_ index: Int) -> Bool {
-        guard graph.followedByOthers[index] else { return false }
-        let author = graph.entries[index].author
-        let revocations = (graph.revocationsOf[author] ?? []).filter {
-            subset.contains($0) && graph.concurrent($0, index)
-        }
-        return subset.contains { witness in
-            let device = graph.entries[witness].author
-            guard device != author, verdicts[witness] != .void, graph.ancestors[witness].contains(index),
-                !revocations.contains(where: graph.ancestors[witness].contains)
-            else { return false }
-            return (graph.admissionsOf[device] ?? []).contains(where: graph.ancestors[index].contains)
-        }
+        acknowledgedByWitness(index) { verdicts[$0] != .void }
     }
 
     /// Counts the entry `index`, decided, among those with effect if it has effect.
@@ -500,10 +489,10 @@ struct GroupEffect {
         return !knew || acknowledgedByWitness(closing) ? .yes : .no
     }
 
-    /// Whether an entry of a witness follows the entry `index` and no revocation of its author made at
-    /// the same time: another device, admitted by an entry `index` follows (a member its author
-    /// knew). Decided from the log's shape alone.
-    private func acknowledgedByWitness(_ index: Int) -> Bool {
+    /// Whether an entry of a witness, among those `counting` admits, follows the entry `index` and no
+    /// revocation of its author made at the same time: another device, admitted by an entry `index`
+    /// follows (a member its author knew). By default decided from the log's shape alone.
+    private func acknowledgedByWitness(_ index: Int, counting: (Int) -> Bool = { _ in true }) -> Bool {
         guard graph.followedByOthers[index] else { return false }
         let author = graph.entries[index].author
         let revocations = (graph.revocationsOf[author] ?? []).filter {
@@ -511,7 +500,7 @@ struct GroupEffect {
         }
         return subset.contains { witness in
             let device = graph.entries[witness].author
-            guard device != author, graph.ancestors[witness].contains(index),
+            guard device != author, counting(witness), graph.ancestors[witness].contains(index),
                 !revocations.contains(where: graph.ancestors[witness].contains)
             else { return false }
             return (graph.admissionsOf[device] ?? []).contains(where: graph.ancestors[index].contains)
