@@ -229,3 +229,44 @@ struct PublicAPITests {
         #expect(try await home.syncPeers().map(\.name) == ["laptop"])
     }
 }
+
+extension PublicAPITests {
+    /// The first change `changes` reports, its errors typed: this compiles only while the
+    /// observation sequences throw ``CofferError`` (`Failure`), as every other call does.
+    static func firstChange<Changes: AsyncSequence<VaultChange, CofferError>>(
+        _ changes: Changes
+    ) async throws(CofferError) -> VaultChange? {
+        for try await change in changes { return change }
+        return nil
+    }
+
+    /// The first value an observation reports, its errors typed.
+    static func firstValue<Value, Values: AsyncSequence<Value, CofferError>>(
+        _ values: Values
+    ) async throws(CofferError) -> Value? {
+        for try await value in values { return value }
+        return nil
+    }
+
+    @Test("Observation sequences throw CofferError: changes, keychain changes and value observations, in typed code")
+    func typedObservations() async throws {
+        let vault = try await Vault.create(
+            at: workspace.path("typed"),
+            passphrase: passphrase,
+            configuration: configuration
+        )
+        defer { vault.close() }
+        let start = try await vault.currentChangePosition()
+        try await vault.keychain.setPassword("v1", service: "mail", account: "ann", scope: .syncable)
+        let change = try await Self.firstChange(vault.changes(after: start))
+        #expect(change?.operation == .put)
+        let keychainChanges = vault.keychain.changes(
+            matching: .genericPassword(service: "mail", account: "ann"),
+            after: start
+        )
+        let itemChange = try await Self.firstValue(keychainChanges)
+        #expect(itemChange?.attributes.account == "ann")
+        let info = try await Self.firstValue(vault.keychain.observe(.genericPassword(service: "mail", account: "ann")))
+        #expect(info?.count == 1)
+    }
+}

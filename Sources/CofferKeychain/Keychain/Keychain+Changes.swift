@@ -14,6 +14,8 @@ public struct KeychainChange: Sendable, Hashable {
 public struct KeychainChanges: AsyncSequence, Sendable {
     /// A change.
     public typealias Element = KeychainChange
+    /// What reading the journal throws.
+    public typealias Failure = CofferError
 
     let changes: VaultChanges
     let query: ItemQuery
@@ -26,7 +28,7 @@ public struct KeychainChanges: AsyncSequence, Sendable {
         let keychain: Keychain
 
         /// The next matching change; `nil` once the vault is closed or the task cancelled.
-        public mutating func next() async throws -> KeychainChange? {
+        public mutating func next() async throws(CofferError) -> KeychainChange? {
             while let change = try await changes.next() {
                 guard change.record == .item, let scope = change.scope, query.scope.scopes.contains(scope),
                     !change.detail.isEmpty,

@@ -19,6 +19,8 @@
 public struct ValueObservation<Value: Sendable & Equatable>: AsyncSequence, Sendable {
     /// A value.
     public typealias Element = Value
+    /// What a read throws.
+    public typealias Failure = CofferError
 
     let vault: Vault
     let changes: VaultChanges
@@ -52,7 +54,7 @@ public struct ValueObservation<Value: Sendable & Equatable>: AsyncSequence, Send
 
         /// The first value, or the next one that differs from the last; `nil` once the vault is
         /// closed or the task cancelled.
-        public mutating func next() async throws -> Value? {
+        public mutating func next() async throws(CofferError) -> Value? {
             while true {
                 if stale {
                     guard let value = try await observation.readWaitingForUnlock() else { return nil }

@@ -82,6 +82,8 @@ public struct VaultChange: Sendable, Hashable {
 public struct VaultChanges: AsyncSequence, Sendable {
     /// A change.
     public typealias Element = VaultChange
+    /// What reading the journal throws.
+    public typealias Failure = CofferError
 
     let vault: Vault
     let start: ChangePosition?
@@ -96,7 +98,7 @@ public struct VaultChanges: AsyncSequence, Sendable {
         var buffered: [VaultChange] = []
 
         /// The next change, waiting for one; `nil` once the vault is closed or the task cancelled.
-        public mutating func next() async throws -> VaultChange? {
+        public mutating func next() async throws(CofferError) -> VaultChange? {
             while true {
                 if !buffered.isEmpty { return buffered.removeFirst() }
                 guard !Task.isCancelled, !vault.isClosed else { return nil }
