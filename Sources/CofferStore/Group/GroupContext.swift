@@ -352,14 +352,14 @@ package struct GroupContext {
         if settling { try settleMerge() }
     }
 
-    /// What a merge does once the union is adopted: acknowledges other members' rekeys, then starts a
+    /// What a merge does once the union is adopted: acknowledges other members' rekeys and joins, then starts a
     /// new epoch if the log needs one (sealed to the members the acknowledgement leaves: a rekey its
     /// witnesses acknowledge voids what a copy of its device wrote at the same time, docs/FORMAT.md),
     /// and acknowledges again what a new epoch let it (a key it now holds).
     package mutating func settleMerge() throws(CofferError) {
-        try acknowledgeKeyReplacements()
+        try acknowledgeOthers()
         try settle()
-        try acknowledgeKeyReplacements()
+        try acknowledgeOthers()
     }
 
     /// Whether entries this device appends when it settles a merge (a new epoch, entries folding the
@@ -377,14 +377,22 @@ package struct GroupContext {
         }
     }
 
-    /// Appends an entry that follows every replacement of another member's keys this device has not
-    /// followed with an entry of its own yet (an empty `keysShared`), so the group knows which of two
-    /// rekeys of one device it heard of first (``GroupEffect``: a leaked copy's rekey, made on old
-    /// heads after the owner's reached a member, loses; red team round 8, N2). Nothing when this
-    /// device is not an active member, holds no trusted current key, or the log is full.
-    package mutating func acknowledgeKeyReplacements() throws(CofferError) {
-        let others = log.entries.indices.filter {
-            log.entries[$0].author != device && log.entries[$0].change.isKeysReplaced
+    /// Appends an entry that follows every replacement of another member's keys, and every passphrase
+    /// join of another device, with effect, that this device has not followed with an entry of its own
+    /// yet (an empty `keysShared`), so the log shows what this device heard of first
+    /// (``GroupEffect``): of two rekeys of one device, a leaked copy's, made on old heads after the
+    /// owner's reached a member, loses (red team round 8, N2); a rekey left in doubt stands only when
+    /// a member its author knew acknowledged it; and a closing a copy of this device signs later on
+    /// old entries closes no door on a join this device followed (red team round 26, F1: a revoked
+    /// founder's copy signed a rekey on its founding entry, which voided every passphrase join since).
+    /// Nothing when this device is not an active member, holds no trusted current key, or the log is
+    /// full.
+    package mutating func acknowledgeOthers() throws(CofferError) {
+        let anchor = GroupEntry.anchor(group: log.group)
+        let others = log.entries.indices.filter { index in
+            let entry = log.entries[index]
+            guard entry.author != device else { return false }
+            return entry.change.isKeysReplaced || (entry.change.isJoin && entry.parents != [anchor])
         }
         guard !others.isEmpty, !log.isFull else { return }
         let state = try state()
@@ -393,8 +401,8 @@ package struct GroupContext {
         else { return }
         let graph = try GroupGraph(log.entries, group: log.group)
         let own = log.entries.indices.filter { log.entries[$0].author == device }
-        let unacknowledged = others.filter { rekey in
-            !state.voided.contains(log.entries[rekey].hash) && !own.contains { graph.ancestors[$0].contains(rekey) }
+        let unacknowledged = others.filter { other in
+            !state.voided.contains(log.entries[other].hash) && !own.contains { graph.ancestors[$0].contains(other) }
         }
         guard !unacknowledged.isEmpty else { return }
         let history = try GroupKeys.sealHistory([:], under: root, epoch: state.currentEpoch, group: log.group)

@@ -179,7 +179,7 @@ struct GroupEffect {
     /// entry the rekey follows (a member its author knew), that follows the rekey and no revocation of
     /// the author concurrent with it. An owner's rekey, made on the log as it stands, has witnesses in
     /// every member it knew, and each acknowledges it when it merges it
-    /// (``GroupContext/acknowledgeKeyReplacements()``); a rekey a stolen copy signs on an old part of
+    /// (``GroupContext/acknowledgeOthers()``); a rekey a stolen copy signs on an old part of
     /// the log has as witnesses only the devices admitted before that part, and none of them
     /// acknowledges it once it knows a revocation of the device (red team round 26, F1: a revoked
     /// founder's copy signed a rekey on its own founding entry, whose voiding of the founder's
@@ -624,8 +624,11 @@ struct GroupEffect {
             else {
                 return false
             }
-            // What the closing knew, but the closer's own entries the answering revocation voids.
-            return graph.ancestors[closing].subtracting(graph.ancestors[join]).allSatisfy {
+            // What the closing knew, but the closer's own entries the answering revocation voids,
+            // the revocation knew. (Not what the join knew: two devices joining from one bundle
+            // know nothing of each other's joins, and a revoked one's copy signed a closing on its
+            // own join, which its revoker's join did not know, and came back; red team round 27, F1.)
+            return graph.ancestors[closing].subtracting(graph.ancestors[answering]).allSatisfy {
                 graph.entries[$0].author == closer && graph.concurrent($0, answering)
             }
         }

@@ -83,14 +83,36 @@ struct StaleRekeyTests {
     }
 
     @Test(
-        "The same with members that joined by passphrase: the copy reads nothing they write after; its rekey still closes the door on their joins (open: red team round 26, F1)"
+        "The same with members that joined by passphrase: the founder acknowledged their joins when it merged them, so its copy's rekey closes no door on them"
     )
-    func staleRekeyClosesThePassphraseDoor() throws {
+    func staleRekeyOnPassphraseJoins() throws {
         let (a, b, c, copy) = try foundedTrio(byApproval: false)
         try b.revoke(device: a.deviceID)
         _ = try exchange(b, c, "revocation-to-c")
-        withKnownIssue("a closing signed on old entries voids every passphrase join since them") {
-            try forge(copy, expectingRevocationOf: a, toStandAt: b, c)
+        try forge(copy, expectingRevocationOf: a, toStandAt: b, c)
+        try expectNothingLaterReaches(copy, from: c)
+    }
+
+    @Test(
+        "Members that joined by passphrase while the founder never heard of them: the copy's rekey still closes the door on their joins (open), and the copy reads nothing they write after"
+    )
+    func staleRekeyOnJoinsTheFounderNeverHeardOf() throws {
+        let a = try group.createFirst()
+        try a.keychain.add(SyncGroupFixture.password("before"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        let (b, _) = try group.join("b", from: start)
+        let fromB = group.bundle("from-b")
+        try b.export(to: fromB)
+        let (c, _) = try group.join("c", from: fromB)
+        _ = try exchange(c, b, "c-to-b")
+        a.close()
+        let copy = try group.fixture.open()
+        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        try b.revoke(device: copy.deviceID)
+        _ = try exchange(b, c, "revocation-to-c")
+        withKnownIssue("a closing signed on old entries by a device that never followed the joins voids them") {
+            try forge(copy, expectingRevocationOf: copy, toStandAt: b, c)
         }
         try expectNothingLaterReaches(copy, from: c)
         try b.keychain.add(SyncGroupFixture.password("b-after"))
@@ -121,6 +143,36 @@ struct StaleRekeyTests {
             #expect(try !active(a, in: member), "the revocation stands at \(name)")
             #expect(try active(b, in: member) && active(c, in: member), "the members stay at \(name)")
         }
+    }
+
+    @Test(
+        "A revoked device's copy signs approval-only joins on its own join, concurrent with its revoker's passphrase join: the revocation stands, and the founder seals nothing the copy reads (red team round 27, F1)",
+        arguments: [true, false]
+    )
+    func staleClosingOnOwnJoin(bHeardOfC: Bool) throws {
+        let a = try group.createFirst()
+        try a.keychain.add(SyncGroupFixture.password("before"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        let (b, _) = try group.join("b", from: start)
+        let (c, _) = try group.join("c", from: start)
+        _ = try exchange(b, a, "b-to-a")
+        _ = try exchange(c, a, "c-to-a")
+        if bHeardOfC { _ = try exchange(a, b, "a-to-b") }
+        _ = try exchange(a, c, "a-to-c")
+        b.close()
+        let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
+        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        try c.revoke(device: copy.deviceID)
+        _ = try exchange(c, a, "revocation-to-a")
+        try copy.signStale { _, _ in .policy(.approval) }
+        _ = try offer(copy, a, "copy-to-a")
+        #expect(try !active(copy, in: a), "the revocation stands at a")
+        try a.keychain.add(SyncGroupFixture.password("a-after"))
+        _ = try offer(a, copy, "a-to-copy")
+        #expect(try copy.keychain.password(service: "a-after", account: "ann") == nil)
+        let sealing = try a.keyRing().currentEpoch(.sync)
+        #expect(!(try copy.keyRing().epochs(.sync)).contains(sealing), "the copy holds epoch \(sealing)")
     }
 
     /// `c` writes an item after the copy's forgery and offers the copy a bundle: the copy can open
@@ -167,14 +219,12 @@ extension Vault {
     /// device's keys whose only parent is the entry that admitted the device (its founding entry, for
     /// a founder), and keeps it in its log.
     func signStaleRekey() throws {
-        try changeGroup("signing a stale rekey") { context, _, _ in
-            let founding = try #require(context.log.entries.first { $0.admittedDevice == deviceID })
+        try signStale { context, parents in
             let fresh = DeviceKeys.generate()
             let keys = DevicePublicKeys(
                 agreement: try fresh.agreement.publicKey(),
                 signing: try fresh.signing.publicKey()
             )
-            let parents = [founding.hash]
             let possession = try fresh.signing.signature(
                 of: GroupEntry.possessionMessage(
                     group: context.log.group,
@@ -183,8 +233,17 @@ extension Vault {
                     keys: keys
                 )
             )
+            return .keysReplaced(keys: keys, possession: possession)
+        }
+    }
+
+    /// The same for any entry `change` makes from the log and the parents it will have.
+    func signStale(_ change: (GroupContext, [[UInt8]]) throws -> GroupEntry.Change) throws {
+        try changeGroup("signing a stale entry") { context, _, _ in
+            let admission = try #require(context.log.entries.first { $0.admittedDevice == deviceID })
+            let parents = [admission.hash]
             let stale = try GroupEntry(
-                change: .keysReplaced(keys: keys, possession: possession),
+                change: try change(context, parents),
                 parents: parents,
                 author: deviceID,
                 signing: context.deviceKeys.signing,
@@ -192,11 +251,13 @@ extension Vault {
                 time: Date(timeIntervalSince1970: 1_800_000_000)
             )
             let graph = try GroupGraph(context.log.entries, group: context.log.group)
-            let position = try #require(context.log.entries.firstIndex { $0.hash == founding.hash })
+            let position = try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
             let past = context.log.entries.indices.filter { graph.ancestors[position].contains($0) }.map {
                 context.log.entries[$0]
             }
-            context.adopt(try GroupLog(group: context.log.group, entries: past + [founding, stale]).union(context.log))
+            context.adopt(
+                try GroupLog(group: context.log.group, entries: past + [admission, stale]).union(context.log)
+            )
         }
     }
 }
