@@ -514,12 +514,66 @@ package struct GroupContext {
         for index in revocationsByOut where !mine.contains(union.entries[index].hash) && bringsTooMuch(index) {
             redundant.insert(union.entries[index].hash)
         }
+        let evidence = forkEvidence(
+            in: union,
+            graph: graph,
+            voided: voided,
+            kept: { mine.contains($0) || firstClosings.contains($0) },
+            held: mine,
+            admitted: { device in
+                (graph.admissionsOf[device] ?? []).contains { !voided.contains(union.entries[$0].hash) }
+            },
+            bringsLittle: { !bringsTooMuch($0) }
+        )
         try merge(
             try union.keeping {
                 mine.contains($0.hash) || (!voided.contains($0.hash) && !redundant.contains($0.hash))
-                    || firstClosings.contains($0.hash)
+                    || firstClosings.contains($0.hash) || evidence.contains($0.hash)
             }
         )
+    }
+
+    /// Of `union`'s entries without effect that this device does not hold, those that show a kept
+    /// closing came from a copy: acknowledgements (``acknowledgeOthers()``) by the closer's own
+    /// device, admitted with effect, concurrent with the closing, that
+    /// follow a passphrase join the closing is concurrent with (the device knew the join, so the
+    /// closing cannot close the door on it: docs/FORMAT.md, rule 4). A refused bundle's log keeps its
+    /// stale closing; without these, a member kept the closing and dropped what shows it stale (red
+    /// team round 28, F2). A few per device, the first in canonical order, each bringing few others.
+    private func forkEvidence(
+        in union: GroupLog,
+        graph: GroupGraph,
+        voided: Set<[UInt8]>,
+        kept: ([UInt8]) -> Bool,
+        held: Set<[UInt8]>,
+        admitted: (UUID) -> Bool,
+        bringsLittle: (Int) -> Bool
+    ) -> Set<[UInt8]> {
+        let anchor = GroupEntry.anchor(group: union.group)
+        let joins = union.entries.indices.filter {
+            union.entries[$0].change.isJoin && union.entries[$0].parents != [anchor]
+        }
+        var evidence = Set<[UInt8]>()
+        var counts: [UUID: Int] = [:]
+        for closing in union.entries.indices
+        where union.entries[closing].change.isClosing && kept(union.entries[closing].hash) {
+            let author = union.entries[closing].author
+            // Only a device that was admitted acknowledges: made-up devices' entries say nothing.
+            guard admitted(author) else { continue }
+            let doors = joins.filter { graph.concurrent($0, closing) }
+            guard !doors.isEmpty else { continue }
+            for index in union.entries.indices where counts[author, default: 0] < Self.keptVoidedClosingsPerDevice {
+                let entry = union.entries[index]
+                guard entry.author == author, case .keysShared = entry.change, voided.contains(entry.hash),
+                    !held.contains(entry.hash),
+                    !evidence.contains(entry.hash), graph.concurrent(index, closing),
+                    doors.contains(where: graph.ancestors[index].contains), bringsLittle(index)
+                else { continue }
+                evidence.insert(entry.hash)
+                counts[author, default: 0] += 1
+            }
+        }
+        return evidence
     }
 
     /// Starts a new epoch when the log needs one, or this device may not seal with the current key it

@@ -21,7 +21,7 @@ import Foundation
 ///   (``cameThroughDoor(_:closedBy:before:)``).
 /// - a join whose proof does not verify under the key this device trusts for its epoch (made with a
 ///   forged key under a real epoch's id, or with none) has no effect;
-/// - A joining device whose join was voided only by revocations or policy changes of devices that it
+/// - A joining device whose join was voided only by closings (revocations, policies, rekeys) of devices that it
 ///   revoked at the same time, having known everything they knew, still revokes them (*both lose*:
 ///   its join is void and they are out): a revoked device's stale copy cannot undo its revocation by
 ///   closing the door on its revoker, and a thief racing the door cannot get in by revoking its
@@ -223,6 +223,15 @@ struct GroupEffect {
         {
             return nil
         }
+        // An entry of another device following a rekey no witness acknowledged yet may be its first
+        // witness, which decides whether a revoker answers that rekey (both lose).
+        let mayWitness = graph.rekeysOf.contains { device, rekeys in
+            device != entry.author
+                && rekeys.contains {
+                    subset.contains($0) && graph.ancestors[index].contains($0) && !acknowledgedByWitness($0)
+                }
+        }
+        if mayWitness { return nil }
         switch entry.change {
         case .keysReplaced:
             guard follows, !vouchingMatters(for: entry.author) else { return nil }
@@ -616,7 +625,11 @@ struct GroupEffect {
     /// the closing knew but what that revocation voids (the closer's own entries its author had not
     /// seen). It depends on no verdict.
     private func answeredByRevocation(_ closing: Int, against join: Int) -> Bool {
-        if case .keysReplaced = graph.entries[closing].change { return false }
+        // A rekey a witness acknowledged is its owner's (a copy's on old entries has none): made-up
+        // devices joining on old heads and revoking it do not take the owner out (red team round 14,
+        // F5). An unwitnessed one is answered like any closing (round 28, F1: a revoked device's copy
+        // signed one on its own join and came back).
+        if case .keysReplaced = graph.entries[closing].change, acknowledgedByWitness(closing) { return false }
         let closer = graph.entries[closing].author
         return (graph.revocationsBy[graph.entries[join].author] ?? []).contains { answering in
             guard subset.contains(answering), graph.ancestors[answering].contains(join),

@@ -146,10 +146,11 @@ struct StaleRekeyTests {
     }
 
     @Test(
-        "A revoked device's copy signs approval-only joins on its own join, concurrent with its revoker's passphrase join: the revocation stands, and the founder seals nothing the copy reads (red team round 27, F1)",
-        arguments: [true, false]
+        "A revoked device's copy signs approval-only joins, or a rekey, on its own join, concurrent with its revoker's passphrase join: the revocation stands, and the founder seals nothing the copy reads (red team rounds 27 and 28, F1)",
+        arguments: [false, true],
+        [true, false]
     )
-    func staleClosingOnOwnJoin(bHeardOfC: Bool) throws {
+    func staleClosingOnOwnJoin(rekey: Bool, bHeardOfC: Bool) throws {
         let a = try group.createFirst()
         try a.keychain.add(SyncGroupFixture.password("before"))
         let start = group.bundle("start")
@@ -165,14 +166,22 @@ struct StaleRekeyTests {
         try copy.unlock(passphrase: SyncGroupFixture.passphrase)
         try c.revoke(device: copy.deviceID)
         _ = try exchange(c, a, "revocation-to-a")
-        try copy.signStale { _, _ in .policy(.approval) }
+        if rekey { try copy.signStaleRekey() } else { try copy.signStale { _, _ in .policy(.approval) } }
         _ = try offer(copy, a, "copy-to-a")
         #expect(try !active(copy, in: a), "the revocation stands at a")
+        if bHeardOfC {
+            // The copy's own log shows that its device knew c's join: c stays.
+            #expect(try active(c, in: a), "the revoker stays at a")
+        }
         try a.keychain.add(SyncGroupFixture.password("a-after"))
         _ = try offer(a, copy, "a-to-copy")
         #expect(try copy.keychain.password(service: "a-after", account: "ann") == nil)
         let sealing = try a.keyRing().currentEpoch(.sync)
         #expect(!(try copy.keyRing().epochs(.sync)).contains(sealing), "the copy holds epoch \(sealing)")
+        let sealedTo = try a.changeGroup("reading") { context, _, _ in
+            try context.state().activeMembers.map(\.device)
+        }
+        #expect(!sealedTo.contains(copy.deviceID), "a seals to the copy's device")
     }
 
     /// `c` writes an item after the copy's forgery and offers the copy a bundle: the copy can open
