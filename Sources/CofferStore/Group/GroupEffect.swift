@@ -499,18 +499,26 @@ struct GroupEffect {
     }
 
     /// Whether an entry of a witness, among those `counting` admits, follows the entry `index` and no
-    /// revocation of its author made at the same time: another device, admitted by an entry `index`
-    /// follows (a member its author knew). By default decided from the log's shape alone.
+    /// revocation of its author, nor any other entry of its author, made at the same time: another
+    /// device, admitted by an entry `index` follows (a member its author knew). By default decided
+    /// from the log's shape alone.
     private func acknowledgedByWitness(_ index: Int, counting: (Int) -> Bool = { _ in true }) -> Bool {
         guard graph.followedByOthers[index] else { return false }
         let author = graph.entries[index].author
         let revocations = (graph.revocationsOf[author] ?? []).filter {
             subset.contains($0) && graph.concurrent($0, index)
         }
+        // A witness that already knew another branch of the author's history (an entry of the author
+        // concurrent with this one) vouches for neither: it merged a fork, not what it heard first
+        // (red team round 28: a member acknowledged a revoked device's copy's rekey, signed on the
+        // device's own join, although it knew the device's later acknowledgement of a join the rekey
+        // then voided).
+        let otherBranch = subset.filter { graph.entries[$0].author == author && graph.concurrent($0, index) }
         return subset.contains { witness in
             let device = graph.entries[witness].author
             guard device != author, counting(witness), graph.ancestors[witness].contains(index),
-                !revocations.contains(where: graph.ancestors[witness].contains)
+                !revocations.contains(where: graph.ancestors[witness].contains),
+                !otherBranch.contains(where: graph.ancestors[witness].contains)
             else { return false }
             return (graph.admissionsOf[device] ?? []).contains(where: graph.ancestors[index].contains)
         }

@@ -151,6 +151,18 @@ struct StaleRekeyTests {
         [true, false]
     )
     func staleClosingOnOwnJoin(rekey: Bool, bHeardOfC: Bool) throws {
+        try staleClosingOnOwnJoin(rekey: rekey, bHeardOfC: bHeardOfC, forgeryFirst: false)
+    }
+
+    @Test(
+        "The same when the forgery reaches the founder before the revocation does: the founder's acknowledgement of the rekey vouches for nothing, since it knew the device's other branch (red team round 28)",
+        arguments: [false, true]
+    )
+    func staleClosingBeforeTheRevocation(rekey: Bool) throws {
+        try staleClosingOnOwnJoin(rekey: rekey, bHeardOfC: true, forgeryFirst: true)
+    }
+
+    func staleClosingOnOwnJoin(rekey: Bool, bHeardOfC: Bool, forgeryFirst: Bool) throws {
         let a = try group.createFirst()
         try a.keychain.add(SyncGroupFixture.password("before"))
         let start = group.bundle("start")
@@ -165,9 +177,10 @@ struct StaleRekeyTests {
         let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
         try copy.unlock(passphrase: SyncGroupFixture.passphrase)
         try c.revoke(device: copy.deviceID)
-        _ = try exchange(c, a, "revocation-to-a")
+        if !forgeryFirst { _ = try exchange(c, a, "revocation-to-a") }
         if rekey { try copy.signStaleRekey() } else { try copy.signStale { _, _ in .policy(.approval) } }
         _ = try offer(copy, a, "copy-to-a")
+        if forgeryFirst { _ = try exchange(c, a, "revocation-to-a") }
         #expect(try !active(copy, in: a), "the revocation stands at a")
         if bHeardOfC {
             // The copy's own log shows that its device knew c's join: c stays.
