@@ -514,13 +514,27 @@ struct GroupEffect {
         // device's own join, although it knew the device's later acknowledgement of a join the rekey
         // then voided).
         let otherBranch = subset.filter { graph.entries[$0].author == author && graph.concurrent($0, index) }
+        let closings = Self.closings(in: graph, subset: subset)
         return subset.contains { witness in
             let device = graph.entries[witness].author
             guard device != author, counting(witness), graph.ancestors[witness].contains(index),
                 !revocations.contains(where: graph.ancestors[witness].contains),
                 !otherBranch.contains(where: graph.ancestors[witness].contains)
             else { return false }
-            return (graph.admissionsOf[device] ?? []).contains(where: graph.ancestors[index].contains)
+            // A witness is a member nobody disputes: admitted, by an entry the rekey follows, at the
+            // founding, by an approval or by a passphrase join no closing was made beside; and not
+            // revoked when it acknowledged. Otherwise a made-up device joining with the original key,
+            // or another stolen device's old copy, vouched for a thief's rekey (red team round 29,
+            // F1 and F2).
+            let revokedThen = (graph.revocationsOf[device] ?? []).contains {
+                subset.contains($0) && graph.concurrent($0, witness)
+            }
+            guard !revokedThen else { return false }
+            return (graph.admissionsOf[device] ?? []).contains { admission in
+                graph.ancestors[index].contains(admission)
+                    && (!graph.entries[admission].change.isJoin || graph.founding.contains(admission)
+                        || !closings.contains { graph.concurrent($0, admission) })
+            }
         }
     }
 

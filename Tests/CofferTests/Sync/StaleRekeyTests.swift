@@ -197,6 +197,33 @@ struct StaleRekeyTests {
         #expect(!sealedTo.contains(copy.deviceID), "a seals to the copy's device")
     }
 
+    @Test(
+        "A made-up device joining with the group key on the revoked device's join acknowledges the copy's stale rekey: it is no witness, and the revocation stands (red team round 29, F1)"
+    )
+    func madeUpWitnessVouchesForNothing() throws {
+        let a = try group.createFirst()
+        try a.keychain.add(SyncGroupFixture.password("before"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        let (b, _) = try group.join("b", from: start)
+        let (c, _) = try group.join("c", from: start)
+        _ = try exchange(b, a, "b-to-a")
+        _ = try exchange(c, a, "c-to-a")
+        _ = try exchange(a, b, "a-to-b")
+        _ = try exchange(a, c, "a-to-c")
+        b.close()
+        let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
+        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        try c.revoke(device: copy.deviceID)
+        _ = try exchange(c, a, "revocation-to-a")
+        try copy.signStaleRekeyWitnessedByMadeUpDevice()
+        _ = try offer(copy, a, "copy-to-a")
+        #expect(try !active(copy, in: a), "the revocation stands at a")
+        #expect(try active(c, in: a), "the revoker stays at a")
+        let sealedTo = try a.changeGroup("reading") { context, _, _ in try context.state().activeMembers.count }
+        #expect(sealedTo == 2, "a seals to \(sealedTo) devices")
+    }
+
     /// `c` writes an item after the copy's forgery and offers the copy a bundle: the copy can open
     /// neither the item nor the epoch `c` seals with.
     func expectNothingLaterReaches(_ copy: Vault, from c: Vault) throws {
@@ -241,21 +268,54 @@ extension Vault {
     /// device's keys whose only parent is the entry that admitted the device (its founding entry, for
     /// a founder), and keeps it in its log.
     func signStaleRekey() throws {
-        try signStale { context, parents in
-            let fresh = DeviceKeys.generate()
-            let keys = DevicePublicKeys(
-                agreement: try fresh.agreement.publicKey(),
-                signing: try fresh.signing.publicKey()
+        try signStale(Self.freshKeys)
+    }
+
+    /// A replacement of this device's keys with fresh ones, for an entry with `parents`.
+    static func freshKeys(_ context: GroupContext, _ parents: [[UInt8]]) throws -> GroupEntry.Change {
+        let fresh = DeviceKeys.generate()
+        let keys = DevicePublicKeys(agreement: try fresh.agreement.publicKey(), signing: try fresh.signing.publicKey())
+        let possession = try fresh.signing.signature(
+            of: GroupEntry.possessionMessage(
+                group: context.log.group,
+                parents: parents,
+                author: context.device,
+                keys: keys
             )
-            let possession = try fresh.signing.signature(
-                of: GroupEntry.possessionMessage(
-                    group: context.log.group,
-                    parents: parents,
-                    author: deviceID,
-                    keys: keys
-                )
+        )
+        return .keysReplaced(keys: keys, possession: possession)
+    }
+
+    /// The same, with a made-up device as its witness: it joins by passphrase on the device's
+    /// admission (with the group key every member holds), the rekey follows that join, and the
+    /// made-up device signs an entry after the rekey (red team round 29, F1).
+    func signStaleRekeyWitnessedByMadeUpDevice() throws {
+        try changeGroup("signing a witnessed stale rekey") { context, _, _ in
+            let admission = try #require(context.log.entries.first { $0.admittedDevice == deviceID })
+            let graph = try GroupGraph(context.log.entries, group: context.log.group)
+            let position = try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
+            let past = context.log.entries.indices.filter { graph.ancestors[position].contains($0) }.map {
+                context.log.entries[$0]
+            }
+            var madeUp = try GroupContext(
+                log: GroupLog(group: context.log.group, entries: past + [admission]),
+                roots: context.roots,
+                device: UUID(),
+                deviceKeys: DeviceKeys.generate()
             )
-            return .keysReplaced(keys: keys, possession: possession)
+            try madeUp.appendJoined(name: "witness")
+            let join = try #require(madeUp.log.entries.last)
+            let stale = try GroupEntry(
+                change: try Self.freshKeys(context, [join.hash]),
+                parents: [join.hash],
+                author: deviceID,
+                signing: context.deviceKeys.signing,
+                group: context.log.group,
+                time: Date(timeIntervalSince1970: 1_800_000_000)
+            )
+            madeUp.adopt(GroupLog(group: context.log.group, entries: madeUp.log.entries + [stale]))
+            try madeUp.append(.policy(.passphrase))
+            context.adopt(try madeUp.log.union(context.log))
         }
     }
 
