@@ -102,6 +102,8 @@ struct GroupEffect {
     /// Whether a rekey was decided in doubt (``witnessed(_:)``): an entry added after it may witness
     /// it, which changes what was decided.
     private var rekeyDecidedInDoubt = false
+    /// Rekeys found witnessed (``acknowledgedByWitness(_:counting:)``) by ``extended(by:)``.
+    private var witnessedRekeys: Set<Int> = []
     /// The closings among `subset` that another entry of their own device is concurrent with: its
     /// history forked, and a copy wrote one side (``shutsDoor(_:on:)``).
     private var forkedClosings: EntrySet
@@ -225,13 +227,16 @@ struct GroupEffect {
         }
         // An entry of another device following a rekey no witness acknowledged yet may be its first
         // witness, which decides whether a revoker answers that rekey (both lose).
-        let mayWitness = graph.rekeysOf.contains { device, rekeys in
-            device != entry.author
-                && rekeys.contains {
-                    subset.contains($0) && graph.ancestors[index].contains($0) && !acknowledgedByWitness($0)
-                }
+        // Once witnessed, a rekey stays so as entries are added one by one (none of them is a
+        // closing beside a witness's admission), so each is asked once per replay, not per entry.
+        var witnessed = witnessedRekeys
+        for (device, rekeys) in graph.rekeysOf where device != entry.author {
+            for rekey in rekeys
+            where subset.contains(rekey) && graph.ancestors[index].contains(rekey) && !witnessed.contains(rekey) {
+                guard acknowledgedByWitness(rekey) else { return nil }
+                witnessed.insert(rekey)
+            }
         }
-        if mayWitness { return nil }
         switch entry.change {
         case .keysReplaced:
             guard follows, !vouchingMatters(for: entry.author) else { return nil }
@@ -243,6 +248,7 @@ struct GroupEffect {
             guard follows || !rekeysTwice else { return nil }
         }
         var extended = self
+        extended.witnessedRekeys = witnessed
         extended.subset.insert(index)
         extended.count += 1
         extended.isChain = isChain && follows
@@ -514,7 +520,7 @@ struct GroupEffect {
         // device's own join, although it knew the device's later acknowledgement of a join the rekey
         // then voided).
         let otherBranch = subset.filter { graph.entries[$0].author == author && graph.concurrent($0, index) }
-        let closings = Self.closings(in: graph, subset: subset)
+        let closings = memo?.closings ?? Self.closings(in: graph, subset: subset)
         return subset.contains { witness in
             let device = graph.entries[witness].author
             guard device != author, counting(witness), graph.ancestors[witness].contains(index),

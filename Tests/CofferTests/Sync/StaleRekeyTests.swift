@@ -163,20 +163,7 @@ struct StaleRekeyTests {
     }
 
     func staleClosingOnOwnJoin(rekey: Bool, bHeardOfC: Bool, forgeryFirst: Bool) throws {
-        let a = try group.createFirst()
-        try a.keychain.add(SyncGroupFixture.password("before"))
-        let start = group.bundle("start")
-        try a.export(to: start)
-        let (b, _) = try group.join("b", from: start)
-        let (c, _) = try group.join("c", from: start)
-        _ = try exchange(b, a, "b-to-a")
-        _ = try exchange(c, a, "c-to-a")
-        if bHeardOfC { _ = try exchange(a, b, "a-to-b") }
-        _ = try exchange(a, c, "a-to-c")
-        b.close()
-        let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
-        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
-        try c.revoke(device: copy.deviceID)
+        let (a, c, copy) = try concurrentJoiners(bHeardOfC: bHeardOfC)
         if !forgeryFirst { _ = try exchange(c, a, "revocation-to-a") }
         if rekey { try copy.signStaleRekey() } else { try copy.signStale { _, _ in .policy(.approval) } }
         _ = try offer(copy, a, "copy-to-a")
@@ -201,6 +188,20 @@ struct StaleRekeyTests {
         "A made-up device joining with the group key on the revoked device's join acknowledges the copy's stale rekey: it is no witness, and the revocation stands (red team round 29, F1)"
     )
     func madeUpWitnessVouchesForNothing() throws {
+        let (a, c, copy) = try concurrentJoiners(bHeardOfC: true)
+        _ = try exchange(c, a, "revocation-to-a")
+        try copy.signStaleRekeyWitnessedByMadeUpDevice()
+        _ = try offer(copy, a, "copy-to-a")
+        #expect(try !active(copy, in: a), "the revocation stands at a")
+        #expect(try active(c, in: a), "the revoker stays at a")
+        let sealedTo = try a.changeGroup("reading") { context, _, _ in try context.state().activeMembers.count }
+        #expect(sealedTo == 2, "a seals to \(sealedTo) devices")
+    }
+
+    /// `a` founds the group; `b` and `c` join by passphrase from one bundle of `a`'s, so neither join
+    /// knows the other, and `a` hears of both (`b` of `c`'s too with `bHeardOfC`). `b` is stolen:
+    /// returns `a`, `c` and `b`'s vault as the thief holds it, after `c` revoked `b`.
+    func concurrentJoiners(bHeardOfC: Bool) throws -> (a: Vault, c: Vault, copy: Vault) {
         let a = try group.createFirst()
         try a.keychain.add(SyncGroupFixture.password("before"))
         let start = group.bundle("start")
@@ -209,19 +210,13 @@ struct StaleRekeyTests {
         let (c, _) = try group.join("c", from: start)
         _ = try exchange(b, a, "b-to-a")
         _ = try exchange(c, a, "c-to-a")
-        _ = try exchange(a, b, "a-to-b")
+        if bHeardOfC { _ = try exchange(a, b, "a-to-b") }
         _ = try exchange(a, c, "a-to-c")
         b.close()
         let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
         try copy.unlock(passphrase: SyncGroupFixture.passphrase)
         try c.revoke(device: copy.deviceID)
-        _ = try exchange(c, a, "revocation-to-a")
-        try copy.signStaleRekeyWitnessedByMadeUpDevice()
-        _ = try offer(copy, a, "copy-to-a")
-        #expect(try !active(copy, in: a), "the revocation stands at a")
-        #expect(try active(c, in: a), "the revoker stays at a")
-        let sealedTo = try a.changeGroup("reading") { context, _, _ in try context.state().activeMembers.count }
-        #expect(sealedTo == 2, "a seals to \(sealedTo) devices")
+        return (a, c, copy)
     }
 
     /// `c` writes an item after the copy's forgery and offers the copy a bundle: the copy can open
