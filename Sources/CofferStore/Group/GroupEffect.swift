@@ -501,7 +501,12 @@ struct GroupEffect {
         let knew = (entriesOfForkers[author] ?? []).contains {
             $0 != closing && graph.concurrent($0, closing) && graph.ancestors[$0].contains(join)
         }
-        return !knew || acknowledgedByWitness(closing) ? .yes : .no
+        guard knew else { return .yes }
+        // A witness's entry counts once it has effect: a copy of another device signed one with keys
+        // that device has replaced since, which is void once its owner's rekey is known (red team
+        // round 30, F2).
+        if acknowledgedByWitness(closing, counting: { verdicts[$0] == .effective }) { return .yes }
+        return acknowledgedByWitness(closing, counting: { verdicts[$0] == .undecided }) ? .unknown : .no
     }
 
     /// Whether an entry of a witness, among those `counting` admits, follows the entry `index` and no
@@ -527,21 +532,40 @@ struct GroupEffect {
                 !revocations.contains(where: graph.ancestors[witness].contains),
                 !otherBranch.contains(where: graph.ancestors[witness].contains)
             else { return false }
-            // A witness is a member nobody disputes: admitted, by an entry the rekey follows, at the
-            // founding, by an approval or by a passphrase join no closing was made beside; and not
-            // revoked when it acknowledged. Otherwise a made-up device joining with the original key,
-            // or another stolen device's old copy, vouched for a thief's rekey (red team round 29,
-            // F1 and F2).
+            // A witness is a member nobody disputes, and was not revoked when it acknowledged.
+            // Otherwise a made-up device joining with the original key, or another stolen device's
+            // old copy, vouched for a thief's rekey (red team round 29, F1 and F2).
             let revokedThen = (graph.revocationsOf[device] ?? []).contains {
                 subset.contains($0) && graph.concurrent($0, witness)
             }
-            guard !revokedThen else { return false }
-            return (graph.admissionsOf[device] ?? []).contains { admission in
-                graph.ancestors[index].contains(admission)
-                    && (!graph.entries[admission].change.isJoin || graph.founding.contains(admission)
-                        || !closings.contains { graph.concurrent($0, admission) })
-            }
+            var asked: Set<UUID> = []
+            return !revokedThen && undisputed(device, before: index, closings: closings, asked: &asked)
         }
+    }
+
+    /// Whether `device` is a member nobody disputes, as of the entry `index`: admitted, by an entry
+    /// `index` follows, at the founding, by a passphrase join no closing was made beside, or by an
+    /// approval of an undisputed member made with no revocation of that member and no other entry of
+    /// it beside the approval. A device's history forks only when a copy of it signs: a copy's
+    /// approval of a made-up device on the device's old entries admitted a witness for the copy's
+    /// rekey (red team round 30, F1). `asked` holds the devices asked about already.
+    private func undisputed(_ device: UUID, before index: Int, closings: [Int], asked: inout Set<UUID>) -> Bool {
+        guard asked.insert(device).inserted else { return false }
+        for admission in graph.admissionsOf[device] ?? [] where graph.ancestors[index].contains(admission) {
+            if graph.founding.contains(admission) { return true }
+            if graph.entries[admission].change.isJoin {
+                if !closings.contains(where: { graph.concurrent($0, admission) }) { return true }
+                continue
+            }
+            let approver = graph.entries[admission].author
+            let revocations = graph.revocationsOf[approver] ?? []
+            let contested = subset.contains { other in
+                other != admission && graph.concurrent(other, admission)
+                    && (graph.entries[other].author == approver || revocations.contains(other))
+            }
+            if !contested, undisputed(approver, before: index, closings: closings, asked: &asked) { return true }
+        }
+        return false
     }
 
     /// The closings among `subset` whose device's history forked (another entry of that device is

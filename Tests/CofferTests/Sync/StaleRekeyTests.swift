@@ -198,10 +198,75 @@ struct StaleRekeyTests {
         #expect(sealedTo == 2, "a seals to \(sealedTo) devices")
     }
 
+    @Test(
+        "A device the copy approves on the revoked device's join acknowledges the copy's stale rekey: it is no witness, in either order and through a chain of approvals (red team round 30, F1)",
+        arguments: [(1, false), (1, true), (2, false), (2, true)]
+    )
+    func approvedWitnessVouchesForNothing(chain: Int, forgeryFirst: Bool) throws {
+        let (a, c, copy) = try concurrentJoiners(bHeardOfC: true, synced: true)
+        if !forgeryFirst { _ = try exchange(c, a, "revocation-to-a") }
+        try copy.signStaleRekeyWitnessedByApprovedDevice(chain: chain)
+        _ = try offer(copy, a, "copy-to-a")
+        if forgeryFirst { _ = try exchange(c, a, "revocation-to-a") }
+        #expect(try !active(copy, in: a), "the revocation stands at a")
+        #expect(try active(c, in: a), "the revoker stays at a")
+        let sealedTo = try a.changeGroup("reading") { context, _, _ in try context.state().activeMembers.count }
+        #expect(sealedTo == 2, "a seals to \(sealedTo) devices")
+        _ = try exchange(a, c, "a-to-c")
+        try expectNothingLaterReaches(copy, from: c)
+    }
+
+    @Test(
+        "Two stolen devices: the copy of one, taken before its owner's rekey, acknowledges the other copy's stale rekey, which reaches the founder before the revocation and that rekey do: the revocation stands once they arrive (red team round 30, F2)",
+        arguments: [false, true]
+    )
+    func preRekeyCopyVouchesForNothing(forgeryFirst: Bool) throws {
+        let a = try group.createFirst()
+        try a.keychain.add(SyncGroupFixture.password("before"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        var devices = [a]
+        for name in ["b", "d", "c"] { devices.append(try group.join(name, from: start).0) }
+        for round in 0..<2 {
+            for (index, device) in devices.enumerated().dropFirst() {
+                _ = try exchange(device, a, "to-a-\(round)-\(index)")
+            }
+            for (index, device) in devices.enumerated().dropFirst() {
+                _ = try exchange(a, device, "from-a-\(round)-\(index)")
+            }
+        }
+        let (b, d, c) = (devices[1], devices[2], devices[3])
+        var copies: [Vault] = []
+        for (device, name) in [(b, "b"), (d, "d")] {
+            device.close()
+            let copyDirectory = group.directory.path("\(name)-copy")
+            try FileManager.default.copyItem(at: group.directory.path(name), to: copyDirectory)
+            let copy = try Vault.open(at: copyDirectory, configuration: group.fixture.configuration)
+            try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+            copies.append(copy)
+        }
+        let (copyB, copyD) = (copies[0], copies[1])
+        let owner = try Vault.open(at: group.directory.path("d"), configuration: group.fixture.configuration)
+        try owner.unlock(passphrase: SyncGroupFixture.passphrase)
+        try owner.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "d's new passphrase")
+        try owner.unlock(passphrase: "d's new passphrase")
+        _ = try exchange(owner, c, "rekey-to-c")
+        try c.revoke(device: copyB.deviceID)
+        if !forgeryFirst { _ = try exchange(c, a, "revocation-to-a") }
+        try copyB.signStaleRekeyWitnessedBy(copyD)
+        _ = try offer(copyB, a, "copy-to-a")
+        if forgeryFirst { _ = try offer(c, a, "revocation-to-a") }
+        #expect(try !active(copyB, in: a), "the revocation stands at a")
+        #expect(try active(c, in: a), "the revoker stays at a")
+        _ = try offer(a, c, "a-to-c")
+        try expectNothingLaterReaches(copyB, from: c)
+    }
+
     /// `a` founds the group; `b` and `c` join by passphrase from one bundle of `a`'s, so neither join
-    /// knows the other, and `a` hears of both (`b` of `c`'s too with `bHeardOfC`). `b` is stolen:
+    /// knows the other, and `a` hears of both (`b` of `c`'s too with `bHeardOfC`; with `synced`, every
+    /// device then hears of every acknowledgement). `b` is stolen:
     /// returns `a`, `c` and `b`'s vault as the thief holds it, after `c` revoked `b`.
-    func concurrentJoiners(bHeardOfC: Bool) throws -> (a: Vault, c: Vault, copy: Vault) {
+    func concurrentJoiners(bHeardOfC: Bool, synced: Bool = false) throws -> (a: Vault, c: Vault, copy: Vault) {
         let a = try group.createFirst()
         try a.keychain.add(SyncGroupFixture.password("before"))
         let start = group.bundle("start")
@@ -212,6 +277,12 @@ struct StaleRekeyTests {
         _ = try exchange(c, a, "c-to-a")
         if bHeardOfC { _ = try exchange(a, b, "a-to-b") }
         _ = try exchange(a, c, "a-to-c")
+        if synced {
+            _ = try exchange(b, a, "b-acknowledges")
+            _ = try exchange(c, a, "c-acknowledges")
+            _ = try exchange(a, b, "a-to-b-again")
+            _ = try exchange(a, c, "a-to-c-again")
+        }
         b.close()
         let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
         try copy.unlock(passphrase: SyncGroupFixture.passphrase)
@@ -262,13 +333,19 @@ extension Vault {
     /// A modified client on a copy of a device: signs, with the keys it holds, a replacement of the
     /// device's keys whose only parent is the entry that admitted the device (its founding entry, for
     /// a founder), and keeps it in its log.
+    /// The copy then signs its bundles with the new keys, as the thief's client does.
     func signStaleRekey() throws {
-        try signStale(Self.freshKeys)
+        let fresh = DeviceKeys.generate()
+        try signStale { context, parents in try Self.replacement(by: fresh, context, parents) }
+        try signWith(fresh)
     }
 
-    /// A replacement of this device's keys with fresh ones, for an entry with `parents`.
-    static func freshKeys(_ context: GroupContext, _ parents: [[UInt8]]) throws -> GroupEntry.Change {
-        let fresh = DeviceKeys.generate()
+    /// A replacement of this device's keys by `fresh`, for an entry with `parents`.
+    static func replacement(
+        by fresh: DeviceKeys,
+        _ context: GroupContext,
+        _ parents: [[UInt8]]
+    ) throws -> GroupEntry.Change {
         let keys = DevicePublicKeys(agreement: try fresh.agreement.publicKey(), signing: try fresh.signing.publicKey())
         let possession = try fresh.signing.signature(
             of: GroupEntry.possessionMessage(
@@ -281,44 +358,148 @@ extension Vault {
         return .keysReplaced(keys: keys, possession: possession)
     }
 
-    /// The same, with a made-up device as its witness: it joins by passphrase on the device's
-    /// admission (with the group key every member holds), the rekey follows that join, and the
-    /// made-up device signs an entry after the rekey (red team round 29, F1).
-    func signStaleRekeyWitnessedByMadeUpDevice() throws {
-        try changeGroup("signing a witnessed stale rekey") { context, _, _ in
-            let admission = try #require(context.log.entries.first { $0.admittedDevice == deviceID })
-            let graph = try GroupGraph(context.log.entries, group: context.log.group)
-            let position = try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
-            let past = context.log.entries.indices.filter { graph.ancestors[position].contains($0) }.map {
-                context.log.entries[$0]
-            }
-            var madeUp = try GroupContext(
-                log: GroupLog(group: context.log.group, entries: past + [admission]),
-                roots: context.roots,
-                device: UUID(),
-                deviceKeys: DeviceKeys.generate()
-            )
-            try madeUp.appendJoined(name: "witness")
-            let join = try #require(madeUp.log.entries.last)
-            let stale = try GroupEntry(
-                change: try Self.freshKeys(context, [join.hash]),
-                parents: [join.hash],
-                author: deviceID,
-                signing: context.deviceKeys.signing,
-                group: context.log.group,
-                time: Date(timeIntervalSince1970: 1_800_000_000)
-            )
-            madeUp.adopt(GroupLog(group: context.log.group, entries: madeUp.log.entries + [stale]))
-            try madeUp.append(.policy(.passphrase))
-            context.adopt(try madeUp.log.union(context.log))
+    /// A modified client: keeps `keys` as this device's keys, and signs with them from now on.
+    func signWith(_ keys: DeviceKeys) throws {
+        let roots = try unlockedRoots()
+        let entries = try keys.metaEntries(deviceRoot: roots.device, vaultID: id)
+        let schema = schema
+        try environment.write { txn in
+            for (name, value) in entries { try txn.put(schema.meta, key: Array(name.utf8), value: value) }
         }
+        dropDerivedContexts()
+    }
+
+    /// The same (the copy signing with the new keys after), with a made-up device as its witness: it
+    /// joins by passphrase on the device's admission (with the group key every member holds), the
+    /// rekey follows that join, and the made-up device signs an entry after the rekey (red team
+    /// round 29, F1).
+    func signStaleRekeyWitnessedByMadeUpDevice() throws {
+        let fresh = DeviceKeys.generate()
+        try changeGroup("signing a witnessed stale rekey") { context, _, _ in
+            let madeUp = (device: UUID(), keys: DeviceKeys.generate())
+            var joining = try GroupContext(
+                log: GroupLog(group: context.log.group, entries: try Self.pastOfAdmission(of: deviceID, in: context)),
+                roots: context.roots,
+                device: madeUp.device,
+                deviceKeys: madeUp.keys
+            )
+            try joining.appendJoined(name: "witness")
+            let entries = joining.log.entries
+            try Self.appendStaleRekey(to: &context, past: entries, fresh: fresh, witness: madeUp)
+        }
+        try signWith(fresh)
+    }
+
+    /// The entries `device`'s admission follows, and that admission last.
+    static func pastOfAdmission(of device: UUID, in context: GroupContext) throws -> [GroupEntry] {
+        let admission = try #require(context.log.entries.first { $0.admittedDevice == device })
+        let graph = try GroupGraph(context.log.entries, group: context.log.group)
+        let position = try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
+        return context.log.entries.indices.filter { graph.ancestors[position].contains($0) }.map {
+            context.log.entries[$0]
+        } + [admission]
+    }
+
+    /// The same, with a made-up device as its witness admitted by approval: on the device's admission
+    /// the copy approves a made-up device (or, with `chain` 2, a made-up device that approves
+    /// another), the rekey follows that approval, and the last made-up device signs an entry after
+    /// the rekey (red team round 30, F1).
+    func signStaleRekeyWitnessedByApprovedDevice(chain: Int = 1) throws {
+        let fresh = DeviceKeys.generate()
+        try changeGroup("signing a stale rekey witnessed by an approved device") { context, _, _ in
+            let (epoch, root) = try context.currentRoot()
+            var entries = try Self.pastOfAdmission(of: deviceID, in: context)
+            var approver = (device: deviceID, keys: context.deviceKeys)
+            for link in 1...chain {
+                let madeUp = (device: UUID(), keys: DeviceKeys.generate())
+                let keys = DevicePublicKeys(
+                    agreement: try madeUp.keys.agreement.publicKey(),
+                    signing: try madeUp.keys.signing.publicKey()
+                )
+                let approval = try GroupEntry(
+                    change: .added(
+                        device: madeUp.device,
+                        keys: keys,
+                        name: "witness-\(link)",
+                        epoch: epoch,
+                        box: try GroupKeys.box(root, epoch: epoch, to: keys, group: context.log.group)
+                    ),
+                    parents: [try #require(entries.last).hash],
+                    author: approver.device,
+                    signing: approver.keys.signing,
+                    group: context.log.group,
+                    time: Date(timeIntervalSince1970: 1_800_000_000)
+                )
+                entries.append(approval)
+                approver = madeUp
+            }
+            try Self.appendStaleRekey(to: &context, past: entries, fresh: fresh, witness: approver)
+        }
+        try signWith(fresh)
+    }
+
+    /// The same, on this device's admission and `witness`'s, with `witness` (another stolen device's
+    /// copy) signing an entry after it with the keys it holds (red team round 29, F2; round 30, F2).
+    func signStaleRekeyWitnessedBy(_ witness: Vault) throws {
+        let fresh = DeviceKeys.generate()
+        let witnessKeys = try witness.deviceKeys()
+        let witnessDevice = witness.deviceID
+        try changeGroup("signing a stale rekey another copy witnesses") { context, _, _ in
+            let admissions = try [deviceID, witnessDevice].map { device in
+                try #require(context.log.entries.first { $0.admittedDevice == device })
+            }
+            let graph = try GroupGraph(context.log.entries, group: context.log.group)
+            let positions = try admissions.map { admission in
+                try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
+            }
+            let past = context.log.entries.indices.filter { index in
+                positions.contains { graph.ancestors[$0].contains(index) || $0 == index }
+            }.map { context.log.entries[$0] }
+            try Self.appendStaleRekey(
+                to: &context,
+                past: past,
+                parents: admissions.map(\.hash).sorted { $0.lexicographicallyPrecedes($1) },
+                fresh: fresh,
+                witness: (witnessDevice, witnessKeys)
+            )
+        }
+        try signWith(fresh)
+    }
+
+    /// Adds to `context` (a copy's log) a replacement of its device's keys by `fresh` on `parents`
+    /// (by default the last of `past`), the entries `past` it follows, and an entry `witness` signs
+    /// after it.
+    static func appendStaleRekey(
+        to context: inout GroupContext,
+        past: [GroupEntry],
+        parents: [[UInt8]]? = nil,
+        fresh: DeviceKeys,
+        witness: (device: UUID, keys: DeviceKeys)
+    ) throws {
+        let parents = try parents ?? [try #require(past.last).hash]
+        let stale = try GroupEntry(
+            change: try replacement(by: fresh, context, parents),
+            parents: parents,
+            author: context.device,
+            signing: context.deviceKeys.signing,
+            group: context.log.group,
+            time: Date(timeIntervalSince1970: 1_800_000_000)
+        )
+        var witnessing = try GroupContext(
+            log: GroupLog(group: context.log.group, entries: past + [stale]),
+            roots: context.roots,
+            device: witness.device,
+            deviceKeys: witness.keys
+        )
+        try witnessing.append(.policy(.passphrase))
+        context.adopt(try witnessing.log.union(context.log))
     }
 
     /// The same for any entry `change` makes from the log and the parents it will have.
     func signStale(_ change: (GroupContext, [[UInt8]]) throws -> GroupEntry.Change) throws {
         try changeGroup("signing a stale entry") { context, _, _ in
-            let admission = try #require(context.log.entries.first { $0.admittedDevice == deviceID })
-            let parents = [admission.hash]
+            let past = try Self.pastOfAdmission(of: deviceID, in: context)
+            let parents = [try #require(past.last).hash]
             let stale = try GroupEntry(
                 change: try change(context, parents),
                 parents: parents,
@@ -327,14 +508,7 @@ extension Vault {
                 group: context.log.group,
                 time: Date(timeIntervalSince1970: 1_800_000_000)
             )
-            let graph = try GroupGraph(context.log.entries, group: context.log.group)
-            let position = try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
-            let past = context.log.entries.indices.filter { graph.ancestors[position].contains($0) }.map {
-                context.log.entries[$0]
-            }
-            context.adopt(
-                try GroupLog(group: context.log.group, entries: past + [admission, stale]).union(context.log)
-            )
+            context.adopt(try GroupLog(group: context.log.group, entries: past + [stale]).union(context.log))
         }
     }
 }
