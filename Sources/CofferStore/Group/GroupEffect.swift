@@ -681,7 +681,15 @@ struct GroupEffect {
         // devices joining on old heads and revoking it do not take the owner out (red team round 14,
         // F5). An unwitnessed one is answered like any closing (round 28, F1: a revoked device's copy
         // signed one on its own join and came back).
-        if case .keysReplaced = graph.entries[closing].change, acknowledgedByWitness(closing) { return false }
+        // A rekey whose own device's history forked beside it (another entry of the device is
+        // concurrent with it) is answered even when acknowledged: a copy's rekey, sent without the
+        // device's later entries, found an honest member that had heard of none of them to
+        // acknowledge it (red team round 31, F1).
+        if case .keysReplaced = graph.entries[closing].change, !forkedClosings.contains(closing),
+            acknowledgedByWitness(closing)
+        {
+            return false
+        }
         let closer = graph.entries[closing].author
         return (graph.revocationsBy[graph.entries[join].author] ?? []).contains { answering in
             guard subset.contains(answering), graph.ancestors[answering].contains(join),

@@ -221,21 +221,8 @@ struct StaleRekeyTests {
         arguments: [false, true]
     )
     func preRekeyCopyVouchesForNothing(forgeryFirst: Bool) throws {
-        let a = try group.createFirst()
-        try a.keychain.add(SyncGroupFixture.password("before"))
-        let start = group.bundle("start")
-        try a.export(to: start)
-        var devices = [a]
-        for name in ["b", "d", "c"] { devices.append(try group.join(name, from: start).0) }
-        for round in 0..<2 {
-            for (index, device) in devices.enumerated().dropFirst() {
-                _ = try exchange(device, a, "to-a-\(round)-\(index)")
-            }
-            for (index, device) in devices.enumerated().dropFirst() {
-                _ = try exchange(a, device, "from-a-\(round)-\(index)")
-            }
-        }
-        let (b, d, c) = (devices[1], devices[2], devices[3])
+        let (a, joined) = try joinedFromOneBundle(["b", "d", "c"], syncing: ["b", "d", "c"])
+        let (b, d, c) = (joined[0], joined[1], joined[2])
         var copies: [Vault] = []
         for (device, name) in [(b, "b"), (d, "d")] {
             device.close()
@@ -253,13 +240,62 @@ struct StaleRekeyTests {
         _ = try exchange(owner, c, "rekey-to-c")
         try c.revoke(device: copyB.deviceID)
         if !forgeryFirst { _ = try exchange(c, a, "revocation-to-a") }
-        try copyB.signStaleRekeyWitnessedBy(copyD)
+        try copyB.signStaleRekey(onAdmissionOf: copyD.deviceID, witnessedBy: copyD)
         _ = try offer(copyB, a, "copy-to-a")
         if forgeryFirst { _ = try offer(c, a, "revocation-to-a") }
         #expect(try !active(copyB, in: a), "the revocation stands at a")
         #expect(try active(c, in: a), "the revoker stays at a")
         _ = try offer(a, c, "a-to-c")
         try expectNothingLaterReaches(copyB, from: c)
+    }
+
+    @Test(
+        "An honest member that was offline acknowledges a copy's stale rekey, sent without the device's later entries, before it hears of the revocation: the revocation still takes the device out, in either order (red team round 31, F1)",
+        arguments: [true, false]
+    )
+    func idleMemberVouchesForNothing(revocationFirst: Bool) throws {
+        let (a, joined) = try joinedFromOneBundle(["b", "c", "d"], syncing: ["b", "c"])
+        let (b, c, d) = (joined[0], joined[1], joined[2])
+        b.close()
+        let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
+        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        try c.revoke(device: copy.deviceID)
+        if revocationFirst { _ = try exchange(c, a, "revocation-to-a") }
+        try copy.signStaleRekey(onAdmissionOf: d.deviceID, sendingOnlyItsPast: true)
+        _ = try offer(copy, d, "copy-to-d")
+        _ = try offer(a, d, "a-to-d")
+        _ = try offer(d, a, "d-to-a-after")
+        if !revocationFirst { _ = try offer(c, a, "revocation-to-a") }
+        #expect(try !active(copy, in: a), "the revocation stands at a")
+        try a.keychain.add(SyncGroupFixture.password("a-after"))
+        _ = try offer(a, copy, "a-to-copy")
+        #expect(try copy.keychain.password(service: "a-after", account: "ann") == nil)
+        let sealing = try a.keyRing().currentEpoch(.sync)
+        #expect(!(try copy.keyRing().epochs(.sync)).contains(sealing), "the copy holds epoch \(sealing)")
+    }
+
+    /// `a` founds the group and the devices `names` join by passphrase from one bundle of `a`'s; each
+    /// sends `a` a bundle, and those in `syncing` then exchange with `a` twice round, so that every
+    /// acknowledgement among them reaches every one of them. Returns `a` and the devices, in order.
+    func joinedFromOneBundle(_ names: [String], syncing: Set<String>) throws -> (a: Vault, devices: [Vault]) {
+        let a = try group.createFirst()
+        try a.keychain.add(SyncGroupFixture.password("before"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        var devices: [Vault] = []
+        for name in names {
+            devices.append(try group.join(name, from: start).0)
+            _ = try exchange(devices.last!, a, "\(name)-joins")
+        }
+        for round in 0..<2 {
+            for (device, name) in zip(devices, names) where syncing.contains(name) {
+                _ = try exchange(device, a, "\(name)-to-a-\(round)")
+            }
+            for (device, name) in zip(devices, names) where syncing.contains(name) {
+                _ = try exchange(a, device, "a-to-\(name)-\(round)")
+            }
+        }
+        return (a, devices)
     }
 
     /// `a` founds the group; `b` and `c` join by passphrase from one bundle of `a`'s, so neither join
@@ -438,14 +474,20 @@ extension Vault {
         try signWith(fresh)
     }
 
-    /// The same, on this device's admission and `witness`'s, with `witness` (another stolen device's
-    /// copy) signing an entry after it with the keys it holds (red team round 29, F2; round 30, F2).
-    func signStaleRekeyWitnessedBy(_ witness: Vault) throws {
+    /// The same, on this device's admission and `other`'s. With `witness` (`other`'s copy, stolen
+    /// too), that copy signs an entry after it with the keys it holds (red team round 29, F2; round
+    /// 30, F2). With `sendingOnlyItsPast`, the copy's log holds nothing else: the device's later
+    /// entries are withheld (round 31, F1).
+    func signStaleRekey(
+        onAdmissionOf other: UUID,
+        witnessedBy witness: Vault? = nil,
+        sendingOnlyItsPast: Bool = false
+    ) throws {
         let fresh = DeviceKeys.generate()
-        let witnessKeys = try witness.deviceKeys()
-        let witnessDevice = witness.deviceID
-        try changeGroup("signing a stale rekey another copy witnesses") { context, _, _ in
-            let admissions = try [deviceID, witnessDevice].map { device in
+        var witnessing: (device: UUID, keys: DeviceKeys)?
+        if let witness { witnessing = (witness.deviceID, try witness.deviceKeys()) }
+        try changeGroup("signing a stale rekey on two admissions") { context, _, _ in
+            let admissions = try [deviceID, other].map { device in
                 try #require(context.log.entries.first { $0.admittedDevice == device })
             }
             let graph = try GroupGraph(context.log.entries, group: context.log.group)
@@ -455,12 +497,13 @@ extension Vault {
             let past = context.log.entries.indices.filter { index in
                 positions.contains { graph.ancestors[$0].contains(index) || $0 == index }
             }.map { context.log.entries[$0] }
+            if sendingOnlyItsPast { context.adopt(GroupLog(group: context.log.group, entries: past)) }
             try Self.appendStaleRekey(
                 to: &context,
                 past: past,
                 parents: admissions.map(\.hash).sorted { $0.lexicographicallyPrecedes($1) },
                 fresh: fresh,
-                witness: (witnessDevice, witnessKeys)
+                witness: witnessing
             )
         }
         try signWith(fresh)
@@ -468,13 +511,13 @@ extension Vault {
 
     /// Adds to `context` (a copy's log) a replacement of its device's keys by `fresh` on `parents`
     /// (by default the last of `past`), the entries `past` it follows, and an entry `witness` signs
-    /// after it.
+    /// after it, if given.
     static func appendStaleRekey(
         to context: inout GroupContext,
         past: [GroupEntry],
         parents: [[UInt8]]? = nil,
         fresh: DeviceKeys,
-        witness: (device: UUID, keys: DeviceKeys)
+        witness: (device: UUID, keys: DeviceKeys)?
     ) throws {
         let parents = try parents ?? [try #require(past.last).hash]
         let stale = try GroupEntry(
@@ -485,6 +528,10 @@ extension Vault {
             group: context.log.group,
             time: Date(timeIntervalSince1970: 1_800_000_000)
         )
+        guard let witness else {
+            context.adopt(try GroupLog(group: context.log.group, entries: past + [stale]).union(context.log))
+            return
+        }
         var witnessing = try GroupContext(
             log: GroupLog(group: context.log.group, entries: past + [stale]),
             roots: context.roots,
