@@ -250,10 +250,11 @@ struct StaleRekeyTests {
     }
 
     @Test(
-        "An honest member that was offline acknowledges a copy's stale rekey, sent without the device's later entries, before it hears of the revocation: the revocation still takes the device out, in either order (red team round 31, F1)",
-        arguments: [true, false]
+        "An honest member that was offline acknowledges a copy's stale rekey, sent without the device's later entries, before it hears of the revocation: the revocation still takes the device out, in either order, and when the rekey also follows a made-up join the revocation cannot know (red team rounds 31 and 32, F1)",
+        arguments: [true, false],
+        [false, true]
     )
-    func idleMemberVouchesForNothing(revocationFirst: Bool) throws {
+    func idleMemberVouchesForNothing(revocationFirst: Bool, padded: Bool) throws {
         let (a, joined) = try joinedFromOneBundle(["b", "c", "d"], syncing: ["b", "c"])
         let (b, c, d) = (joined[0], joined[1], joined[2])
         b.close()
@@ -261,7 +262,7 @@ struct StaleRekeyTests {
         try copy.unlock(passphrase: SyncGroupFixture.passphrase)
         try c.revoke(device: copy.deviceID)
         if revocationFirst { _ = try exchange(c, a, "revocation-to-a") }
-        try copy.signStaleRekey(onAdmissionOf: d.deviceID, sendingOnlyItsPast: true)
+        try copy.signStaleRekey(onAdmissionOf: d.deviceID, sendingOnlyItsPast: true, padded: padded)
         _ = try offer(copy, d, "copy-to-d")
         _ = try offer(a, d, "a-to-d")
         _ = try offer(d, a, "d-to-a-after")
@@ -477,11 +478,14 @@ extension Vault {
     /// The same, on this device's admission and `other`'s. With `witness` (`other`'s copy, stolen
     /// too), that copy signs an entry after it with the keys it holds (red team round 29, F2; round
     /// 30, F2). With `sendingOnlyItsPast`, the copy's log holds nothing else: the device's later
-    /// entries are withheld (round 31, F1).
+    /// entries are withheld (round 31, F1). With `padded`, the rekey also follows a made-up device's
+    /// passphrase join on those entries, which no revocation made before can have known (round 32,
+    /// F1).
     func signStaleRekey(
         onAdmissionOf other: UUID,
         witnessedBy witness: Vault? = nil,
-        sendingOnlyItsPast: Bool = false
+        sendingOnlyItsPast: Bool = false,
+        padded: Bool = false
     ) throws {
         let fresh = DeviceKeys.generate()
         var witnessing: (device: UUID, keys: DeviceKeys)?
@@ -494,14 +498,26 @@ extension Vault {
             let positions = try admissions.map { admission in
                 try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
             }
-            let past = context.log.entries.indices.filter { index in
+            var past = context.log.entries.indices.filter { index in
                 positions.contains { graph.ancestors[$0].contains(index) || $0 == index }
             }.map { context.log.entries[$0] }
+            var parents = admissions.map(\.hash)
+            if padded {
+                var joining = try GroupContext(
+                    log: GroupLog(group: context.log.group, entries: past),
+                    roots: context.roots,
+                    device: UUID(),
+                    deviceKeys: DeviceKeys.generate()
+                )
+                try joining.appendJoined(name: "padding")
+                past = joining.log.entries
+                parents.append(try #require(past.last).hash)
+            }
             if sendingOnlyItsPast { context.adopt(GroupLog(group: context.log.group, entries: past)) }
             try Self.appendStaleRekey(
                 to: &context,
                 past: past,
-                parents: admissions.map(\.hash).sorted { $0.lexicographicallyPrecedes($1) },
+                parents: parents.sorted { $0.lexicographicallyPrecedes($1) },
                 fresh: fresh,
                 witness: witnessing
             )
