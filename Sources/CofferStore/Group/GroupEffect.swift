@@ -620,7 +620,7 @@ struct GroupEffect {
         var except: UUID?
         switch entry.change {
         case .revoked(let target, _):
-            standing = Answer.all([supported(index), voidedByRekey(index).negated])
+            standing = Answer.all([revokerStands(index), voidedByRekey(index).negated])
             except = target
         case .keysReplaced:
             standing = supported(index)
@@ -639,6 +639,21 @@ struct GroupEffect {
             power.note(answer(revocation), by: author)
         }
         return power
+    }
+
+    /// Whether the author of the revocation `index` stands to close the door with it: admitted, or
+    /// revoking with effect only because both lose. Such a revocation still voids every other
+    /// passphrase join made at the same time: a made-up device that joined from an old bundle, which a
+    /// copy's closing followed so that no revocation could know it, got in when the revoker lost
+    /// (red team round 33, F1). Undecided while the revocation may yet count that way.
+    private func revokerStands(_ index: Int) -> Answer {
+        let admitted = supported(index)
+        guard admitted != .yes else { return .yes }
+        switch verdicts[index] {
+        case .selfDefended: return .yes
+        case .undecided: return .unknown
+        default: return admitted
+        }
     }
 
     /// Whether every admission of `device` the entry `later` knew is a passphrase join made at the
@@ -797,7 +812,9 @@ private final class ClosingMemo {
     func verdictChanged(_ index: Int) {
         let entry = graph.entries[index]
         var concerned: [UUID] = []
-        if let target = entry.change.revokedDevice { concerned.append(target) }
+        // A revocation's own verdict decides whether its author stands to close the door with it
+        // (``GroupEffect``'s `revokerStands`).
+        if let target = entry.change.revokedDevice { concerned += [target, entry.author] }
         if case .keysReplaced = entry.change { concerned.append(entry.author) }
         if let admitted = entry.admittedDevice { concerned.append(admitted) }
         for device in concerned { versions[device, default: 0] += 1 }

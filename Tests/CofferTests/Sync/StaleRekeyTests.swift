@@ -268,6 +268,8 @@ struct StaleRekeyTests {
         _ = try offer(d, a, "d-to-a-after")
         if !revocationFirst { _ = try offer(c, a, "revocation-to-a") }
         #expect(try !active(copy, in: a), "the revocation stands at a")
+        let members = Set(try a.members().filter(\.isActive).map(\.deviceID))
+        #expect(members.isSubset(of: [a.deviceID, c.deviceID, d.deviceID]), "a device the copy made up is in at a")
         try a.keychain.add(SyncGroupFixture.password("a-after"))
         _ = try offer(a, copy, "a-to-copy")
         #expect(try copy.keychain.password(service: "a-after", account: "ann") == nil)
