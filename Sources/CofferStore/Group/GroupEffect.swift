@@ -731,8 +731,15 @@ struct GroupEffect {
             // the revocation knew. (Not what the join knew: two devices joining from one bundle
             // know nothing of each other's joins, and a revoked one's copy signed a closing on its
             // own join, which its revoker's join did not know, and came back; red team round 27, F1.)
-            return graph.ancestors[closing].subtracting(graph.ancestors[answering]).allSatisfy {
-                graph.entries[$0].author == closer && graph.concurrent($0, answering)
+            // Nor need it have known the devices that came in by the door it closes: a copy took in
+            // a made-up device joining from an old bundle, then closed the door after it, so that no
+            // revocation made before could know everything the closing knew (red team round 34, F1).
+            return graph.ancestors[closing].subtracting(graph.ancestors[answering]).allSatisfy { unknown in
+                guard graph.concurrent(unknown, answering) else { return false }
+                let author = graph.entries[unknown].author
+                if author == closer { return true }
+                if graph.entries[unknown].change.isJoin, !graph.founding.contains(unknown) { return true }
+                return cameThroughDoor(author, closedBy: answering, before: unknown)
             }
         }
     }

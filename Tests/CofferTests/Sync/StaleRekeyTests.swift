@@ -277,6 +277,51 @@ struct StaleRekeyTests {
         #expect(!(try copy.keyRing().epochs(.sync)).contains(sealing), "the copy holds epoch \(sealing)")
     }
 
+    @Test(
+        "A lost device's copy, taken before it heard of later joins, takes in a made-up device that joined from an old bundle, then rekeys or closes joins with the stock client after the revocation reached every member: both lose, and neither the copy nor the made-up device is in (red team round 34, F1)",
+        arguments: [true, false]
+    )
+    func copyPaddedWithMadeUpJoin(rekey: Bool) throws {
+        let a = try group.createFirst()
+        try a.keychain.add(SyncGroupFixture.password("before"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        let (b, _) = try group.join("b", from: start)
+        _ = try exchange(b, a, "b-to-a")
+        b.close()
+        let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
+        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        let later = group.bundle("later")
+        try a.export(to: later)
+        let (c, _) = try group.join("c", from: later)
+        let (d, _) = try group.join("d", from: later)
+        for (device, name) in [(c, "c"), (d, "d")] { _ = try exchange(device, a, "\(name)-to-a") }
+        for (device, name) in [(c, "c"), (d, "d")] { _ = try exchange(a, device, "a-to-\(name)") }
+        try c.revoke(device: copy.deviceID)
+        _ = try exchange(c, a, "revocation-to-a")
+        _ = try exchange(a, d, "revocation-to-d")
+        let (madeUp, _) = try group.join("m", from: start)
+        _ = try offer(madeUp, copy, "m-to-copy")
+        if rekey {
+            try copy.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's")
+            try copy.unlock(passphrase: "the thief's")
+        } else {
+            try copy.setJoinPolicy(.approval)
+        }
+        _ = try offer(copy, a, "copy-to-a")
+        _ = try offer(madeUp, a, "m-to-a")
+        for device in [copy, madeUp] {
+            #expect(try !active(device, in: a), "\(device.deviceID) is in at a")
+        }
+        try a.keychain.add(SyncGroupFixture.password("a-after"))
+        for device in [copy, madeUp] {
+            _ = try offer(a, device, "a-to-\(device.deviceID)")
+            #expect(try device.keychain.password(service: "a-after", account: "ann") == nil)
+            let sealing = try a.keyRing().currentEpoch(.sync)
+            #expect(!(try device.keyRing().epochs(.sync)).contains(sealing), "it holds a's epoch \(sealing)")
+        }
+    }
+
     /// `a` founds the group and the devices `names` join by passphrase from one bundle of `a`'s; each
     /// sends `a` a bundle, and those in `syncing` then exchange with `a` twice round, so that every
     /// acknowledgement among them reaches every one of them. Returns `a` and the devices, in order.
