@@ -490,9 +490,9 @@ struct GroupEffect {
     /// Whether the closing `closing` may void the passphrase join `join` as far as its own device's
     /// history goes: not when another entry of that device, concurrent with the closing, follows the
     /// join (the device knew the join, so the closing claiming not to came from a copy holding its
-    /// keys, signed on an old part of the log), unless a witness acknowledged the closing: a device
-    /// admitted by an entry the closing follows, with an entry that follows it and no revocation of
-    /// its device made at the same time. A device that never forked is unaffected. (Red team round
+    /// keys, signed on an old part of the log), unless a witness (``witnesses(of:)``) acknowledged the
+    /// closing with an entry that has effect; undecided while such an entry is. A device that never
+    /// forked is unaffected. (Red team round
     /// 26, F1: a revoked founder's copy signed a closing on its founding entry, which voided every
     /// passphrase join since, the revoker's among them, and the revocation with it.)
     private func shutsDoor(_ closing: Int, on join: Int) -> Answer {
@@ -701,17 +701,17 @@ struct GroupEffect {
 
     /// Whether the closing `closing`, concurrent with the passphrase join `join`, is answered by a
     /// revocation of its author that the joining device made at the same time, knowing everything
-    /// the closing knew but what that revocation voids (the closer's own entries its author had not
-    /// seen). It depends on no verdict.
+    /// the closing knew but what that revocation voids or shuts out (the closer's own entries its
+    /// author had not seen, the passphrase joins made at the same time as it and what the devices
+    /// they admitted wrote); for a closing whose device forked, whatever it knew. It depends on no
+    /// verdict.
     private func answeredByRevocation(_ closing: Int, against join: Int) -> Bool {
         // A rekey a witness acknowledged is its owner's (a copy's on old entries has none): made-up
         // devices joining on old heads and revoking it do not take the owner out (red team round 14,
         // F5). An unwitnessed one is answered like any closing (round 28, F1: a revoked device's copy
-        // signed one on its own join and came back).
-        // A rekey whose own device's history forked beside it (another entry of the device is
-        // concurrent with it) is answered even when acknowledged: a copy's rekey, sent without the
-        // device's later entries, found an honest member that had heard of none of them to
-        // acknowledge it (red team round 31, F1).
+        // signed one on its own join and came back), and so is one whose device's history forked
+        // beside it, even when acknowledged: a copy's rekey, sent without the device's later
+        // entries, found an honest member that had heard of none of them (round 31, F1).
         let forked = forkedClosings.contains(closing)
         if case .keysReplaced = graph.entries[closing].change, !forked, acknowledgedByWitness(closing) {
             return false

@@ -270,11 +270,7 @@ struct StaleRekeyTests {
         #expect(try !active(copy, in: a), "the revocation stands at a")
         let members = Set(try a.members().filter(\.isActive).map(\.deviceID))
         #expect(members.isSubset(of: [a.deviceID, c.deviceID, d.deviceID]), "a device the copy made up is in at a")
-        try a.keychain.add(SyncGroupFixture.password("a-after"))
-        _ = try offer(a, copy, "a-to-copy")
-        #expect(try copy.keychain.password(service: "a-after", account: "ann") == nil)
-        let sealing = try a.keyRing().currentEpoch(.sync)
-        #expect(!(try copy.keyRing().epochs(.sync)).contains(sealing), "the copy holds epoch \(sealing)")
+        try expectNothingLaterReaches(copy, from: a, writing: "a-after")
     }
 
     @Test(
@@ -310,15 +306,9 @@ struct StaleRekeyTests {
         }
         _ = try offer(copy, a, "copy-to-a")
         _ = try offer(madeUp, a, "m-to-a")
-        for device in [copy, madeUp] {
-            #expect(try !active(device, in: a), "\(device.deviceID) is in at a")
-        }
-        try a.keychain.add(SyncGroupFixture.password("a-after"))
-        for device in [copy, madeUp] {
-            _ = try offer(a, device, "a-to-\(device.deviceID)")
-            #expect(try device.keychain.password(service: "a-after", account: "ann") == nil)
-            let sealing = try a.keyRing().currentEpoch(.sync)
-            #expect(!(try device.keyRing().epochs(.sync)).contains(sealing), "it holds a's epoch \(sealing)")
+        for (device, name) in [(copy, "copy"), (madeUp, "made-up")] {
+            #expect(try !active(device, in: a), "the \(name) device is in at a")
+            try expectNothingLaterReaches(device, from: a, writing: "a-after-to-\(name)")
         }
     }
 
@@ -376,10 +366,10 @@ struct StaleRekeyTests {
 
     /// `c` writes an item after the copy's forgery and offers the copy a bundle: the copy can open
     /// neither the item nor the epoch `c` seals with.
-    func expectNothingLaterReaches(_ copy: Vault, from c: Vault) throws {
-        try c.keychain.add(SyncGroupFixture.password("after"))
-        _ = try offer(c, copy, "c-to-copy")
-        #expect(try copy.keychain.password(service: "after", account: "ann") == nil)
+    func expectNothingLaterReaches(_ copy: Vault, from c: Vault, writing service: String = "after") throws {
+        try c.keychain.add(SyncGroupFixture.password(service))
+        _ = try offer(c, copy, "\(service)-to-\(copy.deviceID)")
+        #expect(try copy.keychain.password(service: service, account: "ann") == nil)
         let sealing = try c.keyRing().currentEpoch(.sync)
         #expect(!(try copy.keyRing().epochs(.sync)).contains(sealing), "the copy holds epoch \(sealing)")
         #expect(!sealing.isOriginal, "c seals with the original key, which the copy holds")
@@ -476,12 +466,22 @@ extension Vault {
 
     /// The entries `device`'s admission follows, and that admission last.
     static func pastOfAdmission(of device: UUID, in context: GroupContext) throws -> [GroupEntry] {
-        let admission = try #require(context.log.entries.first { $0.admittedDevice == device })
-        let graph = try GroupGraph(context.log.entries, group: context.log.group)
-        let position = try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
-        return context.log.entries.indices.filter { graph.ancestors[position].contains($0) }.map {
-            context.log.entries[$0]
-        } + [admission]
+        let (past, admissions) = try pastOfAdmissions(of: [device], in: context)
+        return past + admissions
+    }
+
+    /// The admissions of `devices`, and the entries (but those) that any of them follows.
+    static func pastOfAdmissions(
+        of devices: [UUID],
+        in context: GroupContext
+    ) throws -> (past: [GroupEntry], admissions: [GroupEntry]) {
+        let entries = context.log.entries
+        let graph = try GroupGraph(entries, group: context.log.group)
+        let positions = try devices.map { device in try #require(entries.firstIndex { $0.admittedDevice == device }) }
+        let past = entries.indices.filter { index in
+            !positions.contains(index) && positions.contains { graph.ancestors[$0].contains(index) }
+        }
+        return (past.map { entries[$0] }, positions.map { entries[$0] })
     }
 
     /// The same, with a made-up device as its witness admitted by approval: on the device's admission
@@ -538,16 +538,8 @@ extension Vault {
         var witnessing: (device: UUID, keys: DeviceKeys)?
         if let witness { witnessing = (witness.deviceID, try witness.deviceKeys()) }
         try changeGroup("signing a stale rekey on two admissions") { context, _, _ in
-            let admissions = try [deviceID, other].map { device in
-                try #require(context.log.entries.first { $0.admittedDevice == device })
-            }
-            let graph = try GroupGraph(context.log.entries, group: context.log.group)
-            let positions = try admissions.map { admission in
-                try #require(context.log.entries.firstIndex { $0.hash == admission.hash })
-            }
-            var past = context.log.entries.indices.filter { index in
-                positions.contains { graph.ancestors[$0].contains(index) || $0 == index }
-            }.map { context.log.entries[$0] }
+            let (before, admissions) = try Self.pastOfAdmissions(of: [deviceID, other], in: context)
+            var past = before + admissions
             var parents = admissions.map(\.hash)
             if padded {
                 var joining = try GroupContext(

@@ -52,18 +52,20 @@ struct DocumentationExampleRunTests {
         }
     }
 
-    /// Runs an example that waits on changes: makes some once it is waiting, waits for it to print
-    /// what it saw, then cancels it.
+    /// Runs an example that waits on changes: makes some (a password edited, a photo written and
+    /// deleted), again and again until the example prints what it saw (it may begin to wait only
+    /// after the first ones, on a slow machine), then cancels it.
     private func drive(_ example: DocumentedExample, in surroundings: ExampleSurroundings) async throws {
         let vault = surroundings.vault
         let run = Task { try await example.run(surroundings) }
-        try await Task.sleep(for: .milliseconds(300))
-        try await vault.keychain.setPassword("v2", service: "mail", account: "ann")
-        try await vault.blobs.write("photos/cat.jpg", data: Data("a new photo".utf8))
-        try await vault.blobs.delete("photos/cat.jpg")
         let deadline = ContinuousClock.now + .seconds(20)
+        var round = 0
         while surroundings.output.isEmpty, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+            round += 1
+            try await vault.keychain.setPassword("v\(round)", service: "mail", account: "ann")
+            try await vault.blobs.write("photos/cat.jpg", data: Data("photo \(round)".utf8))
+            try await vault.blobs.delete("photos/cat.jpg")
+            try await Task.sleep(for: .milliseconds(200))
         }
         try await Task.sleep(for: .milliseconds(300))
         run.cancel()
