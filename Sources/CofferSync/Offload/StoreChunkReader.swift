@@ -67,7 +67,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
             throw damaged(object, "a chunk's site lies outside it")
         }
         let opened = try segmentCache.segments(first, last, of: Self.identity(of: object), count: segments) {
-            (range) throws(CofferError) -> [[UInt8]] in
+            [self] (range) throws(CofferError) -> [[UInt8]] in
             try open(range, of: object, head: head, segments: segments)
         }
         let base = first * segmentSize
