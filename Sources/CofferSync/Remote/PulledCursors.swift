@@ -44,6 +44,54 @@ package struct PulledCursors {
         try store(cursors, in: txn)
     }
 
+    /// Where `head`, `device`'s head now in the store, parted from the last head of the device this
+    /// vault pulled (``recordHead(_:in:)``): the cursor of the newest head both follow, when `head`
+    /// neither is that head nor follows it; `nil` when it does, when nothing was recorded, or when
+    /// their lineages share no head (too far apart to tell). A device restored from an older copy of
+    /// its vault, together with the store rolled back to the same moment, pushes on from there: its
+    /// head is then ahead of the rolled-back one but follows neither the changes this vault pulled
+    /// past it nor their heads, and its new changes reuse their sequence numbers (red team round 35,
+    /// F2).
+    package func partingPoint(of head: RemoteHead, in txn: Transaction) throws -> UInt64? {
+        let recorded = try recordedHead(of: head.device, in: txn)
+        guard let last = recorded.first, !head.push.isEmpty else { return nil }
+        let chain = [RemoteHead.Ancestor(push: head.push, sentThrough: head.sentThrough)] + head.lineage
+        guard !chain.contains(where: { $0.push == last.push }) else { return nil }
+        let known = Set(recorded.map(\.push))
+        return chain.first { known.contains($0.push) }?.sentThrough
+    }
+
+    /// Records `head` as the device's last head this vault pulled, with the heads it follows.
+    package func recordHead(_ head: RemoteHead, in txn: Transaction) throws {
+        guard !head.push.isEmpty else { return }
+        let chain = [RemoteHead.Ancestor(push: head.push, sentThrough: head.sentThrough)] + head.lineage
+        let text = Array(
+            chain.prefix(RemoteHead.lineageLimit + 1).map { "\($0.push) \($0.sentThrough)\n" }.joined().utf8
+        )
+        guard try txn.get(schema.meta, key: headKey(head.device)) != text else { return }
+        try txn.put(schema.meta, key: headKey(head.device), value: text)
+    }
+
+    private func recordedHead(of device: UUID, in txn: Transaction) throws -> [RemoteHead.Ancestor] {
+        guard let value = try txn.get(schema.meta, key: headKey(device)) else { return [] }
+        var chain: [RemoteHead.Ancestor] = []
+        for line in String(decoding: value, as: UTF8.self).split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let sentThrough = UInt64(parts[1]) else {
+                throw CofferError(
+                    .decode,
+                    "meta \"the last head pulled of \(device.uuidString.lowercased()) from \(remote)\" is damaged; the vault is damaged"
+                )
+            }
+            chain.append(RemoteHead.Ancestor(push: String(parts[0]), sentThrough: sentThrough))
+        }
+        return chain
+    }
+
+    private func headKey(_ device: UUID) -> [UInt8] {
+        Array("remote-pulled-head \(remote) \(device.uuidString.lowercased())".utf8)
+    }
+
     private func store(_ cursors: [UUID: UInt64], in txn: Transaction) throws {
         var writer = BinaryWriter()
         for (device, sequence) in cursors.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {

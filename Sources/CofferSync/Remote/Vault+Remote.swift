@@ -518,12 +518,32 @@ extension Vault {
             // A head behind what this vault applied: the device's history in the store was set back
             // (a rolled-back store, or two copies of one vault that wrote one bundle name), and what
             // comes after it is applied again.
+            // What this vault pulled of it past the head is no longer in the store: it is logged
+            // again, so this vault's next push sends it (else the device, restored from a copy as
+            // old as the store, never got its own records back, and a newcomer never had them: red
+            // team round 35, F2).
+            // A head that parted from the last one pulled (the device restored from an older copy
+            // while the store was rolled back to the same moment, then pushing on) goes back too, to
+            // where they parted: its new changes reuse the numbers of those pulled past it.
             var applied = applied
-            if head.latest.last < applied[device] ?? 0 {
-                applied[device] = head.latest.last
-                try storage("recording the pull of \(device)") {
-                    try environment.write { txn in try cursors.lower(device, to: head.latest.last, in: txn) }
+            let pulledThrough = applied[device] ?? 0
+            let (parted, relogged) = try storage("recording the pull of \(device)") {
+                try environment.write { txn -> (UInt64?, Int) in
+                    let parted = try cursors.partingPoint(of: head, in: txn)
+                    let back = min(head.latest.last, parted ?? .max)
+                    guard back < pulledThrough else { return (nil, 0) }
+                    try cursors.lower(device, to: back, in: txn)
+                    return (back, try RemoteOrigins(schema: schema, remote: remote.identity).relog([device], in: txn))
                 }
+            }
+            if let parted {
+                applied[device] = parted
+                summary.notices.append(
+                    "Device \(device.uuidString.lowercased())'s head at \(remote.location) went back: this vault pulled its changes through \(pulledThrough) from there, and the head now says \(head.latest.last)\(parted < head.latest.last ? ", on a history that parted from those after \(parted)" : ""). The store was rolled back, or the device was restored from an older copy of its vault; "
+                        + (relogged > 0
+                            ? "this vault's next push sends again the records it pulled from the device (\(relogged)), and it pulls the device's changes after \(parted) again."
+                            : "this vault pulls the device's changes after \(parted) again.")
+                )
             }
             var due = objects.bundles.filter { $0.last <= head.latest.last && $0.last > applied[device] ?? 0 }
             // A push with no new change but chunks others asked for, or requests of its own, is named
@@ -617,6 +637,10 @@ extension Vault {
                 summary.notices.append(
                     "Passed over \(stuck.key): \(stuck.error.message). The device's other bundles hold every change it names."
                 )
+            }
+            // Reached the head: later heads are told from it (``PulledCursors/partingPoint(of:in:)``).
+            try storage("recording the pull of \(device)") {
+                try environment.write { txn in try cursors.recordHead(head, in: txn) }
             }
             let offChain = objects.bundles.filter { $0.isPast(head) }
             try applyOffChain(offChain, of: device, objects, client: client, layout: layout, summary: &summary)

@@ -896,6 +896,55 @@ struct RemoteCopiesTests {
         #expect(original.deviceID != clone.deviceID)
     }
 
+    @Test(
+        "A store rolled back together with a device restored from a copy of the same time: the other member notices the device's head went back and sends its later records again, and the restored device's new write reaches everyone, compacted or pushed (red team round 35, F2)",
+        arguments: [false, true]
+    )
+    func rolledBackWithRestoredDevice(compacting: Bool) throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        let client = try fixture.client()
+        let prefix = RemoteLayout(location: remote.location).listingPrefix
+        var saved: [String: [UInt8]] = [:]
+        for object in try client.list(prefix: prefix) { saved[object.key] = try client.get(object.key) }
+        let backup = group.directory.path("b-backup")
+        let live = try Self.copy(b, to: backup, group)
+        for name in ["b2", "b3"] {
+            try live.keychain.setPassword(name, service: name, account: "bob", scope: .syncable)
+            try live.push(to: remote)
+        }
+        try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "b3", account: "bob") == "b3")
+        let directory = live.directory
+        live.close()
+        // The bucket and the device both go back to the saved moment.
+        for object in try client.list(prefix: prefix) where saved[object.key] == nil { try client.delete(object.key) }
+        for (key, bytes) in saved { try client.put(key, body: bytes) }
+        let restored = try Self.restore(backup, over: directory, group)
+        try restored.keychain.setPassword("b4", service: "b4", account: "bob", scope: .syncable)
+        if compacting { _ = try restored.compact(remote: remote) } else { try restored.push(to: remote) }
+        _ = try a.push(to: remote)
+        let pulled = try a.pull(from: remote)
+        #expect(pulled.notices.contains { $0.contains("went back") }, "\(pulled.notices)")
+        for _ in 0..<2 {
+            for vault in [restored, a] {
+                _ = try vault.pull(from: remote)
+                _ = try vault.push(to: remote)
+            }
+        }
+        _ = try a.compact(remote: remote)
+        for vault in [restored, a] { _ = try vault.pull(from: remote) }
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        for (vault, name) in [(a, "a"), (restored, "the restored device"), (newcomer, "a newcomer")] {
+            for write in ["b2", "b3", "b4"] {
+                #expect(try vault.keychain.password(service: write, account: "bob") == write, "\(name) lacks \(write)")
+            }
+        }
+        #expect(try newcomer.syncableState() == a.syncableState())
+        #expect(try restored.syncableState() == a.syncableState())
+    }
+
     @Test("A store rolled back to an older copy is noticed from the signed heads and filled again by the next pushes")
     func rolledBackStore() throws {
         let fixture = try RemoteFixture()
