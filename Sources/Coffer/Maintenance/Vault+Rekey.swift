@@ -20,7 +20,7 @@ extension Vault {
     /// record (items, blob manifests, snapshot records, chunks) is opened and sealed again under it,
     /// and the passphrase (or `newPassphrase`) and a new recovery key then wrap the new root. Syncable
     /// records are left as they are: shut a leaked member out of the group with
-    /// ``revoke(device:)-7c9hp`` or ``rotateGroupKey()-2v8mz`` on another device.
+    /// ``revoke(device:)-6ww9w`` or ``rotateGroupKey()-2v8mz`` on another device.
     ///
     /// In a sync group the device also gets new device keys, recorded in the group's log with a new
     /// key epoch sealed to them, and every identity whose keys were in the vault's files is revoked:

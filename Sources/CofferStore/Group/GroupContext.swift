@@ -437,7 +437,11 @@ package struct GroupContext {
     /// follows, at most ``keptVoidedClosingsPerDevice`` of a device in all; and of revocations with
     /// effect by devices that are out, as many of each device revoked. A device never admitted
     /// (its join voided, or not proven) keeps nothing: its closings close nothing, and ids cost
-    /// nothing to make (red team round 5, R1). What the log says about the
+    /// nothing to make (red team round 5, R1); but a device whose join this device acknowledged (a
+    /// member it knew, whose join a closing voided since) keeps its first closings: a revocation of a
+    /// stolen device that lost to the copy's closing tells a member that revokes the device itself
+    /// which devices came in beside it (``GroupGraph/admittedBesideRevocations(of:active:except:)``,
+    /// red team round 35, F1). What the log says about the
     /// group reaches this device, so members that disagree about a device converge, and a closing
     /// without effect still closes the door on joins made at the same time (no device defends its own
     /// admission); but a revoked device's stale copy, or a device whose join does not count, cannot
@@ -476,6 +480,29 @@ package struct GroupContext {
             let room = max(0, Self.keptVoidedClosingsPerDevice - held[author, default: 0])
             let hashes = candidates.map { union.entries[$0].hash }.sorted { $0.lexicographicallyPrecedes($1) }
             firstClosings.formUnion(hashes.prefix(room))
+        }
+        // Revocations of active members by devices this device knew as members (it acknowledged their
+        // joins) whose joins a closing voided since, not ids made up for free: a revocation of a
+        // stolen device that lost to the copy's closing tells a member that revokes the device itself
+        // which devices came in beside it (red team round 35, F1). A few of each revoked device,
+        // the first in the log's order.
+        var acknowledgedHere = EntrySet(count: union.entries.count)
+        for index in union.entries.indices where union.entries[index].author == device {
+            acknowledgedHere.formUnion(graph.ancestors[index])
+        }
+        let lostRevocations = union.entries.indices.filter { index in
+            let entry = union.entries[index]
+            guard let target = entry.change.revokedDevice, voided.contains(entry.hash),
+                state.member(entry.author) == nil, state.member(target)?.isActive == true
+            else { return false }
+            return (graph.admissionsOf[entry.author] ?? []).contains { acknowledgedHere.contains($0) }
+        }
+        for indices in Dictionary(grouping: lostRevocations, by: { union.entries[$0].change.revokedDevice }).values {
+            let heldAlready = indices.filter { mine.contains(union.entries[$0].hash) }.count
+            let room = max(0, Self.keptVoidedClosingsPerDevice - heldAlready)
+            firstClosings.formUnion(
+                indices.filter { !mine.contains(union.entries[$0].hash) }.prefix(room).map { union.entries[$0].hash }
+            )
         }
         // Revocations with effect by devices that are out: a revoked device's copy revoking its
         // revoker, or a device whose join was voided revoking its closer (both lose). Their authors

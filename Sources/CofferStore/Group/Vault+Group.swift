@@ -213,13 +213,23 @@ extension Vault {
     /// refused by every member that has the revocation (what a member took from it before it heard
     /// of the revocation stays, and travels on, so every member ends with the same records).
     ///
+    /// Devices that came in at the same time as a revocation of `device` the log already holds (one
+    /// another member made, even one without effect) are revoked with it: those that joined with the
+    /// passphrase while that revocation was closing passphrase joins, those `device` approved in
+    /// entries that revocation did not know, and the devices those admitted in turn. (A stolen
+    /// device's copy can take in made-up devices and then close the door after them, voiding the
+    /// first revocation; a member that then revokes the device itself shuts them out too.)
+    ///
+    /// - Returns: Every device revoked: `device` first, then those that came in beside an earlier
+    ///   revocation of it, in the order they were admitted.
     /// - Throws: ``CofferError`` `.param` for this device itself or a device that is not an active
     ///   member, `.notTrusted` when this device is not one, `.interactionNotAllowed` while locked.
-    public func revoke(device: UUID) throws(CofferError) {
+    @discardableResult
+    public func revoke(device: UUID) throws(CofferError) -> [UUID] {
         guard device != deviceID else {
             throw CofferError(.param, "a device cannot revoke itself; revoke it from another member of the group")
         }
-        try changeGroup("revoking a device") { (context, txn, schema) throws in
+        return try changeGroup("revoking a device") { (context, txn, schema) throws in
             try Self.requireActiveMember(context)
             guard let member = try context.state().member(device), member.isActive else {
                 throw CofferError(
@@ -227,11 +237,18 @@ extension Vault {
                     "device \(device.uuidString) is not an active member of the group; \(InterfaceName.members) lists them"
                 )
             }
+            let state = try context.state()
+            let companions = try GroupGraph(context.log.entries, group: context.log.group).admittedBesideRevocations(
+                of: device,
+                active: Set(state.members.filter(\.isActive).map(\.device)),
+                except: deviceID
+            )
             let clock = max(try HybridClock.reading(in: txn, schema: schema), HybridClock.wallStamp())
-            try context.append(.revoked(device: device, clock: clock))
+            for revoked in [device] + companions { try context.append(.revoked(device: revoked, clock: clock)) }
             if try context.state().policy == .passphrase { try context.append(.policy(.approval)) }
             try context.startEpoch()
             try txn.delete(schema.meta, key: Array(JoinBlock.metaKey.utf8))
+            return [device] + companions
         }
     }
 

@@ -14,8 +14,10 @@ extension Vault {
         try await offload { () throws(CofferError) in try self.approve(request) }
     }
 
-    /// Revokes a device; see ``revoke(device:)-7c9hp``.
-    public func revoke(device: UUID) async throws(CofferError) {
+    /// Revokes a device, and the devices that came in beside an earlier revocation of it; see
+    /// ``revoke(device:)-6ww9w``.
+    @discardableResult
+    public func revoke(device: UUID) async throws(CofferError) -> [UUID] {
         try await offload { () throws(CofferError) in try self.revoke(device: device) }
     }
 

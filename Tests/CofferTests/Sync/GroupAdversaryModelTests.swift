@@ -295,7 +295,7 @@ final class AdversaryModel {
                     scope: .syncable
                 )
             } else if !honest.isEmpty {
-                try? thief.vault.revoke(device: honest[pick(honest.count)].vault.deviceID)
+                _ = try? thief.vault.revoke(device: honest[pick(honest.count)].vault.deviceID)
             }
         case 29...30:  // the thief makes a new vault from any old bundle, with the passphrase
             guard revokedThief, !pool.isEmpty else { return }

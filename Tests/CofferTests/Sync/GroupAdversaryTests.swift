@@ -394,7 +394,7 @@ struct GroupAdversaryTests {
         #expect(!(try leak.keyRing().epochs(.sync)).contains(current))
         // Even a leaked copy that revokes a member at the same time achieves nothing: its entries
         // are concurrent with the rekey.
-        try? leak.revoke(device: c.deviceID)
+        _ = try? leak.revoke(device: c.deviceID)
         _ = try? offer(leak, a, "leak-revokes")
         _ = try exchange(a, c, "a-to-c-last")
         #expect(try active(c, in: a))

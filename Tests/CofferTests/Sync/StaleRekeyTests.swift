@@ -273,6 +273,24 @@ struct StaleRekeyTests {
         try expectNothingLaterReaches(copy, from: a, writing: "a-after")
     }
 
+    /// `b`'s vault as the thief holds it: its files, opened with its passphrase (`b` is lost).
+    func stolen(_ b: Vault) throws -> Vault {
+        b.close()
+        let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
+        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        return copy
+    }
+
+    /// The thief's copy closes the door with the stock client: a rekey, or approval-only joins.
+    func closeTheDoor(_ copy: Vault, rekey: Bool) throws {
+        if rekey {
+            try copy.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's")
+            try copy.unlock(passphrase: "the thief's")
+        } else {
+            try copy.setJoinPolicy(.approval)
+        }
+    }
+
     @Test(
         "A lost device's copy, taken before it heard of later joins, takes in a made-up device that joined from an old bundle, then rekeys or closes joins with the stock client after the revocation reached every member: both lose, and neither the copy nor the made-up device is in (red team round 34, F1)",
         arguments: [true, false]
@@ -284,9 +302,7 @@ struct StaleRekeyTests {
         try a.export(to: start)
         let (b, _) = try group.join("b", from: start)
         _ = try exchange(b, a, "b-to-a")
-        b.close()
-        let copy = try Vault.open(at: group.directory.path("b"), configuration: group.fixture.configuration)
-        try copy.unlock(passphrase: SyncGroupFixture.passphrase)
+        let copy = try stolen(b)
         let later = group.bundle("later")
         try a.export(to: later)
         let (c, _) = try group.join("c", from: later)
@@ -298,17 +314,70 @@ struct StaleRekeyTests {
         _ = try exchange(a, d, "revocation-to-d")
         let (madeUp, _) = try group.join("m", from: start)
         _ = try offer(madeUp, copy, "m-to-copy")
-        if rekey {
-            try copy.rekey(passphrase: SyncGroupFixture.passphrase, newPassphrase: "the thief's")
-            try copy.unlock(passphrase: "the thief's")
-        } else {
-            try copy.setJoinPolicy(.approval)
-        }
+        try closeTheDoor(copy, rekey: rekey)
         _ = try offer(copy, a, "copy-to-a")
         _ = try offer(madeUp, a, "m-to-a")
         for (device, name) in [(copy, "copy"), (madeUp, "made-up")] {
             #expect(try !active(device, in: a), "the \(name) device is in at a")
             try expectNothingLaterReaches(device, from: a, writing: "a-after-to-\(name)")
+        }
+    }
+
+    @Test(
+        "The same copy's closing reaches the founder before the revocation does, with one or two made-up devices taken in: the founder revokes the stolen device itself, as the threat model asks, and the made-up devices go with it, while the members it knew stay (red team round 35, F1)",
+        arguments: [(true, 1), (true, 2), (false, 1)]
+    )
+    func closingBeforeTheRevocationThenRevokedByHand(rekey: Bool, madeUpDevices: Int) throws {
+        // `d` joins beside `b`, and the stolen device heard of it: it stays a member throughout.
+        let a = try group.createFirst()
+        try a.keychain.add(SyncGroupFixture.password("before"))
+        let start = group.bundle("start")
+        try a.export(to: start)
+        let (b, _) = try group.join("b", from: start)
+        let (d, _) = try group.join("d", from: start)
+        for (device, name) in [(b, "b"), (d, "d")] { _ = try exchange(device, a, "\(name)-to-a") }
+        _ = try exchange(a, b, "a-to-b")
+        _ = try exchange(b, a, "b-acknowledges")
+        _ = try exchange(a, d, "a-to-d")
+        let copy = try stolen(b)
+        // `c` joins after the copy was taken, and revokes the device.
+        let later = group.bundle("later")
+        try a.export(to: later)
+        let (c, _) = try group.join("c", from: later)
+        _ = try exchange(c, a, "c-to-a")
+        _ = try exchange(a, c, "a-to-c")
+        try c.revoke(device: copy.deviceID)
+        let revocation = group.bundle("revocation")
+        try c.export(to: revocation)
+        // The thief: made-up devices join from the oldest bundle (the second from the first's),
+        // the copy takes them in and closes the door after them.
+        var madeUp: [Vault] = []
+        for index in 0..<madeUpDevices {
+            var from = start
+            if let previous = madeUp.last {
+                from = group.bundle("m\(index)-from")
+                try previous.export(to: from)
+            }
+            madeUp.append(try group.join("m\(index)", from: from).0)
+        }
+        for (index, device) in madeUp.enumerated() { _ = try offer(device, copy, "m\(index)-to-copy") }
+        try closeTheDoor(copy, rekey: rekey)
+        // The closing reaches the founder first, then the revocation.
+        _ = try offer(copy, a, "copy-to-a")
+        for (index, device) in madeUp.enumerated() { _ = try offer(device, a, "m\(index)-to-a") }
+        _ = Result { () throws(CofferError) in _ = try a.import(from: revocation) }
+        if try active(copy, in: a) {
+            // The second open case of the threat model: the founder revokes the device itself.
+            let revoked = try a.revoke(device: copy.deviceID)
+            #expect(revoked.first == copy.deviceID)
+            #expect(Set(revoked.dropFirst()) == Set(madeUp.map(\.deviceID)))
+        }
+        for (device, name) in [(copy, "copy")] + madeUp.enumerated().map({ ($1, "made-up \($0)") }) {
+            #expect(try !active(device, in: a), "the \(name) device is in at a")
+            try expectNothingLaterReaches(device, from: a, writing: "a-after-to-\(name)")
+        }
+        for (device, name) in [(a, "a"), (d, "d")] {
+            #expect(try active(device, in: a), "\(name), a member the stolen device knew of, is out")
         }
     }
 

@@ -274,6 +274,13 @@ struct DeviceRevokeCommand: VaultCommand {
             passphrase' if you want them back), and a new key epoch starts, sealed to the remaining
             devices only. The revoked device keeps what it already had; bundles it makes afterwards
             are refused by every member, and when it syncs again it is told it was revoked.
+
+            Devices that came in while another member was revoking the same device are revoked with
+            it, each named: those that joined with the passphrase at the same time as that revocation
+            (which closed passphrase joins), those the device approved then, and the devices those
+            admitted. (A stolen device's copy can take in devices of its own and close the door after
+            them before the first revocation reaches you; revoking the device yourself shuts them out
+            too.)
             """,
         examples: [
             "coffer device revoke 3f9c2a71              # by id prefix (coffer devices)",
@@ -286,9 +293,16 @@ struct DeviceRevokeCommand: VaultCommand {
 
     func run(_ vault: Vault, _ context: CommandContext) throws {
         let member = try GroupMember.named(device, in: try vault.members())
-        try vault.revoke(device: member.deviceID)
-        let revoked = try vault.members().first { $0.deviceID == member.deviceID } ?? member
+        let revokedIDs = try vault.revoke(device: member.deviceID)
+        let members = try vault.members()
+        let revoked = members.first { $0.deviceID == member.deviceID } ?? member
         try context.output.result(MemberJSON(revoked)) { "Revoked device \(revoked.cliDescription)." }
+        for companion in revokedIDs.dropFirst() {
+            let name = members.first { $0.deviceID == companion }?.cliDescription ?? companion.uuidString
+            context.output.warning(
+                "Also revoked device \(name): it came in while another member was revoking \(revoked.cliDescription) (it joined with the passphrase at the same time as that revocation, which closed passphrase joins, or was admitted by it or by such a device). If you know this device, approve it again once it makes a new vault."
+            )
+        }
         guard try !vault.syncGroupIsFrozen() else {
             context.output.warning(
                 "warning: a new key epoch started without the revoked device, but the sync group is now frozen (its membership log is full, or a member's log would overflow it). \(ExportCommand.frozen) Export or push once, so the other devices learn of the revocation and freeze too."
