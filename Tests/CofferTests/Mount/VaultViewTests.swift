@@ -114,7 +114,7 @@ struct VaultViewTests {
             let file = try view.open(Array("ids/\(result.snapshot.id)/\(path)".utf8))
             for _ in 0..<8 {
                 let offset = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count + 10))
-                let count = Int(random.next() % 300_000) + 1
+                let count = Int(random.next() % 100_000) + 1
                 var buffer = [UInt8](repeating: 0, count: count)
                 let read = try buffer.withUnsafeMutableBytes { try view.read(file, at: UInt64(offset), into: $0) }
                 let expected = offset < bytes.count ? Array(bytes[offset..<min(bytes.count, offset + count)]) : []
