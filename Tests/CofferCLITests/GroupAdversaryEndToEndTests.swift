@@ -229,4 +229,46 @@ struct GroupAdversaryEndToEndTests {
         #expect(try isActive(aID) == true)
         #expect(try isActive(try deviceID(vault("c"))) == true)
     }
+
+    @Test(
+        "A lost device's copy takes in a made-up device and rekeys, and that reaches a before the revocation: a revokes the device itself, and device revoke names and revokes the made-up device too (red team round 35, F1)"
+    )
+    func revokingTheStolenDeviceTakesItsMadeUpDevices() throws {
+        let start = try pair()
+        let stolen = cli.directory.path("b-stolen").path
+        try FileManager.default.copyItem(atPath: cli.directory.path("b").path, toPath: stolen)
+        let copy = ["COFFER_VAULT": stolen, "COFFER_PASSPHRASE": "pw"]
+        // c joins later, syncs with a, and revokes b; a has not heard of the revocation yet.
+        let later = bundle("later")
+        #expect(try cli.run(["export", "--out", later]).status == 0)
+        #expect(try cli.run(["init", "--join", later, "--name", "c"], extra: vault("c")).status == 0)
+        #expect(try exchange(from: vault("c"), to: nil, "c-to-a").status == 0)
+        #expect(try exchange(from: nil, to: vault("c"), "a-to-c").status == 0)
+        let bID = try deviceID(copy)
+        #expect(try cli.run(["device", "revoke", bID], extra: vault("c")).status == 0)
+        #expect(try cli.run(["export", "--out", bundle("revocation")], extra: vault("c")).status == 0)
+        // The thief: a made-up device joins from the oldest bundle, the copy takes it in and rekeys.
+        #expect(try cli.run(["init", "--join", start, "--name", "m"], extra: vault("m")).status == 0)
+        let mID = try deviceID(vault("m"))
+        _ = try exchange(from: vault("m"), to: copy, "m-to-copy")
+        #expect(try cli.run(["rekey"], extra: copy).status == 0)
+        _ = try exchange(from: copy, to: nil, "copy-to-a")
+        _ = try exchange(from: vault("m"), to: nil, "m-to-a")
+        _ = try cli.run(["import", bundle("revocation")])
+        // The threat model's second open case: the copy's rekey came first. a revokes b itself.
+        #expect(try isActive(bID) == true)
+        let revoked = try cli.run(["device", "revoke", bID])
+        #expect(revoked.status == 0, "\(revoked.error)")
+        #expect(
+            revoked.error.contains("Also revoked device") && revoked.error.contains(String(mID.prefix(8))),
+            "\(revoked.error)"
+        )
+        #expect(try isActive(bID) == false)
+        #expect(try isActive(mID) == false)
+        try addItem("after")
+        for (name, thief) in [("copy", copy), ("m", vault("m"))] {
+            _ = try exchange(from: nil, to: thief, "a-to-\(name)")
+            #expect(try !has("after", in: thief), "\(name) reads what a wrote after revoking")
+        }
+    }
 }
