@@ -232,6 +232,16 @@ extension Vault {
         return try changeGroup("revoking a device") { (context, txn, schema) throws in
             try Self.requireActiveMember(context)
             guard let member = try context.state().member(device), member.isActive else {
+                // Revoked already: by whom, since a device made up from a stolen device's files may
+                // have revoked it first (red team round 36, F1).
+                if let revoker = try context.state().member(device)?.revokedBy,
+                    let by = try context.state().member(revoker), revoker != deviceID
+                {
+                    throw CofferError(
+                        .param,
+                        "device \(device.uuidString) was revoked already, by device \(revoker.uuidString) (\(by.name))\(by.isActive ? ", which is an active member" : ""). If you do not know that device, revoke it too (\(InterfaceName.revoke(revoker.uuidString))); \(InterfaceName.members) lists the devices"
+                    )
+                }
                 throw CofferError(
                     .param,
                     "device \(device.uuidString) is not an active member of the group; \(InterfaceName.members) lists them"

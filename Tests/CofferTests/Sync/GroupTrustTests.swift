@@ -59,6 +59,28 @@ struct GroupTrustTests {
         try group.exchange(from, to, name)
     }
 
+    @Test(
+        "Revoking a device another member revoked already names that member, and says to revoke it if unknown (red team round 36, F1)"
+    )
+    func revokingARevokedDeviceNamesItsRevoker() throws {
+        let (a, b) = try foundedPair()
+        let first = group.bundle("for-c")
+        try a.export(to: first)
+        let (c, _) = try group.join("c", from: first)
+        _ = try exchange(c, a, "c-known-to-a")
+        _ = try exchange(a, b, "a-to-b")
+        try c.revoke(device: b.deviceID)
+        _ = try exchange(c, a, "revocation-to-a")
+        #expect {
+            try a.revoke(device: b.deviceID)
+        } throws: { error in
+            guard let error = error as? CofferError else { return false }
+            return error.code == .param
+                && error.message.contains("revoked already, by device \(c.deviceID.uuidString)")
+                && error.message.contains("revoke it too")
+        }
+    }
+
     @Test("A device that asks to join is refused syncable records until approved, then joins from a bundle")
     func approvalJoin() throws {
         let a = try group.createFirst()
