@@ -237,9 +237,13 @@ extension Vault {
                 if let revoker = try context.state().member(device)?.revokedBy,
                     let by = try context.state().member(revoker), revoker != deviceID
                 {
+                    let advice =
+                        by.isActive
+                        ? ", which is an active member. If you do not know that device, revoke it too (\(InterfaceName.revoke(revoker.uuidString)))"
+                        : ", which is out of the group too"
                     throw CofferError(
                         .param,
-                        "device \(device.uuidString) was revoked already, by device \(revoker.uuidString) (\(by.name))\(by.isActive ? ", which is an active member" : ""). If you do not know that device, revoke it too (\(InterfaceName.revoke(revoker.uuidString))); \(InterfaceName.members) lists the devices"
+                        "device \(device.uuidString) was revoked already, by device \(revoker.uuidString) (\(by.name))\(advice); \(InterfaceName.members) lists the devices"
                     )
                 }
                 throw CofferError(
