@@ -517,14 +517,13 @@ extension Vault {
             summary.devices += 1
             // A head behind what this vault applied: the device's history in the store was set back
             // (a rolled-back store, or two copies of one vault that wrote one bundle name), and what
-            // comes after it is applied again.
-            // What this vault pulled of it past the head is no longer in the store: it is logged
-            // again, so this vault's next push sends it (else the device, restored from a copy as
-            // old as the store, never got its own records back, and a newcomer never had them: red
-            // team round 35, F2).
-            // A head that parted from the last one pulled (the device restored from an older copy
-            // while the store was rolled back to the same moment, then pushing on) goes back too, to
-            // where they parted: its new changes reuse the numbers of those pulled past it.
+            // comes after it is applied again. So does a head that parted from the last one pulled
+            // (the device restored from an older copy while the store was rolled back to the same
+            // moment, then pushing on), from where they parted: its new changes reuse the numbers of
+            // those pulled past it. What this vault pulled of the device past that point is no
+            // longer in the store: it is logged again, so this vault's next push sends it (else the
+            // restored device never got its own records back, a newcomer never had them, and its
+            // new write was skipped, then compacted away: red team round 35, F2).
             var applied = applied
             let pulledThrough = applied[device] ?? 0
             let (parted, relogged) = try storage("recording the pull of \(device)") {
