@@ -135,7 +135,11 @@ final class SegmentCache: @unchecked Sendable {
         state.claimedThrough[object] = end
         state.fetchesInBackground += 1
         let range = first...end
-        DispatchQueue.global(qos: .userInitiated).async {
+        // A thread of its own, not Dispatch's global queue: readers called through the async forms
+        // run there (offload), and a reader waiting for these segments must not hold the thread
+        // that would fetch them.
+        Thread.detachNewThread {
+            nameCurrentThread("coffer-readahead")
             let fetched = try? fetch(range)
             self.condition.lock()
             defer { self.condition.unlock() }
