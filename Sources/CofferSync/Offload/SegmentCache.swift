@@ -139,7 +139,7 @@ final class SegmentCache: @unchecked Sendable {
         // run there (offload), and a reader waiting for these segments must not hold the thread
         // that would fetch them.
         Thread.detachNewThread {
-            nameCurrentThread("coffer-readahead")
+            nameCurrentThread("coffer-ahead")
             let fetched = try? fetch(range)
             self.condition.lock()
             defer { self.condition.unlock() }

@@ -14,6 +14,8 @@ struct SegmentCacheTests {
     final class FakeObject: Sendable {
         let count: UInt64
         let fetches = Mutex<[ClosedRange<UInt64>]>([])
+        /// The name of the thread each fetch ran on, in the order of `fetches`.
+        let threads = Mutex<[String]>([])
         let failing = Mutex<Set<UInt64>>([])
         let delay: useconds_t
 
@@ -25,6 +27,8 @@ struct SegmentCacheTests {
         var fetch: SegmentCache.Fetch {
             { [self] (range) throws(CofferError) -> [[UInt8]] in
                 fetches.withLock { $0.append(range) }
+                let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+                threads.withLock { $0.append(name.trimmingCharacters(in: .whitespacesAndNewlines)) }
                 if delay > 0 { usleep(delay) }
                 if failing.withLock({ !$0.isDisjoint(with: Set(range)) }) {
                     throw CofferError(.io, "the store cannot be reached")
@@ -102,6 +106,36 @@ struct SegmentCacheTests {
         }
         await settle(object, expecting: object.count)
         #expect(object.fetchCounts.values.allSatisfy { $0 == 1 }, "a segment was fetched twice: \(object.fetchCounts)")
+    }
+
+    @Test func readersOnTheAsyncFormsThreadsDoNotWaitForThemselves() async throws {
+        // More readers than Dispatch's global queue has threads, each waiting for segments the
+        // read-ahead claimed: the read-ahead must run elsewhere.
+        let object = FakeObject(count: 256, delay: 2_000)
+        let cache = SegmentCache(budget: 1 << 30)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    try await offload { () throws(CofferError) in
+                        for segment in 0..<object.count {
+                            let opened = try cache.segments(
+                                segment,
+                                segment,
+                                of: "o",
+                                count: object.count,
+                                fetch: object.fetch
+                            )
+                            guard opened == [FakeObject.plaintext(of: segment)] else {
+                                throw CofferError(.internalError, "segment \(segment) came back wrong")
+                            }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let names = object.threads.withLock { $0 }
+        #expect(names.contains("coffer-ahead"), "the read-ahead ran on the readers' threads: \(Set(names))")
     }
 
     @Test func aFailedFetchIsRetriedByTheReaderThatNeedsItAndReported() async throws {
