@@ -34,7 +34,8 @@ final class ExampleMachine {
     ///
     /// - Parameters:
     ///   - environment: Variables every command sees (`COFFER_PASSPHRASE`, the S3 server's).
-    ///   - bin: The directory holding the built `coffer`, first on `PATH`.
+    ///   - bin: The directory holding the built `coffer`, first on `PATH` (bound at `/home/.bin`: a
+    ///     checkout under `/tmp` is hidden by the machine's own).
     init(
         name: String,
         sandbox: URL,
@@ -60,16 +61,17 @@ final class ExampleMachine {
 
         var exports = [
             "HOME": "/home/ann", "USER": "ann", "LOGNAME": "ann", "LANG": "C.UTF-8", "TZ": "UTC",
-            "PATH": "\(bin.path):/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            "PATH": "/home/.bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
         ]
         exports.merge(environment) { _, new in new }
         let setup = """
             set -e
             hostname \(name)
             mount -t tmpfs -o mode=755 tmpfs /home
-            mkdir -p /home/ann /home/.sandbox
+            mkdir -p /home/ann /home/.sandbox /home/.bin
             mount --bind \(machine.path)/home /home/ann
             mount --bind \(sandbox.path) /home/.sandbox
+            mount --bind \(Self.quoted(bin.path)) /home/.bin
             mount --bind \(machine.path)/mnt /mnt
             mount --bind \(machine.path)/srv /srv
             mount --bind \(sandbox.path)/media /media
