@@ -142,18 +142,20 @@ extension Vault {
         // same changes writes the same name over it; compaction removes the rest.
 
         // What pulls from this store brought is there already and is left out. What came from
-        // devices revoked since is logged again first: the others refuse those devices' bundles;
+        // devices that are no longer active members (revoked since, or whose join a closing voided
+        // since) is logged again first: the others refuse those devices' bundles (red team round
+        // 37: a voided join's records stayed with the members that had pulled them);
         // and so is what came from bundles signed with keys a device has replaced since (a copy
         // holding them may have pushed between its rekey and its next push), which the others skip:
         // the group converges (red team round 16).
         let members = try members()
-        let revoked = Set(members.filter { !$0.isActive }.map(\.deviceID))
+        let active = Set(members.filter(\.isActive).map(\.deviceID))
         let signingKeys = Self.activeSigningKeys(among: members)
         let relogged = try storage("sending again what revoked or rekeyed devices pushed") { () throws -> Int in
             let (sources, rekeyed) = try environment.read { txn in
                 (Set(try origins.load(in: txn).keys), try origins.rekeyedSources(current: signingKeys, in: txn))
             }
-            let relogging = sources.intersection(revoked).union(rekeyed)
+            let relogging = sources.subtracting(active).union(rekeyed)
             guard !relogging.isEmpty else { return 0 }
             return try environment.write { txn in try origins.relog(relogging, in: txn) }
         }

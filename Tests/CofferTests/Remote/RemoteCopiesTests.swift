@@ -945,6 +945,30 @@ struct RemoteCopiesTests {
         #expect(try restored.syncableState() == a.syncableState())
     }
 
+    @Test(
+        "Records of a device whose passphrase join a closing voided since travel on: the member that pulled them pushes them again, and the others get them from the store (red team round 37)"
+    )
+    func voidedJoinsRecordsTravelOn() throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        // c joins by passphrase from the store and writes; a pulls it; b, which has not heard of c,
+        // switches to approval-only joins at the same time: c's join no longer counts.
+        let (c, _) = try fixture.join(group, name: "c")
+        try c.keychain.setPassword("from c", service: "from-c", account: "cat", scope: .syncable)
+        try c.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try a.keychain.password(service: "from-c", account: "cat") == "from c")
+        try b.setJoinPolicy(.approval)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        #expect(try !a.members().contains { $0.deviceID == c.deviceID && $0.isActive }, "c's join still counts")
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        #expect(try b.keychain.password(service: "from-c", account: "cat") == "from c", "b never got c's record")
+        #expect(try b.syncableState() == a.syncableState())
+    }
+
     @Test("A store rolled back to an older copy is noticed from the signed heads and filled again by the next pushes")
     func rolledBackStore() throws {
         let fixture = try RemoteFixture()
