@@ -628,9 +628,7 @@ struct RemoteCopiesTests {
         arguments: [false, true]
     )
     func restoredFromBeforeAnotherRekey(pushesFirst: Bool) throws {
-        let (_, remote, group, a, b) = try Self.pushedPair()
-        try b.push(to: remote)
-        try a.pull(from: remote)
+        let (_, remote, group, a, b) = try Self.pairKnowingEachOther()
         let backup = group.directory.path("a-backup")
         let running = try Self.copy(a, to: backup, group)
         try b.rekey(passphrase: SyncGroupFixture.passphrase)
@@ -662,9 +660,7 @@ struct RemoteCopiesTests {
         arguments: [false, true]
     )
     func rekeyRevokesWhatACopyAdmitted(thiefPushesFirst: Bool) throws {
-        let (fixture, remote, group, a, b) = try Self.pushedPair()
-        try b.push(to: remote)
-        try a.pull(from: remote)
+        let (fixture, remote, group, a, b) = try Self.pairKnowingEachOther()
         let owner = try Self.copy(b, to: group.directory.path("thief"), group)
         let thief = try Self.restore(group.directory.path("thief"), over: nil, group)
         let first = thiefPushesFirst ? thief : owner
@@ -901,9 +897,7 @@ struct RemoteCopiesTests {
         arguments: [false, true]
     )
     func rolledBackWithRestoredDevice(compacting: Bool) throws {
-        let (fixture, remote, group, a, b) = try Self.pushedPair()
-        try b.push(to: remote)
-        try a.pull(from: remote)
+        let (fixture, remote, group, a, b) = try Self.pairKnowingEachOther()
         let client = try fixture.client()
         let prefix = RemoteLayout(location: remote.location).listingPrefix
         var saved: [String: [UInt8]] = [:]
@@ -949,9 +943,7 @@ struct RemoteCopiesTests {
         "Records of a device whose passphrase join a closing voided since travel on: the member that pulled them pushes them again, and the others get them from the store (red team round 37)"
     )
     func voidedJoinsRecordsTravelOn() throws {
-        let (fixture, remote, group, a, b) = try Self.pushedPair()
-        try b.push(to: remote)
-        try a.pull(from: remote)
+        let (fixture, remote, group, a, b) = try Self.pairKnowingEachOther()
         // c joins by passphrase from the store and writes; a pulls it; b, which has not heard of c,
         // switches to approval-only joins at the same time: c's join no longer counts.
         let (c, _) = try fixture.join(group, name: "c")
@@ -1247,6 +1239,14 @@ struct RemoteCopiesTests {
         let remote = try fixture.remote()
         let group = try SyncGroupFixture()
         let (a, b) = try fixture.firstPushedAndJoined(group)
+        return (fixture, remote, group, a, b)
+    }
+
+    /// ``pushedPair()``, after `b` pushed and `a` pulled: each knows the other.
+    static func pairKnowingEachOther() throws -> (RemoteFixture, S3Remote, SyncGroupFixture, Vault, Vault) {
+        let (fixture, remote, group, a, b) = try pushedPair()
+        try b.push(to: remote)
+        try a.pull(from: remote)
         return (fixture, remote, group, a, b)
     }
 
