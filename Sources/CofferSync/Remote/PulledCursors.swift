@@ -61,15 +61,26 @@ package struct PulledCursors {
         return chain.first { known.contains($0.push) }?.sentThrough
     }
 
+    /// Whether `head` is recorded already as its device's last head pulled (or needs no record: a
+    /// head of an earlier version, with no push id); a pull writes only when it is not.
+    package func hasRecorded(_ head: RemoteHead, in txn: Transaction) throws -> Bool {
+        guard let text = Self.record(of: head) else { return true }
+        return try txn.get(schema.meta, key: headKey(head.device)) == text
+    }
+
     /// Records `head` as the device's last head this vault pulled, with the heads it follows.
     package func recordHead(_ head: RemoteHead, in txn: Transaction) throws {
-        guard !head.push.isEmpty else { return }
+        guard let text = Self.record(of: head), try !hasRecorded(head, in: txn) else { return }
+        try txn.put(schema.meta, key: headKey(head.device), value: text)
+    }
+
+    /// What ``recordHead(_:in:)`` stores for `head`: `nil` for a head with no push id.
+    private static func record(of head: RemoteHead) -> [UInt8]? {
+        guard !head.push.isEmpty else { return nil }
         let chain = [RemoteHead.Ancestor(push: head.push, sentThrough: head.sentThrough)] + head.lineage
-        let text = Array(
+        return Array(
             chain.prefix(RemoteHead.lineageLimit + 1).map { "\($0.push) \($0.sentThrough)\n" }.joined().utf8
         )
-        guard try txn.get(schema.meta, key: headKey(head.device)) != text else { return }
-        try txn.put(schema.meta, key: headKey(head.device), value: text)
     }
 
     private func recordedHead(of device: UUID, in txn: Transaction) throws -> [RemoteHead.Ancestor] {

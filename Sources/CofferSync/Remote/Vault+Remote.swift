@@ -528,11 +528,14 @@ extension Vault {
             // new write was skipped, then compacted away: red team round 35, F2).
             var applied = applied
             let pulledThrough = applied[device] ?? 0
-            let (parted, relogged) = try storage("recording the pull of \(device)") {
-                try environment.write { txn -> (UInt64?, Int) in
-                    let parted = try cursors.partingPoint(of: head, in: txn)
-                    let back = min(head.latest.last, parted ?? .max)
-                    guard back < pulledThrough else { return (nil, 0) }
+            // Read first: a pull writes (and syncs) only when the head did go back.
+            let (parted, relogged) = try storage("recording the pull of \(device)") { () throws -> (UInt64?, Int) in
+                let back = try environment.read { txn -> UInt64? in
+                    let back = min(head.latest.last, try cursors.partingPoint(of: head, in: txn) ?? .max)
+                    return back < pulledThrough ? back : nil
+                }
+                guard let back else { return (nil, 0) }
+                return try environment.write { txn in
                     try cursors.lower(device, to: back, in: txn)
                     return (back, try RemoteOrigins(schema: schema, remote: remote.identity).relog([device], in: txn))
                 }
@@ -641,6 +644,7 @@ extension Vault {
             }
             // Reached the head: later heads are told from it (``PulledCursors/partingPoint(of:in:)``).
             try storage("recording the pull of \(device)") {
+                guard try !environment.read({ txn in try cursors.hasRecorded(head, in: txn) }) else { return }
                 try environment.write { txn in try cursors.recordHead(head, in: txn) }
             }
             let offChain = objects.bundles.filter { $0.isPast(head) }
