@@ -21,6 +21,15 @@ let strictSettings: [SwiftSetting] = [
 /// speed (coffer-bench, side by side; `-enable-cmo-everything`, which would serialise them, breaks
 /// the link with duplicate specialisations).
 let floorsAsTargets = Context.environment["COFFER_FLOORS"] == "targets"
+
+/// With `COFFER_OPTIMIZED=1` (Tools/test), the debug build compiles the library, the mounted view
+/// and the benchmarks optimized, the CLI and the tests still not, with `@testable` imports as before:
+/// the tests that spend their time in the library's own code (membership logs, chunking, the models)
+/// take a fraction of the CPU (swift test 430 s instead of 531 on two cores), and the one build
+/// serves the end-to-end tests too, which before ran a release build that took as long again to
+/// compile. `COFFER_OPTIMIZED` is defined there, so `coffer-bench` knows it may report figures.
+let optimizedBuild = Context.environment["COFFER_OPTIMIZED"] == "1"
+let optimizedSettings: [SwiftSetting] = optimizedBuild ? [.unsafeFlags(["-O"]), .define("COFFER_OPTIMIZED")] : []
 let floorFolders = [
     "CofferCore", "CofferStore", "CofferContent", "CofferKeychain", "CofferBlobs", "CofferSnapshots", "CofferSync",
     "Coffer",
@@ -106,12 +115,7 @@ let libraryTargets: [Target] =
             // Tools/docs converts the DocC catalog itself, with the symbol graphs the build emits.
             exclude: ["Coffer/Coffer.docc", "CofferMount"],
             sources: floorFolders,
-            // With COFFER_OPTIMIZED_LIBRARY=1 (Tools/test), the debug build compiles the library
-            // optimized, the tests and tools still not: the suite's membership, chunking and model
-            // tests then spend a fraction of the CPU (swift test 430 s instead of 531 on two cores,
-            // for 76 s more of building from scratch), with @testable imports as before.
-            swiftSettings: strictSettings
-                + (Context.environment["COFFER_OPTIMIZED_LIBRARY"] == "1" ? [.unsafeFlags(["-O"])] : [])
+            swiftSettings: strictSettings + optimizedSettings
         )
     ]
 
@@ -162,7 +166,7 @@ let package = Package(
                 name: "CofferMount",
                 dependencies: ["Coffer", "CFuse3"],
                 path: "Sources/CofferMount",
-                swiftSettings: strictSettings
+                swiftSettings: strictSettings + optimizedSettings
             ),
 
             // The command-line tool: a library with the commands (so tests and fuzzers can drive the
@@ -202,7 +206,7 @@ let package = Package(
                 name: "coffer-bench",
                 dependencies: ["Coffer"],
                 path: "Benchmarks/coffer-bench",
-                swiftSettings: strictSettings
+                swiftSettings: strictSettings + optimizedSettings
             ),
 
             // The fuzz target: libFuzzer's entry point when built with -DFUZZING and --sanitize=fuzzer
@@ -248,7 +252,8 @@ let package = Package(
                 name: "CofferCLITests",
                 dependencies: ["CofferCLI", "Coffer", "CofferMount", "CofferTestSupport"],
                 path: "Tests/CofferCLITests",
-                swiftSettings: strictSettings
+                // The harness tests run the build's own coffer-bench when it is optimized.
+                swiftSettings: strictSettings + (optimizedBuild ? [.define("COFFER_OPTIMIZED")] : [])
             ),
         ],
     swiftLanguageModes: [.v6]

@@ -115,7 +115,9 @@ while let argument = arguments.popFirst() {
 // A peer that exits early must fail its benchmark, not kill the harness with SIGPIPE.
 signal(SIGPIPE, SIG_IGN)
 
-#if DEBUG
+// A debug build compiled optimized (COFFER_OPTIMIZED, Tools/test's) runs: its figures are near a
+// release build's, and the harness tests run it.
+#if DEBUG && !COFFER_OPTIMIZED
 FileHandle.standardError.write(
     Data(
         """

@@ -2,23 +2,39 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-/// `coffer-bench` as a user runs it: what a debug build refuses, and what a release build writes.
-@Suite("coffer-bench: debug builds refuse, reports follow the documented schema")
+/// `coffer-bench` as a user runs it: what an unoptimized build refuses, and what an optimized one
+/// writes.
+@Suite("coffer-bench: unoptimized builds refuse, reports follow the documented schema")
 struct BenchmarkHarnessTests {
-    /// The release build's `coffer-bench` (Tools/test builds it before running the tests).
-    static func releaseBench() throws -> URL {
-        let release = Products.testBuildDirectory.deletingLastPathComponent().appendingPathComponent(
-            "release/coffer-bench"
-        )
-        guard FileManager.default.isExecutableFile(atPath: release.path) else {
-            throw ProductError(
-                description: "\(release.path) is missing; run 'swift build -c release' first (Tools/test does)"
-            )
-        }
-        return release
+    /// Whether the tests were built with `COFFER_OPTIMIZED=1` (Tools/test), which compiles the
+    /// build's `coffer-bench` optimized.
+    static var optimizedBuild: Bool {
+        #if COFFER_OPTIMIZED
+        true
+        #else
+        false
+        #endif
     }
 
-    @Test("a debug build refuses to report figures")
+    /// The `coffer-bench` that reports: the build's own when it is optimized, else the release
+    /// build's (`swift build -c release`).
+    static func reportingBench() throws -> URL {
+        let bench =
+            optimizedBuild
+            ? Products.testBuildDirectory.appendingPathComponent("coffer-bench")
+            : Products.testBuildDirectory.deletingLastPathComponent().appendingPathComponent("release/coffer-bench")
+        guard FileManager.default.isExecutableFile(atPath: bench.path) else {
+            throw ProductError(
+                description: "\(bench.path) is missing; run 'swift build -c release' first, or Tools/test"
+            )
+        }
+        return bench
+    }
+
+    @Test(
+        "an unoptimized debug build refuses to report figures",
+        .enabled(if: !optimizedBuild, "this build's coffer-bench is optimized (COFFER_OPTIMIZED=1)")
+    )
     func debugRefuses() throws {
         let debug = Products.testBuildDirectory.appendingPathComponent("coffer-bench")
         let result = try Products.run(debug, ["--quick"])
@@ -29,7 +45,7 @@ struct BenchmarkHarnessTests {
 
     @Test("bad options are usage errors naming the option")
     func usage() throws {
-        let bench = try Self.releaseBench()
+        let bench = try Self.reportingBench()
         for (arguments, text) in [
             (["--runs", "0"], "--runs"), (["--json"], "--json needs a value"), (["--nope"], "'--nope'"),
         ] {
@@ -44,7 +60,7 @@ struct BenchmarkHarnessTests {
         let directory = try TemporaryDirectory()
         let (json, markdown, svg) = (directory.path("r.json"), directory.path("r.md"), directory.path("r.svg"))
         let result = try Products.run(
-            try Self.releaseBench(),
+            try Self.reportingBench(),
             [
                 "--filter", "(chunk id)", "--runs", "1", "--json", json.path, "--markdown", markdown.path,
                 "--svg", svg.path,
@@ -102,7 +118,7 @@ struct BenchmarkHarnessTests {
         }
         let (json, markdown) = (directory.path("r.json"), directory.path("r.md"))
         let result = try Products.run(
-            try Self.releaseBench(),
+            try Self.reportingBench(),
             [
                 "--quick", "--filter", "(real tree)", "--runs", "1", "--tree", tree.path, "--json", json.path,
                 "--markdown", markdown.path,
@@ -131,7 +147,7 @@ struct BenchmarkHarnessTests {
         let directory = try TemporaryDirectory()
         let json = directory.path("scale.json")
         let result = try Products.run(
-            try Self.releaseBench(),
+            try Self.reportingBench(),
             ["--scale", "--scale-items", "12000", "--scale-blob-mib", "2", "--json", json.path]
         )
         #expect(result.status == 0, "\(result.error)")

@@ -12,8 +12,8 @@ public enum Products {
     /// The script `Tools/name`.
     public static func tool(_ name: String) -> URL { packageRoot.appendingPathComponent("Tools/\(name)") }
 
-    /// The build products directory the executables are run from: `$COFFER_BUILD_DIR` (Tools/test
-    /// points it at the release build, the one users run), else ``testBuildDirectory``.
+    /// The build products directory the executables are run from: `$COFFER_BUILD_DIR` (to run the
+    /// end-to-end tests against another build, such as release), else ``testBuildDirectory``.
     public static var directory: URL {
         if let override = ProcessInfo.processInfo.environment["COFFER_BUILD_DIR"] {
             return URL(fileURLWithPath: override)
