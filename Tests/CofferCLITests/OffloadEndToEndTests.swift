@@ -35,10 +35,11 @@ struct OffloadEndToEndTests {
     func get(
         _ name: String,
         _ server: SeaweedFS,
+        vault: String? = nil,
         extra: [String: String] = [:]
     ) throws -> (bytes: [UInt8]?, error: String) {
         let file = directory.path("got-\(UUID().uuidString)")
-        let got = try run(["get", name, file.path], server, extra: extra)
+        let got = try run(["get", name, file.path], server, vault: vault, extra: extra)
         guard got.status == 0 else { return (nil, got.error) }
         return (Array(try Data(contentsOf: file)), got.error)
     }
@@ -87,6 +88,22 @@ struct OffloadEndToEndTests {
                 }
             }
             return (try txn.count(schema.chunks), offloaded)
+        }
+    }
+
+    /// The bytes of chunk records vault `name` keeps in its cache (each checked to be here).
+    func cachedBytes(_ name: String = "vault") throws -> Int {
+        let vault = try Vault.open(at: directory.path(name))
+        defer { vault.close() }
+        return try vault.environment.read { txn -> Int in
+            var bytes = 0
+            try StoreContent(schema: vault.schema)?.forEachCached(in: txn) { id, _, length in
+                let here = try txn.contains(vault.schema.chunks, key: id)
+                #expect(here)
+                bytes += length
+                return true
+            }
+            return bytes
         }
     }
 
@@ -152,18 +169,7 @@ struct OffloadEndToEndTests {
         for _ in 0..<2 {
             let got = try get("big", server)
             #expect(got.bytes.map { $0 == blob } == true, "\(got.error)")
-            let vault = try Vault.open(at: directory.path("vault"))
-            let cached = try vault.environment.read { txn -> Int in
-                var bytes = 0
-                try StoreContent(schema: vault.schema)?.forEachCached(in: txn) { id, _, length in
-                    let here = try txn.contains(vault.schema.chunks, key: id)
-                    #expect(here)
-                    bytes += length
-                    return true
-                }
-                return bytes
-            }
-            vault.close()
+            let cached = try cachedBytes()
             #expect(cached > 0 && cached <= budget)
         }
     }
@@ -187,6 +193,83 @@ struct OffloadEndToEndTests {
         #expect(try get("big", server).bytes.map { $0 == blob } == true)
         try expectRestored(tree, into: "restored", server)
         #expect(try run(["verify", "--read-data"], server).status == 0)
+    }
+
+    /// The bytes of the files in vault directory `name`.
+    func diskUsage(_ name: String) throws -> UInt64 {
+        let walker = FileManager.default.enumerator(at: directory.path(name), includingPropertiesForKeys: nil)
+        var total: UInt64 = 0
+        while let url = walker?.nextObject() as? URL {
+            total += UInt64((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
+        }
+        return total
+    }
+
+    @Test(
+        "a thin join keeps records and structure only; every reader, a backup, a compaction and the cache budget work there",
+        arguments: ["seaweedfs", "moto"]
+    )
+    func thinJoin(server name: String) throws {
+        let server = try server(name)
+        let (blob, tree) = try fillAndPush(server)
+        let joined = try run(["init", "--join", remote, "--thin", "--json"], server, vault: "thin")
+        #expect(joined.status == 0, "\(joined.error)")
+        #expect(joined.output.contains("\"thin\""), "\(joined.output)")
+        let whole = try chunkCounts()
+        let thin = try chunkCounts("thin")
+        // What stays here is the chunk lists and snapshot trees: a few chunks, against the dozens of
+        // the whole vault (the device-only blob's aside, which never left it).
+        #expect(thin.offloaded > 0 && thin.local > 0 && thin.local * 4 < whole.local, "\(thin) \(whole)")
+        let used = try diskUsage("thin")
+        #expect(used < 3 * 1_048_576, "\(used) bytes")
+
+        let got = try get("big", server, vault: "thin")
+        #expect(got.bytes.map { $0 == blob } == true, "\(got.error)")
+        try expectRestored(tree, into: "restored", server, vault: "thin")
+        let dumped = try run(["dump", "docs", "text"], server, vault: "thin")
+        #expect(dumped.output == String(repeating: "a", count: 700_000), "\(dumped.error)")
+        let verified = try run(["verify", "--read-data"], server, vault: "thin")
+        #expect(verified.status == 0, "\(verified.output)\(verified.error)")
+        #expect(try chunkCounts("thin").local == thin.local, "the budget is none: nothing read was kept")
+
+        // A backup on the thin vault sends only what is new, and keeps none of it once pushed.
+        try Data(SplitMix64.bytes(400_000, seed: 99)).write(to: tree.appendingPathComponent("new"))
+        let backup = try run(["backup", tree.path, "--name", "docs", "--json"], server, vault: "thin")
+        #expect(backup.status == 0, "\(backup.error)")
+        #expect(try run(["push", remote], server, vault: "thin").status == 0)
+        let afterPush = try chunkCounts("thin")
+        #expect(afterPush.local <= thin.local + 4, "\(afterPush) against \(thin): the new snapshot's tree, no content")
+
+        // The whole vault gets the thin one's backup; a compaction there moves everything the thin
+        // one reads, and its next pull finds it again.
+        #expect(try run(["pull", remote], server).status == 0)
+        try expectRestored(tree, into: "restored-whole", server)
+        #expect(try run(["remote", "compact", remote], server).status == 0)
+        #expect(try run(["pull", remote], server, vault: "thin").status == 0)
+        try expectRestored(tree, into: "restored-after-compaction", server, vault: "thin")
+        #expect(try get("big", server, vault: "thin").bytes.map { $0 == blob } == true)
+
+        // With a budget, reads fill the cache up to it and no further.
+        let budgeted = try run(["init", "--join", remote, "--thin", "--keep", "1M"], server, vault: "cached")
+        #expect(budgeted.status == 0, "\(budgeted.error)")
+        #expect(try get("big", server, vault: "cached").bytes.map { $0 == blob } == true)
+        let cached = try cachedBytes("cached")
+        #expect(cached > 0 && cached <= 1 << 20)
+    }
+
+    @Test("--thin needs a join from a store, and --keep needs --thin: usage errors that create nothing")
+    func thinUsage() throws {
+        let server = try SeaweedFS.shared()
+        for (arguments, text) in [
+            (["init", "--join", "some.bundle", "--thin"], "--thin joins from an object store"),
+            (["init", "--thin"], "--thin joins from an object store"),
+            (["init", "--join", remote, "--keep", "1M"], "give --thin too"),
+        ] {
+            let result = try run(arguments, server, vault: "nothing")
+            #expect(result.status == 64, "\(arguments): \(result.error)")
+            #expect(result.error.contains(text), "\(arguments): \(result.error)")
+            #expect(!FileManager.default.fileExists(atPath: directory.path("nothing").path))
+        }
     }
 
     @Test("a damaged object in the store: reads of what lay in it fail naming it, and verify reports it")

@@ -29,10 +29,17 @@ package struct BlobSyncedRecords: SyncedRecords {
     /// A manifest's structure is its list chunks (an indirect list), named in the manifest itself.
     package func forEachStructureChunk(
         id: [UInt8],
+        stored: [UInt8]?,
         in txn: Transaction,
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {
-        guard let manifest = try open(id: id, in: txn), case .indirect(let lists) = manifest.chunks else { return }
+        let manifest =
+            try stored.map { stored throws(CofferError) in
+                try stored.withBytes { (raw) throws(CofferError) in
+                    try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
+                }
+            } ?? open(id: id, in: txn)
+        guard let manifest, case .indirect(let lists) = manifest.chunks else { return }
         for reference in lists { try body(reference.id) }
     }
 

@@ -38,6 +38,17 @@ package struct ChunkStore {
         return true
     }
 
+    /// Counts one more reference to chunk `id`, making its reference entry without a local record
+    /// when it is new: for a chunk that lies in an object store, whose site the caller notes in the
+    /// same transaction, which makes it offloaded (``StoreContent``).
+    ///
+    /// - Returns: Whether the chunk was new here.
+    package func retainOffloaded(_ id: ChunkID, in txn: Transaction) throws -> Bool {
+        if try retainIfStored(id, in: txn) { return false }
+        try set(References(count: 1, born: try ChangeLog.lastSequence(in: txn, schema: schema)), of: id, in: txn)
+        return true
+    }
+
     /// Counts one more reference to chunk `id` if it is stored; returns whether it was (one lookup, for
     /// callers that must not store a chunk they do not have, such as an import).
     package func retainIfStored(_ id: ChunkID, in txn: Transaction) throws -> Bool {

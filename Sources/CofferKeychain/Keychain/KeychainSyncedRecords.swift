@@ -22,6 +22,7 @@ package struct KeychainSyncedRecords: SyncedRecords {
 
     package func forEachStructureChunk(
         id: [UInt8],
+        stored: [UInt8]?,
         in txn: Transaction,
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {}

@@ -31,10 +31,17 @@ package struct SnapshotSyncedRecords: SyncedRecords {
     /// whole tree is read to find the latter.
     package func forEachStructureChunk(
         id: [UInt8],
+        stored: [UInt8]?,
         in txn: Transaction,
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws {
-        guard let record = try store.record(id: id, cipher: coder.cipher, in: txn) else { return }
+        let record =
+            try stored.map { stored throws(CofferError) in
+                try stored.withBytes { (raw) throws(CofferError) in
+                    try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
+                }
+            } ?? store.record(id: id, cipher: coder.cipher, in: txn)
+        guard let record else { return }
         try store.forEachReference(of: record, in: txn, coder: coder, structureOnly: true, body)
     }
 

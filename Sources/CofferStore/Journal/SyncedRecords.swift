@@ -16,11 +16,13 @@ package protocol SyncedRecords {
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws
 
-    /// Calls `body` with each chunk that holds the structure of the record stored under `id`, not its
-    /// content: list chunks, and a snapshot's tree. Releasing the record reads them, so they stay in
-    /// the vault when content is offloaded; nothing when there is no such record.
+    /// Calls `body` with each chunk that holds the structure of a record, not its content: list
+    /// chunks, and a snapshot's tree. Of `stored`, an incoming record to be kept under `id`, or when
+    /// `nil` of the record stored under `id` now (nothing when there is none). Releasing the record
+    /// reads them, so they stay in the vault when content is offloaded.
     func forEachStructureChunk(
         id: [UInt8],
+        stored: [UInt8]?,
         in txn: Transaction,
         _ body: (ChunkID) throws(CofferError) -> Void
     ) throws

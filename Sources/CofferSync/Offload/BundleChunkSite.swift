@@ -40,7 +40,7 @@ package struct BundleChunkSite: Sendable {
 /// Whether `key` names a bundle the next push of its device writes over: an answer-only bundle
 /// `<last + 1>-<last>` (docs/FORMAT.md, "Remote layout"). Its chunks also lie in the bundles that
 /// first carried them, and a site in it would point into other bytes once it is replaced.
-private func isReplaceable(_ key: String) -> Bool {
+func isReplaceable(_ key: String) -> Bool {
     guard let name = key.split(separator: "/").last, name.hasSuffix(".bundle") else { return false }
     let parts = name.dropLast(".bundle".count).split(separator: "-")
     guard parts.count == 2, let first = UInt64(parts[0]), let last = UInt64(parts[1]) else { return false }

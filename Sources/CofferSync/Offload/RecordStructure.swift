@@ -49,7 +49,7 @@ struct RecordStructure {
                             return true
                         }
                         var chunks: [ChunkID] = []
-                        try tier.forEachStructureChunk(id: id, in: txn) { chunks.append($0) }
+                        try tier.forEachStructureChunk(id: id, stored: nil, in: txn) { chunks.append($0) }
                         structure.formUnion(chunks)
                         if noted != nil { walked.append(Walked(kind: kind, id: id, digest: digest, chunks: chunks)) }
                         return true

@@ -123,20 +123,7 @@ extension Vault {
         var summary = OffloadSummary(remote: remote.location.description)
         summary.notices = try push(to: remote, progress: progress).notices
         let (schema, environment, identity) = (schema, environment, remote.identity)
-        try storage("offloading") {
-            try schema.ensureStoreContent(in: environment)
-            try environment.write { txn in
-                let settings = OffloadSettings(
-                    remote: identity,
-                    location: remote.location.description,
-                    endpoint: remote.addressing == .path ? remote.endpoint.absoluteString : nil,
-                    region: remote.region,
-                    keep: keep
-                )
-                try settings.store(in: txn, schema: schema)
-                try Vault.markFormat(in: txn, schema: schema, atLeast: Schema.offloadedFormatVersion)
-            }
-        }
+        try beginOffloading(to: remote, keep: keep)
         // What the store lists now: objects gone are forgotten, and what lay in them is found again
         // in the checkpoints that replaced them.
         summary.notices += try refreshStoreSites(remote: remote, keepingBudget: false)
@@ -161,8 +148,28 @@ extension Vault {
                 }
             }
         }
-        try attachObjectStore(remote)
         return summary
+    }
+
+    /// Records that this vault offloads to `remote`, keeping at most `keep` bytes of its content
+    /// here, and attaches it: what an offload starts with, and a thin join.
+    package func beginOffloading(to remote: S3Remote, keep: UInt64) throws(CofferError) {
+        let (schema, environment, identity) = (schema, environment, remote.identity)
+        try storage("offloading") {
+            try schema.ensureStoreContent(in: environment)
+            try environment.write { txn in
+                let settings = OffloadSettings(
+                    remote: identity,
+                    location: remote.location.description,
+                    endpoint: remote.addressing == .path ? remote.endpoint.absoluteString : nil,
+                    region: remote.region,
+                    keep: keep
+                )
+                try settings.store(in: txn, schema: schema)
+                try Vault.markFormat(in: txn, schema: schema, atLeast: Schema.offloadedFormatVersion)
+            }
+        }
+        try attachObjectStore(remote)
     }
 
     /// What ``dropOffloadableChunks(remote:keep:)`` did: chunks and bytes.

@@ -2,7 +2,7 @@ public import Foundation
 
 /// An S3-compatible object store and the place in it where a sync group exchanges bundles: what
 /// ``Vault/push(to:progress:)-4qpe7``, ``Vault/pull(from:progress:)-1vcpy`` and
-/// ``Vault/join(remote:at:passphrase:configuration:progress:)-6ryzj`` take.
+/// ``Vault/join(remote:at:passphrase:configuration:content:progress:)-3lqih`` take.
 ///
 /// ```swift
 /// // AWS S3: region from AWS_REGION, virtual-hosted addressing

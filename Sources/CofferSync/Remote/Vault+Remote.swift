@@ -423,6 +423,12 @@ extension Vault {
     ) throws(CofferError) -> PullSummary {
         try checkOpen()
         _ = try unlockedRoots()
+        // A vault that offloads to this store reads from it as it imports (``BundleImporter``).
+        if let settings = try offloadSettings(), settings.remote == remote.identity,
+            schema.offloadedChunks?.remote != remote.identity
+        {
+            try attachObjectStore(remote)
+        }
         // A compaction running meanwhile may delete a bundle this pull listed: the next attempt
         // finds the checkpoint that holds it.
         var attempt = 0
@@ -894,10 +900,16 @@ extension Vault {
     }
 
     /// Creates a vault in `directory` that joins the sync group whose devices push to `remote`, then
-    /// pulls everything they have pushed.
+    /// pulls everything they have pushed: whole, or thin (``JoinedContent``), its content left in the
+    /// store and read on demand.
     ///
     /// `passphrase` must be the passphrase of one of those vaults (at its latest push); it then
     /// protects the new vault too. On any error nothing is left in `directory`.
+    ///
+    /// A thin vault is offloaded to `remote` from the start (``offloadContent(to:keep:progress:)-4e8mf``):
+    /// the pull keeps the records, their chunk lists and snapshot trees, and notes where each chunk
+    /// lies in the store instead of keeping it; reads fetch content from the store and keep at most
+    /// `keep` bytes of it (the vault remembers the store, as ``attachObjectStore(_:)`` describes).
     ///
     /// - Returns: The new vault, unlocked, and what the pull did.
     /// - Throws: ``CofferError`` `.param` when no device has pushed to `remote` yet, `.authFailed`
@@ -908,6 +920,7 @@ extension Vault {
         at directory: URL,
         passphrase: Passphrase,
         configuration: Configuration = Configuration(),
+        content: JoinedContent = .whole,
         progress: SyncProgress? = nil
     ) throws(CofferError) -> (vault: Vault, summary: PullSummary) {
         let client = S3Client(remote)
@@ -986,7 +999,9 @@ extension Vault {
                 )
         }
         return try createJoined(at: directory, passphrase: passphrase, configuration: configuration, group: group) {
-            vault throws(CofferError) in try vault.pull(from: remote, progress: progress)
+            vault throws(CofferError) in
+            if case .thin(let keep) = content { try vault.beginOffloading(to: remote, keep: keep) }
+            return try vault.pull(from: remote, progress: progress)
         }
     }
 

@@ -23,12 +23,13 @@ extension Vault {
     }
 
     /// Creates a vault that joins the sync group pushing to `remote`; see
-    /// ``join(remote:at:passphrase:configuration:progress:)``.
+    /// ``join(remote:at:passphrase:configuration:content:progress:)-3lqih``.
     public static func join(
         remote: S3Remote,
         at directory: URL,
         passphrase: Passphrase,
         configuration: Configuration = Configuration(),
+        content: JoinedContent = .whole,
         progress: SyncProgress? = nil
     ) async throws(CofferError) -> (vault: Vault, summary: PullSummary) {
         let joined = try await offload { () throws(CofferError) in
@@ -37,6 +38,7 @@ extension Vault {
                 at: directory,
                 passphrase: passphrase,
                 configuration: configuration,
+                content: content,
                 progress: progress
             )
             return RemoteJoinResult(vault: vault, summary: summary)

@@ -11,6 +11,12 @@
 ///    whose chunks have now arrived, records what the exporting device asks for, and releases the
 ///    staging references and entries. Chunks no applied record uses go with them.
 ///
+/// A vault that offloads its content to the store a bundle is pulled from imports it *thin*: a
+/// chunk is noted where it lies in the bundle's object and its record is not kept here, except the
+/// records' structure (chunk lists, snapshot trees), fetched back before the commit
+/// (``keepStructure(of:)``). So a vault joined with `--thin`, or offloaded, holds its records and a
+/// bounded cache, whatever the store holds.
+///
 /// Any failure releases what was staged, leaving the vault as it was.
 package struct BundleImporter {
     package let vault: Vault
@@ -53,13 +59,26 @@ package struct BundleImporter {
     ) throws(CofferError) -> ImportSummary {
         let pending = PendingWrites(schema: vault.schema)
         let write = PendingWrites.WriteID.random()
-        try storage("starting the import") { try vault.environment.write { txn in try pending.begin(write, in: txn) } }
+        let thin = try thinObject()
+        try storage("starting the import") {
+            if thin != nil { try vault.schema.ensureStoreContent(in: vault.environment) }
+            try vault.environment.write { txn in try pending.begin(write, in: txn) }
+        }
         do {
             var summary = summary
             var wanted: [ChunkID] = []
             var resend: UInt64?
             var sites: [BundleChunkSite] = []
-            try stage(&frames, write: write, summary: &summary, wanted: &wanted, resend: &resend, sites: &sites)
+            try stage(
+                &frames,
+                write: write,
+                thin: thin,
+                summary: &summary,
+                wanted: &wanted,
+                resend: &resend,
+                sites: &sites
+            )
+            if thin != nil { try keepStructure(of: write) }
             return try commit(write: write, summary: summary, wanted: wanted, resend: resend, sites: sites)
         } catch {
             // Staged chunks and records go; the vault is as it was.
@@ -68,23 +87,42 @@ package struct BundleImporter {
         }
     }
 
+    /// The object of a thin import (see above): the bundle's, when this vault offloads to its store
+    /// and reads from it, and it is not an answer-only bundle, which its device's next push writes
+    /// over (``isReplaceable(_:)``). A vault whose store is not attached imports whole, and its next
+    /// offload, push or pull drops what its budget does not keep.
+    private func thinObject() throws(CofferError) -> StoreObject? {
+        guard let object, !isReplaceable(object.key), vault.schema.offloadedChunks?.remote == object.remote else {
+            return nil
+        }
+        let schema = vault.schema
+        let offloadedTo = try storage("reading the offload settings") {
+            try vault.environment.read { txn in try OffloadSettings.load(in: txn, schema: schema)?.remote }
+        }
+        return offloadedTo == object.remote ? object : nil
+    }
+
     private func stage<Source: ByteSource>(
         _ frames: inout BundleFrameReader<Source>,
         write: PendingWrites.WriteID,
+        thin: StoreObject?,
         summary: inout ImportSummary,
         wanted: inout [ChunkID],
         resend: inout UInt64?,
         sites: inout [BundleChunkSite]
     ) throws(CofferError) {
         var chunks: [(id: ChunkID, record: [UInt8])] = []
+        // A thin import's chunks: where each lies in the object, its record left there.
+        var offloaded: [BundleChunkSite] = []
         var records: [[UInt8]] = []
         var bytes = 0
         var batch: UInt32 = 0
         var recordIndex: UInt32 = 0
         func flush() throws(CofferError) {
-            guard !chunks.isEmpty || !records.isEmpty else { return }
+            guard !chunks.isEmpty || !offloaded.isEmpty || !records.isEmpty else { return }
             let schema = vault.schema
             let (chunksToStore, recordsToStage, firstIndex, batchNumber) = (chunks, records, recordIndex, batch)
+            let chunksToNote = offloaded
             let stored = try storage("staging the bundle") {
                 try vault.environment.write { txn in
                     let store = ChunkStore(schema: schema)
@@ -93,7 +131,20 @@ package struct BundleImporter {
                     for chunk in chunksToStore where try store.retain(chunk.id, sealed: chunk.record, in: txn) {
                         stored += 1
                     }
-                    try pending.note(chunksToStore.map(\.id), batch: batchNumber, of: write, in: txn)
+                    if let thin, let content = StoreContent(schema: schema) {
+                        let number = try content.number(of: thin, in: txn)
+                        for chunk in chunksToNote {
+                            if try store.retainOffloaded(chunk.id, in: txn) { stored += 1 }
+                            let site = ChunkSite(object: number, offset: chunk.offset, length: chunk.length)
+                            try content.note(chunk.id, at: site, offloadedTo: thin.remote, in: txn)
+                        }
+                    }
+                    try pending.note(
+                        chunksToStore.map(\.id) + chunksToNote.map(\.id),
+                        batch: batchNumber,
+                        of: write,
+                        in: txn
+                    )
                     for (offset, record) in recordsToStage.enumerated() {
                         try pending.stage(record, index: firstIndex + UInt32(offset), of: write, in: txn)
                     }
@@ -104,6 +155,7 @@ package struct BundleImporter {
             recordIndex += UInt32(records.count)
             batch += 1
             chunks.removeAll(keepingCapacity: true)
+            offloaded.removeAll(keepingCapacity: true)
             records.removeAll(keepingCapacity: true)
             bytes = 0
         }
@@ -111,12 +163,16 @@ package struct BundleImporter {
             switch frame {
             case .chunk(let id, let record):
                 try ChunkRecord.checkHeader(record, scope: .syncable)
-                if object != nil {
-                    let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
-                    sites.append(BundleChunkSite(id: id, offset: offset, length: UInt32(record.count)))
+                let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
+                let site = BundleChunkSite(id: id, offset: offset, length: UInt32(record.count))
+                if thin != nil {
+                    offloaded.append(site)
+                    bytes += ChunkID.size + 12
+                } else {
+                    if object != nil { sites.append(site) }
+                    chunks.append((id, record))
+                    bytes += record.count
                 }
-                chunks.append((id, record))
-                bytes += record.count
                 summary.chunks += 1
             case .record:
                 let encoded = frame.encoded
@@ -129,9 +185,56 @@ package struct BundleImporter {
             case .end, .signature:
                 break  // never returned: the reader checks the end frame and then returns nil
             }
-            if chunks.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
+            if chunks.count + offloaded.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
         }
         try flush()
+    }
+
+    /// Fetches back, and keeps here, the structure chunks (chunk lists, snapshot trees) of the
+    /// records a thin import staged that it left in the store: the commit's walk of each record reads
+    /// them, and releasing a record later must not need the store (``RecordStructure``). Read outside
+    /// any write, since each is fetched from the store, then written at once (a small part of a
+    /// vault: a list chunk's entry is 36 bytes per content chunk, a tree's about a hundred bytes per
+    /// path). A record that loses to this vault's version costs a fetch for nothing.
+    private func keepStructure(of write: PendingWrites.WriteID) throws(CofferError) {
+        let (schema, environment, keys) = (vault.schema, vault.environment, keys)
+        let tiers = SyncTiers(environment: environment, schema: schema, keys: keys, coder: try ChunkRecord.Coder())
+        var fetched: [(id: ChunkID, record: [UInt8])] = []
+        try storage("fetching the chunk lists and snapshot trees") {
+            try environment.read { txn in
+                guard let content = StoreContent(schema: schema) else { return }
+                let chunks = ChunkStore(schema: schema)
+                var seen: Set<ChunkID> = []
+                try PendingWrites(schema: schema).forEachStagedRecord(of: write, in: txn) { body in
+                    guard
+                        case .record(let kind, let id, let entry, let stored) = try BundleFrame.decode(
+                            type: 2,
+                            body: body
+                        ),
+                        !entry.isDeleted
+                    else { return }
+                    try tiers[kind].forEachStructureChunk(id: id, stored: stored, in: txn) {
+                        (chunk) throws(CofferError) in
+                        try storage("fetching a chunk list or snapshot tree") {
+                            guard seen.insert(chunk).inserted, try content.isOffloaded(chunk, in: txn),
+                                let record = try chunks.withRecord(chunk, in: txn, { Array($0) })
+                            else { return }
+                            fetched.append((chunk, record))
+                        }
+                    }
+                }
+            }
+        }
+        guard !fetched.isEmpty else { return }
+        try storage("keeping the chunk lists and snapshot trees") {
+            try environment.write { txn in
+                guard let content = StoreContent(schema: schema) else { return }
+                for (id, record) in fetched where try content.isOffloaded(id, in: txn) {
+                    try txn.put(schema.chunks, key: id, value: record)
+                    try content.forgetCached(id, in: txn)
+                }
+            }
+        }
     }
 
     private func commit(

@@ -15,7 +15,10 @@ struct InitCommand: ParsableCommand {
             and imports it: give that vault's passphrase, which then protects this vault too. The new
             vault has its own device key, device id and recovery key. With --join s3://BUCKET/PREFIX it
             joins the group whose vaults push there and pulls everything they pushed (give the passphrase
-            of one of them; --endpoint, --region and --credentials-file as for 'coffer pull').
+            of one of them; --endpoint, --region and --credentials-file as for 'coffer pull'). With --thin
+            as well, the new vault keeps the records, their chunk lists and snapshot trees, and leaves the
+            content in the store: it is offloaded there from the start, as 'coffer offload' leaves a vault,
+            reads fetch content on demand and keep at most --keep of it here (default none).
 
             With --request-join FILE --group BUNDLE the new vault asks to join, by approval, the group
             BUNDLE (any member's export) belongs to: it writes a join request (its device id, name and
@@ -31,6 +34,7 @@ struct InitCommand: ParsableCommand {
             "coffer init                                  # asks for a passphrase twice",
             "coffer init --join laptop.bundle             # another vault's sync group, from a bundle",
             "coffer init --join s3://bucket/group         # or from an object store",
+            "coffer init --join s3://bucket/group --thin --keep 2G   # content stays in the store",
         ],
         exitStatuses: ExitStatus.standard(adding: .incompleteImport)
     )
@@ -48,6 +52,14 @@ struct InitCommand: ParsableCommand {
         help: "Join the sync group of a bundle's vault, or of the vaults pushing to an S3 location."
     )
     var join: String?
+
+    @Flag(
+        help: "With --join s3://...: keep the content in the store, not here (a thin vault, offloaded from the start)."
+    )
+    var thin: Bool
+
+    @Option(value: "SIZE", help: "With --thin: the most content to keep here (default none), like 500M or 2G.")
+    var keep: ByteSize?
 
     @Option(value: "FILE", help: "Ask to join a sync group by approval: write a join request to FILE (- for stdout).")
     var requestJoin: String?
@@ -80,6 +92,14 @@ struct InitCommand: ParsableCommand {
             throw ValidationError("--group names the group a --request-join asks to join; give --request-join FILE too")
         }
         if let group { try InputFile.checkReadable(group) }
+        if thin, join?.hasPrefix("s3://") != true {
+            throw ValidationError(
+                "--thin joins from an object store, where the content stays: give --join s3://BUCKET/PREFIX (a vault joined from a bundle holds everything; 'coffer offload' later moves its content to a store)"
+            )
+        }
+        if keep != nil, !thin {
+            throw ValidationError("--keep sets how much content a thin vault keeps here; give --thin too")
+        }
     }
 
     func run(_ context: CommandContext) throws {
@@ -189,18 +209,27 @@ struct InitCommand: ParsableCommand {
         let remote = try self.remote.remote(url, context)
         let passphrase = try context.passphrase(.groupPassphrase)
         let bar = context.progressBar("pull", total: nil)
+        let keepBytes = UInt64(max(0, keep?.bytes ?? 0))
         let (vault, summary) = try Vault.join(
             remote: remote,
             at: directory,
             passphrase: passphrase,
             configuration: configuration,
+            content: thin ? .thin(keep: keepBytes) : .whole,
             progress: bar.report
         )
         defer { vault.close() }
         bar.finish()
-        try context.output.result(RemoteJoinSummary(vault: Summary(vault, at: directory), pulled: summary)) {
+        let thinness = thin ? ThinSummary(remote: remote.location.description, keep: keepBytes) : nil
+        try context.output.result(
+            RemoteJoinSummary(vault: Summary(vault, at: directory), pulled: summary, thin: thinness)
+        ) {
             "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path) in sync group "
-                + vault.syncGroupID.uuidString.lowercased() + "\n" + PullCommand.describe(summary)
+                + vault.syncGroupID.uuidString.lowercased()
+                + (thinness.map {
+                    "\nThin: content stays in \($0.remote), read on demand; at most \(ByteCount.format(Int64($0.keep))) of it kept here"
+                } ?? "")
+                + "\n" + PullCommand.describe(summary)
         }
         context.output.note("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
         try PullCommand.finish(summary, context)
@@ -209,6 +238,13 @@ struct InitCommand: ParsableCommand {
     struct RemoteJoinSummary: Encodable {
         let vault: Summary
         let pulled: PullSummary
+        /// For a thin join: the store the content stays in and the cache budget.
+        let thin: ThinSummary?
+    }
+
+    struct ThinSummary: Encodable {
+        let remote: String
+        let keep: UInt64
     }
 
     struct JoinSummary: Encodable {
