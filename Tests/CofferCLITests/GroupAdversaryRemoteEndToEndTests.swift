@@ -6,7 +6,7 @@ import Testing
 /// moto): a revoked device's owner rejoining from the bucket's old objects with the passphrase, and a
 /// thief racing its revoker, with the members only pushing and pulling.
 @Suite("Sync group adversaries through the store, end to end")
-struct GroupAdversaryRemoteEndToEndTests {
+struct GroupAdversaryRemoteEndToEndTests: StoreEndToEndSuite {
     let cli: CLIHarness
     let remote = "s3://coffer-cli-tests/" + UUID().uuidString.lowercased()
 
@@ -17,19 +17,6 @@ struct GroupAdversaryRemoteEndToEndTests {
         var environment = server.environment
         if let vault { environment["COFFER_VAULT"] = cli.directory.path(vault).path }
         return try cli.run(arguments, extra: environment)
-    }
-
-    func add(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws {
-        let added = try run(
-            ["item", "add", "--service", name, "--account", "ann", "--value", name, "--sync"],
-            server,
-            vault: vault
-        )
-        #expect(added.status == 0, "\(added.error)")
-    }
-
-    func holds(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws -> Bool {
-        try run(["item", "get", "--service", name, "--account", "ann"], server, vault: vault).output == name
     }
 
     func deviceID(_ server: SeaweedFS, vault: String? = nil) throws -> String {

@@ -9,7 +9,7 @@ import Testing
 /// compaction elsewhere moves it and the next pull finds it again, and a store out of reach fails
 /// reads of offloaded content clearly while everything local stays readable.
 @Suite("Offloading content to the object store, end to end")
-struct OffloadEndToEndTests {
+struct OffloadEndToEndTests: StoreEndToEndSuite {
     let cli: CLIHarness
     let remote = "s3://coffer-cli-tests/" + UUID().uuidString.lowercased()
 
@@ -277,12 +277,8 @@ struct OffloadEndToEndTests {
         let server = try SeaweedFS.shared()
         _ = try fillAndPush(server)
         #expect(try run(["offload", remote], server).status == 0)
-        let location = try S3Location(remote)
-        let credentials = try S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)
-        let client = S3Client(
-            S3Remote(location, credentials: credentials, endpoint: server.endpoint, region: "us-east-1")
-        )
-        let bundles = try client.list(prefix: location.prefix + "/").filter { $0.key.hasSuffix(".bundle") }
+        let (client, layout) = try store(server)
+        let bundles = try client.list(prefix: layout.listingPrefix).filter { $0.key.hasSuffix(".bundle") }
         #expect(bundles.count == 1)
         for object in bundles {
             var bytes = try #require(try client.get(object.key))
@@ -296,6 +292,135 @@ struct OffloadEndToEndTests {
         let verified = try run(["verify", "--read-data"], server)
         #expect(verified.status != 0, "\(verified.output)")
         #expect(try get("local", server).bytes != nil)
+    }
+
+    /// A's content, also pushed by B (which got it from A's bundle file), offloaded by A after it
+    /// pulled B's bundle: the chunks lie in A's object and in B's. Returns the content.
+    func sameContentInTwoObjects(_ server: SeaweedFS) throws -> [UInt8] {
+        let blob = SplitMix64.bytes(300_000, seed: 5)
+        try Data(blob).write(to: directory.path("f1"))
+        #expect(try run(["put", "f1", directory.path("f1").path], server).status == 0)
+        #expect(try run(["export", "--out", directory.path("a0.bundle").path], server).status == 0)
+        let joined = try run(["init", "--join", directory.path("a0.bundle").path], server, vault: "b")
+        #expect(joined.status == 0, "\(joined.error)")
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        let pushed = try run(["push", remote], server, vault: "b")
+        #expect(pushed.status == 0 && pushed.output.contains("chunk"), "\(pushed.output)")
+        #expect(try run(["pull", remote], server).status == 0)
+        let offloaded = try run(["offload", remote], server)
+        #expect(offloaded.status == 0, "\(offloaded.error)")
+        #expect(try chunkCounts().offloaded > 0)
+        return blob
+    }
+
+    /// Every bundle object device `name`'s vault pushed.
+    func bundles(of name: String, _ server: SeaweedFS) throws -> [String] {
+        let vault = try Vault.open(at: directory.path(name))
+        let device = vault.deviceID.uuidString.lowercased()
+        vault.close()
+        let (client, layout) = try store(server)
+        return try client.list(prefix: layout.listingPrefix).map(\.key)
+            .filter { $0.contains("/\(device)/") && $0.hasSuffix(".bundle") }
+    }
+
+    @Test(
+        "the other device's object that also held offloaded content is deleted or overwritten: reads, verify, push and compaction use the vault's own (red team round 38, F1)",
+        arguments: ["delete", "overwrite"]
+    )
+    func anotherCopyIsRead(thief: String) throws {
+        let server = try SeaweedFS.shared()
+        let blob = try sameContentInTwoObjects(server)
+        let (client, _) = try store(server)
+        for key in try bundles(of: "b", server) {
+            if thief == "delete" {
+                try client.delete(key)
+            } else {
+                let size = try #require(try client.get(key)).count
+                try client.put(key, body: SplitMix64.bytes(size, seed: 9))
+            }
+        }
+        let got = try get("f1", server)
+        #expect(got.bytes.map { $0 == blob } == true, "\(got.error)")
+        let verified = try run(["verify", "--read-data"], server)
+        #expect(verified.status == 0, "\(verified.output)\(verified.error)")
+        try add("later", server)
+        let pushed = try run(["push", remote], server)
+        #expect(pushed.status == 0, "\(pushed.error)")
+        let compacted = try run(["remote", "compact", remote], server)
+        #expect(compacted.status == 0, "\(compacted.error)")
+        #expect(try run(["pull", remote], server).status == 0)
+        #expect(try get("f1", server).bytes.map { $0 == blob } == true)
+    }
+
+    @Test(
+        "a vault that noted one place per chunk (an older Coffer) finds the content in the store's other objects at its next pull"
+    )
+    func olderVaultSearchesTheStore() throws {
+        let server = try SeaweedFS.shared()
+        let blob = try sameContentInTwoObjects(server)
+        // As an older Coffer left it: only the latest place noted (B's object), nothing read whole.
+        let vault = try Vault.open(at: directory.path("vault"))
+        let table = try #require(vault.schema.storeContent)
+        try vault.environment.write { txn in
+            var keys: [[UInt8]] = []
+            try txn.forEach(in: table) { key, _ in
+                if let kind = key.first, kind >= 7 { keys.append(Array(key)) }
+                return true
+            }
+            for key in keys { try txn.delete(table, key: key) }
+        }
+        vault.close()
+        let (client, _) = try store(server)
+        for key in try bundles(of: "b", server) { try client.delete(key) }
+        let stale = try get("f1", server)
+        #expect(stale.bytes == nil && stale.error.contains("coffer pull"), "\(stale.error)")
+        let pulled = try run(["pull", remote], server)
+        #expect(pulled.status == 0, "\(pulled.error)")
+        #expect(!(pulled.output + pulled.error).contains("lie in no object"), "\(pulled.output)\(pulled.error)")
+        #expect(try get("f1", server).bytes.map { $0 == blob } == true)
+    }
+
+    @Test(
+        "a store rolled back past offloaded content: the loss is reported, and pushes, compactions and newcomers go on with the rest (red team round 38, F2)"
+    )
+    func rolledBackPastOffloadedContent() throws {
+        let server = try SeaweedFS.shared()
+        let kept = SplitMix64.bytes(200_000, seed: 11)
+        try Data(kept).write(to: directory.path("f1"))
+        #expect(try run(["put", "f1", directory.path("f1").path], server).status == 0)
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        let (client, layout) = try store(server)
+        var saved: [String: [UInt8]] = [:]
+        for object in try client.list(prefix: layout.listingPrefix) { saved[object.key] = try client.get(object.key) }
+        try Data(SplitMix64.bytes(200_000, seed: 12)).write(to: directory.path("f2"))
+        #expect(try run(["put", "f2", directory.path("f2").path], server).status == 0)
+        #expect(try run(["offload", remote], server).status == 0)
+        for object in try client.list(prefix: layout.listingPrefix) where saved[object.key] == nil {
+            try client.delete(object.key)
+        }
+        for (key, bytes) in saved { try client.put(key, body: bytes) }
+
+        let pulled = try run(["pull", remote], server)
+        #expect(pulled.status == 0, "\(pulled.error)")
+        #expect((pulled.output + pulled.error).contains("lie in no object"), "\(pulled.output)\(pulled.error)")
+        try add("x1", server)
+        let pushed = try run(["push", remote], server)
+        #expect(pushed.status == 0, "\(pushed.error)")
+        #expect((pushed.output + pushed.error).contains("left out"), "\(pushed.output)\(pushed.error)")
+        let again = try run(["push", remote], server)
+        #expect(again.status == 0, "\(again.error)")
+        let compacted = try run(["remote", "compact", remote], server)
+        #expect(compacted.status == 0, "\(compacted.error)")
+        let verified = try run(["verify", "--read-data"], server)
+        #expect(verified.status != 0, "the lost content is named: \(verified.output)")
+
+        // A newcomer gets the item written after the loss and what the store still holds.
+        let joined = try run(["init", "--join", remote], server, vault: "d")
+        #expect(joined.status == 0, "\(joined.error)")
+        let item = try run(["item", "get", "--service", "x1", "--account", "ann"], server, vault: "d")
+        #expect(item.output == "x1", "\(item.error)")
+        #expect(try get("f1", server, vault: "d").bytes.map { $0 == kept } == true)
+        #expect(try get("f1", server).bytes.map { $0 == kept } == true)
     }
 
     @Test("with the store out of reach, offloaded reads fail naming it and local content stays readable")

@@ -8,7 +8,7 @@ import Testing
 /// `coffer` against SeaweedFS and moto: no push says "nothing to push" while it holds changes, and
 /// nothing anyone pushed is lost.
 @Suite("Copies of a vault and forged heads, end to end through the store")
-struct RemoteCopiesEndToEndTests {
+struct RemoteCopiesEndToEndTests: StoreEndToEndSuite {
     let cli: CLIHarness
     let remote = "s3://coffer-cli-tests/" + UUID().uuidString.lowercased()
 
@@ -24,35 +24,12 @@ struct RemoteCopiesEndToEndTests {
         return try cli.run(arguments, extra: environment)
     }
 
-    /// Adds a syncable item named `name` to `vault`.
-    func add(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws {
-        let added = try run(
-            ["item", "add", "--service", name, "--account", "ann", "--value", name, "--sync"],
-            server,
-            vault: vault
-        )
-        #expect(added.status == 0, "\(added.error)")
-    }
-
-    /// Whether `vault` holds the item `name` adds.
-    func holds(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws -> Bool {
-        try run(["item", "get", "--service", name, "--account", "ann"], server, vault: vault).output == name
-    }
-
     /// The server `name` names, after vault A has added `item` and made the first push there.
     func firstPush(_ name: String, item: String) throws -> SeaweedFS {
         let server = name == "moto" ? try SeaweedFS.moto() : try SeaweedFS.shared()
         try add(item, server)
         #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
         return server
-    }
-
-    /// A client of `server` with the test's credentials, and the layout under the test's remote.
-    func store(_ server: SeaweedFS) throws -> (client: S3Client, layout: RemoteLayout) {
-        let location = try S3Location(remote)
-        let credentials = try S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)
-        let store = S3Remote(location, credentials: credentials, endpoint: server.endpoint, region: "us-east-1")
-        return (S3Client(store), RemoteLayout(location: location))
     }
 
     /// Copies the vault directory `from` to `to` with `cp -a`, as a user would.

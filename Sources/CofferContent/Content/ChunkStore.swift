@@ -134,6 +134,8 @@ package struct ChunkStore {
 
     /// Calls `body` with chunk `id`'s record as stored: straight from the map, or fetched from the
     /// object store it was offloaded to (and offered to the local cache); `nil` if it is not stored.
+    /// An offloaded chunk is fetched from each object it was noted in, in turn, until one gives it:
+    /// an object gone or damaged (replaced, overwritten) is passed over for the next.
     package func withRecord<R>(
         _ id: ChunkID,
         in txn: Transaction,
@@ -148,22 +150,44 @@ package struct ChunkStore {
         guard let content = StoreContent(schema: schema), try txn.contains(schema.chunkRefs, key: id) else {
             return nil
         }
-        guard let (site, object) = try content.site(of: id, in: txn) else {
+        let sites = try content.sites(of: id, in: txn)
+        guard let first = sites.first else {
             guard try content.hasSite(id, in: txn) else { return nil }
             throw CofferError(
                 .itemNotFound,
-                "a chunk this vault offloaded lay in an object the store no longer lists (a compaction replaced it): \(run: .pull), which finds where the store holds it now, then try again"
+                "a chunk this vault offloaded lies in no object the store lists that this vault knows of (a compaction replaced them, or they were deleted): \(run: .pull), which looks for it in the store's other objects, then try again; if the pull says it lies nowhere, the store lost it (\(InterfaceName.verifyReadingData) names the content that uses it)"
             )
         }
-        guard let source, source.remote == object.remote else {
+        let readable = sites.filter { $0.object.remote == source?.remote }
+        guard let source, !readable.isEmpty else {
             throw CofferError(
                 .io,
-                "a chunk this vault offloaded is held only in the object store \(object.remote), which is not attached: attach it with credentials that may read it (\(InterfaceName.attachObjectStore))"
+                "a chunk this vault offloaded is held only in the object store \(first.object.remote), which is not attached: attach it with credentials that may read it (\(InterfaceName.attachObjectStore))"
             )
         }
-        let record = try source.record(of: id, at: site, in: object)
+        let record = try Self.fetch(id, from: readable, source: source)
         source.offerToCache(id, record: record)
         return try record.withUnsafeBytes(body)
+    }
+
+    /// Chunk `id`'s record from the first of `sites` whose object gives it: one gone or damaged
+    /// is passed over; any other failure (the store out of reach) ends the search.
+    private static func fetch(
+        _ id: ChunkID,
+        from sites: [(site: ChunkSite, object: StoreObject)],
+        source: any OffloadedChunkSource
+    ) throws(CofferError) -> [UInt8] {
+        var failure: CofferError?
+        for (site, object) in sites {
+            switch Result(catching: { () throws(CofferError) in try source.record(of: id, at: site, in: object) }) {
+            case .success(let record):
+                return record
+            case .failure(let error):
+                guard error.code == .itemNotFound || error.code == .decode else { throw error }
+                failure = failure ?? error
+            }
+        }
+        throw failure ?? CofferError(.internalError, "an offloaded chunk had no site to read it from")
     }
 
     /// What a writer finds stored under chunk `id`: nothing, an intact record, or a damaged one.

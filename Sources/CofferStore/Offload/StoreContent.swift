@@ -14,9 +14,15 @@
 /// 0x04 ‖ chunk id        → cached: last use (UInt64) ‖ record length (UInt32)
 /// 0x05                   → the last object number given (UInt64): numbers are never reused
 /// 0x06 ‖ kind ‖ record id → structure: SHA-256 of the stored record (32) ‖ chunk ids (32 each)
+/// 0x07 ‖ chunk id ‖ object number → other site: record offset (UInt64) ‖ record length (UInt32)
+/// 0x08 ‖ object number ‖ chunk id → (empty): the other sites in an object, to forget with it
+/// 0x09 ‖ object number   → (empty): every chunk record in the object has its site noted
 /// ```
 ///
-/// A chunk is *offloaded* when it has references (`chunkRefs`), no local record (`chunks`) and a site.
+/// A chunk's site under `0x01` is the latest noted; every other object it was noted in keeps a site
+/// under `0x07`, so a read falls back to another copy when one object is gone or damaged (a device
+/// that pushed the same content again, a checkpoint). A chunk is *offloaded* when it has references
+/// (`chunkRefs`), no local record (`chunks`) and a site in an object still known.
 /// A *cached* chunk has a local record and a cache entry: it may be dropped again to keep the cache
 /// within its budget. A record's *structure* chunks (list chunks, a snapshot's tree) are never offloaded:
 /// releasing the record reads them. The table appears with the first site; vaults without it hold none.
@@ -41,6 +47,9 @@ package struct StoreContent {
         case cached = 4
         case lastNumber = 5
         case structure = 6
+        case otherSite = 7
+        case objectSite = 8
+        case wholeObject = 9
     }
 
     // MARK: Objects
@@ -91,38 +100,109 @@ package struct StoreContent {
         return objects
     }
 
-    /// Forgets object `number` (it is gone from its store): the sites in it no longer count.
+    /// Forgets object `number` (it is gone from its store): the sites in it no longer count, and the
+    /// other sites noted in it go.
     package func forget(_ number: UInt64, in txn: Transaction) throws {
         guard let object = try object(number, in: txn) else { return }
         try txn.delete(table, key: Self.objectKey(number))
         try txn.delete(table, key: Self.nameKey(remote: object.remote, key: object.key))
+        try txn.delete(table, key: Self.wholeObjectKey(number))
+        let prefix = Self.objectSitePrefix(number)
+        var chunks: [ChunkID] = []
+        try txn.forEach(in: table, prefix: prefix) { key, _ in
+            chunks.append(try ChunkID(stored: key.dropFirst(prefix.count)))
+            return true
+        }
+        for id in chunks {
+            try txn.delete(table, key: Self.otherSiteKey(id, object: number))
+            try txn.delete(table, key: prefix + id.bytes)
+        }
+    }
+
+    /// Notes that every chunk record in object `number` has its site noted (it was read whole, or
+    /// written by this vault): looking for a chunk elsewhere need not read it again.
+    package func noteWhole(_ number: UInt64, in txn: Transaction) throws {
+        try txn.put(table, key: Self.wholeObjectKey(number), value: [])
+    }
+
+    /// Whether every chunk record in object `number` has its site noted (``noteWhole(_:in:)``).
+    package func isWhole(_ number: UInt64, in txn: Transaction) throws -> Bool {
+        try txn.contains(table, key: Self.wholeObjectKey(number))
     }
 
     // MARK: Sites
 
-    /// Notes that chunk `id`'s record lies in object `number` at `site`. A site in the store a chunk
-    /// was offloaded to is not replaced by one in another store (the vault reads only from that one).
+    /// Notes that chunk `id`'s record lies in object `number` at `site`: its site from now on, the
+    /// one it had (in an object still known) kept as another. A site in the store a chunk was
+    /// offloaded to is not replaced by one in another store (the vault reads only from that one):
+    /// the new one is kept as another.
     package func note(_ id: ChunkID, at site: ChunkSite, offloadedTo remote: String?, in txn: Transaction) throws {
-        if let remote, try !txn.contains(schema.chunks, key: id), let current = try self.site(of: id, in: txn),
-            current.object.remote == remote, try object(site.object, in: txn)?.remote != remote
-        {
+        let current = try primarySite(of: id, in: txn)
+        if let current, current.object == site.object {
+            try txn.put(table, key: Self.siteKey(id), value: site.encoded)
             return
         }
+        if let remote, try !txn.contains(schema.chunks, key: id), let current,
+            try object(current.object, in: txn)?.remote == remote, try object(site.object, in: txn)?.remote != remote
+        {
+            try noteOther(id, at: site, in: txn)
+            return
+        }
+        if let current, try object(current.object, in: txn) != nil { try noteOther(id, at: current, in: txn) }
+        try forgetOther(id, object: site.object, in: txn)
         try txn.put(table, key: Self.siteKey(id), value: site.encoded)
     }
 
-    /// Chunk `id`'s site and the object holding it, or `nil` when it has none (or its object is gone).
+    /// Chunk `id`'s site and the object holding it, or `nil` when it has none in an object still
+    /// known: the latest noted, else another (``sites(of:in:)``).
     package func site(of id: ChunkID, in txn: Transaction) throws -> (site: ChunkSite, object: StoreObject)? {
-        guard let site = try txn.withValue(table, key: Self.siteKey(id), { try ChunkSite(decoding: Array($0)) }) else {
-            return nil
+        try sites(of: id, in: txn).first
+    }
+
+    /// Every site of chunk `id` in an object still known, the latest noted first: where a read
+    /// looks, one after another, when an object is gone or damaged.
+    package func sites(of id: ChunkID, in txn: Transaction) throws -> [(site: ChunkSite, object: StoreObject)] {
+        var sites: [(site: ChunkSite, object: StoreObject)] = []
+        let primary = try primarySite(of: id, in: txn)
+        if let primary, let object = try object(primary.object, in: txn) { sites.append((primary, object)) }
+        let prefix = [Kind.otherSite.rawValue] + id.bytes
+        var others: [ChunkSite] = []
+        try txn.forEach(in: table, prefix: prefix) { key, value in
+            var keyReader = BinaryReader(Array(key.dropFirst(prefix.count)), what: "a chunk's other site")
+            var valueReader = BinaryReader(Array(value), what: "a chunk's other site")
+            let number = try keyReader.readUInt64()
+            others.append(
+                ChunkSite(object: number, offset: try valueReader.readUInt64(), length: try valueReader.readUInt32())
+            )
+            return true
         }
-        guard let object = try object(site.object, in: txn) else { return nil }
-        return (site, object)
+        for other in others where other.object != primary?.object {
+            if let object = try object(other.object, in: txn) { sites.append((other, object)) }
+        }
+        return sites
     }
 
     /// Whether chunk `id` has a site noted, in an object still known or not.
     package func hasSite(_ id: ChunkID, in txn: Transaction) throws -> Bool {
         try txn.contains(table, key: Self.siteKey(id))
+    }
+
+    /// The site noted last for chunk `id`, its object known or not.
+    private func primarySite(of id: ChunkID, in txn: Transaction) throws -> ChunkSite? {
+        try txn.withValue(table, key: Self.siteKey(id)) { try ChunkSite(decoding: Array($0)) }
+    }
+
+    private func noteOther(_ id: ChunkID, at site: ChunkSite, in txn: Transaction) throws {
+        var writer = BinaryWriter()
+        writer.write(site.offset)
+        writer.write(site.length)
+        try txn.put(table, key: Self.otherSiteKey(id, object: site.object), value: writer.bytes)
+        try txn.put(table, key: Self.objectSitePrefix(site.object) + id.bytes, value: [])
+    }
+
+    private func forgetOther(_ id: ChunkID, object number: UInt64, in txn: Transaction) throws {
+        try txn.delete(table, key: Self.otherSiteKey(id, object: number))
+        try txn.delete(table, key: Self.objectSitePrefix(number) + id.bytes)
     }
 
     /// Visits every site noted: chunk id, site.
@@ -132,10 +212,18 @@ package struct StoreContent {
         }
     }
 
-    /// Forgets chunk `id`'s site (the chunk is gone).
+    /// Forgets chunk `id`'s sites (the chunk is gone).
     package func forgetSite(of id: ChunkID, in txn: Transaction) throws {
         try txn.delete(table, key: Self.siteKey(id))
         try txn.delete(table, key: Self.cachedKey(id))
+        let prefix = [Kind.otherSite.rawValue] + id.bytes
+        var numbers: [UInt64] = []
+        try txn.forEach(in: table, prefix: prefix) { key, _ in
+            var reader = BinaryReader(Array(key.dropFirst(prefix.count)), what: "a chunk's other site")
+            numbers.append(try reader.readUInt64())
+            return true
+        }
+        for number in numbers { try forgetOther(id, object: number, in: txn) }
     }
 
     /// Whether chunk `id` is offloaded: referenced, with no local record but a site.
@@ -232,9 +320,19 @@ package struct StoreContent {
     private static func siteKey(_ id: ChunkID) -> [UInt8] { [Kind.site.rawValue] + id.bytes }
     private static func cachedKey(_ id: ChunkID) -> [UInt8] { [Kind.cached.rawValue] + id.bytes }
 
-    private static func objectKey(_ number: UInt64) -> [UInt8] {
+    private static func otherSiteKey(_ id: ChunkID, object number: UInt64) -> [UInt8] {
+        numbered(.otherSite, number, after: id.bytes)
+    }
+
+    private static func objectSitePrefix(_ number: UInt64) -> [UInt8] { numbered(.objectSite, number) }
+    private static func wholeObjectKey(_ number: UInt64) -> [UInt8] { numbered(.wholeObject, number) }
+    private static func objectKey(_ number: UInt64) -> [UInt8] { numbered(.object, number) }
+
+    /// `kind` ‖ `prefix` ‖ an object number.
+    private static func numbered(_ kind: Kind, _ number: UInt64, after prefix: [UInt8] = []) -> [UInt8] {
         var writer = BinaryWriter()
-        writer.write(Kind.object.rawValue)
+        writer.write(kind.rawValue)
+        writer.write(raw: prefix)
         writer.write(number)
         return writer.bytes
     }

@@ -14,8 +14,10 @@ package struct BundleChunkSite: Sendable {
         self.length = length
     }
 
-    /// Notes `sites`, in `object`, in `txn` (the store-content table must exist); with
-    /// `onlyReferenced`, only those of chunks this vault holds a reference to.
+    /// Notes `sites`, every chunk record `object` holds, in `txn` (the store-content table must
+    /// exist), and that the object's sites are all noted (``StoreContent/noteWhole(_:in:)``); with
+    /// `onlyReferenced`, only those of chunks this vault holds a reference to (the others, should
+    /// they come back, come with a bundle of their own).
     package static func note(
         _ sites: [BundleChunkSite],
         in object: StoreObject,
@@ -23,7 +25,7 @@ package struct BundleChunkSite: Sendable {
         txn: Transaction,
         onlyReferenced: Bool = false
     ) throws {
-        guard !sites.isEmpty, let content = StoreContent(schema: schema), !isReplaceable(object.key) else { return }
+        guard let content = StoreContent(schema: schema), !isReplaceable(object.key) else { return }
         let number = try content.number(of: object, in: txn)
         let offloadedTo = try OffloadSettings.load(in: txn, schema: schema)?.remote
         for site in sites where try !onlyReferenced || txn.contains(schema.chunkRefs, key: site.id) {
@@ -34,6 +36,7 @@ package struct BundleChunkSite: Sendable {
                 in: txn
             )
         }
+        try content.noteWhole(number, in: txn)
     }
 }
 

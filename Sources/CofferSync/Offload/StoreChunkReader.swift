@@ -39,7 +39,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
         } catch  where error.code == .itemNotFound {
             throw CofferError(
                 .itemNotFound,
-                "a chunk this vault offloaded lay in \(object.key) at \(remote), which is gone (a compaction replaced it): \(run: .pull), which finds where the store holds it now, then try again",
+                "a chunk this vault offloaded lay in \(object.key) at \(remote), which is gone (a compaction replaced it, or it was deleted): \(run: .pull), which finds where else the store holds it, then try again",
                 underlying: error
             )
         } catch  where error.code != .decode && error.code != .internalError {
@@ -108,7 +108,10 @@ package final class StoreChunkReader: OffloadedChunkSource {
         let to = min(object.size, headerLength + (range.upperBound + 1) * sealedSize)
         let sealed = try client.getRange(object.key, Int64(from)..<Int64(to), etag: nil)
         guard sealed.count == Int(to - from) else {
-            throw damaged(object, "the store returned \(sealed.count) bytes of a range of \(to - from)")
+            throw CofferError(
+                .io,
+                "the store returned \(sealed.count) bytes of a range of \(to - from) of \(object.key)"
+            )
         }
         let cipher: AESGCM
         do { cipher = try AESGCM() } catch {
@@ -142,7 +145,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
     private func damaged(_ object: StoreObject, _ why: String) -> CofferError {
         CofferError(
             .decode,
-            "a chunk this vault offloaded cannot be read from \(object.key) at \(remote): \(why). \(InterfaceName.verifyReadingData) tells which content is affected"
+            "a chunk this vault offloaded cannot be read from \(object.key) at \(remote): \(why), and no other object this vault knows of gives it. \(run: .pull) looks for it in the store's other objects; \(InterfaceName.verifyReadingData) tells which content is affected"
         )
     }
 
@@ -158,7 +161,13 @@ package final class StoreChunkReader: OffloadedChunkSource {
         if let head = heads.withLock({ $0[identity] }) { return head }
         let bytes = try client.getRange(object.key, 0..<Int64(object.headerLength), etag: nil)
         var source = DataSource(bytes)
-        let (header, headerBytes) = try BundleHeader.read(from: &source)
+        let header: BundleHeader
+        let headerBytes: [UInt8]
+        do {
+            (header, headerBytes) = try BundleHeader.read(from: &source)
+        } catch  where error.code == .param || error.code == .decode {
+            throw damaged(object, "it no longer starts with the bundle header this vault noted (it was overwritten)")
+        }
         guard headerBytes.count == Int(object.headerLength), header.segmentSize == Int(object.segmentSize) else {
             throw damaged(object, "its header is not the one this vault noted (the object was replaced)")
         }

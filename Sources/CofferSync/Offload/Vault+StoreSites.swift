@@ -1,8 +1,9 @@
 extension Vault {
     /// After a pull from `remote`: forgets the objects the store no longer lists, finds again the
-    /// chunks this vault offloaded whose object a compaction deleted (in the checkpoints that replaced
-    /// it), and, for the store this vault offloads to, drops what the pull brought beyond the cache
-    /// budget. Returns notices for the pull's summary.
+    /// chunks this vault offloaded that lie in none it knows of any more (a compaction deleted their
+    /// objects, someone else did, or the store was rolled back: in the checkpoints that replaced them,
+    /// else in any other object it lists), and, for the store this vault offloads to, drops what the
+    /// pull brought beyond the cache budget. Returns notices for the pull's summary.
     func refreshStoreSites(remote: S3Remote, keepingBudget: Bool = true) throws(CofferError) -> [String] {
         let (schema, environment, identity) = (schema, environment, remote.identity)
         guard StoreContent(schema: schema) != nil else { return [] }
@@ -19,22 +20,37 @@ extension Vault {
         var notices: [String] = []
         var homeless = try offloadedChunksWithoutSite()
         if !homeless.isEmpty {
-            // Checkpoints this vault never read first; then those it knows, since the sites it noted
-            // in one may have moved on to a later one since deleted.
-            let noted = try storage("reading the store's objects") {
-                try environment.read { txn in
-                    Set(try StoreContent(schema: schema)?.objects(in: identity, txn: txn).values.map(\.key) ?? [])
+            // Objects read whole have every site noted: none of those chunks lies there. Of the
+            // others, checkpoints first (a compaction's), then every device's bundles, newest first
+            // (a device that pushed the same content; an older vault noted one site per chunk).
+            let whole = try storage("reading the store's objects") {
+                try environment.read { txn -> Set<String> in
+                    guard let content = StoreContent(schema: schema) else { return [] }
+                    var keys: Set<String> = []
+                    for (number, object) in try content.objects(in: identity, txn: txn)
+                    where try content.isWhole(number, in: txn) {
+                        keys.insert(object.key)
+                    }
+                    return keys
                 }
             }
             let checkpoints = layout.checkpoints(in: listing).filter { $0.value.hasCut && $0.value.hasBundle }
-                .map { layout.checkpointBundleKey($0.key) }
-                .sorted { first, second in
-                    let (firstNoted, secondNoted) = (noted.contains(first), noted.contains(second))
-                    return firstNoted != secondNoted ? !firstNoted : first > second
-                }
-            for key in checkpoints where !homeless.isEmpty {
+                .map { layout.checkpointBundleKey($0.key) }.sorted(by: >)
+            let bundles = layout.devices(in: listing).flatMap { device, objects in
+                objects.bundles.sorted { $0.last > $1.last }.map { layout.bundleKey(device, $0) }
+            }
+            for key in checkpoints + bundles where !homeless.isEmpty && !whole.contains(key) {
                 guard let size = listed[key] else { continue }
-                try noteSites(ofObject: key, size: size, client: client)
+                do {
+                    try noteSites(ofObject: key, size: size, client: client)
+                } catch  where error.code == .itemNotFound {
+                    continue  // deleted meanwhile: a compaction's checkpoint holds what it held
+                } catch  where error.code == .decode || error.code == .param || error.code == .keyUnavailable {
+                    // Not a bundle of this group that this vault can read (overwritten, damaged,
+                    // sealed under an epoch it never held): nothing of it counts, and it is not read
+                    // again while it stays as it is.
+                    try noteUnreadable(key, size: size, remote: identity)
+                }
                 homeless = try offloadedChunksWithoutSite()
             }
             if !homeless.isEmpty {
@@ -69,13 +85,27 @@ extension Vault {
         }
     }
 
+    /// Notes object `key` (of `size`) of `remote` as read whole with no chunk in it: one this vault
+    /// cannot read, passed over by later searches while it stays at that size.
+    private func noteUnreadable(_ key: String, size: UInt64, remote: String) throws(CofferError) {
+        let schema = schema
+        try storage("noting an unreadable object") {
+            try environment.write { txn in
+                let object = StoreObject(remote: remote, key: key, size: size, headerLength: 0, segmentSize: 0)
+                try BundleChunkSite.note([], in: object, schema: schema, txn: txn)
+            }
+        }
+    }
+
     /// Reads the bundle object `key` through for where its chunk records lie, and notes them. No
     /// record is applied and nothing else is trusted from it: a chunk read back later is checked
     /// against its id and seal.
     func noteSites(ofObject key: String, size: UInt64, client: S3Client) throws(CofferError) {
         var source = S3RangeSource(client: client, key: key, size: Int64(size), etag: nil)
         let (header, headerBytes) = try BundleHeader.read(from: &source)
-        guard header.syncGroupID == syncGroupID else { return }
+        guard header.syncGroupID == syncGroupID else {
+            throw CofferError(.param, "\(key) is an object of another sync group")
+        }
         let root = try keyRing().root(.sync, epoch: header.epoch)
         var stream = try BundleStreamReader(
             source: source,

@@ -85,7 +85,19 @@ extension Vault {
         summary.storedBytesBefore = before.reduce(0) { $0 + $1.size }
         summary.notices = notices
 
-        let sites = try writeCheckpoint(cut, client: client, layout: layout, progress: progress)
+        // Offloaded chunks whose objects are gone are looked for in every other object first: a
+        // chunk still unreadable after that lies in none, and is left out (its loss is reported)
+        // rather than stopping every compaction. A damaged object fails it: one it would delete
+        // may still hold the chunk.
+        summary.notices += try refreshStoreSites(remote: remote, keepingBudget: false)
+        let (sites, lostChunks) = try writeCheckpoint(
+            cut,
+            client: client,
+            layout: layout,
+            unreadable: .leaveOutGone,
+            progress: progress
+        )
+        if let lost = Self.lostChunksNotice(lostChunks, remote: remote) { summary.notices.append(lost) }
         summary.checkpointBytes = Int64(sites.size)
         try beforeDeleting()
 
@@ -166,21 +178,26 @@ extension Vault {
     }
 
     /// Uploads a checkpoint of this vault's syncable state, everything it holds as a full export,
-    /// then, as its commit point, its `cut`, signed by this device. Deletes nothing.
+    /// then, as its commit point, its `cut`, signed by this device. Deletes nothing. Offloaded
+    /// chunks the store no longer gives are left out as `unreadable` says (``UnreadableChunks``).
     ///
-    /// - Returns: Where each chunk lies in the checkpoint's bundle (and its size).
+    /// - Returns: Where each chunk lies in the checkpoint's bundle (and its size), and how many
+    ///   offloaded chunks were left out.
     func writeCheckpoint(
         _ cut: RemoteCut,
         client: S3Client,
         layout: RemoteLayout,
+        unreadable: UnreadableChunks,
         progress: SyncProgress?
-    ) throws(CofferError) -> BundleSites {
+    ) throws(CofferError) -> (sites: BundleSites, lostChunks: Int) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compact-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        let (_, _, sites) = try writeBundle(to: file, progress: nil, notingSites: true) { _ in nil }
+        let (export, _, sites) = try writeBundle(to: file, progress: nil, notingSites: true, unreadable: unreadable) {
+            _ in nil
+        }
         try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
         try client.put(layout.checkpointCutKey(cut.id), body: try sealed(cut))
-        return sites
+        return (sites, export.lostChunks)
     }
 
     /// `cut` as stored: sealed under the group key of the current epoch and signed by this device.

@@ -132,8 +132,15 @@ extension Vault {
         }
         let cut = RemoteCut(id: RemoteCut.freshID(), device: deviceID, through: through)
         let sites: BundleSites
+        let lostChunks: Int
         do {
-            sites = try writeCheckpoint(cut, client: client, layout: layout, progress: nil)
+            (sites, lostChunks) = try writeCheckpoint(
+                cut,
+                client: client,
+                layout: layout,
+                unreadable: .leaveOut,
+                progress: nil
+            )
         } catch {
             throw CofferError(
                 error.code,
@@ -147,5 +154,6 @@ extension Vault {
         summary.notices.append(
             "The store had lost \(what): \(why). This push wrote the checkpoint \(key), everything this vault holds (\(ByteCount.format(Int64(sites.size)))), so the devices that missed them, and devices that join later, get them; \(InterfaceName.compactRemote) removes what it replaces."
         )
+        if let lost = Self.lostChunksNotice(lostChunks, remote: remote) { summary.notices.append(lost) }
     }
 }

@@ -249,6 +249,7 @@ extension Vault {
         export.resentFromRevoked = relogged
         var summary = PushSummary(remote: remote.location.description, export: export)
         summary.notices = notices
+        if let lost = Self.lostChunksNotice(export.lostChunks, remote: remote) { summary.notices.append(lost) }
         // The membership log this bundle carries, and the one the last push carried.
         let logKey = Array("remote-log \(remote.identity)".utf8)
         let (logDigest, pushedDigest) = try storage("reading the membership log") {
@@ -378,6 +379,15 @@ extension Vault {
             _ = try dropOffloadableChunks(remote: identity, keep: settings.keep)
         }
         return summary
+    }
+
+    /// What a push, export or checkpoint that left out `count` offloaded chunks the store no longer
+    /// gives says of them, or `nil` when there were none.
+    package static func lostChunksNotice(_ count: Int, remote: S3Remote?) -> String? {
+        guard count > 0 else { return nil }
+        let store = remote.map { " \($0.location)" } ?? ""
+        return
+            "\(count) chunk\(count == 1 ? "" : "s") this vault offloaded could not be read from the store\(store) (no object it knows of holding \(count == 1 ? "it" : "them") is listed, or every one is damaged) and \(count == 1 ? "was" : "were") left out; the rest went. \(run: .pull) looks for \(count == 1 ? "it" : "them") in the store's other objects; \(InterfaceName.verifyReadingData) names the content that uses \(count == 1 ? "it" : "them"), which other devices receive only from a device that holds it whole."
     }
 
     /// Abandons an upload an earlier push left (best effort at the store, which expires it anyway)
@@ -998,11 +1008,15 @@ extension Vault {
                         + "there from a vault of the group first"
                 )
         }
-        return try createJoined(at: directory, passphrase: passphrase, configuration: configuration, group: group) {
+        let joined = try createJoined(at: directory, passphrase: passphrase, configuration: configuration, group: group)
+        {
             vault throws(CofferError) in
             if case .thin(let keep) = content { try vault.beginOffloading(to: remote, keep: keep) }
             return try vault.pull(from: remote, progress: progress)
         }
+        // The vault made in place of the one filled reads from the store too.
+        if case .thin = content { try joined.vault.attachObjectStore(remote) }
+        return joined
     }
 
     /// Whether the union of `logs`, the membership logs of the objects a store holds, says the group

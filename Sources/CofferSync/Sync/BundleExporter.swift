@@ -69,10 +69,7 @@ package struct BundleExporter<Sink: ByteSink> {
                 if !placed.contains(id), try content.isOffloaded(id, in: txn) { offloaded.append(id) }
                 return true
             }
-            let chunks = ChunkStore(schema: schema)
-            for id in offloaded {
-                try chunks.withRecord(id, in: txn) { (record) throws in try writeChunk(id: id, record: record) }
-            }
+            for id in offloaded { try writeStoredChunk(id, syncableOnly: false) }
         }
         wroteEveryChunk = true
         summary.deviceBoundLeftBehind = try countDeviceBound()
@@ -82,16 +79,11 @@ package struct BundleExporter<Sink: ByteSink> {
     /// adds them to it.
     private mutating func writeChunks(of kind: SyncRecordKind, id: [UInt8], skipping placed: inout Set<ChunkID>) throws
     {
-        let chunks = ChunkStore(schema: schema)
         var referenced: [ChunkID] = []
         try forEachReference(kind, id: id) { (chunkID) throws(CofferError) in
             if placed.insert(chunkID).inserted { referenced.append(chunkID) }
         }
-        for chunkID in referenced {
-            try chunks.withRecord(chunkID, in: txn) { (record) throws in
-                if Self.scope(ofChunk: record) == .syncable { try writeChunk(id: chunkID, record: record) }
-            }
-        }
+        for chunkID in referenced { try writeStoredChunk(chunkID, syncableOnly: true) }
     }
 
     /// Writes the records changed after `cursor` (once each, in their latest version) and the
@@ -137,11 +129,7 @@ package struct BundleExporter<Sink: ByteSink> {
                     guard let references = try ChunkStore(schema: schema).references(of: chunkID, in: txn) else {
                         throw CofferError(.decode, "a chunk of a changed \(kind.noun) is missing; \(run: .verify)")
                     }
-                    if references.born >= born {
-                        try ChunkStore(schema: schema).withRecord(chunkID, in: txn) {
-                            try writeChunk(id: chunkID, record: $0)
-                        }
-                    }
+                    if references.born >= born { try writeStoredChunk(chunkID, syncableOnly: false) }
                 }
             }
         }
@@ -159,9 +147,7 @@ package struct BundleExporter<Sink: ByteSink> {
             guard !wroteEveryChunk else { continue }
             for id in ids where !written.contains(id) {
                 guard try chunks.contains(id, in: txn) else { continue }
-                try chunks.withRecord(id, in: txn) { (record) throws in
-                    if Self.scope(ofChunk: record) == .syncable { try writeChunk(id: id, record: record) }
-                }
+                try writeStoredChunk(id, syncableOnly: true)
             }
         }
         var wanted: [ChunkID] = []
@@ -201,6 +187,25 @@ package struct BundleExporter<Sink: ByteSink> {
     }
 
     // MARK: Frames
+
+    /// How this export treats offloaded chunks the store no longer gives (``UnreadableChunks``).
+    package var unreadableChunks = UnreadableChunks.leaveOut
+
+    /// Writes chunk `id`'s record as stored here, or fetched from the object store it was offloaded
+    /// to (only a syncable one when `syncableOnly`); one the store no longer gives is left out and
+    /// counted (``ExportSummary/lostChunks``), as ``unreadableChunks`` says.
+    private mutating func writeStoredChunk(_ id: ChunkID, syncableOnly: Bool) throws {
+        do {
+            try ChunkStore(schema: schema).withRecord(id, in: txn) { (record) throws in
+                if !syncableOnly || Self.scope(ofChunk: record) == .syncable { try writeChunk(id: id, record: record) }
+            }
+        } catch let error as CofferError
+            where (error.code == .itemNotFound || (error.code == .decode && unreadableChunks == .leaveOut))
+            && (try? txn.contains(schema.chunks, key: id)) == false
+        {
+            summary.lostChunks += 1
+        }
+    }
 
     private mutating func writeChunk(id: ChunkID, record: UnsafeRawBufferPointer) throws(CofferError) {
         guard Self.scope(ofChunk: record) == .syncable else {
@@ -308,4 +313,16 @@ package struct BundleExporter<Sink: ByteSink> {
         }
         return (kind, Array(key.dropFirst()))
     }
+}
+
+/// What an export does with a chunk this vault offloaded that the object store no longer gives.
+package enum UnreadableChunks: Sendable {
+    /// Left out when no object it lies in is listed any more, or every one is damaged: the
+    /// rest of the export goes (a push after the store lost it), and the records that use it
+    /// wait at the other devices until one that holds it answers their request for it.
+    case leaveOut
+    /// Left out only when no object it lies in is listed any more; a damaged one fails the
+    /// export. A compaction, which deletes objects, must not pass over one it cannot read: an
+    /// object it would delete may hold the chunk still.
+    case leaveOutGone
 }

@@ -73,6 +73,10 @@ public struct ExportSummary: Sendable, Equatable, Codable {
     /// Records left out of a push because the object store holds them already: a pull from it
     /// brought them, and nothing changed them since.
     public var alreadyInStore = 0
+    /// Chunks this vault offloaded that the object store no longer gives (no object it knows of
+    /// holding them is listed, or every one is damaged), left out so that the rest goes: the records
+    /// that use them wait at the other devices until a device that holds them answers their request.
+    public var lostChunks = 0
     /// Records a push sent again although the store holds them: a pull brought them from the
     /// bundles of a device revoked since, which the other devices refuse, or from objects signed
     /// with keys a device has replaced since (a rekey), which they skip.

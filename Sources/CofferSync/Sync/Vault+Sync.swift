@@ -98,6 +98,7 @@ extension Vault {
         progress: SyncProgress?,
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         notingSites: Bool,
+        unreadable: UnreadableChunks = .leaveOut,
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64, sites: BundleSites) {
         try refuseOwnFile(url, reading: false)
@@ -107,6 +108,7 @@ extension Vault {
             progress: progress,
             excluding: excluded,
             notingSites: notingSites,
+            unreadable: unreadable,
             cursor: cursor
         )
         try output.commit()
@@ -126,6 +128,7 @@ extension Vault {
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         seeds: @escaping (Transaction) throws -> (salt: [UInt8], noncePrefix: [UInt8])? = { _ in nil },
         notingSites: Bool = false,
+        unreadable: UnreadableChunks = .leaveOut,
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (summary: ExportSummary, sentThrough: UInt64, sink: Sink, sites: BundleSites) {
         // The membership log goes in the header (a vault without one starts it now), the stream is
@@ -164,6 +167,7 @@ extension Vault {
                     writer: writer
                 )
                 if notingSites { exporter.sites = [] }
+                exporter.unreadableChunks = unreadable
                 let excluded = try excluded(txn)
                 if group.isFrozen {
                     // Nothing sealed.

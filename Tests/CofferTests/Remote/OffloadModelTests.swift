@@ -5,7 +5,8 @@ import Testing
 @testable import Coffer
 
 /// A randomized model of offloading: three devices of one group write, push, pull, offload with
-/// random budgets, compact and read, in random order, against a real SeaweedFS. After every step,
+/// random budgets, compact and read, in random order, against a real SeaweedFS; halfway, a fourth
+/// joins thin (its content left in the store) with a random budget, and does the same. After every step,
 /// every blob a device lists reads back whole as content some device wrote under that name, no
 /// offloaded chunk lacks a site it can be read from once the device has pulled, and each cache is
 /// within its budget. Every device converges after a final round. Seeds from
@@ -36,6 +37,12 @@ struct OffloadModelTests {
         var budgets: [Int: UInt64] = [:]
 
         for stepNumber in 0..<40 {
+            if stepNumber == 20 {
+                let keep = [0, 64 << 10, 1 << 20][Int(generator.next() % 3)]
+                let (thin, _) = try fixture.join(group, name: "thin", content: .thin(keep: UInt64(keep)))
+                devices.append(thin)
+                budgets[devices.count - 1] = UInt64(keep)
+            }
             let index = Int(generator.next() % UInt64(devices.count))
             let device = devices[index]
             let step = Step.allCases[Int(generator.next() % UInt64(Step.allCases.count))]

@@ -37,12 +37,17 @@ struct RemoteFixture {
     func client(partSize: Int? = nil) throws -> S3Client { S3Client(try remote(partSize: partSize)) }
 
     /// A new vault that joins `group` from this remote.
-    func join(_ group: SyncGroupFixture, name: String) throws -> (Vault, PullSummary) {
+    func join(
+        _ group: SyncGroupFixture,
+        name: String,
+        content: JoinedContent = .whole
+    ) throws -> (Vault, PullSummary) {
         try Vault.join(
             remote: try remote(),
             at: group.directory.path(name),
             passphrase: SyncGroupFixture.passphrase,
-            configuration: group.fixture.configuration
+            configuration: group.fixture.configuration,
+            content: content
         )
     }
 

@@ -1,0 +1,48 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// What the end-to-end suites that run `coffer` against an S3 server under one remote share: the
+/// harness and the remote, and the helpers built on them.
+protocol StoreEndToEndSuite {
+    /// The harness whose vault is the default one.
+    var cli: CLIHarness { get }
+    /// The suite's remote, `s3://BUCKET/PREFIX`.
+    var remote: String { get }
+}
+
+extension StoreEndToEndSuite {
+    /// Adds a syncable item named `name` to vault directory `vault` (the harness's own when `nil`).
+    func add(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws {
+        let added = try cli.run(
+            ["item", "add", "--service", name, "--account", "ann", "--value", name, "--sync"],
+            extra: environment(server, vault: vault)
+        )
+        #expect(added.status == 0, "\(added.error)")
+    }
+
+    /// Whether vault directory `vault` holds the item `add` adds under `name`.
+    func holds(_ name: String, _ server: SeaweedFS, vault: String? = nil) throws -> Bool {
+        let got = try cli.run(
+            ["item", "get", "--service", name, "--account", "ann"],
+            extra: environment(server, vault: vault)
+        )
+        return got.output == name
+    }
+
+    /// A client of `server` with the test's credentials, and the layout under the suite's remote.
+    func store(_ server: SeaweedFS) throws -> (client: S3Client, layout: RemoteLayout) {
+        let location = try S3Location(remote)
+        let credentials = try S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)
+        let store = S3Remote(location, credentials: credentials, endpoint: server.endpoint, region: "us-east-1")
+        return (S3Client(store), RemoteLayout(location: location))
+    }
+
+    private func environment(_ server: SeaweedFS, vault: String?) -> [String: String] {
+        var environment = server.environment
+        if let vault { environment["COFFER_VAULT"] = cli.directory.path(vault).path }
+        return environment
+    }
+}

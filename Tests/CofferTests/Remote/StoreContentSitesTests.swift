@@ -1,0 +1,92 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import Coffer
+
+/// Every object a chunk was noted in is kept (docs/FORMAT.md, "Chunks in the object store"): a read
+/// falls back to another copy when one object is gone, and forgetting an object or a chunk leaves
+/// nothing of it behind.
+@Suite("Where chunks lie: every object a chunk was noted in")
+struct StoreContentSitesTests {
+    static let remote = "http://127.0.0.1:1 s3://bucket/group"
+
+    func object(_ key: String, remote: String = Self.remote) -> StoreObject {
+        StoreObject(remote: remote, key: key, size: 1000, headerLength: 100, segmentSize: 65_536)
+    }
+
+    /// The keys of the store-content table of each kind (its first byte).
+    func kinds(in vault: Vault, _ txn: Transaction) throws -> [UInt8: Int] {
+        var kinds: [UInt8: Int] = [:]
+        try txn.forEach(in: try #require(vault.schema.storeContent)) { key, _ in
+            kinds[key.first ?? 0, default: 0] += 1
+            return true
+        }
+        return kinds
+    }
+
+    @Test(
+        "the latest site first, then the others; forgetting an object falls back; forgetting the chunk leaves nothing"
+    )
+    func sitesFallBackAndGo() throws {
+        let vault = try VaultFixture().create()
+        defer { vault.close() }
+        try vault.schema.ensureStoreContent(in: vault.environment)
+        let content = try #require(StoreContent(schema: vault.schema))
+        let id = try ChunkID(stored: SplitMix64.bytes(32, seed: 1))
+        let other = try ChunkID(stored: SplitMix64.bytes(32, seed: 2))
+        try vault.environment.write { txn in
+            let own = try content.number(of: object("a/1-1.bundle"), in: txn)
+            let theirs = try content.number(of: object("b/1-1.bundle"), in: txn)
+            try content.note(id, at: ChunkSite(object: own, offset: 40, length: 10), offloadedTo: nil, in: txn)
+            try content.note(other, at: ChunkSite(object: own, offset: 90, length: 10), offloadedTo: nil, in: txn)
+            try content.note(id, at: ChunkSite(object: theirs, offset: 70, length: 10), offloadedTo: nil, in: txn)
+            // Noted again in the same object: still two sites, not three.
+            try content.note(id, at: ChunkSite(object: theirs, offset: 70, length: 10), offloadedTo: nil, in: txn)
+            #expect(try content.sites(of: id, in: txn).map(\.object.key) == ["b/1-1.bundle", "a/1-1.bundle"])
+            #expect(try content.sites(of: id, in: txn).map(\.site.offset) == [70, 40])
+
+            try content.forget(theirs, in: txn)
+            #expect(try content.site(of: id, in: txn)?.object.key == "a/1-1.bundle")
+            #expect(try content.hasSite(id, in: txn))
+            // The site in the object kept, and its mirror: nothing of the forgotten one.
+            #expect(try kinds(in: vault, txn)[7] == 1 && kinds(in: vault, txn)[8] == 1)
+
+            let third = try content.number(of: object("c/1-1.bundle"), in: txn)
+            try content.note(id, at: ChunkSite(object: third, offset: 5, length: 10), offloadedTo: nil, in: txn)
+            #expect(try content.sites(of: id, in: txn).count == 2)
+            try content.forgetSite(of: id, in: txn)
+            #expect(try content.sites(of: id, in: txn).isEmpty && !content.hasSite(id, in: txn))
+            #expect(try kinds(in: vault, txn)[7] == nil && kinds(in: vault, txn)[8] == nil)
+            // The other chunk keeps its site.
+            #expect(try content.site(of: other, in: txn)?.site.offset == 90)
+        }
+    }
+
+    @Test("a site in the store the chunk was offloaded to stays the first; one in another store is kept beside it")
+    func offloadedStoreFirst() throws {
+        let vault = try VaultFixture().create()
+        defer { vault.close() }
+        try vault.schema.ensureStoreContent(in: vault.environment)
+        let content = try #require(StoreContent(schema: vault.schema))
+        let id = try ChunkID(stored: SplitMix64.bytes(32, seed: 3))
+        try vault.environment.write { txn in
+            let home = try content.number(of: object("a/1-1.bundle"), in: txn)
+            let elsewhere = try content.number(of: object("a/1-1.bundle", remote: "http://other s3://x/y"), in: txn)
+            try content.note(id, at: ChunkSite(object: home, offset: 40, length: 10), offloadedTo: Self.remote, in: txn)
+            try content.note(
+                id,
+                at: ChunkSite(object: elsewhere, offset: 50, length: 10),
+                offloadedTo: Self.remote,
+                in: txn
+            )
+            #expect(try content.sites(of: id, in: txn).map(\.object.remote) == [Self.remote, "http://other s3://x/y"])
+            #expect(try content.isWhole(home, in: txn) == false)
+            try content.noteWhole(home, in: txn)
+            #expect(try content.isWhole(home, in: txn))
+            try content.forget(home, in: txn)
+            #expect(try content.isWhole(home, in: txn) == false)
+            #expect(try content.site(of: id, in: txn)?.object.remote == "http://other s3://x/y")
+        }
+    }
+}
