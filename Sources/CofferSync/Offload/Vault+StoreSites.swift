@@ -45,10 +45,10 @@ extension Vault {
                     try noteSites(ofObject: key, size: size, client: client)
                 } catch  where error.code == .itemNotFound {
                     continue  // deleted meanwhile: a compaction's checkpoint holds what it held
-                } catch  where error.code == .decode || error.code == .param || error.code == .keyUnavailable {
-                    // Not a bundle of this group that this vault can read (overwritten, damaged,
-                    // sealed under an epoch it never held): nothing of it counts, and it is not read
-                    // again while it stays as it is.
+                } catch  where [.decode, .param, .keyUnavailable, .notTrusted].contains(error.code) {
+                    // Not a bundle of this group that this vault can read and trust (overwritten,
+                    // damaged, sealed under an epoch it never held, signed by no active member):
+                    // nothing of it counts, and it is not read again while it stays as it is.
                     try noteUnreadable(key, size: size, remote: identity)
                 }
                 homeless = try offloadedChunksWithoutSite()
@@ -97,44 +97,41 @@ extension Vault {
         }
     }
 
-    /// Reads the bundle object `key` through for where its chunk records lie, and notes them. No
-    /// record is applied and nothing else is trusted from it: a chunk read back later is checked
-    /// against its id and seal.
+    /// Reads the bundle object `key` through for where its chunk records lie, and notes them, once
+    /// its signature verifies: only an object an active member signed counts (a thief holding a
+    /// stolen device's group keys can seal any stream in the store, and a site it made up would
+    /// come first). No record is applied; a chunk read back later is checked against its id and seal.
+    ///
+    /// - Throws: ``CofferError`` `.notTrusted` for an object no active member signed, `.param` for
+    ///   one of another group or no bundle at all, `.decode` for a damaged one.
     func noteSites(ofObject key: String, size: UInt64, client: S3Client) throws(CofferError) {
         var source = S3RangeSource(client: client, key: key, size: Int64(size), etag: nil)
         let (header, headerBytes) = try BundleHeader.read(from: &source)
         guard header.syncGroupID == syncGroupID else {
             throw CofferError(.param, "\(key) is an object of another sync group")
         }
+        guard header.version >= 2,
+            let signer = try members().first(where: { $0.deviceID == header.deviceID && $0.isActive })
+        else {
+            throw CofferError(.notTrusted, "\(key) was not signed by an active member of the group")
+        }
         let root = try keyRing().root(.sync, epoch: header.epoch)
-        var stream = try BundleStreamReader(
+        let stream = try BundleStreamReader(
             source: source,
             header: header,
             headerBytes: headerBytes,
             key: try header.streamKey(syncRoot: root)
         )
+        var frames = try BundleFrameReader(
+            source: stream,
+            signer: Array(signer.identity.signingKey),
+            headerBytes: headerBytes
+        )
         var sites: [BundleChunkSite] = []
-        var offset: UInt64 = 0
-        while true {
-            let frameHeader = try stream.read(upTo: BundleFrame.headerSize)
-            guard frameHeader.count == BundleFrame.headerSize else { break }
-            let length = Int(frameHeader[1...4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-            guard length <= BundleFrame.maximumBodySize else {
-                throw CofferError(.decode, "\(key) declares a frame of \(length) bytes; it is damaged")
-            }
-            let body = try stream.read(upTo: length)
-            guard body.count == length else { throw CofferError(.decode, "\(key) is truncated") }
-            let bodyOffset = offset + UInt64(BundleFrame.headerSize)
-            if frameHeader[0] == 1, length > ChunkID.size {
-                sites.append(
-                    BundleChunkSite(
-                        id: try ChunkID(stored: body[0..<ChunkID.size]),
-                        offset: bodyOffset + UInt64(ChunkID.size),
-                        length: UInt32(length - ChunkID.size)
-                    )
-                )
-            }
-            offset = bodyOffset + UInt64(length)
+        while let frame = try frames.next() {
+            guard case .chunk(let id, let record) = frame else { continue }
+            let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
+            sites.append(BundleChunkSite(id: id, offset: offset, length: UInt32(record.count)))
         }
         let object = StoreObject(
             remote: client.remote.identity,
