@@ -423,6 +423,34 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
         #expect(try get("f1", server).bytes.map { $0 == kept } == true)
     }
 
+    @Test(
+        "a thin device, the only one left holding a lost device's changes, compacts past its overwritten bundle: newcomers get the rest (red team round 39, F1)"
+    )
+    func thinDeviceCompactsPastAnOverwrittenBundle() throws {
+        let server = try SeaweedFS.shared()
+        try Data(SplitMix64.bytes(300_000, seed: 21)).write(to: directory.path("f1"))
+        #expect(try run(["put", "f1", directory.path("f1").path], server).status == 0)
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        let first = try bundles(of: "vault", server)
+        try add("a2", server)
+        #expect(try run(["push", remote], server).status == 0)
+        let joined = try run(["init", "--join", remote, "--thin"], server, vault: "thin")
+        #expect(joined.status == 0, "\(joined.error)")
+        // The first device is lost; someone who may write to the store overwrites its first bundle.
+        let (client, _) = try store(server)
+        for key in first {
+            let size = try #require(try client.get(key)).count
+            try client.put(key, body: SplitMix64.bytes(size, seed: 22))
+        }
+        let compacted = try run(["remote", "compact", remote], server, vault: "thin")
+        #expect(compacted.status == 0, "\(compacted.error)")
+        #expect((compacted.output + compacted.error).contains("left out"), "\(compacted.output)\(compacted.error)")
+        let newcomer = try run(["init", "--join", remote], server, vault: "d")
+        #expect(newcomer.status == 0, "\(newcomer.error)")
+        #expect(try holds("a2", server, vault: "d"))
+        #expect(try holds("a2", server, vault: "thin"))
+    }
+
     @Test("with the store out of reach, offloaded reads fail naming it and local content stays readable")
     func storeOutOfReach() throws {
         let server = try SeaweedFS.shared()

@@ -184,6 +184,7 @@ package struct ChunkStore {
                 return record
             case .failure(let error):
                 guard error.code == .itemNotFound || error.code == .decode else { throw error }
+                if error.code == .decode { source.noteDamaged(object) }
                 failure = failure ?? error
             }
         }

@@ -20,6 +20,11 @@ package protocol OffloadedChunkSource: AnyObject, Sendable {
     /// Notes that a cached chunk was read, so the cache drops it after chunks read less recently.
     func noteUse(of id: ChunkID)
 
+    /// Notes that `object` is not the bundle this vault noted (overwritten, damaged: what a read
+    /// found there did not authenticate, or was not the chunk): the sites in it stop counting, so
+    /// reads go to the chunks' other sites and the next search for chunks reads it through again.
+    func noteDamaged(_ object: StoreObject)
+
     /// Writes what the cache was offered and stops (the vault is closing).
     func finish()
 }

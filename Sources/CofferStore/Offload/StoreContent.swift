@@ -119,6 +119,15 @@ package struct StoreContent {
         }
     }
 
+    /// Forgets `object` if it is the one noted under its name (the same size and shape), as a read
+    /// found it damaged (``OffloadedChunkSource/noteDamaged(_:)``).
+    package func forgetIfNoted(_ object: StoreObject, in txn: Transaction) throws {
+        guard let stored = try txn.get(table, key: Self.nameKey(remote: object.remote, key: object.key)) else { return }
+        var reader = BinaryReader(stored, what: "a store object's number")
+        let number = try reader.readUInt64()
+        if try self.object(number, in: txn) == object { try forget(number, in: txn) }
+    }
+
     /// Notes that every chunk record in object `number` has its site noted (it was read whole, or
     /// written by this vault): looking for a chunk elsewhere need not read it again.
     package func noteWhole(_ number: UInt64, in txn: Transaction) throws {

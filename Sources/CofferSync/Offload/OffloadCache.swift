@@ -23,6 +23,7 @@ package final class OffloadCache: Sendable {
         var offers: [ChunkID: [UInt8]] = [:]
         var offeredBytes = 0
         var uses: Set<ChunkID> = []
+        var damaged: [StoreObject] = []
         var scheduled = false
     }
 
@@ -51,6 +52,16 @@ package final class OffloadCache: Sendable {
         if schedule { queue.async { self.write() } }
     }
 
+    /// Notes that a read found `object` damaged: it is forgotten (``StoreContent/forgetIfNoted(_:in:)``)
+    /// with the next write, at once.
+    package func noteDamaged(_ object: StoreObject) {
+        let schedule = state.withLock { pending -> Bool in
+            pending.damaged.append(object)
+            return start(&pending, when: true)
+        }
+        if schedule { queue.async { self.write() } }
+    }
+
     private func start(_ pending: inout Pending, when due: Bool) -> Bool {
         guard due, !pending.scheduled else { return false }
         pending.scheduled = true
@@ -69,12 +80,14 @@ package final class OffloadCache: Sendable {
             pending = Pending()
             return taken
         }
-        guard !pending.offers.isEmpty || !pending.uses.isEmpty, !environment.isClosed else { return }
+        guard !pending.offers.isEmpty || !pending.uses.isEmpty || !pending.damaged.isEmpty, !environment.isClosed
+        else { return }
         let schema = schema
         let budget = budget
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
         _ = try? environment.write { txn in
             guard let content = StoreContent(schema: schema) else { return }
+            for object in pending.damaged { try content.forgetIfNoted(object, in: txn) }
             for (id, record) in pending.offers {
                 // Kept only while still offloaded: referenced, not here, in the store.
                 guard try content.isOffloaded(id, in: txn) else { continue }

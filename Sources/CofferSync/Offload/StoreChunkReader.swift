@@ -188,5 +188,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
 
     package func noteUse(of id: ChunkID) { cache.noteUse(of: id) }
 
+    package func noteDamaged(_ object: StoreObject) { cache.noteDamaged(object) }
+
     package func finish() { cache.finish() }
 }

@@ -87,16 +87,33 @@ extension Vault {
 
         // Offloaded chunks whose objects are gone are looked for in every other object first: a
         // chunk still unreadable after that lies in none, and is left out (its loss is reported)
-        // rather than stopping every compaction. A damaged object fails it: one it would delete
-        // may still hold the chunk.
+        // rather than stopping every compaction. An object found damaged (overwritten) on the way
+        // stops counting, and the search runs again: another may hold what it held, and if none
+        // does, it is lost. Only then is it left out: one this compaction deletes might have held
+        // it (red team round 39, F1: a thin device, the only one left holding a lost device's
+        // changes, could never compact past one overwritten bundle).
         summary.notices += try refreshStoreSites(remote: remote, keepingBudget: false)
-        let (sites, lostChunks) = try writeCheckpoint(
-            cut,
-            client: client,
-            layout: layout,
-            unreadable: .leaveOutGone,
-            progress: progress
-        )
+        let sites: BundleSites
+        let lostChunks: Int
+        do {
+            (sites, lostChunks) = try writeCheckpoint(
+                cut,
+                client: client,
+                layout: layout,
+                unreadable: .leaveOutGone,
+                progress: progress
+            )
+        } catch  where error.code == .decode && schema.offloadedChunks != nil {
+            schema.offloadedChunks?.finish()
+            summary.notices += try refreshStoreSites(remote: remote, keepingBudget: false)
+            (sites, lostChunks) = try writeCheckpoint(
+                cut,
+                client: client,
+                layout: layout,
+                unreadable: .leaveOutGone,
+                progress: progress
+            )
+        }
         if let lost = Self.lostChunksNotice(lostChunks, remote: remote) { summary.notices.append(lost) }
         summary.checkpointBytes = Int64(sites.size)
         try beforeDeleting()
