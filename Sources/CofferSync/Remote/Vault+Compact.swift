@@ -93,26 +93,17 @@ extension Vault {
         // it (red team round 39, F1: a thin device, the only one left holding a lost device's
         // changes, could never compact past one overwritten bundle).
         summary.notices += try refreshStoreSites(remote: remote, keepingBudget: false)
+        let checkpoint = { () throws(CofferError) in
+            try self.writeCheckpoint(cut, client: client, layout: layout, unreadable: .leaveOutGone, progress: progress)
+        }
         let sites: BundleSites
         let lostChunks: Int
         do {
-            (sites, lostChunks) = try writeCheckpoint(
-                cut,
-                client: client,
-                layout: layout,
-                unreadable: .leaveOutGone,
-                progress: progress
-            )
+            (sites, lostChunks) = try checkpoint()
         } catch  where error.code == .decode && schema.offloadedChunks != nil {
             schema.offloadedChunks?.finish()
             summary.notices += try refreshStoreSites(remote: remote, keepingBudget: false)
-            (sites, lostChunks) = try writeCheckpoint(
-                cut,
-                client: client,
-                layout: layout,
-                unreadable: .leaveOutGone,
-                progress: progress
-            )
+            (sites, lostChunks) = try checkpoint()
         }
         if let lost = Self.lostChunksNotice(lostChunks, remote: remote) { summary.notices.append(lost) }
         summary.checkpointBytes = Int64(sites.size)
