@@ -253,6 +253,15 @@ package struct StoreContent {
         try txn.put(table, key: Self.cachedKey(id), value: writer.bytes)
     }
 
+    /// Keeps chunk `id`'s `record` here for good (a record's structure, which offloading never
+    /// drops): stored if it is not, and out of the cache, which may have taken it as it was fetched.
+    /// Nothing for a chunk no longer referenced.
+    package func keepForGood(_ id: ChunkID, record: [UInt8], in txn: Transaction) throws {
+        guard try txn.contains(schema.chunkRefs, key: id) else { return }
+        if try !txn.contains(schema.chunks, key: id) { try txn.put(schema.chunks, key: id, value: record) }
+        try forgetCached(id, in: txn)
+    }
+
     /// Whether chunk `id` is in the cache.
     package func isCached(_ id: ChunkID, in txn: Transaction) throws -> Bool {
         try txn.contains(table, key: Self.cachedKey(id))

@@ -229,10 +229,7 @@ package struct BundleImporter {
         try storage("keeping the chunk lists and snapshot trees") {
             try environment.write { txn in
                 guard let content = StoreContent(schema: schema) else { return }
-                for (id, record) in fetched where try content.isOffloaded(id, in: txn) {
-                    try txn.put(schema.chunks, key: id, value: record)
-                    try content.forgetCached(id, in: txn)
-                }
+                for (id, record) in fetched { try content.keepForGood(id, record: record, in: txn) }
             }
         }
     }
