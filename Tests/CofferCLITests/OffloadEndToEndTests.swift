@@ -451,6 +451,32 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
         #expect(try holds("a2", server, vault: "thin"))
     }
 
+    @Test(
+        "an object overwritten while a thin vault reads and pulls, then put back: its next compaction keeps what it holds (red team round 40, F1)"
+    )
+    func objectPutBackCountsAgain() throws {
+        let server = try SeaweedFS.shared()
+        let blob = SplitMix64.bytes(300_000, seed: 31)
+        try Data(blob).write(to: directory.path("f1"))
+        #expect(try run(["put", "f1", directory.path("f1").path], server).status == 0)
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        #expect(try run(["init", "--join", remote, "--thin"], server, vault: "thin").status == 0)
+        let (client, _) = try store(server)
+        let key = try #require(try bundles(of: "vault", server).first)
+        let original = try #require(try client.get(key))
+        try client.put(key, body: SplitMix64.bytes(original.count, seed: 32))
+        #expect(try get("f1", server, vault: "thin").bytes == nil)
+        #expect(try run(["pull", remote], server, vault: "thin").status == 0)
+        try client.put(key, body: original)
+
+        let compacted = try run(["remote", "compact", remote], server, vault: "thin")
+        #expect(compacted.status == 0, "\(compacted.error)")
+        #expect(!(compacted.output + compacted.error).contains("left out"), "\(compacted.output)\(compacted.error)")
+        #expect(try get("f1", server, vault: "thin").bytes.map { $0 == blob } == true)
+        #expect(try run(["init", "--join", remote], server, vault: "d").status == 0)
+        #expect(try get("f1", server, vault: "d").bytes.map { $0 == blob } == true)
+    }
+
     @Test("with the store out of reach, offloaded reads fail naming it and local content stays readable")
     func storeOutOfReach() throws {
         let server = try SeaweedFS.shared()

@@ -48,8 +48,11 @@ extension Vault {
                 } catch  where [.decode, .param, .keyUnavailable, .notTrusted].contains(error.code) {
                     // Not a bundle of this group that this vault can read and trust (overwritten,
                     // damaged, sealed under an epoch it never held, signed by no active member):
-                    // nothing of it counts, and it is not read again while it stays as it is.
-                    try noteUnreadable(key, size: size, remote: identity)
+                    // nothing of it counts now. It is read again by the next search (its header
+                    // mostly, where such an object fails): the same name and size may hold the
+                    // original again, put back, which a compaction must not delete unread (red
+                    // team round 40, F1).
+                    continue
                 }
                 homeless = try offloadedChunksWithoutSite()
             }
@@ -81,18 +84,6 @@ extension Vault {
                     return true
                 }
                 return homeless
-            }
-        }
-    }
-
-    /// Notes object `key` (of `size`) of `remote` as read whole with no chunk in it: one this vault
-    /// cannot read, passed over by later searches while it stays at that size.
-    private func noteUnreadable(_ key: String, size: UInt64, remote: String) throws(CofferError) {
-        let schema = schema
-        try storage("noting an unreadable object") {
-            try environment.write { txn in
-                let object = StoreObject(remote: remote, key: key, size: size, headerLength: 0, segmentSize: 0)
-                try BundleChunkSite.note([], in: object, schema: schema, txn: txn)
             }
         }
     }
