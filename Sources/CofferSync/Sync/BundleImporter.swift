@@ -78,7 +78,17 @@ package struct BundleImporter {
                 resend: &resend,
                 sites: &sites
             )
-            if thin != nil { try keepStructure(of: write) }
+            if let thin {
+                // The stream verified: where its chunks lie may count now (not before: a forged
+                // stream's sites would come first for chunks this vault holds already).
+                try storage("noting where chunks lie") {
+                    try vault.environment.write { txn in
+                        try BundleChunkSite.note(sites, in: thin, schema: vault.schema, txn: txn)
+                    }
+                }
+                try keepStructure(of: write)
+                sites = []
+            }
             return try commit(write: write, summary: summary, wanted: wanted, resend: resend, sites: sites)
         } catch {
             // Staged chunks and records go; the vault is as it was.
@@ -131,14 +141,9 @@ package struct BundleImporter {
                     for chunk in chunksToStore where try store.retain(chunk.id, sealed: chunk.record, in: txn) {
                         stored += 1
                     }
-                    if let thin, let content = StoreContent(schema: schema) {
-                        let number = try content.number(of: thin, in: txn)
-                        for chunk in chunksToNote {
-                            if try store.retainOffloaded(chunk.id, in: txn) { stored += 1 }
-                            let site = ChunkSite(object: number, offset: chunk.offset, length: chunk.length)
-                            try content.note(chunk.id, at: site, offloadedTo: thin.remote, in: txn)
-                        }
-                    }
+                    // A thin import's chunks get their references now, their sites once the stream
+                    // verifies (``run``).
+                    for chunk in chunksToNote where try store.retainOffloaded(chunk.id, in: txn) { stored += 1 }
                     try pending.note(
                         chunksToStore.map(\.id) + chunksToNote.map(\.id),
                         batch: batchNumber,
@@ -165,11 +170,11 @@ package struct BundleImporter {
                 try ChunkRecord.checkHeader(record, scope: .syncable)
                 let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
                 let site = BundleChunkSite(id: id, offset: offset, length: UInt32(record.count))
+                if object != nil { sites.append(site) }
                 if thin != nil {
                     offloaded.append(site)
                     bytes += ChunkID.size + 12
                 } else {
-                    if object != nil { sites.append(site) }
                     chunks.append((id, record))
                     bytes += record.count
                 }

@@ -89,4 +89,54 @@ struct StoreContentSitesTests {
             #expect(try content.site(of: id, in: txn)?.object.remote == "http://other s3://x/y")
         }
     }
+
+    @Test("a thin import notes where its chunks lie only once its stream verifies: a refused bundle moves no site")
+    func refusedBundleMovesNoSite() throws {
+        let (fixture, group) = (try RemoteFixture(), try SyncGroupFixture())
+        let remote = try fixture.remote()
+        let a = try group.createFirst()
+        defer { a.close() }
+        try a.blobs.write("f", data: Data(SplitMix64.bytes(300_000, seed: 41)))
+        // More chunks than an import stages in one batch (1,024), so that some are staged before
+        // the stream fails.
+        for index in 0..<1_100 {
+            try a.blobs.write("small-\(index)", data: Data(SplitMix64.bytes(64, seed: 1_000 + UInt64(index))))
+        }
+        try a.push(to: remote)
+        // B gets A's content from a bundle file and pushes it again: its object holds the same chunks.
+        let bundle = group.bundle("a")
+        try a.export(to: bundle)
+        let (b, _) = try group.join("b", from: bundle)
+        defer { b.close() }
+        let (thin, _) = try fixture.join(group, name: "thin", content: .thin(keep: 0))
+        defer { thin.close() }
+        try b.push(to: remote)
+        let client = try fixture.client()
+        let layout = RemoteLayout(location: remote.location)
+        let prefix = layout.listingPrefix + b.deviceID.uuidString.lowercased()
+        let key = try #require(
+            try client.list(prefix: layout.listingPrefix).map(\.key).first {
+                $0.hasPrefix(prefix) && $0.hasSuffix(".bundle")
+            }
+        )
+        // Cut short: every chunk frame is still there, the signature is not.
+        let bytes = try #require(try client.get(key))
+        try client.put(key, body: Array(bytes.dropLast(40)))
+        _ = try? thin.pull(from: remote)
+
+        let aDevice = a.deviceID.uuidString.lowercased()
+        try thin.environment.read { txn in
+            let content = try #require(StoreContent(schema: thin.schema))
+            var offloaded = 0
+            try content.forEachSite(in: txn) { id, _ in
+                guard try content.isOffloaded(id, in: txn) else { return true }
+                offloaded += 1
+                let first = try content.site(of: id, in: txn)
+                #expect(first?.object.key.contains(aDevice) == true, "\(first?.object.key ?? "no site")")
+                return true
+            }
+            #expect(offloaded > 0)
+        }
+        #expect(try thin.blobs.data("f") == Data(SplitMix64.bytes(300_000, seed: 41)))
+    }
 }
