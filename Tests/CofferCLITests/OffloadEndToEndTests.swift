@@ -358,7 +358,7 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
     func olderVaultSearchesTheStore() throws {
         let server = try SeaweedFS.shared()
         let blob = try sameContentInTwoObjects(server)
-        // As an older Coffer left it: only the latest place noted (B's object), nothing read whole.
+        // As an older Coffer left it: one place noted per chunk (its own object), nothing read whole.
         let vault = try Vault.open(at: directory.path("vault"))
         let table = try #require(vault.schema.storeContent)
         try vault.environment.write { txn in
@@ -371,7 +371,7 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
         }
         vault.close()
         let (client, _) = try store(server)
-        for key in try bundles(of: "b", server) { try client.delete(key) }
+        for key in try bundles(of: "vault", server) { try client.delete(key) }
         let stale = try get("f1", server)
         #expect(stale.bytes == nil && stale.error.contains("coffer pull"), "\(stale.error)")
         let pulled = try run(["pull", remote], server)

@@ -19,10 +19,11 @@
 /// 0x09 ‖ object number   → (empty): every chunk record in the object has its site noted
 /// ```
 ///
-/// A chunk's site under `0x01` is the latest noted; every other object it was noted in keeps a site
-/// under `0x07`, so a read falls back to another copy when one object is gone or damaged (a device
-/// that pushed the same content again, a checkpoint). A chunk is *offloaded* when it has references
-/// (`chunkRefs`), no local record (`chunks`) and a site in an object still known.
+/// A chunk's site under `0x01` is the first noted while its object is known; every other object it
+/// was noted in keeps a site under `0x07`, so a read falls back to another copy when one object is
+/// gone or damaged (a device that pushed the same content again, a checkpoint). A chunk is
+/// *offloaded* when it has references (`chunkRefs`), no local record (`chunks`) and a site in an
+/// object still known.
 /// A *cached* chunk has a local record and a cache entry: it may be dropped again to keep the cache
 /// within its budget. A record's *structure* chunks (list chunks, a snapshot's tree) are never offloaded:
 /// releasing the record reads them. The table appears with the first site; vaults without it hold none.
@@ -141,34 +142,38 @@ package struct StoreContent {
 
     // MARK: Sites
 
-    /// Notes that chunk `id`'s record lies in object `number` at `site`: its site from now on, the
-    /// one it had (in an object still known) kept as another. A site in the store a chunk was
-    /// offloaded to is not replaced by one in another store (the vault reads only from that one):
-    /// the new one is kept as another.
+    /// Notes that chunk `id`'s record lies in object `number` at `site`. The site noted first stays
+    /// the first a read tries while its object is known, and the new one is kept as another: a later
+    /// object, even one a member signed, may carry a record that is not the chunk's (red team round
+    /// 41: junk under another device's chunk ids), and one read first would hide the genuine copy.
+    /// Only a site in the store the chunk is offloaded to (`remote`, the one the vault reads from)
+    /// comes ahead of one in another store.
     package func note(_ id: ChunkID, at site: ChunkSite, offloadedTo remote: String?, in txn: Transaction) throws {
         let current = try primarySite(of: id, in: txn)
         if let current, current.object == site.object {
             try txn.put(table, key: Self.siteKey(id), value: site.encoded)
             return
         }
-        if let remote, try !txn.contains(schema.chunks, key: id), let current,
-            try object(current.object, in: txn)?.remote == remote, try object(site.object, in: txn)?.remote != remote
-        {
-            try noteOther(id, at: site, in: txn)
-            return
+        if let current, let currentObject = try object(current.object, in: txn) {
+            let newObject = try object(site.object, in: txn)
+            let intoOffloadStore = remote != nil && currentObject.remote != remote && newObject?.remote == remote
+            guard intoOffloadStore else {
+                try noteOther(id, at: site, in: txn)
+                return
+            }
+            try noteOther(id, at: current, in: txn)
         }
-        if let current, try object(current.object, in: txn) != nil { try noteOther(id, at: current, in: txn) }
         try forgetOther(id, object: site.object, in: txn)
         try txn.put(table, key: Self.siteKey(id), value: site.encoded)
     }
 
     /// Chunk `id`'s site and the object holding it, or `nil` when it has none in an object still
-    /// known: the latest noted, else another (``sites(of:in:)``).
+    /// known: the first noted, else another (``sites(of:in:)``).
     package func site(of id: ChunkID, in txn: Transaction) throws -> (site: ChunkSite, object: StoreObject)? {
         try sites(of: id, in: txn).first
     }
 
-    /// Every site of chunk `id` in an object still known, the latest noted first: where a read
+    /// Every site of chunk `id` in an object still known, the first noted first: where a read
     /// looks, one after another, when an object is gone or damaged.
     package func sites(of id: ChunkID, in txn: Transaction) throws -> [(site: ChunkSite, object: StoreObject)] {
         var sites: [(site: ChunkSite, object: StoreObject)] = []

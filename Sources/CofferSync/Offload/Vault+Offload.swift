@@ -139,7 +139,8 @@ extension Vault {
                 try txn.forEach(in: schema.chunks) { key, value in
                     let id = try ChunkID(stored: key)
                     guard BundleExporter<FileOutput>.scope(ofChunk: value) == .syncable else { return true }
-                    if let content, let (_, object) = try content.site(of: id, in: txn), object.remote == identity {
+                    if let content, try content.sites(of: id, in: txn).contains(where: { $0.object.remote == identity })
+                    {
                         return true
                     }
                     summary.localOnlyChunks += 1
@@ -208,7 +209,7 @@ extension Vault {
                 let chunks = ChunkStore(schema: schema)
                 try content.forEachSite(in: txn) { id, _ in
                     guard let references = try chunks.references(of: id, in: txn), references.count > 0,
-                        let (_, object) = try content.site(of: id, in: txn), object.remote == identity
+                        try content.sites(of: id, in: txn).contains(where: { $0.object.remote == identity })
                     else { return true }
                     guard let length = try txn.withValue(schema.chunks, key: id, { $0.count }) else {
                         result.alreadyOffloaded += 1

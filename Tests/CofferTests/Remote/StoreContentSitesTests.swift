@@ -26,7 +26,7 @@ struct StoreContentSitesTests {
     }
 
     @Test(
-        "the latest site first, then the others; forgetting an object falls back; forgetting the chunk leaves nothing"
+        "the first site first, then the others; forgetting an object falls back; forgetting the chunk leaves nothing"
     )
     func sitesFallBackAndGo() throws {
         let vault = try VaultFixture().create()
@@ -43,14 +43,15 @@ struct StoreContentSitesTests {
             try content.note(id, at: ChunkSite(object: theirs, offset: 70, length: 10), offloadedTo: nil, in: txn)
             // Noted again in the same object: still two sites, not three.
             try content.note(id, at: ChunkSite(object: theirs, offset: 70, length: 10), offloadedTo: nil, in: txn)
-            #expect(try content.sites(of: id, in: txn).map(\.object.key) == ["b/1-1.bundle", "a/1-1.bundle"])
-            #expect(try content.sites(of: id, in: txn).map(\.site.offset) == [70, 40])
+            // The first noted stays first: a later object may carry a record that is not the chunk's.
+            #expect(try content.sites(of: id, in: txn).map(\.object.key) == ["a/1-1.bundle", "b/1-1.bundle"])
+            #expect(try content.sites(of: id, in: txn).map(\.site.offset) == [40, 70])
 
             try content.forget(theirs, in: txn)
             #expect(try content.site(of: id, in: txn)?.object.key == "a/1-1.bundle")
             #expect(try content.hasSite(id, in: txn))
-            // The site in the object kept, and its mirror: nothing of the forgotten one.
-            #expect(try kinds(in: vault, txn)[7] == 1 && kinds(in: vault, txn)[8] == 1)
+            // Nothing of the forgotten object is left.
+            #expect(try kinds(in: vault, txn)[7] == nil && kinds(in: vault, txn)[8] == nil)
 
             let third = try content.number(of: object("c/1-1.bundle"), in: txn)
             try content.note(id, at: ChunkSite(object: third, offset: 5, length: 10), offloadedTo: nil, in: txn)
@@ -81,6 +82,23 @@ struct StoreContentSitesTests {
                 in: txn
             )
             #expect(try content.sites(of: id, in: txn).map(\.object.remote) == [Self.remote, "http://other s3://x/y"])
+            // Noted first in another store, then in the one it is offloaded to: that one comes first.
+            let second = try ChunkID(stored: SplitMix64.bytes(32, seed: 4))
+            try content.note(
+                second,
+                at: ChunkSite(object: elsewhere, offset: 60, length: 10),
+                offloadedTo: nil,
+                in: txn
+            )
+            try content.note(
+                second,
+                at: ChunkSite(object: home, offset: 80, length: 10),
+                offloadedTo: Self.remote,
+                in: txn
+            )
+            #expect(
+                try content.sites(of: second, in: txn).map(\.object.remote) == [Self.remote, "http://other s3://x/y"]
+            )
             #expect(try content.isWhole(home, in: txn) == false)
             try content.noteWhole(home, in: txn)
             #expect(try content.isWhole(home, in: txn))
