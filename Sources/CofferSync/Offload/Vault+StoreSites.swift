@@ -1,3 +1,5 @@
+import Foundation
+
 extension Vault {
     /// After a pull from `remote`: forgets the objects the store no longer lists, finds again the
     /// chunks this vault offloaded that lie in none it knows of any more (a compaction deleted their
@@ -39,10 +41,15 @@ extension Vault {
             let bundles = layout.devices(in: listing).flatMap { device, objects in
                 objects.bundles.sorted { $0.last > $1.last }.map { layout.bundleKey(device, $0) }
             }
+            // The signing keys of the active members, once for the whole search.
+            let signers = Dictionary(
+                try members().filter(\.isActive).map { ($0.deviceID, Array($0.identity.signingKey)) },
+                uniquingKeysWith: { first, _ in first }
+            )
             for key in checkpoints + bundles where !homeless.isEmpty && !whole.contains(key) {
                 guard let size = listed[key] else { continue }
                 do {
-                    try noteSites(ofObject: key, size: size, client: client)
+                    try noteSites(ofObject: key, size: size, client: client, signers: signers)
                 } catch  where error.code == .itemNotFound {
                     continue  // deleted meanwhile: a compaction's checkpoint holds what it held
                 } catch  where [.decode, .param, .keyUnavailable, .notTrusted].contains(error.code) {
@@ -54,7 +61,7 @@ extension Vault {
                     // team round 40, F1).
                     continue
                 }
-                homeless = try offloadedChunksWithoutSite()
+                homeless = try withoutSite(homeless)
             }
             if !homeless.isEmpty {
                 notices.append(
@@ -66,6 +73,18 @@ extension Vault {
             _ = try dropOffloadableChunks(remote: identity, keep: settings.keep)
         }
         return notices
+    }
+
+    /// Those of `chunks` that still have no site in an object still known: what a search looks for
+    /// after each object it read, without going through every site again.
+    private func withoutSite(_ chunks: Set<ChunkID>) throws(CofferError) -> Set<ChunkID> {
+        let schema = schema
+        return try storage("reading where offloaded chunks lie") {
+            try environment.read { txn in
+                guard let content = StoreContent(schema: schema) else { return chunks }
+                return try chunks.filter { try content.site(of: $0, in: txn) == nil }
+            }
+        }
     }
 
     /// The chunks this vault offloaded whose site is gone (its object forgotten).
@@ -89,21 +108,25 @@ extension Vault {
     }
 
     /// Reads the bundle object `key` through for where its chunk records lie, and notes them, once
-    /// its signature verifies: only an object an active member signed counts (a thief holding a
+    /// its signature verifies under the key `signers` holds for its device (the active members):
+    /// only an object an active member signed counts (a thief holding a
     /// stolen device's group keys can seal any stream in the store, and a site it made up would
     /// come first). No record is applied; a chunk read back later is checked against its id and seal.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` for an object no active member signed, `.param` for
     ///   one of another group or no bundle at all, `.decode` for a damaged one.
-    func noteSites(ofObject key: String, size: UInt64, client: S3Client) throws(CofferError) {
+    func noteSites(
+        ofObject key: String,
+        size: UInt64,
+        client: S3Client,
+        signers: [UUID: [UInt8]]
+    ) throws(CofferError) {
         var source = S3RangeSource(client: client, key: key, size: Int64(size), etag: nil)
         let (header, headerBytes) = try BundleHeader.read(from: &source)
         guard header.syncGroupID == syncGroupID else {
             throw CofferError(.param, "\(key) is an object of another sync group")
         }
-        guard header.version >= 2,
-            let signer = try members().first(where: { $0.deviceID == header.deviceID && $0.isActive })
-        else {
+        guard header.version >= 2, let signer = signers[header.deviceID] else {
             throw CofferError(.notTrusted, "\(key) was not signed by an active member of the group")
         }
         let root = try keyRing().root(.sync, epoch: header.epoch)
@@ -115,7 +138,7 @@ extension Vault {
         )
         var frames = try BundleFrameReader(
             source: stream,
-            signer: Array(signer.identity.signingKey),
+            signer: signer,
             headerBytes: headerBytes
         )
         var sites: [BundleChunkSite] = []
