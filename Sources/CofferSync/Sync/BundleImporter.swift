@@ -1,7 +1,8 @@
 /// Imports one bundle in two phases, so nothing becomes visible before the whole stream verifies:
 ///
-/// 1. **Staging**: frames are read as the stream authenticates them. Chunks are stored (or, when
-///    already here, counted once more) under a `pending` write that holds a reference to each, so
+/// 1. **Staging**: frames are read as the stream authenticates them. Each chunk record is checked
+///    against its id (``ArrivingChunkCheck``: a member can sign a bundle that seals anything under
+///    any id), then stored (or, when already here, counted once more) under a `pending` write that holds a reference to each, so
 ///    `gc` leaves them alone and a failed import releases them; records are kept in `pending` too.
 ///    Both go in batches of transactions, so memory stays bounded whatever the bundle's size.
 /// 2. **Commit**: after the last segment and the end frame verify, one transaction applies each
@@ -128,6 +129,7 @@ package struct BundleImporter {
         var bytes = 0
         var batch: UInt32 = 0
         var recordIndex: UInt32 = 0
+        let chunkCheck = try ArrivingChunkCheck(keys: keys, source: summary.sourceDevice)
         func flush() throws(CofferError) {
             guard !chunks.isEmpty || !offloaded.isEmpty || !records.isEmpty else { return }
             let schema = vault.schema
@@ -168,6 +170,7 @@ package struct BundleImporter {
             switch frame {
             case .chunk(let id, let record):
                 try ChunkRecord.checkHeader(record, scope: .syncable)
+                try chunkCheck.check(id, record: record)
                 let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
                 let site = BundleChunkSite(id: id, offset: offset, length: UInt32(record.count))
                 if object != nil { sites.append(site) }
