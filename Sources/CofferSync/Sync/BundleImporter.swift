@@ -53,6 +53,15 @@ package struct BundleImporter {
     /// enough that the commits' flushes do not dominate, small enough to bound memory.
     private static let batchChunks = 1024
     private static let batchBytes = 8 << 20
+    /// At most this many chunk records, or bytes of them, are being checked at once.
+    private static let checkWindow = 64
+    private static let checkBytes = 16 << 20
+
+    /// A chunk frame's record on its way through the check, with where it lies in the bundle.
+    private struct ArrivingChunk {
+        let site: BundleChunkSite
+        let record: [UInt8]
+    }
 
     package func run<Source: ByteSource>(
         _ frames: inout BundleFrameReader<Source>,
@@ -129,7 +138,23 @@ package struct BundleImporter {
         var bytes = 0
         var batch: UInt32 = 0
         var recordIndex: UInt32 = 0
-        let chunkCheck = try ArrivingChunkCheck(keys: keys, source: summary.sourceDevice)
+        // Each chunk record is checked against its id on worker threads, and comes back in order to be
+        // staged. This thread, which reads the stream and writes the vault, is the import's critical
+        // path: the workers leave it a core of its own.
+        let (keys, source) = (keys, summary.sourceDevice)
+        let checks = OrderedPipeline<ArrivingChunk, ArrivingChunk>(
+            workers: max(OrderedPipeline<ArrivingChunk, ArrivingChunk>.defaultWorkerCount - 1, 1),
+            window: Self.checkWindow
+        ) { () throws(CofferError) in
+            let check = try ArrivingChunkCheck(keys: keys, source: source)
+            return { (chunk) throws(CofferError) in
+                try check.check(chunk.site.id, record: chunk.record)
+                return chunk
+            }
+        }
+        defer { checks.shutDown() }
+        var checking = 0
+        var checkingBytes = 0
         func flush() throws(CofferError) {
             guard !chunks.isEmpty || !offloaded.isEmpty || !records.isEmpty else { return }
             let schema = vault.schema
@@ -166,21 +191,30 @@ package struct BundleImporter {
             records.removeAll(keepingCapacity: true)
             bytes = 0
         }
+        func takeChecked() throws(CofferError) {
+            guard let chunk = try checks.next() else { return }
+            checking -= 1
+            checkingBytes -= chunk.record.count
+            if object != nil { sites.append(chunk.site) }
+            if thin != nil {
+                offloaded.append(chunk.site)
+                bytes += ChunkID.size + 12
+            } else {
+                chunks.append((chunk.site.id, chunk.record))
+                bytes += chunk.record.count
+            }
+            if chunks.count + offloaded.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
+        }
         while let frame = try frames.next() {
             switch frame {
             case .chunk(let id, let record):
                 try ChunkRecord.checkHeader(record, scope: .syncable)
-                try chunkCheck.check(id, record: record)
                 let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
                 let site = BundleChunkSite(id: id, offset: offset, length: UInt32(record.count))
-                if object != nil { sites.append(site) }
-                if thin != nil {
-                    offloaded.append(site)
-                    bytes += ChunkID.size + 12
-                } else {
-                    chunks.append((id, record))
-                    bytes += record.count
-                }
+                while checking > 0, !checks.hasRoom || checkingBytes >= Self.checkBytes { try takeChecked() }
+                try checks.submit(ArrivingChunk(site: site, record: record))
+                checking += 1
+                checkingBytes += record.count
                 summary.chunks += 1
             case .record:
                 let encoded = frame.encoded
@@ -195,6 +229,8 @@ package struct BundleImporter {
             }
             if chunks.count + offloaded.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
         }
+        checks.finishSubmitting()
+        while checking > 0 { try takeChecked() }
         try flush()
     }
 
