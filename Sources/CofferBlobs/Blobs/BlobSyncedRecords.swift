@@ -62,6 +62,13 @@ package struct BlobSyncedRecords: SyncedRecords {
         )
     }
 
+    package func perWriteChunkCheck(id: [UInt8], stored: [UInt8]) throws -> ChunkRecordCheck? {
+        let manifest = try stored.withBytes { (raw) throws(CofferError) in
+            try BlobManifest.open(raw, id: id, keys: keys, cipher: coder.cipher)
+        }
+        return try ChunkRecord.perWriteCheck(of: manifest, keys: keys, coder: coder)
+    }
+
     package func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome {
         let store = store
         let existing = try open(id: id, in: txn)

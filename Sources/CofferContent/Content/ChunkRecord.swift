@@ -244,6 +244,18 @@ package enum ChunkRecord {
         return (opened, encoding, length)
     }
 
+    /// Checks that a stored chunk opens and that its plaintext has the id it is stored under (``open(_:id:keys:coder:)``),
+    /// wiping the plaintext.
+    package static func check(
+        _ stored: UnsafeRawBufferPointer,
+        id: ChunkID,
+        keys: ChunkKeys,
+        coder: Coder
+    ) throws(CofferError) {
+        var plaintext = try open(stored, id: id, keys: keys, coder: coder)
+        plaintext.wipe()
+    }
+
     /// Opens a stored chunk and checks that its plaintext has the id it is stored under.
     ///
     /// - Throws: ``CofferError`` `.decode` if the record is altered, moved from another id, sealed in

@@ -135,7 +135,9 @@ package struct ChunkStore {
     /// Calls `body` with chunk `id`'s record as stored: straight from the map, or fetched from the
     /// object store it was offloaded to (and offered to the local cache); `nil` if it is not stored.
     /// An offloaded chunk is fetched from each object it was noted in, in turn, until one gives it:
-    /// an object gone or damaged (replaced, overwritten) is passed over for the next.
+    /// an object gone or damaged (replaced, overwritten) is passed over for the next, and so is a
+    /// record `body` refuses as damaged (``CofferError`` `.decode`: a reader checks each record's seal
+    /// and id), which is not cached; `body` then throws the first refusal if none is accepted.
     package func withRecord<R>(
         _ id: ChunkID,
         in txn: Transaction,
@@ -165,23 +167,35 @@ package struct ChunkStore {
                 "a chunk this vault offloaded is held only in the object store \(first.object.remote), which is not attached: attach it with credentials that may read it (\(InterfaceName.attachObjectStore))"
             )
         }
-        let record = try Self.fetch(id, from: readable, source: source)
-        source.offerToCache(id, record: record)
-        return try record.withUnsafeBytes(body)
+        var next = readable.startIndex
+        var refusal: (any Error)?
+        while next < readable.endIndex {
+            let (record, used) = try Self.fetch(id, from: readable[next...], source: source)
+            switch Result(catching: { try record.withUnsafeBytes(body) }) {
+            case .success(let value):
+                source.offerToCache(id, record: record)
+                return value
+            case .failure(let error):
+                guard (error as? CofferError)?.code == .decode else { throw error }
+                refusal = refusal ?? error
+                next = used + 1
+            }
+        }
+        throw refusal ?? CofferError(.internalError, "an offloaded chunk had no site to read it from")
     }
 
-    /// Chunk `id`'s record from the first of `sites` whose object gives it: one gone or damaged
-    /// is passed over; any other failure (the store out of reach) ends the search.
+    /// Chunk `id`'s record from the first of `sites` whose object gives it, and that site's index:
+    /// one gone or damaged is passed over; any other failure (the store out of reach) ends the search.
     private static func fetch(
         _ id: ChunkID,
-        from sites: [(site: ChunkSite, object: StoreObject)],
+        from sites: ArraySlice<(site: ChunkSite, object: StoreObject)>,
         source: any OffloadedChunkSource
-    ) throws(CofferError) -> [UInt8] {
+    ) throws(CofferError) -> (record: [UInt8], site: Int) {
         var failure: CofferError?
-        for (site, object) in sites {
+        for (index, (site, object)) in zip(sites.indices, sites) {
             switch Result(catching: { () throws(CofferError) in try source.record(of: id, at: site, in: object) }) {
             case .success(let record):
-                return record
+                return (record, index)
             case .failure(let error):
                 guard error.code == .itemNotFound || error.code == .decode else { throw error }
                 if error.code == .decode { source.noteDamaged(object) }

@@ -203,6 +203,20 @@ package protocol StoredContent {
     var chunks: ChunkList { get }
 }
 
+extension ChunkRecord {
+    /// A check of chunk records against the keys of `content`'s write, when they are agreed per
+    /// write (``SyncedRecords/perWriteChunkCheck(id:stored:)``); `nil` for other content.
+    package static func perWriteCheck(
+        of content: some StoredContent,
+        keys: KeyRing,
+        coder: Coder
+    ) throws(CofferError) -> ChunkRecordCheck? {
+        guard content.level.isSealedToClassKey else { return nil }
+        let chunkKeys = try ChunkKeys(content: content, keys: keys)
+        return { (id, stored) throws(CofferError) in try check(stored, id: id, keys: chunkKeys, coder: coder) }
+    }
+}
+
 extension ChunkKeys {
     /// The chunk keys `content` is sealed with.
     ///

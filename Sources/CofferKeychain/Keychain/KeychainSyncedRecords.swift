@@ -34,6 +34,8 @@ package struct KeychainSyncedRecords: SyncedRecords {
         visit: (ChunkID) throws(CofferError) -> Bool
     ) throws -> [ChunkID] { [] }
 
+    package func perWriteChunkCheck(id: [UInt8], stored: [UInt8]) throws -> ChunkRecordCheck? { nil }
+
     package func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome {
         guard let (keychain, session) = installer else {
             throw CofferError(.internalError, "installing an item needs a keychain session")

@@ -94,6 +94,13 @@ package struct SnapshotSyncedRecords: SyncedRecords {
         )
     }
 
+    package func perWriteChunkCheck(id: [UInt8], stored: [UInt8]) throws -> ChunkRecordCheck? {
+        let record = try stored.withBytes { (raw) throws(CofferError) in
+            try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
+        }
+        return try ChunkRecord.perWriteCheck(of: record, keys: keys, coder: coder)
+    }
+
     package func install(id: [UInt8], stored: [UInt8]?, in txn: Transaction) throws -> SyncInstallOutcome {
         let store = store
         let chunks = ContentStore(schema: schema).chunks

@@ -39,6 +39,13 @@ package protocol SyncedRecords {
         visit: (ChunkID) throws(CofferError) -> Bool
     ) throws -> [ChunkID]
 
+    /// A check of the chunk records an incoming record (`stored`, to be kept under `id`) references,
+    /// when they are named and sealed with keys agreed per write (`completeUnlessOpen`: a write-only
+    /// client's), which only the record gives; `nil` for a record whose chunks are named with the
+    /// group's keys (an import checks those as they arrive) or that references none. The check
+    /// throws ``CofferError`` `.decode` for a chunk record that does not hold what its id names.
+    func perWriteChunkCheck(id: [UInt8], stored: [UInt8]) throws -> ChunkRecordCheck?
+
     /// Puts an imported record's winning version in place, its chunks' references already taken, or
     /// removes the record when `stored` is `nil`, releasing what the version it replaces held. Does not
     /// write the change log (the importer logs the version it applied).
@@ -50,6 +57,9 @@ package protocol SyncedRecords {
     /// `nil` (a deletion) of the record stored under `id` now; `nil` when it cannot be opened.
     func describe(id: [UInt8], stored: [UInt8]?, in txn: Transaction) -> LocalJournal.Description?
 }
+
+/// Checks a chunk record, as stored, against the chunk's id (``SyncedRecords/perWriteChunkCheck(id:stored:)``).
+package typealias ChunkRecordCheck = (ChunkID, UnsafeRawBufferPointer) throws(CofferError) -> Void
 
 /// What installing a record changed besides the record itself.
 package struct SyncInstallOutcome {

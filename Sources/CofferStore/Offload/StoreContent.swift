@@ -3,7 +3,7 @@
 ///
 /// Every bundle this vault pushes or pulls holds chunk records at known places in its plaintext
 /// stream; each is noted as the chunk's *site* (object, offset, length), so the vault can later drop
-/// its local copy (``Offload``) and read it back from the store on demand. One table, four kinds of
+/// its local copy (``Offload``) and read it back from the store on demand. One table, these kinds of
 /// key:
 ///
 /// ```
@@ -17,6 +17,7 @@
 /// 0x07 ‖ chunk id ‖ object number → other site: record offset (UInt64) ‖ record length (UInt32)
 /// 0x08 ‖ object number ‖ chunk id → (empty): the other sites in an object, to forget with it
 /// 0x09 ‖ object number   → (empty): every chunk record in the object has its site noted
+/// 0x0A ‖ chunk id        → SHA-256 of the record of a write-only client's chunk, dropped locally
 /// ```
 ///
 /// A chunk's site under `0x01` is the first noted while its object is known; every other object it
@@ -51,6 +52,7 @@ package struct StoreContent {
         case otherSite = 7
         case objectSite = 8
         case wholeObject = 9
+        case perWriteDigest = 10
     }
 
     // MARK: Objects
@@ -230,6 +232,7 @@ package struct StoreContent {
     package func forgetSite(of id: ChunkID, in txn: Transaction) throws {
         try txn.delete(table, key: Self.siteKey(id))
         try txn.delete(table, key: Self.cachedKey(id))
+        try txn.delete(table, key: Self.perWriteDigestKey(id))
         let prefix = [Kind.otherSite.rawValue] + id.bytes
         var numbers: [UInt64] = []
         try txn.forEach(in: table, prefix: prefix) { key, _ in
@@ -246,6 +249,37 @@ package struct StoreContent {
             return false
         }
         return try site(of: id, in: txn) != nil
+    }
+
+    // MARK: Records sealed per write
+
+    /// Drops chunk `id`'s local record (offloaded, or out of the cache). The record of a write-only
+    /// client's chunk is remembered by its SHA-256 first: its keys are agreed per write, so a record
+    /// arriving under its id later can be told genuine only by comparing (``isGenuineCopy(_:of:in:)``).
+    package func dropLocalRecord(_ id: ChunkID, in txn: Transaction) throws {
+        let digest = try txn.withValue(schema.chunks, key: id) { record in
+            Self.isSealedPerWrite(record) ? try SHA256.hash(record) : nil
+        }
+        if let digest = digest ?? nil { try txn.put(table, key: Self.perWriteDigestKey(id), value: digest) }
+        try txn.delete(schema.chunks, key: id)
+    }
+
+    /// Whether a record arriving under chunk `id` sealed with keys agreed per write (a write-only
+    /// client's), which only the record of its write can check, is a copy of the one this vault holds
+    /// or held: its SHA-256, `digest`, is that of the local record, or of the one it dropped (every
+    /// copy of a chunk record is its sealing's bytes, copied). A site is noted only for such a copy:
+    /// a member can seal junk under any id with such a header, and a site in its object would hide
+    /// the genuine one (red team round 42, F1 and F2).
+    package func isGenuineCopy(digest: [UInt8], of id: ChunkID, in txn: Transaction) throws -> Bool {
+        if let local = try txn.withValue(schema.chunks, key: id, { try SHA256.hash($0) }) { return local == digest }
+        return try txn.get(table, key: Self.perWriteDigestKey(id)).map(Array.init) == digest
+    }
+
+    /// Whether a chunk record's clear header says it is sealed with keys agreed per write
+    /// (`completeUnlessOpen`: its level byte).
+    package static func isSealedPerWrite(_ record: some Collection<UInt8>) -> Bool {
+        record.count > 2
+            && record[record.index(record.startIndex, offsetBy: 2)] == ProtectionLevel.completeUnlessOpen.code
     }
 
     // MARK: Cache
@@ -342,6 +376,7 @@ package struct StoreContent {
 
     private static func siteKey(_ id: ChunkID) -> [UInt8] { [Kind.site.rawValue] + id.bytes }
     private static func cachedKey(_ id: ChunkID) -> [UInt8] { [Kind.cached.rawValue] + id.bytes }
+    private static func perWriteDigestKey(_ id: ChunkID) -> [UInt8] { [Kind.perWriteDigest.rawValue] + id.bytes }
 
     private static func otherSiteKey(_ id: ChunkID, object number: UInt64) -> [UInt8] {
         numbered(.otherSite, number, after: id.bytes)

@@ -7,17 +7,36 @@ package struct BundleChunkSite: Sendable {
     package var offset: UInt64
     /// The record's length.
     package var length: UInt32
+    /// The SHA-256 of a record sealed with keys agreed per write (a write-only client's), which only
+    /// its write's record can check: its site is noted only for a copy of the record this vault
+    /// holds or held (``StoreContent/isGenuineCopy(digest:of:in:)``). `nil` for a record checked
+    /// with the group's keys as it was read.
+    package var perWriteDigest: [UInt8]?
 
-    package init(id: ChunkID, offset: UInt64, length: UInt32) {
+    package init(id: ChunkID, offset: UInt64, length: UInt32, perWriteDigest: [UInt8]? = nil) {
         self.id = id
         self.offset = offset
         self.length = length
+        self.perWriteDigest = perWriteDigest
+    }
+
+    /// The site of chunk frame `record` read at `offset` of a stream, with its digest when it is
+    /// sealed with keys agreed per write.
+    package init(id: ChunkID, offset: UInt64, record: [UInt8]) throws(CofferError) {
+        var digest: [UInt8]?
+        if StoreContent.isSealedPerWrite(record) {
+            do { digest = try SHA256.hash(record) } catch {
+                throw CofferError(.internalError, "hashing a chunk record failed: \(error)", underlying: error)
+            }
+        }
+        self.init(id: id, offset: offset, length: UInt32(record.count), perWriteDigest: digest)
     }
 
     /// Notes `sites`, every chunk record `object` holds, in `txn` (the store-content table must
     /// exist), and that the object's sites are all noted (``StoreContent/noteWhole(_:in:)``); with
     /// `onlyReferenced`, only those of chunks this vault holds a reference to (the others, should
-    /// they come back, come with a bundle of their own).
+    /// they come back, come with a bundle of their own). A record sealed per write is noted only
+    /// when it is a copy of the one this vault holds or held (``perWriteDigest``).
     package static func note(
         _ sites: [BundleChunkSite],
         in object: StoreObject,
@@ -29,6 +48,9 @@ package struct BundleChunkSite: Sendable {
         let number = try content.number(of: object, in: txn)
         let offloadedTo = try OffloadSettings.load(in: txn, schema: schema)?.remote
         for site in sites where try !onlyReferenced || txn.contains(schema.chunkRefs, key: site.id) {
+            if let digest = site.perWriteDigest, try !content.isGenuineCopy(digest: digest, of: site.id, in: txn) {
+                continue
+            }
             try content.note(
                 site.id,
                 at: ChunkSite(object: number, offset: site.offset, length: site.length),

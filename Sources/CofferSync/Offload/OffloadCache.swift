@@ -127,7 +127,7 @@ package final class OffloadCache: Sendable {
         for id in stale { try content.forgetCached(id, in: txn) }
         guard total > budget else { return total }
         for entry in live.sorted(by: { $0.lastUse < $1.lastUse }) where total > budget {
-            try txn.delete(content.schema.chunks, key: entry.id)
+            try content.dropLocalRecord(entry.id, in: txn)
             try content.forgetCached(entry.id, in: txn)
             total -= UInt64(entry.length)
         }

@@ -247,7 +247,7 @@ extension Vault {
                             }
                             continue
                         }
-                        try txn.delete(schema.chunks, key: candidate.id)
+                        try content.dropLocalRecord(candidate.id, in: txn)
                         try content.forgetCached(candidate.id, in: txn)
                         batchResult.offloaded.chunks += 1
                         batchResult.offloaded.bytes += UInt64(candidate.length)

@@ -111,7 +111,9 @@ extension Vault {
     /// its signature verifies under the key `signers` holds for its device (the active members):
     /// only an object an active member signed counts (a thief holding a
     /// stolen device's group keys can seal any stream in the store, and a site it made up would
-    /// come first). No record is applied; a chunk read back later is checked against its id and seal.
+    /// come first), and only when each of its chunk records holds what its id names
+    /// (``ArrivingChunkCheck``; a write-only client's, which only its write's record can check,
+    /// only when it is a copy of the one this vault held). No record is applied.
     ///
     /// - Throws: ``CofferError`` `.notTrusted` for an object no active member signed, `.param` for
     ///   one of another group or no bundle at all, `.decode` for a damaged one.
@@ -142,10 +144,15 @@ extension Vault {
             headerBytes: headerBytes
         )
         var sites: [BundleChunkSite] = []
+        // Each record is checked against its id, as an import does: a member can seal junk under
+        // any id, and a site in its object would come first where the genuine one is gone.
+        let check = try ArrivingChunkCheck(keys: try keyRing(), source: header.deviceID)
         while let frame = try frames.next() {
             guard case .chunk(let id, let record) = frame else { continue }
+            try ChunkRecord.checkHeader(record, scope: .syncable)
+            try check.check(id, record: record)
             let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
-            sites.append(BundleChunkSite(id: id, offset: offset, length: UInt32(record.count)))
+            sites.append(try BundleChunkSite(id: id, offset: offset, record: record))
         }
         let object = StoreObject(
             remote: client.remote.identity,

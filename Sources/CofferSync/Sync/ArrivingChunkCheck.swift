@@ -12,7 +12,8 @@ import Foundation
 /// find another plaintext with the same id, which is keyed by the group's naming key.
 ///
 /// `completeUnlessOpen` chunks (a write-only client's) are sealed and named with keys agreed per
-/// write, which only their manifest gives: they are checked when read.
+/// write, which only their record gives: they are checked when a record takes them, at the commit
+/// (``UncheckedChunks``).
 final class ArrivingChunkCheck {
     private let keys: KeyRing
     private let coder: ChunkRecord.Coder
@@ -27,6 +28,12 @@ final class ArrivingChunkCheck {
         coder = try ChunkRecord.Coder()
     }
 
+    /// Whether a chunk record, whose clear header ``ChunkRecord/checkHeader(_:scope:)`` accepted, is
+    /// sealed with keys agreed per write (``UncheckedChunks``), which this check passes over.
+    static func isSealedPerWrite(_ record: [UInt8]) -> Bool {
+        ProtectionLevel(code: record[2])?.isSealedToClassKey ?? false
+    }
+
     /// Checks `record`, whose clear header ``ChunkRecord/checkHeader(_:scope:)`` accepted, against
     /// `id`.
     ///
@@ -34,7 +41,7 @@ final class ArrivingChunkCheck {
     ///   what its id names; `.keyUnavailable` when it is sealed in a key epoch this vault does not
     ///   hold (the pull waits for it, as for a bundle sealed in one).
     func check(_ id: ChunkID, record: [UInt8]) throws(CofferError) {
-        guard let level = ProtectionLevel(code: record[2]), !level.isSealedToClassKey else { return }
+        guard !Self.isSealedPerWrite(record), let level = ProtectionLevel(code: record[2]) else { return }
         let chunkKeys: ChunkKeys
         if let known = namespaces[record[2]] {
             chunkKeys = known
@@ -43,10 +50,9 @@ final class ArrivingChunkCheck {
             namespaces[record[2]] = chunkKeys
         }
         do throws(CofferError) {
-            var plaintext = try record.withBytes { stored throws(CofferError) in
-                try ChunkRecord.open(stored, id: id, keys: chunkKeys, coder: coder)
+            try record.withBytes { stored throws(CofferError) in
+                try ChunkRecord.check(stored, id: id, keys: chunkKeys, coder: coder)
             }
-            plaintext.wipe()
         } catch  where error.code == .decode {
             let device = source.uuidString.lowercased()
             throw CofferError(

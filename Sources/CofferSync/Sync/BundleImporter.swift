@@ -79,10 +79,12 @@ package struct BundleImporter {
             var wanted: [ChunkID] = []
             var resend: UInt64?
             var sites: [BundleChunkSite] = []
+            let unchecked = UncheckedChunks(source: summary.sourceDevice)
             try stage(
                 &frames,
                 write: write,
                 thin: thin,
+                unchecked: unchecked,
                 summary: &summary,
                 wanted: &wanted,
                 resend: &resend,
@@ -90,16 +92,25 @@ package struct BundleImporter {
             )
             if let thin {
                 // The stream verified: where its chunks lie may count now (not before: a forged
-                // stream's sites would come first for chunks this vault holds already).
+                // stream's sites would come first for chunks this vault holds already), but for
+                // those of a write-only client's chunks that a record has yet to check, at the commit.
+                let checked = sites.filter { !unchecked.awaitsCheck($0) }
                 try storage("noting where chunks lie") {
                     try vault.environment.write { txn in
-                        try BundleChunkSite.note(sites, in: thin, schema: vault.schema, txn: txn)
+                        try BundleChunkSite.note(checked, in: thin, schema: vault.schema, txn: txn)
                     }
                 }
                 try keepStructure(of: write)
-                sites = []
+                sites = sites.filter { unchecked.awaitsCheck($0) }
             }
-            return try commit(write: write, summary: summary, wanted: wanted, resend: resend, sites: sites)
+            return try commit(
+                write: write,
+                summary: summary,
+                unchecked: unchecked,
+                wanted: wanted,
+                resend: resend,
+                sites: sites
+            )
         } catch {
             // Staged chunks and records go; the vault is as it was.
             _ = try? pending.release(write, store: ChunkStore(schema: vault.schema), environment: vault.environment)
@@ -126,6 +137,7 @@ package struct BundleImporter {
         _ frames: inout BundleFrameReader<Source>,
         write: PendingWrites.WriteID,
         thin: StoreObject?,
+        unchecked: UncheckedChunks,
         summary: inout ImportSummary,
         wanted: inout [ChunkID],
         resend: inout UInt64?,
@@ -167,6 +179,7 @@ package struct BundleImporter {
                     var stored = 0
                     for chunk in chunksToStore where try store.retain(chunk.id, sealed: chunk.record, in: txn) {
                         stored += 1
+                        if ArrivingChunkCheck.isSealedPerWrite(chunk.record) { unchecked.insert(chunk.id) }
                     }
                     // A thin import's chunks get their references now, their sites once the stream
                     // verifies (``run``).
@@ -196,7 +209,10 @@ package struct BundleImporter {
             checking -= 1
             checkingBytes -= chunk.record.count
             if object != nil { sites.append(chunk.site) }
-            if thin != nil {
+            // A write-only client's chunks are stored whole even in a thin import: they are checked
+            // when a record takes them, at the commit (``UncheckedChunks``). The next offload drops
+            // what the budget does not keep.
+            if thin != nil, !ArrivingChunkCheck.isSealedPerWrite(chunk.record) {
                 offloaded.append(chunk.site)
                 bytes += ChunkID.size + 12
             } else {
@@ -210,7 +226,7 @@ package struct BundleImporter {
             case .chunk(let id, let record):
                 try ChunkRecord.checkHeader(record, scope: .syncable)
                 let offset = frames.lastBodyOffset + UInt64(ChunkID.size)
-                let site = BundleChunkSite(id: id, offset: offset, length: UInt32(record.count))
+                let site = try BundleChunkSite(id: id, offset: offset, record: record)
                 while checking > 0, !checks.hasRoom || checkingBytes >= Self.checkBytes { try takeChecked() }
                 try checks.submit(ArrivingChunk(site: site, record: record))
                 checking += 1
@@ -281,6 +297,7 @@ package struct BundleImporter {
     private func commit(
         write: PendingWrites.WriteID,
         summary: ImportSummary,
+        unchecked: UncheckedChunks,
         wanted: [ChunkID],
         resend: UInt64?,
         sites: [BundleChunkSite]
@@ -299,8 +316,13 @@ package struct BundleImporter {
             try vault.environment.write { txn in
                 try group?.commit(in: txn)
                 // Where this bundle's chunks lie in its object (before the staging references go,
-                // which forget the sites of chunks no record kept).
-                if let object { try BundleChunkSite.note(sites, in: object, schema: vault.schema, txn: txn) }
+                // which forget the sites of chunks no record kept). Those of a write-only client's
+                // chunks stored now wait for a record to check them (below).
+                let awaitingCheck = sites.filter { unchecked.awaitsCheck($0) }
+                if let object {
+                    let checked = sites.filter { !unchecked.awaitsCheck($0) }
+                    try BundleChunkSite.note(checked, in: object, schema: vault.schema, txn: txn)
+                }
                 let before = try ChangeLog.lastSequence(in: txn, schema: vault.schema)
                 var applier = try ImportApplier(
                     txn: txn,
@@ -308,7 +330,8 @@ package struct BundleImporter {
                     keys: keys,
                     keychain: keychain,
                     origin: origin == nil ? .bundleImport : .pull,
-                    summary: summary
+                    summary: summary,
+                    unchecked: unchecked
                 )
                 let pending = PendingWrites(schema: vault.schema)
                 try pending.forEachStagedRecord(of: write, in: txn) { body in
@@ -329,6 +352,12 @@ package struct BundleImporter {
                 }
                 // Records held back before may be complete now, with this bundle's chunks.
                 try applier.applyHeld()
+                if let object {
+                    // A write-only client's chunks a record checked now (the others go with the
+                    // staging references).
+                    let checked = awaitingCheck.filter { !unchecked.awaitsCheck($0) }
+                    try BundleChunkSite.note(checked, in: object, schema: vault.schema, txn: txn)
+                }
                 // What the exporting device asked for replaces what it asked before. (A vault's own
                 // bundle, imported back, says nothing new.)
                 let requests = SyncRequests(schema: vault.schema)

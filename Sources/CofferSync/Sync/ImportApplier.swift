@@ -15,6 +15,8 @@ package struct ImportApplier {
     private let tiers: SyncTiers
     /// Where the records come from, for the local journal.
     private let origin: LocalJournal.Origin
+    /// The bundle's chunks sealed with keys agreed per write, checked as records take them.
+    private let unchecked: UncheckedChunks
     private(set) var summary: ImportSummary
 
     private var schema: Schema { vault.schema }
@@ -25,9 +27,11 @@ package struct ImportApplier {
         keys: KeyRing,
         keychain: Keychain,
         origin: LocalJournal.Origin,
-        summary: ImportSummary
+        summary: ImportSummary,
+        unchecked: UncheckedChunks? = nil
     ) throws(CofferError) {
         self.origin = origin
+        self.unchecked = unchecked ?? UncheckedChunks(source: summary.sourceDevice)
         self.txn = txn
         self.vault = vault
         self.keys = keys
@@ -103,7 +107,7 @@ package struct ImportApplier {
         var missing: [ChunkID] = []
         if !record.entry.isDeleted {
             (taken, missing) = try MissingChunks(txn: txn, schema: schema, tiers: tiers)
-                .claim(record.kind, id: record.id, stored: record.stored)
+                .claim(record.kind, id: record.id, stored: record.stored, unchecked: unchecked)
         }
         // Only after the claim: releasing first could free a chunk the claim then finds missing.
         if waiting != nil { try held.release(record.kind, id: record.id, in: txn) }

@@ -1,3 +1,5 @@
+package import Foundation
+
 /// The chunks a syncable record refers to, walked once: to find those this vault lacks (what a
 /// want frame asks for), or to take the references an import needs while finding them.
 ///
@@ -29,18 +31,79 @@ package struct MissingChunks {
     /// record will hold them, and returns those taken and those missing. With nothing missing the
     /// record's references are all in place; otherwise the taken ones keep what has arrived while the
     /// record is held back (``HeldRecords``).
+    ///
+    /// Each chunk of `unchecked` (sealed with keys agreed per write, arrived in the import's bundle
+    /// and not checked yet) that the record takes is checked against its id with the keys of the
+    /// record's write, and leaves `unchecked`; a record of a write of another kind may not take one.
+    ///
+    /// - Throws: ``CofferError`` `.decode` for a chunk record that does not hold what its id names.
     package func claim(
         _ kind: SyncRecordKind,
         id: [UInt8],
-        stored: [UInt8]
+        stored: [UInt8],
+        unchecked: UncheckedChunks
     ) throws -> (taken: [ChunkID], missing: [ChunkID]) {
         let chunks = ChunkStore(schema: schema)
+        let check = unchecked.isEmpty ? nil : try tiers[kind].perWriteChunkCheck(id: id, stored: stored)
         var taken: [ChunkID] = []
         let missing = try tiers[kind].walkReferences(id: id, stored: stored, in: txn) { (chunk) throws(CofferError) in
             let here = try storage("taking a record's chunks") { try chunks.retainIfStored(chunk, in: txn) }
             if here { taken.append(chunk) }
+            if here, unchecked.contains(chunk) {
+                let prefix = chunk.bytes.prefix(6).hexEncoded
+                guard let check else {
+                    throw unchecked.refusal(
+                        "refers to a chunk (id \(prefix)…) sealed with a write-only client's keys from a record of another write, which cannot have them",
+                        underlying: nil
+                    )
+                }
+                let record = try storage("checking a chunk against its id") {
+                    try chunks.withRecord(chunk, in: txn) { Array($0) }
+                }
+                do throws(CofferError) {
+                    try record?.withBytes { (stored) throws(CofferError) in try check(chunk, stored) }
+                } catch  where error.code == .decode {
+                    throw unchecked.refusal(
+                        "carries a chunk record (id \(prefix)…), sealed with a write-only client's keys, that does not hold what its id names (\(error.message))",
+                        underlying: error
+                    )
+                }
+                unchecked.remove(chunk)
+            }
             return here
         }
         return (taken, missing)
+    }
+}
+
+/// The chunks an import stored that are sealed with keys agreed per write (a write-only client's):
+/// only the record of their write can check them, so each is checked when a record takes it
+/// (``MissingChunks/claim(_:id:stored:unchecked:)``). Those no record takes go with the import's
+/// staging references.
+package final class UncheckedChunks {
+    /// The device whose bundle brought them.
+    package let source: UUID
+    private var chunks: Set<ChunkID> = []
+
+    package init(source: UUID) { self.source = source }
+
+    package var isEmpty: Bool { chunks.isEmpty }
+    package func contains(_ chunk: ChunkID) -> Bool { chunks.contains(chunk) }
+    package func insert(_ chunk: ChunkID) { chunks.insert(chunk) }
+    package func remove(_ chunk: ChunkID) { chunks.remove(chunk) }
+
+    /// Whether `site` is that of a chunk here still to be checked: not to be noted before it is.
+    package func awaitsCheck(_ site: BundleChunkSite) -> Bool {
+        site.perWriteDigest != nil && chunks.contains(site.id)
+    }
+
+    /// The refusal of the bundle, which `what` says is wrong with.
+    func refusal(_ what: String, underlying: CofferError?) -> CofferError {
+        let device = source.uuidString.lowercased()
+        return CofferError(
+            .decode,
+            "the bundle from device \(device) \(what): a modified client made it, or it is damaged. Its records were refused. If you do not know that device, or it was stolen, revoke it (\(InterfaceName.revoke(device)))",
+            underlying: underlying
+        )
     }
 }

@@ -157,4 +157,130 @@ struct StoreContentSitesTests {
         }
         #expect(try thin.blobs.data("f") == Data(SplitMix64.bytes(300_000, seed: 41)))
     }
+
+    /// A chunk record with a write-only client's header (level completeUnlessOpen) and `body`.
+    static func perWriteRecord(_ body: [UInt8]) -> [UInt8] { [1, 2, 3, 0, 0, 0, 0, UInt8(body.count)] + body }
+
+    @Test(
+        "a write-only client's chunk gets a site only for a copy of the record the vault holds or dropped (red team round 42, F2)"
+    )
+    func perWriteSitesOnlyForCopies() throws {
+        let vault = try VaultFixture().create()
+        defer { vault.close() }
+        try vault.schema.ensureStoreContent(in: vault.environment)
+        let content = try #require(StoreContent(schema: vault.schema))
+        let id = try ChunkID(stored: SplitMix64.bytes(32, seed: 5))
+        let other = try ChunkID(stored: SplitMix64.bytes(32, seed: 6))
+        let genuine = Self.perWriteRecord(SplitMix64.bytes(40, seed: 7))
+        let junk = Self.perWriteRecord(SplitMix64.bytes(40, seed: 8))
+        func site(_ chunk: ChunkID, _ record: [UInt8], offset: UInt64) throws -> BundleChunkSite {
+            try BundleChunkSite(id: chunk, offset: offset, record: record)
+        }
+        try vault.environment.write { txn in
+            let store = ChunkStore(schema: vault.schema)
+            try store.retain(id, sealed: genuine, in: txn)
+            // Another chunk, not sealed per write, held only in the store: no copy to compare with.
+            _ = try store.retainOffloaded(other, in: txn)
+            try content.note(
+                other,
+                at: ChunkSite(object: content.number(of: object("a"), in: txn), offset: 1, length: 48),
+                offloadedTo: nil,
+                in: txn
+            )
+
+            try BundleChunkSite.note(
+                [site(id, junk, offset: 10)],
+                in: object("forged-1"),
+                schema: vault.schema,
+                txn: txn
+            )
+            #expect(try content.sites(of: id, in: txn).isEmpty)
+            try BundleChunkSite.note([site(id, genuine, offset: 20)], in: object("b"), schema: vault.schema, txn: txn)
+            #expect(try content.sites(of: id, in: txn).map(\.object.key) == ["b"])
+
+            // Dropped locally: its digest tells copies still.
+            try content.dropLocalRecord(id, in: txn)
+            #expect(try content.isOffloaded(id, in: txn))
+            try BundleChunkSite.note(
+                [site(id, junk, offset: 30)],
+                in: object("forged-2"),
+                schema: vault.schema,
+                txn: txn
+            )
+            try BundleChunkSite.note([site(id, genuine, offset: 40)], in: object("c"), schema: vault.schema, txn: txn)
+            #expect(try content.sites(of: id, in: txn).map(\.object.key) == ["b", "c"])
+
+            try BundleChunkSite.note(
+                [site(other, junk, offset: 50)],
+                in: object("forged-3"),
+                schema: vault.schema,
+                txn: txn
+            )
+            #expect(try content.sites(of: other, in: txn).map(\.object.key) == ["a"])
+
+            // Freed: nothing of it is left, its digest included.
+            try store.release(id, in: txn)
+            #expect(try kinds(in: vault, txn)[10] == nil)
+        }
+    }
+
+    /// Records by object key, as a store would give them.
+    final class FakeStore: OffloadedChunkSource, @unchecked Sendable {
+        let remote = StoreContentSitesTests.remote
+        let records: [String: [UInt8]]
+        var cached: [[UInt8]] = []
+        init(_ records: [String: [UInt8]]) { self.records = records }
+        func record(of id: ChunkID, at site: ChunkSite, in object: StoreObject) throws(CofferError) -> [UInt8] {
+            guard let record = records[object.key] else { throw CofferError(.itemNotFound, "gone") }
+            return record
+        }
+        func offerToCache(_ id: ChunkID, record: [UInt8]) { cached.append(record) }
+        func noteUse(of id: ChunkID) {}
+        func noteDamaged(_ object: StoreObject) {}
+        func finish() {}
+    }
+
+    @Test("a record a reader refuses as damaged is passed over for the chunk's next site, and not cached")
+    func refusedRecordFallsBack() throws {
+        let vault = try VaultFixture().create()
+        defer { vault.close() }
+        try vault.schema.ensureStoreContent(in: vault.environment)
+        let content = try #require(StoreContent(schema: vault.schema))
+        let id = try ChunkID(stored: SplitMix64.bytes(32, seed: 9))
+        let (junk, genuine) = (SplitMix64.bytes(48, seed: 10), SplitMix64.bytes(48, seed: 11))
+        let store = FakeStore(["junk": junk, "genuine": genuine])
+        vault.schema.offloadedChunks = store
+        defer { vault.schema.offloadedChunks = nil }
+        try vault.environment.write { txn in
+            _ = try ChunkStore(schema: vault.schema).retainOffloaded(id, in: txn)
+            for (key, offset) in [("junk", UInt64(1)), ("genuine", 2)] {
+                let number = try content.number(of: object(key), in: txn)
+                try content.note(
+                    id,
+                    at: ChunkSite(object: number, offset: offset, length: 48),
+                    offloadedTo: Self.remote,
+                    in: txn
+                )
+            }
+        }
+        let read = try vault.environment.read { txn in
+            try ChunkStore(schema: vault.schema).withRecord(id, in: txn) { record in
+                guard Array(record) == genuine else {
+                    throw CofferError(.decode, "a chunk's content does not match its id")
+                }
+                return Array(record)
+            }
+        }
+        #expect(read == genuine)
+        #expect(store.cached == [genuine])
+        // Refused everywhere: the first refusal.
+        let refused = try vault.environment.read { txn in
+            Result {
+                try ChunkStore(schema: vault.schema).withRecord(id, in: txn) { _ -> Int in
+                    throw CofferError(.decode, "refused")
+                }
+            }
+        }
+        #expect((try? refused.get()) == nil)
+    }
 }

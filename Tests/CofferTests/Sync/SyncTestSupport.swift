@@ -27,6 +27,14 @@ struct SyncGroupFixture {
         )
     }
 
+    /// A write-only client's blob `name` of `content`, dropped into the group's first vault (closed),
+    /// opened without its passphrase.
+    func dropWriteOnlyBlob(_ name: String, _ content: [UInt8]) throws {
+        let client = try fixture.open()
+        defer { client.close() }
+        try client.blobs.write(name, data: content, options: BlobWriteOptions(protection: .completeUnlessOpen))
+    }
+
     /// A fresh bundle path.
     func bundle(_ name: String) -> URL { directory.path(name + ".bundle") }
 
