@@ -7,6 +7,16 @@ extension Vault {
     /// and cuts count.
     func activeSigningKeys() throws(CofferError) -> [UUID: [UInt8]] { Self.activeSigningKeys(among: try members()) }
 
+    /// What this vault knows of `device`, which is not an active member here, for a message: revoked
+    /// (or its keys replaced), or not known yet (its admission has not reached this vault, or it
+    /// never was one).
+    func whyNotActive(_ device: UUID) -> String {
+        guard let member = (try? members())?.first(where: { $0.deviceID == device }) else {
+            return "which this vault does not know as a member: its admission has not reached this vault yet (a pull of that device's bundles, or an import, brings it), or it never was one"
+        }
+        return member.isActive ? "whose signing keys here are other ones" : "which is no longer a member of the sync group"
+    }
+
     /// The signing key of each active device among `members`.
     static func activeSigningKeys(among members: [GroupMember]) -> [UUID: [UInt8]] {
         var keys: [UUID: [UInt8]] = [:]
@@ -73,7 +83,7 @@ extension Vault {
         guard let signingKey = try activeSigningKeys()[device] else {
             throw CofferError(
                 .notTrusted,
-                "the head object \(key) names device \(name), which is not an active member of the sync group"
+                "the head object \(key) names device \(name), \(whyNotActive(device))"
             )
         }
         let keys = try keyRing()
@@ -104,7 +114,7 @@ extension Vault {
         guard let signingKey = try activeSigningKeys()[device] else {
             throw CofferError(
                 .notTrusted,
-                "the checkpoint cut \(key) was written by device \(device.uuidString.lowercased()), which is not an active member of the sync group"
+                "the checkpoint cut \(key) was written by device \(device.uuidString.lowercased()), \(whyNotActive(device))"
             )
         }
         if version < 2, epoch != (try keyRing()).currentEpoch(.sync) {
