@@ -12,9 +12,11 @@ extension Vault {
     /// never was one).
     func whyNotActive(_ device: UUID) -> String {
         guard let member = (try? members())?.first(where: { $0.deviceID == device }) else {
-            return "which this vault does not know as a member: its admission has not reached this vault yet (a pull of that device's bundles, or an import, brings it), or it never was one"
+            return
+                "which this vault does not know as a member: its admission has not reached this vault yet (a pull of that device's bundles, or an import, brings it), or it never was one"
         }
-        return member.isActive ? "whose signing keys here are other ones" : "which is no longer a member of the sync group"
+        return member.isActive
+            ? "whose signing keys here are other ones" : "which is no longer a member of the sync group"
     }
 
     /// The signing key of each active device among `members`.

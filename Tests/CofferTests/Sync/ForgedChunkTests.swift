@@ -31,39 +31,6 @@ struct ForgedChunkTests {
         }
     }
 
-    /// Replaces every syncable chunk record in `vault` (a modified client's own files) with one it
-    /// seals, with the group's keys it holds, under the same id and level: `forge` gives the
-    /// plaintext from the genuine one.
-    func forgeChunks(in vault: Vault, _ forge: ([UInt8]) -> [UInt8]) throws -> Int {
-        let schema = vault.schema
-        let keys = try vault.keyRing()
-        let coder = try ChunkRecord.Coder()
-        var namespaces: [UInt8: ChunkKeys] = [:]
-        return try vault.environment.write { txn in
-            var genuine: [(ChunkID, [UInt8])] = []
-            try txn.forEach(in: schema.chunks) { key, value in
-                if BundleExporter<DataSink>.scope(ofChunk: value) == .syncable {
-                    genuine.append((try ChunkID(stored: Array(key)), Array(value)))
-                }
-                return true
-            }
-            for (id, record) in genuine {
-                let level = try #require(ProtectionLevel(code: record[2]))
-                let chunkKeys =
-                    try namespaces[record[2]] ?? ChunkKeys(scope: .syncable, level: level, write: nil, keys: keys)
-                namespaces[record[2]] = chunkKeys
-                let plaintext = try record.withUnsafeBytes {
-                    try ChunkRecord.open($0, id: id, keys: chunkKeys, coder: coder)
-                }
-                let forged = try forge(plaintext).withUnsafeBytes {
-                    try ChunkRecord.seal($0, id: id, keys: chunkKeys, coder: coder)
-                }
-                try txn.put(schema.chunks, key: id.bytes, value: forged)
-            }
-            return genuine.count
-        }
-    }
-
     /// `forger`'s bundle is refused by `receiver`, naming `forger` and saying `what`, and leaves it
     /// exactly as it was.
     func expectRefused(from forger: Vault, by receiver: Vault, saying what: String) throws {
@@ -115,7 +82,7 @@ struct ForgedChunkTests {
                 saying: "sealed with a write-only client's keys from a record of another write"
             )
         } else {
-            let forged = try forgeChunks(in: m) { plaintext in
+            let forged = try m.forgeChunkRecords { plaintext in
                 forgery == "junk"
                     ? Content.random(plaintext.count, seed: 7) : Array(plaintext.reversed()) + Array("!".utf8)
             }

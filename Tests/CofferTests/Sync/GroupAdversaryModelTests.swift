@@ -11,7 +11,8 @@ import Testing
 /// replayed from a pool of every bundle ever made. One device is stolen at a random step: from then on
 /// the thief holds its vault and file copies of it taken earlier, knows the passphrase, keeps every
 /// bundle, and acts: it writes records, revokes honest members (racing the owner), forges epochs under
-/// the ids of real ones with keys of its own and signs rekeys on old entries (a modified client), makes new vaults
+/// the ids of real ones with keys of its own and signs rekeys on old entries, seals junk under the ids
+/// of the honest devices' chunks it holds (a modified client), makes new vaults
 /// from any old bundle with the passphrase, and offers all of it, and old bundles, to anyone. At a
 /// random later step an honest member revokes the stolen device and every device the thief made that
 /// it sees as a member.
@@ -21,7 +22,7 @@ import Testing
 ///   revocation of a device of the thief's;
 /// - no honest device that knew of that revocation accepted a bundle of the thief's.
 /// At the end, after exchanges among the honest members that are still members, they agree on the
-/// log, the epoch and the records. The seed is printed on failure; `COFFER_GROUP_ADVERSARY_SEEDS` (a
+/// log, the epoch and the records, and each reads every blob whole. The seed is printed on failure; `COFFER_GROUP_ADVERSARY_SEEDS` (a
 /// count, or a comma-separated list) runs more, as `Tools/sync-model` does.
 @Suite("Randomized model: a sync group with a thief among its devices")
 struct GroupAdversaryModelTests {
@@ -55,6 +56,8 @@ final class AdversaryModel {
         var vault: Vault
         let directory: URL
         let thief: Bool
+        /// A thief's device that seals junk under the ids of every chunk it holds before each export.
+        var forges = false
         init(_ vault: Vault, directory: URL, thief: Bool) {
             self.vault = vault
             self.directory = directory
@@ -104,6 +107,7 @@ final class AdversaryModel {
     }
 
     func export(_ device: Device) throws -> URL {
+        if device.forges { _ = try? device.vault.forgeChunkRecords { Array($0.reversed()) + [1] } }
         let url = group.bundle(freshName("b"))
         try device.vault.export(to: url)
         pool.append((url, device.thief))
@@ -130,7 +134,10 @@ final class AdversaryModel {
         } catch {
             refusal = error
         }
-        if let refusal, ![.notTrusted, .keyUnavailable, .param].contains(refusal.code) { throw refusal }
+        // A bundle of the thief's carrying junk under a chunk's id is refused as damaged (`.decode`).
+        let expected: [CofferError.Code] =
+            byThief ? [.notTrusted, .keyUnavailable, .param, .decode] : [.notTrusted, .keyUnavailable, .param]
+        if let refusal, !expected.contains(refusal.code) { throw refusal }
         if refusal == nil, knew {
             Issue.record("seed \(seed): an honest device that knew of the revocation accepted a bundle of the thief's")
         }
@@ -200,13 +207,21 @@ final class AdversaryModel {
         let honest = devices.filter { !$0.thief }
         let thieves = devices.filter(\.thief)
         switch random.next() % 33 {
-        case 0...5:  // an honest edit
-            try honestMember()?.vault.keychain.setPassword(
-                "v\(random.next() % 1000)",
-                service: "s\(pick(5))",
-                account: "ann",
-                scope: .syncable
-            )
+        case 0...5:  // an honest edit: an item, or now and then a small blob
+            guard let member = honestMember() else { return }
+            if random.next() % 3 == 0 {
+                try member.vault.blobs.write(
+                    "f\(pick(3))",
+                    data: Data(SplitMix64.bytes(3_000 + pick(9_000), seed: random.next()))
+                )
+            } else {
+                try member.vault.keychain.setPassword(
+                    "v\(random.next() % 1000)",
+                    service: "s\(pick(5))",
+                    account: "ann",
+                    scope: .syncable
+                )
+            }
         case 6...15:  // an exchange between two devices, sometimes lost, honest or not
             let from = devices[pick(devices.count)]
             let to = devices[pick(devices.count)]
@@ -256,6 +271,8 @@ final class AdversaryModel {
         case 23:  // the theft
             guard stolen == nil, let index = owned else { return }
             let thief = Device(devices[index].vault, directory: devices[index].directory, thief: true)
+            // Half the thieves run a modified client that forges chunk records from the start.
+            thief.forges = random.next() % 2 == 0
             devices[index] = thief
             stolen = thief.vault.deviceID
             thiefIdentities.insert(thief.vault.deviceID)
@@ -270,8 +287,12 @@ final class AdversaryModel {
         case 26...28:  // the thief writes, rekeys, closes the door or revokes an honest member (racing the owner)
             guard !thieves.isEmpty else { return }
             let thief = thieves[pick(thieves.count)]
-            let choice = random.next() % 9
-            if choice == 8 {
+            let choice = random.next() % 10
+            if choice == 9 {
+                // A modified client: junk sealed under the ids of the chunks it holds, which its
+                // bundles carry from now on (red team round 41, F1).
+                thief.forges = true
+            } else if choice == 8 {
                 // A modified client: a rekey signed on the device's own admission, so that
                 // everything the device did since is concurrent with it (red team round 26, F1).
                 _ = try? thief.vault.signStaleRekey()
@@ -369,6 +390,7 @@ final class AdversaryModel {
                 try device.vault.syncableState() == reference.vault.syncableState(),
                 "seed \(seed): the records differ"
             )
+            #expect(try device.vault.blobs.verify(readingData: true).isHealthy, "seed \(seed): a blob does not read")
         }
         print("group adversary model: seed \(seed), \(devices.count) vaults, \(members.count) honest members agree")
     }

@@ -52,6 +52,49 @@ struct SyncGroupFixture {
 }
 
 extension Vault {
+    /// Replaces every syncable chunk record in this vault (a modified client's own files) with one
+    /// it seals, with the group's keys it holds, under the same id and level: `forge` gives the
+    /// plaintext from the genuine one. (A write-only client's chunks are left as they are: their keys
+    /// are agreed per write, and records forged before stay as they are.) Returns how many it
+    /// replaced.
+    @discardableResult
+    func forgeChunkRecords(_ forge: ([UInt8]) -> [UInt8]) throws -> Int {
+        let schema = schema
+        let keys = try keyRing()
+        let coder = try ChunkRecord.Coder()
+        var namespaces: [UInt8: ChunkKeys] = [:]
+        return try environment.write { txn in
+            var genuine: [(ChunkID, [UInt8], ProtectionLevel)] = []
+            try txn.forEach(in: schema.chunks) { key, value in
+                if BundleExporter<DataSink>.scope(ofChunk: value) == .syncable,
+                    let level = ProtectionLevel(code: value[2]),
+                    !level.isSealedToClassKey
+                {
+                    genuine.append((try ChunkID(stored: Array(key)), Array(value), level))
+                }
+                return true
+            }
+            var replaced = 0
+            for (id, record, level) in genuine {
+                let chunkKeys =
+                    try namespaces[record[2]] ?? ChunkKeys(scope: .syncable, level: level, write: nil, keys: keys)
+                namespaces[record[2]] = chunkKeys
+                // One forged before no longer opens as the chunk: it stays as it is.
+                guard
+                    let plaintext = try? record.withUnsafeBytes({
+                        try ChunkRecord.open($0, id: id, keys: chunkKeys, coder: coder)
+                    })
+                else { continue }
+                let forged = try forge(plaintext).withUnsafeBytes {
+                    try ChunkRecord.seal($0, id: id, keys: chunkKeys, coder: coder)
+                }
+                try txn.put(schema.chunks, key: id.bytes, value: forged)
+                replaced += 1
+            }
+            return replaced
+        }
+    }
+
     /// Every table's entries, for "nothing changed" checks; meta `seen …` entries (when a device's
     /// bundle was last imported, a clock reading) aside.
     func dumpTables() throws -> [String: [[UInt8]: [UInt8]]] {
