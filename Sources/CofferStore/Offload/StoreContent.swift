@@ -275,6 +275,12 @@ package struct StoreContent {
         return try txn.get(table, key: Self.perWriteDigestKey(id)).map(Array.init) == digest
     }
 
+    /// Whether chunk `id`, dropped locally, is sealed with keys agreed per write (its record's
+    /// digest is kept: ``dropLocalRecord(_:in:)``).
+    package func isSealedPerWrite(_ id: ChunkID, in txn: Transaction) throws -> Bool {
+        try txn.contains(table, key: Self.perWriteDigestKey(id))
+    }
+
     /// Whether a chunk record's clear header says it is sealed with keys agreed per write
     /// (`completeUnlessOpen`: its level byte).
     package static func isSealedPerWrite(_ record: some Collection<UInt8>) -> Bool {

@@ -72,9 +72,8 @@ package struct ImportApplier {
             return
         }
         guard try wins(kind, id: id, entry: entry) else { return }
-        if try !placeOrHold(HeldRecords.Held(kind: kind, id: id, entry: entry, stored: stored, body: body)) {
-            summary.held += 1
-        }
+        let record = HeldRecords.Held(kind: kind, id: id, entry: entry, stored: stored, body: body)
+        if try placeOrHold(record, wasHeld: false) != .placed { summary.held += 1 }
     }
 
     /// Applies the records held back by earlier imports whose chunks are here now, and drops those a
@@ -88,35 +87,64 @@ package struct ImportApplier {
                 try held.release(record.kind, id: record.id, in: txn)
                 continue
             }
-            if try placeOrHold(record) { summary.appliedFromHeld += 1 }
+            if try placeOrHold(record, wasHeld: true) == .placed { summary.appliedFromHeld += 1 }
         }
         summary.held = try held.all(in: txn).count
+    }
+
+    /// What became of a record offered for placing.
+    private enum Placement {
+        case placed
+        /// Held back for chunks it lacks, or behind a newer version held back.
+        case held
+        /// Held back by an earlier import, and dropped now: it was made up (``ForgedChunkClaim``).
+        case dropped
     }
 
     /// Puts a winning record in place if every chunk it needs is here, taking its references in the
     /// same walk that finds what is missing; otherwise holds it back, keeping the references it could
     /// take (what has arrived stays, and a snapshot's tree, once here, shows which file chunks are
-    /// still needed). A version already waiting that is newer keeps waiting instead.
+    /// still needed). A version already waiting that is newer keeps waiting instead, unless it is
+    /// dropped when tried first.
     ///
-    /// - Returns: Whether the record was placed.
-    private mutating func placeOrHold(_ record: HeldRecords.Held) throws -> Bool {
+    /// A record that takes a chunk of a write-only client's write its keys do not open was made up
+    /// by a modified client. One in this bundle refuses the bundle, naming its device; one held back
+    /// since an earlier import (`wasHeld`) is dropped, with its references, and the bundle that
+    /// completed it goes on, so a forgery held back never blocks the genuine chunks that arrive after
+    /// it (red team round 43, F2). (A chunk that arrived in this bundle and fails its check refuses
+    /// the bundle either way.)
+    private mutating func placeOrHold(_ record: HeldRecords.Held, wasHeld: Bool) throws -> Placement {
         let held = HeldRecords(schema: schema)
-        let waiting = try held.held(record.kind, id: record.id, in: txn)
-        if let waiting, waiting.entry.version > record.entry.version { return false }
+        var waiting = try held.held(record.kind, id: record.id, in: txn)
+        if let newer = waiting, newer.entry.version > record.entry.version {
+            guard try placeOrHold(newer, wasHeld: true) == .dropped else { return .held }
+            waiting = nil
+        }
         var taken: [ChunkID] = []
         var missing: [ChunkID] = []
         if !record.entry.isDeleted {
-            (taken, missing) = try MissingChunks(txn: txn, schema: schema, tiers: tiers)
-                .claim(record.kind, id: record.id, stored: record.stored, unchecked: unchecked)
+            let claim = Result {
+                try MissingChunks(txn: txn, schema: schema, tiers: tiers)
+                    .claim(record.kind, id: record.id, stored: record.stored, unchecked: unchecked)
+            }
+            switch claim {
+            case .success(let outcome):
+                (taken, missing) = outcome
+            case .failure(let error):
+                guard wasHeld, let forged = ForgedChunkClaim(error), !forged.arrived else { throw error }
+                try held.release(record.kind, id: record.id, in: txn)
+                summary.droppedForgedRecords += 1
+                return .dropped
+            }
         }
         // Only after the claim: releasing first could free a chunk the claim then finds missing.
         if waiting != nil { try held.release(record.kind, id: record.id, in: txn) }
         guard missing.isEmpty else {
             try held.hold(record, keeping: taken, in: txn)
-            return false
+            return .held
         }
         try place(record.kind, id: record.id, entry: record.entry, stored: record.stored)
-        return true
+        return .placed
     }
 
     /// Whether `entry` beats this vault's version of the record (counting conflicts and skips).

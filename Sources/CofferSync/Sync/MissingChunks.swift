@@ -32,11 +32,14 @@ package struct MissingChunks {
     /// record's references are all in place; otherwise the taken ones keep what has arrived while the
     /// record is held back (``HeldRecords``).
     ///
-    /// Each chunk of `unchecked` (sealed with keys agreed per write, arrived in the import's bundle
-    /// and not checked yet) that the record takes is checked against its id with the keys of the
-    /// record's write, and leaves `unchecked`; a record of a write of another kind may not take one.
+    /// Chunks sealed with keys agreed per write (a write-only client's) are checked as they are
+    /// taken: a record of such a write checks each chunk it takes with its write's keys (fetched
+    /// from the store if it is offloaded); a record of any other
+    /// kind may not take one. A member can make up a record that names another write's chunks, and
+    /// one that arrived with them would refuse the honest bundles that carry them later (red team
+    /// round 43, F1 and F2). On a refusal the references taken are given back.
     ///
-    /// - Throws: ``CofferError`` `.decode` for a chunk record that does not hold what its id names.
+    /// - Throws: ``ForgedChunkClaim`` for a chunk the record may not take.
     package func claim(
         _ kind: SyncRecordKind,
         id: [UInt8],
@@ -44,35 +47,99 @@ package struct MissingChunks {
         unchecked: UncheckedChunks
     ) throws -> (taken: [ChunkID], missing: [ChunkID]) {
         let chunks = ChunkStore(schema: schema)
-        let check = unchecked.isEmpty ? nil : try tiers[kind].perWriteChunkCheck(id: id, stored: stored)
+        let check = try tiers[kind].perWriteChunkCheck(id: id, stored: stored)
+        let content = StoreContent(schema: schema)
         var taken: [ChunkID] = []
-        let missing = try tiers[kind].walkReferences(id: id, stored: stored, in: txn) { (chunk) throws(CofferError) in
-            let here = try storage("taking a record's chunks") { try chunks.retainIfStored(chunk, in: txn) }
-            if here { taken.append(chunk) }
-            if here, unchecked.contains(chunk) {
-                let prefix = chunk.bytes.prefix(6).hexEncoded
-                guard let check else {
-                    throw unchecked.refusal(
-                        "refers to a chunk (id \(prefix)…) sealed with a write-only client's keys from a record of another write, which cannot have them",
-                        underlying: nil
-                    )
-                }
-                let record = try storage("checking a chunk against its id") {
-                    try chunks.withRecord(chunk, in: txn) { Array($0) }
-                }
-                do throws(CofferError) {
-                    try record?.withBytes { (stored) throws(CofferError) in try check(chunk, stored) }
-                } catch  where error.code == .decode {
-                    throw unchecked.refusal(
-                        "carries a chunk record (id \(prefix)…), sealed with a write-only client's keys, that does not hold what its id names (\(error.message))",
-                        underlying: error
-                    )
-                }
-                unchecked.remove(chunk)
+        let walk = Result {
+            try tiers[kind].walkReferences(id: id, stored: stored, in: txn) { (chunk) throws(CofferError) in
+                let here = try storage("taking a record's chunks") { try chunks.retainIfStored(chunk, in: txn) }
+                guard here else { return false }
+                taken.append(chunk)
+                try Self.mayTake(chunk, check: check, unchecked: unchecked, chunks: chunks, content: content, txn: txn)
+                return true
             }
-            return here
         }
-        return (taken, missing)
+        switch walk {
+        case .success(let missing):
+            return (taken, missing)
+        case .failure(let error):
+            for chunk in taken { try chunks.release(chunk, in: txn) }
+            throw error
+        }
+    }
+
+    /// Checks that a record may take `chunk` (see ``claim(_:id:stored:unchecked:)``).
+    private static func mayTake(
+        _ chunk: ChunkID,
+        check: ChunkRecordCheck?,
+        unchecked: UncheckedChunks,
+        chunks: ChunkStore,
+        content: StoreContent?,
+        txn: Transaction
+    ) throws(CofferError) {
+        let prefix = chunk.bytes.prefix(6).hexEncoded
+        let arrived = unchecked.contains(chunk)
+        guard let check else {
+            let sealedPerWrite = try storage("checking a record's chunks") {
+                try arrived
+                    || txn.withValue(chunks.schema.chunks, key: chunk) { StoreContent.isSealedPerWrite($0) }
+                        ?? content?.isSealedPerWrite(chunk, in: txn) ?? false
+            }
+            guard sealedPerWrite else { return }
+            throw ForgedChunkClaim(
+                arrived: arrived,
+                refusal: unchecked.refusal(
+                    "carries a record that refers to a chunk (id \(prefix)…) sealed with a write-only client's keys, which only a record of that write has",
+                    underlying: nil
+                )
+            ).asCofferError
+        }
+        // Checked again for each record that takes it: another record of another write (made up)
+        // may name the chunks a genuine one took before it.
+        let record = try storage("checking a chunk against its id") {
+            try chunks.withRecord(chunk, in: txn) { Array($0) }
+        }
+        do throws(CofferError) {
+            try record?.withBytes { (stored) throws(CofferError) in try check(chunk, stored) }
+        } catch  where error.code == .decode {
+            throw ForgedChunkClaim(
+                arrived: arrived,
+                refusal: unchecked.refusal(
+                    arrived
+                        ? "carries a chunk record (id \(prefix)…), sealed with a write-only client's keys, that does not hold what its id names (\(error.message))"
+                        : "carries a record that refers to a chunk (id \(prefix)…) of a write-only client's write that its keys do not open (\(error.message))",
+                    underlying: error
+                )
+            ).asCofferError
+        }
+        unchecked.noteChecked(chunk)
+    }
+}
+
+/// A chunk a record may not take (``MissingChunks/claim(_:id:stored:unchecked:)``): sealed with the
+/// keys of a write-only client's write the record is not of. When the chunk arrived in the bundle
+/// being imported, the bundle carries a forged chunk record; otherwise the record itself was made up
+/// (by a modified client), which for a record held back since an earlier import the importer drops
+/// rather than refuse the bundle that completed it (``ImportApplier``).
+package struct ForgedChunkClaim: Error {
+    /// Whether the chunk arrived in the bundle being imported (not checked before).
+    package let arrived: Bool
+    /// The refusal of the bundle being imported.
+    package let refusal: CofferError
+
+    /// This claim as the refusal it carries, keeping it as its underlying error so that an importer
+    /// can tell it apart (``init(_:)``).
+    var asCofferError: CofferError { CofferError(refusal.code, refusal.message, underlying: self) }
+
+    /// The claim a refusal carries, if it is one.
+    package init?(_ error: any Error) {
+        guard let claim = (error as? CofferError)?.underlyingError as? ForgedChunkClaim else { return nil }
+        self = claim
+    }
+
+    init(arrived: Bool, refusal: CofferError) {
+        self.arrived = arrived
+        self.refusal = refusal
     }
 }
 
@@ -90,7 +157,8 @@ package final class UncheckedChunks {
     package var isEmpty: Bool { chunks.isEmpty }
     package func contains(_ chunk: ChunkID) -> Bool { chunks.contains(chunk) }
     package func insert(_ chunk: ChunkID) { chunks.insert(chunk) }
-    package func remove(_ chunk: ChunkID) { chunks.remove(chunk) }
+    /// Notes that `chunk` was checked with a record's keys: it is no longer unchecked.
+    package func noteChecked(_ chunk: ChunkID) { chunks.remove(chunk) }
 
     /// Whether `site` is that of a chunk here still to be checked: not to be noted before it is.
     package func awaitsCheck(_ site: BundleChunkSite) -> Bool {

@@ -116,6 +116,10 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     public var held = 0
     /// Records held back earlier that this import could apply (their chunks arrived).
     public var appliedFromHeld = 0
+    /// Records held back earlier that this import dropped: each refers to chunks of a write-only
+    /// client's write that its keys do not open, so a modified client made it up (a member's stolen
+    /// device, say). The genuine chunks that arrived with this bundle are kept.
+    public var droppedForgedRecords = 0
     /// Records refused because their clock stamp lies further ahead of this machine's clock than
     /// ``Vault/Configuration/maximumClockSkew`` allows: a device with a wrong clock must not decide
     /// last-writer-wins for the whole group. Fix that device's clock; its next changes travel.

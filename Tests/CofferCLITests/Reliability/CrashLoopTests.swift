@@ -25,9 +25,10 @@ struct CrashLoopTests {
         var (killed, killedButCommitted) = (0, 0)
         for index in 0..<Self.iterations {
             let write = try LoggedWrite.random(index, using: &generator, in: scratch)
-            // A write takes 0.08 to 0.4 s here, the passphrase check included: aim the kills inside it
-            // (with later delays too many writes finish first, and the loop proves little).
-            let delay = 0.01 + Double(generator.next() % 240) / 1000
+            // A write takes 0.03 to 0.3 s here with the library optimized (as Tools/test builds it),
+            // the passphrase check included: aim the kills inside it (with later delays too many
+            // writes finish first, and the loop proves little: 0.01 to 0.25 s killed 1 write in 30).
+            let delay = 0.003 + Double(generator.next() % 80) / 1000
             let where_ = "seed \(seed), iteration \(index), \(write)"
             if try Self.run(cli, write.arguments, killAfter: delay) {
                 killed += 1

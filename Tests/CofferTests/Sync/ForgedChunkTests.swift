@@ -79,7 +79,7 @@ struct ForgedChunkTests {
             try expectRefused(
                 from: m,
                 by: c,
-                saying: "sealed with a write-only client's keys from a record of another write"
+                saying: "sealed with a write-only client's keys, which only a record of that write has"
             )
         } else {
             let forged = try m.forgeChunkRecords { plaintext in
@@ -137,6 +137,21 @@ struct ForgedChunkTests {
         "a write-only client's chunk forged with the keys of its write is refused when its blob takes it; the genuine one is kept"
     )
     func forgedWriteOnlyChunkIsRefused() throws {
+        let (owner, m, c, content) = try groupWithWriteOnlyBlob()
+        defer { for vault in [owner, m, c] { vault.close() } }
+        #expect(try forgeWriteOnlyChunks(in: m) > 1)
+
+        try expectRefused(from: m, by: c, saying: "sealed with a write-only client's keys, that does not hold")
+
+        _ = try group.exchange(owner, c, "a-to-c")
+        let name = try #require(try c.blobs.list().first { $0.name.hasPrefix("nightly.dump@") }?.name)
+        #expect(Array(try c.blobs.data(name)) == content)
+        #expect(try c.blobs.verify(readingData: true).isHealthy)
+    }
+
+    /// A group where a write-only client's blob (W) was dropped into A's vault and reached M: A (the
+    /// owner, unlocked), M and C. C has not received W.
+    func groupWithWriteOnlyBlob() throws -> (owner: Vault, m: Vault, c: Vault, content: [UInt8]) {
         let a = try group.createFirst()
         try a.allowWriteOnlyClients(true)
         try a.export(to: group.bundle("founding"))
@@ -145,19 +160,80 @@ struct ForgedChunkTests {
         _ = try group.exchange(m, a, "m-to-a")
         _ = try group.exchange(c, a, "c-to-a")
         a.close()
-        // A write-only client drops a blob into A's vault; A, unlocked again, sends it to M.
-        let content = Content.mixed(300_000, seed: 43)
+        let content = Content.mixed(300_000, seed: 44)
         try group.dropWriteOnlyBlob("nightly.dump", content)
         let owner = try group.fixture.open()
         try owner.unlock(passphrase: SyncGroupFixture.passphrase)
-        defer { for vault in [owner, m, c] { vault.close() } }
         _ = try group.exchange(owner, m, "a-to-m")
-        #expect(try forgeWriteOnlyChunks(in: m) > 1)
+        return (owner, m, c, content)
+    }
 
-        try expectRefused(from: m, by: c, saying: "sealed with a write-only client's keys, that does not hold")
+    /// A modified client's made-up record in `vault`: a write-only blob of its own write, `decoy`,
+    /// whose chunk list names the chunks of the write-only blob `genuine` (red team round 43).
+    func makeDecoy(in vault: Vault, naming genuine: String) throws {
+        try vault.blobs.write(
+            "decoy",
+            data: Content.random(1_000, seed: 3),
+            options: BlobWriteOptions(protection: .completeUnlessOpen)
+        )
+        let (schema, keys, coder) = (vault.schema, try vault.keyRing(), try ChunkRecord.Coder())
+        try vault.environment.write { txn in
+            var manifests: [[UInt8]: BlobManifest] = [:]
+            try txn.forEach(in: schema.blobs) { key, value in
+                manifests[Array(key)] = try BlobManifest.open(value, id: Array(key), keys: keys, cipher: coder.cipher)
+                return true
+            }
+            let real = try #require(manifests.values.first { $0.name == genuine })
+            let (id, decoy) = try #require(manifests.first { $0.value.name == "decoy" })
+            var forged = decoy
+            (forged.chunks, forged.chunkCount, forged.size, forged.digest) =
+                (real.chunks, real.chunkCount, real.size, real.digest)
+            try txn.put(schema.blobs, key: id, value: try forged.seal(id: id, keys: keys, cipher: coder.cipher))
+        }
+    }
 
+    @Test(
+        "a made-up record naming a write-only client's chunks the vault holds already is refused, naming its device (red team round 43, F1)"
+    )
+    func decoyOverChunksHereIsRefused() throws {
+        let (owner, m, c, content) = try groupWithWriteOnlyBlob()
+        defer { for vault in [owner, m, c] { vault.close() } }
         _ = try group.exchange(owner, c, "a-to-c")
-        let name = try #require(try c.blobs.list().first { $0.name.hasPrefix("nightly.dump@") }?.name)
+        try makeDecoy(in: m, naming: "nightly.dump")
+        try expectRefused(from: m, by: c, saying: "of a write-only client's write that its keys do not open")
+        // C's own bundles stay good for a newcomer that lacks the blob.
+        let (newcomer, _) = try group.join(
+            "n",
+            from: try { () throws -> URL in
+                let url = group.bundle("c-full")
+                try c.export(to: url)
+                return url
+            }()
+        )
+        defer { newcomer.close() }
+        let name = try #require(try newcomer.blobs.list().first { $0.name.hasPrefix("nightly.dump@") }?.name)
+        #expect(Array(try newcomer.blobs.data(name)) == content)
+    }
+
+    @Test(
+        "a made-up record held back for chunks is dropped when the genuine ones arrive, which are kept (red team round 43, F2)"
+    )
+    func heldDecoyIsDropped() throws {
+        let (owner, m, c, content) = try groupWithWriteOnlyBlob()
+        defer { for vault in [owner, m, c] { vault.close() } }
+        // M's next bundle for C leaves out what it sent C before (W and its chunks): the decoy alone.
+        try m.export(to: group.bundle("m-to-c-first"), peer: "c")
+        try makeDecoy(in: m, naming: "nightly.dump")
+        try m.export(to: group.bundle("m-to-c"), peer: "c")
+        let held = try c.import(from: group.bundle("m-to-c"))
+        #expect(held.held == 1)
+
+        let arrived = try group.exchange(owner, c, "a-to-c")
+        #expect(arrived.droppedForgedRecords == 1)
+        #expect(arrived.held == 0)
+        let names = try c.blobs.list().map(\.name)
+        #expect(!names.contains { $0.hasPrefix("decoy") })
+        let name = try #require(names.first { $0.hasPrefix("nightly.dump@") })
         #expect(Array(try c.blobs.data(name)) == content)
         #expect(try c.blobs.verify(readingData: true).isHealthy)
     }

@@ -164,6 +164,7 @@ struct PullCommand: VaultCommand {
         combined.held = summary.bundles.last?.imported.held ?? 0
         for bundle in summary.bundles {
             combined.refusedFutureRecords += bundle.imported.refusedFutureRecords
+            combined.droppedForgedRecords += bundle.imported.droppedForgedRecords
             combined.devicesAhead.merge(bundle.imported.devicesAhead) { max($0, $1) }
             combined.renamedDeviceBoundBlobs += bundle.imported.renamedDeviceBoundBlobs
         }

@@ -160,6 +160,11 @@ struct ImportCommand: VaultCommand {
                     "note: a synced blob took this vault's device-bound blob's name; the device-bound one is kept as '\(PrintableText.escaping(name))'"
                 )
             }
+            if summary.droppedForgedRecords > 0 {
+                output.warning(
+                    "warning: dropped \(counted(summary.droppedForgedRecords, "record")) held back since an earlier import: \(summary.droppedForgedRecords == 1 ? "it refers" : "they refer") to chunks of a write-only client's write that \(summary.droppedForgedRecords == 1 ? "its" : "their") keys do not open, so a modified client made \(summary.droppedForgedRecords == 1 ? "it" : "them") up (a member's stolen device, say); the genuine chunks were kept. Check coffer devices for a device you do not know"
+                )
+            }
             if summary.held > 0 {
                 output.warning(
                     "warning: \(counted(summary.held, "record")) \(summary.held == 1 ? "waits" : "wait") for data this vault lacks (deleted here, or never received); this vault's next export or push asks for it, and the import that brings it applies them"
