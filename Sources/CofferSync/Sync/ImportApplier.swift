@@ -117,6 +117,12 @@ package struct ImportApplier {
         let held = HeldRecords(schema: schema)
         var waiting = try held.held(record.kind, id: record.id, in: txn)
         if let newer = waiting, newer.entry.version > record.entry.version {
+            // This bundle's record checks the chunks of its write that arrived with it first: a
+            // made-up newer version held back must not make them look forged (red team round 44, G1).
+            if !wasHeld, !record.entry.isDeleted {
+                try MissingChunks(txn: txn, schema: schema, tiers: tiers)
+                    .checkArrived(record.kind, id: record.id, stored: record.stored, unchecked: unchecked)
+            }
             guard try placeOrHold(newer, wasHeld: true) == .dropped else { return .held }
             waiting = nil
         }
@@ -131,7 +137,14 @@ package struct ImportApplier {
             case .success(let outcome):
                 (taken, missing) = outcome
             case .failure(let error):
-                guard wasHeld, let forged = ForgedChunkClaim(error), !forged.arrived else { throw error }
+                guard wasHeld, let forged = ForgedChunkClaim(error) else { throw error }
+                guard !forged.arrived else {
+                    // A chunk that arrived now and no record of this bundle checked: which is made
+                    // up, it or the record held back, cannot be told here. The record keeps waiting
+                    // as it was, and the chunk goes with the staging references unless a record
+                    // takes it; the bundle, perhaps an honest device's, is not refused for it.
+                    return .held
+                }
                 try held.release(record.kind, id: record.id, in: txn)
                 summary.droppedForgedRecords += 1
                 return .dropped

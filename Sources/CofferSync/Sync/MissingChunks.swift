@@ -96,6 +96,37 @@ package struct MissingChunks {
         }
         // Checked again for each record that takes it: another record of another write (made up)
         // may name the chunks a genuine one took before it.
+        try checkSealedPerWrite(chunk, check: check, unchecked: unchecked, chunks: chunks, txn: txn)
+    }
+
+    /// Checks the chunks of `unchecked` (arrived with this bundle) that the incoming record of a
+    /// write-only client's write names, with its write's keys, without taking them: what a record of
+    /// this bundle does before a made-up newer version held back is tried against them (red team
+    /// round 44, G1).
+    ///
+    /// - Throws: ``ForgedChunkClaim`` for a chunk that does not check.
+    package func checkArrived(_ kind: SyncRecordKind, id: [UInt8], stored: [UInt8], unchecked: UncheckedChunks) throws {
+        guard !unchecked.isEmpty, let check = try tiers[kind].perWriteChunkCheck(id: id, stored: stored) else { return }
+        let chunks = ChunkStore(schema: schema)
+        _ = try tiers[kind].walkReferences(id: id, stored: stored, in: txn) { (chunk) throws(CofferError) in
+            let here = try storage("checking a record's chunks") { try chunks.contains(chunk, in: txn) }
+            if here, unchecked.contains(chunk) {
+                try Self.checkSealedPerWrite(chunk, check: check, unchecked: unchecked, chunks: chunks, txn: txn)
+            }
+            return here
+        }
+    }
+
+    /// Checks `chunk`, sealed per write, with a record's `check`: it leaves `unchecked` when it passes.
+    private static func checkSealedPerWrite(
+        _ chunk: ChunkID,
+        check: ChunkRecordCheck,
+        unchecked: UncheckedChunks,
+        chunks: ChunkStore,
+        txn: Transaction
+    ) throws(CofferError) {
+        let prefix = chunk.bytes.prefix(6).hexEncoded
+        let arrived = unchecked.contains(chunk)
         let record = try storage("checking a chunk against its id") {
             try chunks.withRecord(chunk, in: txn) { Array($0) }
         }

@@ -160,7 +160,10 @@ struct ForgedChunkTests {
         _ = try group.exchange(m, a, "m-to-a")
         _ = try group.exchange(c, a, "c-to-a")
         a.close()
-        let content = Content.mixed(300_000, seed: 44)
+        // Small enough that its chunk list stays in its manifest (the chunker's cuts are keyed per
+        // vault): the made-up records below name it, and a list in list chunks of the genuine
+        // write's would not open with the made-up record's keys, so its own export would fail.
+        let content = Content.mixed(60_000, seed: 44)
         try group.dropWriteOnlyBlob("nightly.dump", content)
         let owner = try group.fixture.open()
         try owner.unlock(passphrase: SyncGroupFixture.passphrase)
@@ -169,8 +172,10 @@ struct ForgedChunkTests {
     }
 
     /// A modified client's made-up record in `vault`: a write-only blob of its own write, `decoy`,
-    /// whose chunk list names the chunks of the write-only blob `genuine` (red team round 43).
-    func makeDecoy(in vault: Vault, naming genuine: String) throws {
+    /// whose chunk list names the chunks of the write-only blob `genuine` (red team round 43); with
+    /// `newerVersion`, the genuine record itself, its write's keys replaced by the decoy's, as a
+    /// newer version of the modified client's (round 44, G1).
+    func makeDecoy(in vault: Vault, naming genuine: String, newerVersion: Bool = false) throws {
         try vault.blobs.write(
             "decoy",
             data: Content.random(1_000, seed: 3),
@@ -183,12 +188,27 @@ struct ForgedChunkTests {
                 manifests[Array(key)] = try BlobManifest.open(value, id: Array(key), keys: keys, cipher: coder.cipher)
                 return true
             }
-            let real = try #require(manifests.values.first { $0.name == genuine })
+            let (realID, real) = try #require(manifests.first { $0.value.name == genuine })
             let (id, decoy) = try #require(manifests.first { $0.value.name == "decoy" })
-            var forged = decoy
-            (forged.chunks, forged.chunkCount, forged.size, forged.digest) =
-                (real.chunks, real.chunkCount, real.size, real.digest)
-            try txn.put(schema.blobs, key: id, value: try forged.seal(id: id, keys: keys, cipher: coder.cipher))
+            guard newerVersion else {
+                var forged = decoy
+                (forged.chunks, forged.chunkCount, forged.size, forged.digest) =
+                    (real.chunks, real.chunkCount, real.size, real.digest)
+                try txn.put(schema.blobs, key: id, value: try forged.seal(id: id, keys: keys, cipher: coder.cipher))
+                return
+            }
+            var forged = real
+            forged.write = decoy.write
+            try txn.put(schema.blobs, key: realID, value: try forged.seal(id: realID, keys: keys, cipher: coder.cipher))
+            try ChangeLog.record(
+                .blobPut,
+                recordID: realID,
+                scope: .syncable,
+                description: nil,
+                keys: keys,
+                in: txn,
+                schema: schema
+            )
         }
     }
 
@@ -216,14 +236,15 @@ struct ForgedChunkTests {
     }
 
     @Test(
-        "a made-up record held back for chunks is dropped when the genuine ones arrive, which are kept (red team round 43, F2)"
+        "a made-up record held back for chunks is dropped when the genuine ones arrive, which are kept (red team rounds 43, F2, and 44, G1)",
+        arguments: [false, true]
     )
-    func heldDecoyIsDropped() throws {
+    func heldDecoyIsDropped(newerVersion: Bool) throws {
         let (owner, m, c, content) = try groupWithWriteOnlyBlob()
         defer { for vault in [owner, m, c] { vault.close() } }
         // M's next bundle for C leaves out what it sent C before (W and its chunks): the decoy alone.
         try m.export(to: group.bundle("m-to-c-first"), peer: "c")
-        try makeDecoy(in: m, naming: "nightly.dump")
+        try makeDecoy(in: m, naming: "nightly.dump", newerVersion: newerVersion)
         try m.export(to: group.bundle("m-to-c"), peer: "c")
         let held = try c.import(from: group.bundle("m-to-c"))
         #expect(held.held == 1)
@@ -232,7 +253,8 @@ struct ForgedChunkTests {
         #expect(arrived.droppedForgedRecords == 1)
         #expect(arrived.held == 0)
         let names = try c.blobs.list().map(\.name)
-        #expect(!names.contains { $0.hasPrefix("decoy") })
+        // (With a newer version made up, the decoy is the modified client's own blob, and stays.)
+        #expect(newerVersion || !names.contains { $0.hasPrefix("decoy") })
         let name = try #require(names.first { $0.hasPrefix("nightly.dump@") })
         #expect(Array(try c.blobs.data(name)) == content)
         #expect(try c.blobs.verify(readingData: true).isHealthy)
