@@ -99,10 +99,13 @@ package struct PendingWrites {
 
     /// Ends a write that will not commit: releases every chunk it noted.
     ///
-    /// - Returns: How many references were released.
+    /// - Returns: How many references were released, and how many chunks that freed (those no one
+    ///   else took).
     @discardableResult
-    package func abandon(_ write: WriteID, store: ChunkStore, in txn: Transaction) throws -> Int {
+    package func abandon(_ write: WriteID, store: ChunkStore, in txn: Transaction) throws -> (released: Int, freed: Int)
+    {
         var released = 0
+        var freed = 0
         for key in try keys(of: write, in: txn) {
             if Self.isBatchKey(key) {
                 let ids = try txn.get(schema.pending, key: key) ?? []
@@ -110,14 +113,14 @@ package struct PendingWrites {
                     throw CofferError(.decode, "a pending-write record is damaged; \(run: .verify)")
                 }
                 for start in stride(from: 0, to: ids.count, by: 32) {
-                    try store.release(ChunkID(Array(ids[start..<(start + 32)])), in: txn)
+                    if try store.release(ChunkID(Array(ids[start..<(start + 32)])), in: txn) { freed += 1 }
                     released += 1
                 }
             }
             txn.noteScatteredTouch()
             try txn.delete(schema.pending, key: key)
         }
-        return released
+        return (released, freed)
     }
 
     /// What releasing writes' references freed.

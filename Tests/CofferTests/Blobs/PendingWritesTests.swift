@@ -49,7 +49,8 @@ struct PendingWritesTests {
         // Another write shares one chunk: it must survive.
         try environment.write { (txn) throws in try store.retain(ids[3], sealed: nil, in: txn) }
         let released = try environment.write { (txn) throws in try pending.abandon(write, store: store, in: txn) }
-        #expect(released == 10)
+        #expect(released.released == 10)
+        #expect(released.freed == 9)
         #expect(try chunkCount() == 1)
         #expect(try pendingCount() == 0)
     }
