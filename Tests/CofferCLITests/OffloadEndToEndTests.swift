@@ -313,6 +313,13 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
         return blob
     }
 
+    /// `bytes` put as blob "f1" in the vault, which makes the bucket with its first push.
+    func putAndPush(_ bytes: [UInt8], _ server: SeaweedFS) throws {
+        try Data(bytes).write(to: directory.path("f1"))
+        #expect(try run(["put", "f1", directory.path("f1").path], server).status == 0)
+        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+    }
+
     /// Every bundle object device `name`'s vault pushed.
     func bundles(of name: String, _ server: SeaweedFS) throws -> [String] {
         let vault = try Vault.open(at: directory.path(name))
@@ -386,9 +393,7 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
     func rolledBackPastOffloadedContent() throws {
         let server = try SeaweedFS.shared()
         let kept = SplitMix64.bytes(200_000, seed: 11)
-        try Data(kept).write(to: directory.path("f1"))
-        #expect(try run(["put", "f1", directory.path("f1").path], server).status == 0)
-        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        try putAndPush(kept, server)
         let (client, layout) = try store(server)
         var saved: [String: [UInt8]] = [:]
         for object in try client.list(prefix: layout.listingPrefix) { saved[object.key] = try client.get(object.key) }
@@ -428,9 +433,7 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
     )
     func thinDeviceCompactsPastAnOverwrittenBundle() throws {
         let server = try SeaweedFS.shared()
-        try Data(SplitMix64.bytes(300_000, seed: 21)).write(to: directory.path("f1"))
-        #expect(try run(["put", "f1", directory.path("f1").path], server).status == 0)
-        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        try putAndPush(SplitMix64.bytes(300_000, seed: 21), server)
         let first = try bundles(of: "vault", server)
         try add("a2", server)
         #expect(try run(["push", remote], server).status == 0)
@@ -457,9 +460,7 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
     func objectPutBackCountsAgain() throws {
         let server = try SeaweedFS.shared()
         let blob = SplitMix64.bytes(300_000, seed: 31)
-        try Data(blob).write(to: directory.path("f1"))
-        #expect(try run(["put", "f1", directory.path("f1").path], server).status == 0)
-        #expect(try run(["push", remote, "--create-bucket"], server).status == 0)
+        try putAndPush(blob, server)
         #expect(try run(["init", "--join", remote, "--thin"], server, vault: "thin").status == 0)
         let (client, _) = try store(server)
         let key = try #require(try bundles(of: "vault", server).first)

@@ -95,6 +95,11 @@ package struct SnapshotSyncedRecords: SyncedRecords {
     }
 
     package func perWriteChunkCheck(id: [UInt8], stored: [UInt8]) throws -> ChunkRecordCheck? {
+        // As for a blob: the clear header says whether the record is sealed per write at all.
+        let header = try stored.withBytes { (raw) throws(CofferError) in
+            try SealedRecord.peekHeader(raw, versions: SnapshotRecord.readableVersions, what: "a snapshot record")
+        }
+        guard header.level.isSealedToClassKey else { return nil }
         let record = try stored.withBytes { (raw) throws(CofferError) in
             try SnapshotRecord.open(raw, id: id, keys: keys, cipher: coder.cipher)
         }
