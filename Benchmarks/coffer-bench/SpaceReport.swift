@@ -111,6 +111,10 @@ enum SpaceReport {
             tables.append("journal")
             handles.append(journal)
         }
+        if let packs = schema.packs {
+            tables += ChunkPackTables.names
+            handles += [packs.locators, packs.packs, packs.usage]
+        }
         let pages = try environment.read { txn in try handles.map { try txn.pages($0) } }
         let pageSize = pages[0].pageSize
         var filePayload: Int64 = 0
@@ -118,35 +122,59 @@ enum SpaceReport {
         var fileRounding: Int64 = 0
         var treeRounding: Int64 = 0
         var inlineValues: Int64 = 0
+        var packValues: Int64 = 0
+        var packDirectories: Int64 = 0
         try environment.read { txn in
-            try txn.forEach(in: schema.chunks) { key, value in
-                let overflow = TablePages.overflowPages(valueSize: value.count, keySize: key.count, pageSize: pageSize)
-                let isTree = treeChunks.contains(Array(key))
-                let rounding = overflow > 0 ? Int64(overflow * pageSize - value.count) : 0
-                if overflow == 0 { inlineValues += Int64(value.count) }
-                if isTree {
+            try schema.records.forEach(in: txn) { key, value in
+                if treeChunks.contains(Array(key)) {
                     treePayload += Int64(value.count)
-                    treeRounding += rounding
                 } else {
                     filePayload += Int64(value.count)
+                }
+                return true
+            }
+            // Records on their own round up to whole pages, or sit in the chunks table's leaves.
+            try txn.forEach(in: schema.chunks) { key, value in
+                let overflow = TablePages.overflowPages(valueSize: value.count, keySize: key.count, pageSize: pageSize)
+                let rounding = overflow > 0 ? Int64(overflow * pageSize - value.count) : 0
+                if overflow == 0 { inlineValues += Int64(value.count) }
+                if treeChunks.contains(Array(key)) {
+                    treeRounding += rounding
+                } else {
                     fileRounding += rounding
                 }
                 return true
+            }
+            if let packs = schema.packs {
+                try txn.forEach(in: packs.packs) { _, pack in
+                    packValues += Int64(pack.count)
+                    packDirectories += Int64(pack.count - (try ChunkPack.recordsEnd(of: pack)))
+                    return true
+                }
             }
         }
         let space = try environment.space()
         let chunkPages = pages[3]
         let chunkTree = Int64(chunkPages.branchPages + chunkPages.leafPages) * Int64(pageSize) - inlineValues
-        let otherTables = zip(tables, pages).filter { $0.0 != "chunks" }.reduce(Int64(0)) { $0 + $1.1.bytes }
+        let packPages = zip(tables, pages).filter { ChunkPackTables.names.contains($0.0) }
+        // The packs' pages less their records and directories: rounding of the last page of each.
+        let packsTable = packPages.first { $0.0 == "chunkPacks" }?.1.bytes ?? 0
+        let packRounding = packsTable - packValues
+        let indexTrees = packPages.filter { $0.0 != "chunkPacks" }.reduce(Int64(0)) { $0 + $1.1.bytes }
+        let otherTables = zip(tables, pages).filter { $0.0 != "chunks" && !ChunkPackTables.names.contains($0.0) }
+            .reduce(Int64(0)) { $0 + $1.1.bytes }
         let accounted = pages.reduce(Int64(0)) { $0 + $1.bytes } + space.freeBytes
         let vaultBytes = apparentSize(scratch.directory.path)
         let dataFile = space.fileBytes
         var parts = [
             Part(part: "chunk payload: file content (compressed, sealed)", bytes: filePayload),
             Part(part: "chunk payload: tree nodes (tree stream, list chunks)", bytes: treePayload),
-            Part(part: "LMDB overflow-page rounding of file chunks", bytes: fileRounding),
-            Part(part: "LMDB overflow-page rounding of tree chunks", bytes: treeRounding),
+            Part(part: "LMDB overflow-page rounding of file chunks stored alone", bytes: fileRounding),
+            Part(part: "LMDB overflow-page rounding of tree chunks stored alone", bytes: treeRounding),
+            Part(part: "pack directories (id and length of each packed record)", bytes: packDirectories),
+            Part(part: "packs' B-tree and the rounding of their last pages", bytes: packRounding),
             Part(part: "chunks table B-tree (keys, leaf and branch pages less small values)", bytes: chunkTree),
+            Part(part: "packed chunks' locators and pack usage (B-trees)", bytes: indexTrees),
             Part(part: "other tables (chunk refcounts, snapshot records, metadata, journal)", bytes: otherTables),
             Part(part: "free pages (given back by compact)", bytes: space.freeBytes),
             Part(part: "LMDB meta pages, the main table, file tail", bytes: dataFile - accounted),

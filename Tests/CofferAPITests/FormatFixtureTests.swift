@@ -16,12 +16,13 @@ struct FormatFixtureTests {
     /// Every fixture: format 2 has a membership log, device keys, and records sealed in a key epoch
     /// after the original one; format 3, device-bound records re-sealed under a later device
     /// generation (`coffer rekey`); format 4, completeUnlessOpen records (one written with the
-    /// passphrase, a blob and a snapshot from a write-only client).
-    static let versions = firstVersions + ["format-v2", "format-v3", "format-v4"]
+    /// passphrase, a blob and a snapshot from a write-only client); format 6, the same with its small
+    /// chunk records in packs.
+    static let versions = firstVersions + ["format-v2", "format-v3", "format-v4", "format-v6"]
 
     /// The vault format of a fixture.
     static func format(_ version: String) -> Int {
-        for format in [4, 3, 2] where version.hasPrefix("format-v\(format)") { return format }
+        for format in [6, 4, 3, 2] where version.hasPrefix("format-v\(format)") { return format }
         return 1
     }
     /// The device-only blob's content: byte i = (i * 31 + 7) mod 251.
@@ -84,11 +85,17 @@ struct FormatFixtureTests {
             try FileManager.default.contentsOfDirectory(atPath: restored.appendingPathComponent("empty").path).isEmpty
         )
         #expect(try vault.blobs.verify(readingData: true).isHealthy)
+        let packed = try vault.environment.read { txn in try vault.schema.packs.map { try txn.count($0.locators) } ?? 0
+        }
+        #expect((packed > 0) == (Self.format(version) >= 6), "\(version): \(packed) packed chunk records")
     }
 
-    @Test("Format 4: completeUnlessOpen blobs and snapshots, a write-only client's among them, read back once unlocked")
-    func sealedToClassKey() throws {
-        let scratch = try Scratch(copying: "format-v4")
+    @Test(
+        "Format 4: completeUnlessOpen blobs and snapshots, a write-only client's among them, read back once unlocked",
+        arguments: ["format-v4", "format-v6"]
+    )
+    func sealedToClassKey(version: String) throws {
+        let scratch = try Scratch(copying: version)
         let locked = try Vault.open(at: scratch.url.appendingPathComponent("vault"))
         let refused = #expect(throws: CofferError.self) { _ = try locked.blobs.data("sealed.txt") }
         #expect(refused?.code == .interactionNotAllowed)
@@ -153,7 +160,11 @@ struct FormatFixtureTests {
         #expect(try reopened.deviceIdentity() == identity, "\(version): stored, readable while locked")
     }
 
-    @Test("The bundle joins a new vault with the syncable records only", arguments: FormatFixtureTests.versions)
+    /// The fixtures whose bundles a passphrase joins. Format 6 changed no bundle (packs are local), and
+    /// its group, made by a Coffer whose rekey closes the passphrase door, takes devices by approval.
+    static let joinableBundles = versions.filter { $0 != "format-v6" }
+
+    @Test("The bundle joins a new vault with the syncable records only", arguments: FormatFixtureTests.joinableBundles)
     func bundle(version: String) throws {
         let scratch = try Scratch(copying: version)
         var configuration = Vault.Configuration()
@@ -189,7 +200,7 @@ struct FormatFixtureTests {
             configuration: configuration
         )
         defer { joined.close() }
-        #expect(joined.formatVersion == 2)
+        #expect(joined.formatVersion == Schema.packedFormatVersion, "a join packs the small chunks it imports")
 
         let vault = try scratch.unlockedVault()
         #expect(vault.formatVersion == 1, "opening and unlocking write nothing")

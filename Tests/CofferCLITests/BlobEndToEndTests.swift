@@ -168,9 +168,9 @@ struct BlobEndToEndTests {
         try vault.environment.write { (txn) throws in
             let found = try BlobStore(schema: vault.schema).require("victim", keys: keys, cipher: try AESGCM(), in: txn)
             guard case .inline(let entries) = found.manifest.chunks else { return }
-            var record = try #require(try txn.get(vault.schema.chunks, key: entries[2].id))
+            var record = try #require(try vault.schema.records.record(entries[2].id, in: txn))
             record[record.count / 2] ^= 0xFF
-            try txn.put(vault.schema.chunks, key: entries[2].id, value: record)
+            try vault.schema.records.put(entries[2].id, record, in: txn)
         }
         vault.close()
         let get = try run(["get", "victim", directory.path("out").path])

@@ -87,7 +87,7 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
                     return true
                 }
             }
-            return (try txn.count(schema.chunks), offloaded)
+            return (try schema.records.count(in: txn), offloaded)
         }
     }
 
@@ -98,7 +98,7 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
         return try vault.environment.read { txn -> Int in
             var bytes = 0
             try StoreContent(schema: vault.schema)?.forEachCached(in: txn) { id, _, length in
-                let here = try txn.contains(vault.schema.chunks, key: id)
+                let here = try vault.schema.records.contains(id, in: txn)
                 #expect(here)
                 bytes += length
                 return true

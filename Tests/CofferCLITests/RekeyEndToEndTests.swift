@@ -64,7 +64,7 @@ struct RekeyEndToEndTests {
         let new = ["COFFER_PASSPHRASE": "pw2"]
         try expectContents(content, environment: new)
         let info = try cli.run(["info"], extra: new)
-        #expect(info.output.contains(/Format:\s+version 3/), "\(info.output)")
+        #expect(info.output.contains(/Format:\s+version 6/), "packed chunks: \(info.output)")
         // The old passphrase and the old recovery key are refused, and change nothing.
         let oldPassphrase = try cli.run(["item", "get", "--service", "local", "--account", "ann"])
         #expect(

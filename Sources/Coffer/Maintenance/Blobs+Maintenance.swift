@@ -74,14 +74,14 @@ extension Blobs {
             let (orphans, orphanBytes) = try vault.environment.write { txn in
                 var orphans: [[UInt8]] = []
                 var bytes: Int64 = 0
-                try txn.forEach(in: schema.chunks) { key, value in
+                try schema.records.forEach(in: txn) { key, value in
                     if try !txn.contains(schema.chunkRefs, key: key) {
                         orphans.append(Array(key))
                         bytes += Int64(value.count)
                     }
                     return true
                 }
-                for id in orphans { try txn.delete(schema.chunks, key: id) }
+                for id in orphans { try schema.records.delete(ChunkID(id), in: txn) }
                 return (orphans.count, bytes)
             }
             return GarbageCollectionReport(
@@ -231,8 +231,11 @@ extension Blobs {
                 try store.pending.forEachNotedChunk(in: txn) { expected[$0, default: 0] += 1 }
                 // Sync records held back for missing chunks keep references to those that arrived.
                 try HeldRecords(schema: schema).forEachKeptReference(in: txn) { expected[$0, default: 0] += 1 }
+                for problem in try schema.records.packProblems(in: txn) {
+                    problems.append(VerificationProblem(blob: nil, message: problem))
+                }
                 var chunkCount = 0
-                try txn.forEach(in: schema.chunks) { key, _ in
+                try schema.records.forEachID(in: txn) { key in
                     chunkCount += 1
                     guard let id = try? ChunkID(stored: key) else {
                         problems.append(
@@ -241,7 +244,7 @@ extension Blobs {
                                 message: "a chunk is stored under a key of \(key.count) bytes"
                             )
                         )
-                        return true
+                        return
                     }
                     let count = try store.chunks.referenceCount(of: id, in: txn)
                     let wanted = expected.removeValue(forKey: id) ?? 0
@@ -261,7 +264,6 @@ extension Blobs {
                             )
                         )
                     }
-                    return true
                 }
                 // Chunks offloaded to an object store are not here, by design: their counts are
                 // checked all the same (and their content when it is read).
@@ -348,7 +350,7 @@ extension Blobs {
                 var unique: Int64 = 0
                 var stored: Int64 = 0
                 var count = 0
-                try txn.forEach(in: schema.chunks) { _, value in
+                try schema.records.forEach(in: txn) { _, value in
                     count += 1
                     stored += Int64(value.count)
                     if value.count >= ChunkRecord.headerSize {
@@ -467,7 +469,13 @@ extension Blobs {
         var random = SystemRandomNumberGenerator()
         try storage("reading every chunk") {
             try vault.environment.read { txn in
-                try txn.forEach(in: vault.schema.chunks) { key, value in
+                // A packed record whose pack is damaged fails like a record that does not authenticate.
+                let unreadable = { (key: UnsafeRawBufferPointer) in
+                    if let subset, !subset.contains(chunkKey: key, random: &random) { return }
+                    chunks += 1
+                    damaged += 1
+                }
+                try vault.schema.records.forEach(in: txn, unreadable: unreadable) { key, value in
                     if let subset, !subset.contains(chunkKey: key, random: &random) { return true }
                     chunks += 1
                     bytes += Int64(value.count)

@@ -16,20 +16,46 @@ struct RekeyPass {
     /// ...or this many records examined, whichever comes first.
     private static let batchRecords = 2048
 
-    /// The kinds of sealed record, one table each, in the order they are walked.
+    /// The kinds of sealed record, one table each (chunk records on their own, then packed ones), in
+    /// the order they are walked.
     private enum Kind: CaseIterable {
         case items
         case blobManifests
         case snapshots
         case chunks
+        case packedChunks
 
-        func table(_ schema: Schema) -> Table {
+        private func table(_ schema: Schema) -> Table? {
             switch self {
             case .items: return schema.items
             case .blobManifests: return schema.blobs
             case .snapshots: return schema.snapshots
             case .chunks: return schema.chunks
+            case .packedChunks: return schema.packs?.locators
             }
+        }
+
+        func count(_ schema: Schema, in txn: Transaction) throws -> Int {
+            try table(schema).map { try txn.count($0) } ?? 0
+        }
+
+        /// Visits the records from the first key not less than `start`.
+        func forEach(
+            _ schema: Schema,
+            in txn: Transaction,
+            from start: [UInt8],
+            _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+        ) throws {
+            if self == .packedChunks { return try schema.records.forEachPacked(in: txn, from: start, body) }
+            guard let table = table(schema) else { return }
+            try txn.forEach(in: table, from: start, body)
+        }
+
+        /// Stores `record` under `key` (a re-sealed packed chunk goes to the transaction's open pack).
+        func put(_ schema: Schema, key: [UInt8], record: [UInt8], in txn: Transaction) throws {
+            if self == .packedChunks { return try schema.records.put(try ChunkID(stored: key), record, in: txn) }
+            guard let table = table(schema) else { return }
+            try txn.put(table, key: key, value: record)
         }
     }
 
@@ -44,7 +70,7 @@ struct RekeyPass {
     func run(progress: ((RekeyProgress) -> Void)?) throws(CofferError) {
         let schema = vault.schema
         let total = try storage("counting the vault's records") {
-            try vault.environment.read { txn in try Kind.allCases.reduce(0) { $0 + (try txn.count($1.table(schema))) } }
+            try vault.environment.read { txn in try Kind.allCases.reduce(0) { $0 + (try $1.count(schema, in: txn)) } }
         }
         var tally = Tally()
         progress?(RekeyProgress(examined: 0, total: total, resealed: 0, resealedBytes: 0))
@@ -76,7 +102,6 @@ struct RekeyPass {
         }
         let resealer = try Resealer(keys: keys, generation: generation)
         let schema = vault.schema
-        let table = kind.table(schema)
         return try storage("re-sealing the vault's device-bound records") {
             try vault.environment.write { txn -> [UInt8]? in
                 var rewritten: [(key: [UInt8], value: [UInt8])] = []
@@ -84,7 +109,7 @@ struct RekeyPass {
                 var examined = 0
                 var last: [UInt8]?
                 var finished = true
-                try txn.forEach(in: table, from: after.map { $0 + [0] } ?? []) { key, value in
+                try kind.forEach(schema, in: txn, from: after.map { $0 + [0] } ?? []) { key, value in
                     if examined == Self.batchRecords || bytes >= Self.batchBytes {
                         finished = false
                         return false
@@ -97,7 +122,7 @@ struct RekeyPass {
                     }
                     return true
                 }
-                for (key, value) in rewritten { try txn.put(table, key: key, value: value) }
+                for (key, value) in rewritten { try kind.put(schema, key: key, record: value, in: txn) }
                 tally.examined += examined
                 tally.resealed += rewritten.count
                 tally.resealedBytes += Int64(bytes)
@@ -159,7 +184,7 @@ struct RekeyPass {
                     cipher: cipher,
                     what: what
                 )
-            case .chunks:
+            case .chunks, .packedChunks:
                 guard let (sealed, _) = ChunkRecord.sealedScope(of: value) else {
                     throw CofferError(.decode, "a chunk record's header is invalid; the record was altered or damaged")
                 }

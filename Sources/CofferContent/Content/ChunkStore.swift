@@ -27,13 +27,13 @@ package struct ChunkStore {
     @discardableResult
     package func retain(_ id: ChunkID, sealed: [UInt8]?, replacing: Bool = false, in txn: Transaction) throws -> Bool {
         if try retainIfStored(id, in: txn) {
-            if replacing, let sealed { try txn.put(schema.chunks, key: id, value: sealed) }
+            if replacing, let sealed { try schema.records.put(id, sealed, in: txn) }
             return false
         }
         guard let sealed else {
             throw CofferError(.internalError, "a chunk expected to be stored is missing; \(run: .verify)")
         }
-        try txn.put(schema.chunks, key: id, value: sealed)
+        try schema.records.put(id, sealed, in: txn)
         try set(References(count: 1, born: try ChangeLog.lastSequence(in: txn, schema: schema)), of: id, in: txn)
         return true
     }
@@ -71,7 +71,7 @@ package struct ChunkStore {
             throw CofferError(.decode, "a chunk was released more often than it was referenced; \(run: .verify)")
         }
         if references.count == 1 {
-            try txn.delete(schema.chunks, key: id)
+            try schema.records.delete(id, in: txn)
             try txn.delete(schema.chunkRefs, key: id)
             try StoreContent(schema: schema)?.forgetSite(of: id, in: txn)
             return true
@@ -145,7 +145,7 @@ package struct ChunkStore {
     ) throws -> R? {
         txn.noteScatteredTouch()
         let source = schema.offloadedChunks
-        if let local = try txn.withValue(schema.chunks, key: id, body) {
+        if let local = try schema.records.withRecord(id, in: txn, body) {
             if let source, try StoreContent(schema: schema)?.isCached(id, in: txn) == true { source.noteUse(of: id) }
             return local
         }
@@ -221,7 +221,7 @@ package struct ChunkStore {
     /// holds itself (it would report the content stored when it cannot be read back).
     package func stored(_ id: ChunkID, keys: ChunkKeys, cipher: AESGCM, in txn: Transaction) throws -> Stored {
         guard try contains(id, in: txn) else { return .absent }
-        let intact = try txn.withValue(schema.chunks, key: id) { record in
+        let intact = try schema.records.withRecord(id, in: txn) { record in
             ChunkRecord.isIntact(record, id: id, keys: keys, cipher: cipher) ?? true
         }
         // An offloaded chunk is in the object store, checked when it was offloaded: content is

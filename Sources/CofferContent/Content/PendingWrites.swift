@@ -173,7 +173,7 @@ package struct PendingWrites {
                     var tally = Released()
                     for start in stride(from: kept, to: value.count, by: 32) {
                         let id = ChunkID(Array(value[start..<(start + 32)]))
-                        let size = try txn.withValue(schema.chunks, key: id) { $0.count } ?? 0
+                        let size = try schema.records.withRecord(id, in: txn) { $0.count } ?? 0
                         if try store.release(id, in: txn) {
                             tally.freedChunks += 1
                             tally.freedBytes += Int64(size)

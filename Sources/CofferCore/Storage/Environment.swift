@@ -526,7 +526,10 @@ package final class Environment: @unchecked Sendable {
             // Made again after the retry whatever its outcome, where there is room (a deletion frees
             // pages inside data.mdb, not on the file system, so often there is not).
             defer { spaceReserve.make() }
-            return try write(body)
+            return try write { txn in
+                txn.sparesSpace = true
+                return try body(txn)
+            }
         }
     }
 

@@ -64,6 +64,37 @@ package final class Transaction {
     /// The budget this transaction's work asked for.
     package let budgetInUse = BudgetInUse()
 
+    /// Whether this transaction runs on a disk too full for anything but freeing space
+    /// (``Environment/writeFreeingSpace(_:)``, after giving up the space reserve): work that takes new
+    /// pages now to save space later (rewriting a chunk pack) is left for a later transaction.
+    package var sparesSpace = false
+
+    /// State a layer above keeps for the length of this transaction, one object per type
+    /// (``state(_:)``): such as the chunk pack a write is filling.
+    private var states: [ObjectIdentifier: AnyObject] = [:]
+    /// Work to do at the end of a body that commits, before the commit, in the order it was asked for.
+    private var commitActions: [(Transaction) throws -> Void] = []
+
+    /// This transaction's state of type `State`, made by `make` on first use and dropped with the
+    /// transaction; `make` may ask for work before the commit (``beforeCommit(_:)``).
+    package func state<State: AnyObject>(_ make: () throws -> State) rethrows -> State {
+        if let state = states[ObjectIdentifier(State.self)] as? State { return state }
+        let state = try make()
+        states[ObjectIdentifier(State.self)] = state
+        return state
+    }
+
+    /// This transaction's state of type `State`, or `nil` if none was made.
+    package func existingState<State: AnyObject>(_ type: State.Type) -> State? {
+        states[ObjectIdentifier(State.self)] as? State
+    }
+
+    /// Runs `action` when the body has returned and the transaction is about to commit (not when it
+    /// aborts): a write can keep work in memory (a pack of chunks it is filling) and store it once.
+    package func beforeCommit(_ action: @escaping (Transaction) throws -> Void) {
+        commitActions.append(action)
+    }
+
     deinit {
         if let handle { mdb_txn_abort(handle) }
     }
@@ -90,6 +121,9 @@ package final class Transaction {
         let result: R
         do {
             result = try body(self)
+            if commit {
+                while !commitActions.isEmpty { try commitActions.removeFirst()(self) }
+            }
         } catch {
             if let sawMapFull { throw MapFull(underlying: sawMapFull) }
             throw error

@@ -43,7 +43,15 @@ package enum RecordEpochs {
     package static func count(in txn: Transaction, schema: Schema) throws -> [KeyEpoch: Int] {
         var counts: [KeyEpoch: Int] = [:]
         for layout in layouts {
-            try txn.forEach(in: schema[keyPath: layout.table]) { _, stored in
+            // Chunk records are kept on their own or packed (``ChunkRecords``).
+            let visit = { (body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws in
+                if layout.table == \Schema.chunks {
+                    try schema.records.forEach(in: txn, body)
+                } else {
+                    try txn.forEach(in: schema[keyPath: layout.table], body)
+                }
+            }
+            try visit { _, stored in
                 if stored.count > layout.scopeOffset,
                     let sealed = SealedScope.read(
                         code: stored[layout.scopeOffset],

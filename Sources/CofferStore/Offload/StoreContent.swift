@@ -245,7 +245,7 @@ package struct StoreContent {
 
     /// Whether chunk `id` is offloaded: referenced, with no local record but a site.
     package func isOffloaded(_ id: ChunkID, in txn: Transaction) throws -> Bool {
-        guard try txn.contains(schema.chunkRefs, key: id), try !txn.contains(schema.chunks, key: id) else {
+        guard try txn.contains(schema.chunkRefs, key: id), try !schema.records.contains(id, in: txn) else {
             return false
         }
         return try site(of: id, in: txn) != nil
@@ -257,11 +257,11 @@ package struct StoreContent {
     /// client's chunk is remembered by its SHA-256 first: its keys are agreed per write, so a record
     /// arriving under its id later can be told genuine only by comparing (``isGenuineCopy(_:of:in:)``).
     package func dropLocalRecord(_ id: ChunkID, in txn: Transaction) throws {
-        let digest = try txn.withValue(schema.chunks, key: id) { record in
+        let digest = try schema.records.withRecord(id, in: txn) { record in
             Self.isSealedPerWrite(record) ? try SHA256.hash(record) : nil
         }
         if let digest = digest ?? nil { try txn.put(table, key: Self.perWriteDigestKey(id), value: digest) }
-        try txn.delete(schema.chunks, key: id)
+        try schema.records.delete(id, in: txn)
     }
 
     /// Whether a record arriving under chunk `id` sealed with keys agreed per write (a write-only
@@ -271,7 +271,7 @@ package struct StoreContent {
     /// a member can seal junk under any id with such a header, and a site in its object would hide
     /// the genuine one (red team round 42, F1 and F2).
     package func isGenuineCopy(digest: [UInt8], of id: ChunkID, in txn: Transaction) throws -> Bool {
-        if let local = try txn.withValue(schema.chunks, key: id, { try SHA256.hash($0) }) { return local == digest }
+        if let local = try schema.records.withRecord(id, in: txn, { try SHA256.hash($0) }) { return local == digest }
         return try txn.get(table, key: Self.perWriteDigestKey(id)).map(Array.init) == digest
     }
 
@@ -303,7 +303,7 @@ package struct StoreContent {
     /// Nothing for a chunk no longer referenced.
     package func keepForGood(_ id: ChunkID, record: [UInt8], in txn: Transaction) throws {
         guard try txn.contains(schema.chunkRefs, key: id) else { return }
-        if try !txn.contains(schema.chunks, key: id) { try txn.put(schema.chunks, key: id, value: record) }
+        if try !schema.records.contains(id, in: txn) { try schema.records.put(id, record, in: txn) }
         try forgetCached(id, in: txn)
     }
 

@@ -2,9 +2,13 @@
 /// created with the vault, so opening one never needs to write. A class: it is read on every operation,
 /// and passing one reference is cheaper than copying eleven tables.
 package final class Schema: Sendable {
-    /// The newest format version this build reads and writes: 5, for a vault that offloaded
-    /// chunks to an object store (docs/FORMAT.md, "Versioning").
-    package static let formatVersion: UInt32 = 5
+    /// The newest format version this build reads and writes: 6, for a vault that packs small
+    /// chunk records (docs/FORMAT.md, "Versioning").
+    package static let formatVersion: UInt32 = 6
+
+    /// The format version a vault is raised to when it first stores a chunk pack (``ChunkRecords``):
+    /// an older Coffer would call the packed chunks missing.
+    package static let packedFormatVersion: UInt32 = 6
 
     /// The format version a vault is raised to when it first offloads a chunk (``StoreContent``):
     /// an older Coffer would call the chunks it no longer holds missing.
@@ -41,6 +45,15 @@ package final class Schema: Sendable {
     package var journal: Table? { journalTable.withLock { $0 } }
     private let journalTable: Locked<Table?>
 
+    /// The tables of packed chunk records (``ChunkRecords``), or `nil` in a vault made before they
+    /// existed, until its first unlock makes them (``ensureChunkPacks(in:)``); until then every chunk
+    /// record is stored on its own.
+    package var packs: ChunkPackTables? { packTables.withLock { $0 } }
+    private let packTables: Locked<ChunkPackTables?>
+
+    /// Every chunk record, on its own or packed.
+    package var records: ChunkRecords { ChunkRecords(schema: self) }
+
     /// Where this vault's chunks lie in object stores (``StoreContent``), or `nil` until its first
     /// push or pull to one makes it (``ensureStoreContent(in:)``).
     package var storeContent: Table? { storeContentTable.withLock { $0 } }
@@ -72,6 +85,13 @@ package final class Schema: Sendable {
             journal = nil
         }
         journalTable = Locked(journal)
+        var packs: [Table]?
+        do {
+            packs = try environment.openTables(ChunkPackTables.names, create: create)
+        } catch let error as LMDBError where error.code == .notFound {
+            packs = nil
+        }
+        packTables = Locked(packs.map(ChunkPackTables.init))
         storeContentTable = Locked(try Self.openIfPresent(StoreContent.tableName, in: environment))
     }
 
@@ -90,6 +110,15 @@ package final class Schema: Sendable {
         guard storeContent == nil else { return }
         let table = try environment.openTables([StoreContent.tableName], create: true).first
         storeContentTable.withLock { $0 = table }
+    }
+
+    /// Makes the tables of packed chunk records in a vault made before they existed (a write; at
+    /// unlock). An older Coffer opens the vault still, until a pack is stored (which raises its
+    /// format); processes that opened it before keep storing records on their own.
+    package func ensureChunkPacks(in environment: Environment) throws {
+        guard packs == nil else { return }
+        let tables = try environment.openTables(ChunkPackTables.names, create: true)
+        packTables.withLock { $0 = ChunkPackTables(tables) }
     }
 
     /// Makes the journal of a vault made before it existed (a write; at unlock). Processes that

@@ -15,8 +15,9 @@ extension Vault {
     /// The name, in the vault's directory, of the compacted copy while it is written.
     package static let compactingFileName = "data.mdb.compacting"
 
-    /// Gives the space of deleted data back to the file system: writes a copy of the vault's data
-    /// file holding only its live pages, flushes it, checks it, and renames it over `data.mdb`.
+    /// Gives the space of deleted data back to the file system: rewrites the packs of small chunk
+    /// records that hold freed ones (docs/FORMAT.md, "Chunk packs"), then writes a copy of the vault's
+    /// data file holding only its live pages, flushes it, checks it, and renames it over `data.mdb`.
     ///
     /// LMDB reuses the pages that deletes free, but never shrinks its file; this is how it gets
     /// smaller (what `coffer compact` does). Every step is safe to interrupt: until the rename the old
@@ -49,6 +50,11 @@ extension Vault {
                 .diskFull,
                 "compacting needs room for a copy of the live data, \(ByteCount.format(needed)), beside the vault, and \(ByteCount.format(available)) is free; free some space and try again (nothing was changed)"
             )
+        }
+        // Packs holding freed records give their space back only when rewritten (inside the data
+        // file, whose free pages the copy then leaves out).
+        try storage("rewriting chunk packs") {
+            while try !environment.write({ txn in try vault.schema.records.repack(in: txn).done }) {}
         }
         let copied = try storage("writing the compacted copy") { try environment.writeCompactedCopy(to: copy) }
         let bytesAfter: Int64

@@ -191,6 +191,7 @@ public final class Vault: Sendable {
         // Best effort: a vault on read-only media still unlocks.
         try? publishWriteKeys(allowingWriteOnlyClients: nil)
         try? schema.ensureJournal(in: environment)
+        try? schema.ensureChunkPacks(in: environment)
     }
 
     /// Drops what the tiers derived from the keys (pooled contexts), after the keys they were made

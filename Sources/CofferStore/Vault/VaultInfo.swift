@@ -52,7 +52,7 @@ extension Vault {
         let counts = try storage("reading the vault's counts") {
             try environment.read { txn in
                 (
-                    try txn.count(schema.items), try txn.count(schema.blobs), try txn.count(schema.chunks),
+                    try txn.count(schema.items), try txn.count(schema.blobs), try schema.records.count(in: txn),
                     try txn.count(schema.snapshots)
                 )
             }

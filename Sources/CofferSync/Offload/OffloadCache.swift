@@ -91,11 +91,11 @@ package final class OffloadCache: Sendable {
             for (id, record) in pending.offers {
                 // Kept only while still offloaded: referenced, not here, in the store.
                 guard try content.isOffloaded(id, in: txn) else { continue }
-                try txn.put(schema.chunks, key: id, value: record)
+                try schema.records.put(id, record, in: txn)
                 try content.noteCached(id, length: record.count, lastUse: now, in: txn)
             }
             for id in pending.uses {
-                guard let length = try txn.withValue(schema.chunks, key: id, { $0.count }),
+                guard let length = try schema.records.withRecord(id, in: txn, { $0.count }),
                     try content.isCached(id, in: txn)
                 else { continue }
                 try content.noteCached(id, length: length, lastUse: now, in: txn)
@@ -117,7 +117,7 @@ package final class OffloadCache: Sendable {
         var total: UInt64 = 0
         var live: [(id: ChunkID, lastUse: UInt64, length: Int)] = []
         for entry in entries {
-            if try txn.contains(content.schema.chunks, key: entry.id), try content.site(of: entry.id, in: txn) != nil {
+            if try content.schema.records.contains(entry.id, in: txn), try content.site(of: entry.id, in: txn) != nil {
                 live.append(entry)
                 total += UInt64(entry.length)
             } else {

@@ -136,7 +136,7 @@ extension Vault {
         try storage("counting what stays") {
             try environment.read { txn in
                 let content = StoreContent(schema: schema)
-                try txn.forEach(in: schema.chunks) { key, value in
+                try schema.records.forEach(in: txn) { key, value in
                     let id = try ChunkID(stored: key)
                     guard BundleExporter<FileOutput>.scope(ofChunk: value) == .syncable else { return true }
                     if let content, try content.sites(of: id, in: txn).contains(where: { $0.object.remote == identity })
@@ -211,7 +211,7 @@ extension Vault {
                     guard let references = try chunks.references(of: id, in: txn), references.count > 0,
                         try content.sites(of: id, in: txn).contains(where: { $0.object.remote == identity })
                     else { return true }
-                    guard let length = try txn.withValue(schema.chunks, key: id, { $0.count }) else {
+                    guard let length = try schema.records.withRecord(id, in: txn, { $0.count }) else {
                         result.alreadyOffloaded += 1
                         return true
                     }

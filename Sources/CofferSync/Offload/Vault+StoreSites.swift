@@ -96,7 +96,7 @@ extension Vault {
                 var homeless: Set<ChunkID> = []
                 try content.forEachSite(in: txn) { id, _ in
                     if try content.site(of: id, in: txn) == nil, try txn.contains(schema.chunkRefs, key: id),
-                        try !txn.contains(schema.chunks, key: id)
+                        try !schema.records.contains(id, in: txn)
                     {
                         homeless.insert(id)
                     }

@@ -56,7 +56,7 @@ package struct BundleExporter<Sink: ByteSink> {
             try writeRecord(kind, id: id, entry: entry)
             return true
         }
-        try txn.forEach(in: schema.chunks) { key, value in
+        try schema.records.forEach(in: txn) { key, value in
             let id = try ChunkID(stored: key)
             if !placed.contains(id), Self.scope(ofChunk: value) == .syncable { try writeChunk(id: id, record: value) }
             return true
@@ -201,7 +201,7 @@ package struct BundleExporter<Sink: ByteSink> {
             }
         } catch let error as CofferError
             where (error.code == .itemNotFound || (error.code == .decode && unreadableChunks == .leaveOut))
-            && (try? txn.contains(schema.chunks, key: id)) == false
+            && (try? schema.records.contains(id, in: txn)) == false
         {
             summary.lostChunks += 1
         }

@@ -82,7 +82,7 @@ package struct MissingChunks {
         guard let check else {
             let sealedPerWrite = try storage("checking a record's chunks") {
                 try arrived
-                    || txn.withValue(chunks.schema.chunks, key: chunk) { StoreContent.isSealedPerWrite($0) }
+                    || chunks.schema.records.withRecord(chunk, in: txn) { StoreContent.isSealedPerWrite($0) }
                         ?? content?.isSealedPerWrite(chunk, in: txn) ?? false
             }
             guard sealedPerWrite else { return }

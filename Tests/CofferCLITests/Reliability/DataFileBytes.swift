@@ -37,7 +37,8 @@ extension DataFileBytes {
             let node = main + short(main + 16 + slot * 2)
             let keySize = short(node + 6)
             if Array(bytes[(node + 8)..<(node + 8 + keySize)]) == Array(name.utf8) {
-                return Int(integer(bytes, node + 8 + keySize + 40))
+                let root = integer(bytes, node + 8 + keySize + 40)
+                return root == UInt64.max ? nil : Int(root)  // P_INVALID: an empty table
             }
         }
         return nil

@@ -15,7 +15,8 @@ struct LMDBAssertionTests {
 
     init() throws {
         cli = try CLIHarness()
-        // Three hundred small files: three hundred chunks, so the chunks table is a branch over leaves.
+        // Three hundred small files: three hundred packed chunks, so the table of their locators is a
+        // branch over leaves.
         let tree = cli.directory.path("tree")
         try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
         for index in 0..<300 {
@@ -28,7 +29,7 @@ struct LMDBAssertionTests {
 
     @Test("a leaf turned branch stops a scan inside LMDB: exit 1, the damage and what to do named, nothing changed")
     func assertionInAScan() throws {
-        let leaf = try DataFileBytes.secondLeaf(of: "chunks", in: dataFile)
+        let leaf = try DataFileBytes.secondLeaf(of: "packedChunks", in: dataFile)
         try DataFileBytes.setFlags(dataFile, page: leaf, to: 1)
         let before = try Data(contentsOf: dataFile)
         let record = try Data(contentsOf: vault.appendingPathComponent("commit-record"))

@@ -50,9 +50,9 @@ struct BlobTamperTests {
     func flippedChunkByte() throws {
         let id = try chunkIDs("victim")[3]
         try vault.environment.write { (txn) throws in
-            var record = try #require(try txn.get(schema.chunks, key: id))
+            var record = try #require(try schema.records.record(id, in: txn))
             record[record.count / 2] ^= 0x20
-            try txn.put(schema.chunks, key: id, value: record)
+            try schema.records.put(id, record, in: txn)
         }
         try expectDetected("flipped chunk byte")
     }
@@ -61,10 +61,10 @@ struct BlobTamperTests {
     func swappedChunks() throws {
         let ids = try chunkIDs("victim")
         try vault.environment.write { (txn) throws in
-            let first = try #require(try txn.get(schema.chunks, key: ids[1]))
-            let second = try #require(try txn.get(schema.chunks, key: ids[2]))
-            try txn.put(schema.chunks, key: ids[1], value: second)
-            try txn.put(schema.chunks, key: ids[2], value: first)
+            let first = try #require(try schema.records.record(ids[1], in: txn))
+            let second = try #require(try schema.records.record(ids[2], in: txn))
+            try schema.records.put(ids[1], second, in: txn)
+            try schema.records.put(ids[2], first, in: txn)
         }
         try expectDetected("swapped chunks")
     }
@@ -72,7 +72,7 @@ struct BlobTamperTests {
     @Test("a chunk record missing")
     func missingChunk() throws {
         let id = try chunkIDs("victim")[0]
-        try vault.environment.write { (txn) throws in try txn.delete(schema.chunks, key: id) }
+        try vault.environment.write { (txn) throws in try schema.records.delete(id, in: txn) }
         try expectDetected("missing chunk")
     }
 

@@ -99,7 +99,7 @@ struct ChunkStoreTests {
         }
         try environment.read { (txn) throws in
             #expect(try store.referenceCount(of: id, in: txn) == 3)
-            #expect(try txn.count(schema.chunks) == 1)
+            #expect(try schema.records.count(in: txn) == 1)
         }
         try environment.write { (txn) throws in
             #expect(try !store.release(id, in: txn))
@@ -108,7 +108,7 @@ struct ChunkStoreTests {
         }
         try environment.read { (txn) throws in
             #expect(try store.referenceCount(of: id, in: txn) == nil)
-            #expect(try txn.count(schema.chunks) == 0)
+            #expect(try schema.records.count(in: txn) == 0)
             #expect(try txn.count(schema.chunkRefs) == 0)
         }
     }
@@ -185,7 +185,7 @@ struct ChunkStoreTests {
             #expect(try store.referenceCount(of: id, in: txn) == 2)
         }
         // A reference count without its record (the record lost): the writer stores it again.
-        try environment.write { (txn) throws in try txn.delete(schema.chunks, key: id) }
+        try environment.write { (txn) throws in try schema.records.delete(id, in: txn) }
         try environment.read { (txn) throws in
             #expect(try store.stored(id, keys: keys, cipher: coder.cipher, in: txn) == .damaged)
         }

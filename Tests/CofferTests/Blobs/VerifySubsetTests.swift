@@ -36,16 +36,16 @@ struct VerifySubsetTests {
         // Damage one chunk: exactly one of seven slices finds it.
         let id = try vault.environment.read { txn in
             var first: [UInt8] = []
-            try txn.forEach(in: vault.schema.chunks) { key, _ in
+            try vault.schema.records.forEach(in: txn) { key, _ in
                 first = Array(key)
                 return false
             }
             return first
         }
         try vault.environment.write { (txn) throws in
-            var record = try #require(try txn.get(vault.schema.chunks, key: id))
+            var record = try #require(try vault.schema.records.record(ChunkID(id), in: txn))
             record[record.count / 2] ^= 0x20
-            try txn.put(vault.schema.chunks, key: id, value: record)
+            try vault.schema.records.put(ChunkID(id), record, in: txn)
         }
         let finding = try (1...7).filter { !(try vault.blobs.verify(readingDataSubset: .slice($0, of: 7)).isHealthy) }
         #expect(finding.count == 1, "\(finding)")

@@ -295,11 +295,11 @@ struct VaultViewTests {
         let schema = vault.schema
         try vault.environment.write { txn in
             var keys: [[UInt8]] = []
-            try txn.forEach(in: schema.chunks) { key, _ in
+            try schema.records.forEach(in: txn) { key, _ in
                 keys.append(Array(key))
                 return true
             }
-            for key in keys { try txn.put(schema.chunks, key: key, value: [UInt8](repeating: 7, count: 64)) }
+            for key in keys { try schema.records.put(ChunkID(key), [UInt8](repeating: 7, count: 64), in: txn) }
         }
         var buffer = [UInt8](repeating: 0, count: 3000)
         #expect(throws: MountError.self) { try buffer.withUnsafeMutableBytes { try view.read(file, at: 0, into: $0) } }
@@ -321,7 +321,7 @@ struct VaultViewTests {
         try store.forEachReference(of: record) { references.insert($0) }
         let schema = vault.schema
         try vault.environment.write { txn in
-            for id in references { try txn.put(schema.chunks, key: id, value: [UInt8](repeating: 7, count: 64)) }
+            for id in references { try schema.records.put(id, [UInt8](repeating: 7, count: 64), in: txn) }
         }
         #expect(throws: MountError.self) { try view.list(Array("ids/\(result.snapshot.id)".utf8)) }
         #expect(reports.withLock { $0 }.contains { $0.contains(result.snapshot.shortID) }, "\(reports.withLock { $0 })")

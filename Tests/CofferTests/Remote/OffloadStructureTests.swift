@@ -29,7 +29,7 @@ struct OffloadStructureTests {
 
     func localRecords(_ ids: Set<ChunkID>, in vault: Vault) throws -> Int {
         try vault.environment.read { txn in
-            ids.filter { (try? txn.contains(vault.schema.chunks, key: $0)) == true }.count
+            ids.filter { (try? vault.schema.records.contains($0, in: txn)) == true }.count
         }
     }
 
@@ -45,7 +45,7 @@ struct OffloadStructureTests {
         #expect(summary.structureChunks == structure.count && summary.offloadedChunks == 0)
         // Content chunks are gone from here, yet the snapshot is forgotten with no store attached.
         vault.schema.offloadedChunks = nil
-        #expect(try vault.environment.read { txn in try txn.count(vault.schema.chunks) } == structure.count)
+        #expect(try vault.environment.read { txn in try vault.schema.records.count(in: txn) } == structure.count)
         try vault.snapshots.forget(try #require(vault.snapshots.list().first).id)
     }
 
@@ -57,7 +57,7 @@ struct OffloadStructureTests {
         let structure = try structure(of: vault)
         // As an earlier Coffer left it: the structure's records dropped too.
         try vault.environment.write { txn in
-            for id in structure { try txn.delete(vault.schema.chunks, key: id) }
+            for id in structure { try vault.schema.records.delete(id, in: txn) }
         }
         #expect(try localRecords(structure, in: vault) == 0)
         _ = try vault.offloadContent(to: remote, keep: 0)

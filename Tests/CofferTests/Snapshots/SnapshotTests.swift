@@ -277,9 +277,9 @@ struct SnapshotTests {
             return
         }
         try vault.environment.write { (txn) throws in
-            var record = try #require(try txn.get(vault.schema.chunks, key: chunks[1].id))
+            var record = try #require(try vault.schema.records.record(chunks[1].id, in: txn))
             record[record.count - 5] ^= 0x01
-            try txn.put(vault.schema.chunks, key: chunks[1].id, value: record)
+            try vault.schema.records.put(chunks[1].id, record, in: txn)
         }
         let report = try vault.blobs.verify(readingData: true)
         #expect(report.problems.contains { $0.message.contains("file 'docs/a.txt'") }, "\(report.problems)")

@@ -121,9 +121,9 @@ struct DamagedTreeStreamTests {
             return
         }
         try vault.environment.write { (txn) throws in
-            var stored = try #require(try txn.get(vault.schema.chunks, key: id))
+            var stored = try #require(try vault.schema.records.record(id, in: txn))
             stored[stored.count / 2] ^= 0x20
-            try txn.put(vault.schema.chunks, key: id, value: stored)
+            try vault.schema.records.put(id, stored, in: txn)
         }
         // A change, so the new tree is not the damaged one's bytes.
         try Data("changed".utf8).write(to: source.appendingPathComponent("f0"))

@@ -20,13 +20,13 @@ struct ForgedChunkTests {
         let schema = vault.schema
         return try vault.environment.write { txn in
             var genuine: [([UInt8], [UInt8])] = []
-            try txn.forEach(in: schema.chunks) { key, value in
+            try schema.records.forEach(in: txn) { key, value in
                 if BundleExporter<DataSink>.scope(ofChunk: value) == .syncable {
                     genuine.append((Array(key), Array(value)))
                 }
                 return true
             }
-            for (id, record) in genuine { try txn.put(schema.chunks, key: id, value: forge(record)) }
+            for (id, record) in genuine { try schema.records.put(ChunkID(id), forge(record), in: txn) }
             return genuine.count
         }
     }
@@ -42,8 +42,17 @@ struct ForgedChunkTests {
         #expect(error.message.contains("device \(forger.deviceID.uuidString.lowercased())"))
         #expect(error.message.contains(what))
         #expect(error.message.contains("revoke it"))
-        #expect(try receiver.dumpTables() == before)
+        // The chunks the import staged went into a pack before the refusal freed them, which raised
+        // the vault's format for good (docs/FORMAT.md, "Versioning"); nothing else changed.
+        var after = try receiver.dumpTables()
+        let format = Array(MetaKey.format.utf8)
+        if after["meta"]?[format] == Self.format(Schema.packedFormatVersion) {
+            after["meta"]?[format] = before["meta"]?[format]
+        }
+        #expect(after == before)
     }
+
+    private static func format(_ version: UInt32) -> [UInt8] { withUnsafeBytes(of: version.bigEndian) { Array($0) } }
 
     /// A founds the group and writes a blob after M and C joined; M pulls it from A.
     func groupWithBlob() throws -> (a: Vault, m: Vault, c: Vault, content: [UInt8]) {
@@ -120,14 +129,14 @@ struct ForgedChunkTests {
                 return true
             }
             for (id, chunkKeys) in targets {
-                let genuine = try #require(try txn.withValue(schema.chunks, key: id.bytes) { Array($0) })
+                let genuine = try #require(try schema.records.withRecord(id, in: txn) { Array($0) })
                 let plaintext = try genuine.withUnsafeBytes {
                     try ChunkRecord.open($0, id: id, keys: chunkKeys, coder: coder)
                 }
                 let forged = try Content.random(plaintext.count, seed: 9).withUnsafeBytes {
                     try ChunkRecord.seal($0, id: id, keys: chunkKeys, coder: coder)
                 }
-                try txn.put(schema.chunks, key: id.bytes, value: forged)
+                try schema.records.put(id, forged, in: txn)
             }
             return targets.count
         }

@@ -65,7 +65,7 @@ extension Vault {
         var namespaces: [UInt8: ChunkKeys] = [:]
         return try environment.write { txn in
             var genuine: [(ChunkID, [UInt8], ProtectionLevel)] = []
-            try txn.forEach(in: schema.chunks) { key, value in
+            try schema.records.forEach(in: txn) { key, value in
                 if BundleExporter<DataSink>.scope(ofChunk: value) == .syncable,
                     let level = ProtectionLevel(code: value[2]),
                     !level.isSealedToClassKey
@@ -88,7 +88,7 @@ extension Vault {
                 let forged = try forge(plaintext).withUnsafeBytes {
                     try ChunkRecord.seal($0, id: id, keys: chunkKeys, coder: coder)
                 }
-                try txn.put(schema.chunks, key: id.bytes, value: forged)
+                try schema.records.put(id, forged, in: txn)
                 replaced += 1
             }
             return replaced
@@ -99,12 +99,17 @@ extension Vault {
     /// bundle was last imported, a clock reading) aside.
     func dumpTables() throws -> [String: [[UInt8]: [UInt8]]] {
         let schema = schema
-        let tables: [(String, Table)] = [
+        var tables: [(String, Table)] = [
             ("meta", schema.meta), ("items", schema.items), ("itemIndex", schema.itemIndex),
             ("chunks", schema.chunks), ("chunkRefs", schema.chunkRefs), ("blobs", schema.blobs),
             ("snapshots", schema.snapshots), ("pending", schema.pending), ("changes", schema.changes),
             ("versions", schema.versions), ("peers", schema.peers),
         ]
+        // The tables of packed records, made at the first unlock of a vault older than them, count
+        // as empty until then.
+        if let packs = schema.packs {
+            tables += zip(ChunkPackTables.names, [packs.locators, packs.packs, packs.usage]).map { ($0, $1) }
+        }
         return try environment.read { txn in
             var dump: [String: [[UInt8]: [UInt8]]] = [:]
             for (name, table) in tables {
@@ -117,6 +122,7 @@ extension Vault {
                 }
                 dump[name] = entries
             }
+            for name in ChunkPackTables.names where dump[name]?.isEmpty ?? true { dump[name] = nil }
             return dump
         }
     }
@@ -180,7 +186,7 @@ extension Vault {
                     return true
                 }
             }
-            try txn.forEach(in: schema.chunks) { key, value in
+            try schema.records.forEach(in: txn) { key, value in
                 if BundleExporter<DataSink>.scope(ofChunk: value) == .deviceBound { ids.append(Array(key)) }
                 return true
             }

@@ -38,9 +38,10 @@ struct CompactCommand: ParsableCommand {
         abstract: "Give the space of deleted data back to the file system.",
         discussion: """
             LMDB reuses the pages deletes free but never shrinks data.mdb ('coffer info' shows how much
-            is free). compact writes a copy holding only the live pages, flushes and checks it, then
-            renames it over data.mdb: stopping it at any moment leaves a vault that opens. It needs no
-            passphrase, about the live data's size free on the disk, and no other process using the vault.
+            is free). compact first rewrites the packs of small chunks that hold freed ones, then writes
+            a copy holding only the live pages, flushes and checks it, and renames it over data.mdb:
+            stopping it at any moment leaves a vault that opens. It needs no passphrase, about the live
+            data's size free on the disk, and no other process using the vault.
             """,
         examples: [
             "coffer compact                      # data.mdb shrinks to its live pages",
