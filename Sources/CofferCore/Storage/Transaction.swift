@@ -312,6 +312,25 @@ package final class Transaction {
         return true
     }
 
+    /// Stores a value of `size` bytes under `key` that `fill` writes in place, in the map (no copy
+    /// of a buffer made first): `fill` gets exactly `size` bytes, and must write them all.
+    ///
+    /// The corresponding C function is `mdb_put` with `MDB_RESERVE`.
+    package func put(
+        _ table: Table,
+        key: some ContiguousBytes,
+        reserving size: Int,
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws {
+        var dataValue = MDB_val(mv_size: size, mv_data: nil)
+        let status = key.withUnsafeBytes { key in
+            var keyValue = MDB_val(key)
+            return mdb_put(pointer, table.handle, &keyValue, &dataValue, UInt32(MDB_RESERVE))
+        }
+        try checkWrite(status, "mdb_put(\(table), reserve)")
+        fill(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: size))
+    }
+
     /// Removes `key`; returns whether it was there.
     ///
     /// The corresponding C function is `mdb_del`.

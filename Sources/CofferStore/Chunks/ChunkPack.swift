@@ -30,10 +30,9 @@ package enum ChunkPack {
         package let length: Int
     }
 
-    /// Appends the directory of `entries` (ids and record lengths, in the order of the records
-    /// `pack` already holds) and the trailer, making `pack` a whole pack.
-    package static func finish(_ pack: inout [UInt8], entries: [(id: ChunkID, length: Int)]) {
-        pack.reserveCapacity(pack.count + entries.count * entrySize + trailerSize)
+    /// The directory of `entries` (ids and record lengths, in the order of the pack's records) and
+    /// the trailer: what follows the records.
+    package static func directory(_ entries: [(id: ChunkID, length: Int)]) -> [UInt8] {
         var writer = BinaryWriter()
         for entry in entries {
             writer.write(raw: entry.id.bytes)
@@ -41,7 +40,7 @@ package enum ChunkPack {
         }
         writer.write(UInt32(entries.count))
         writer.write(version)
-        pack += writer.bytes
+        return writer.bytes
     }
 
     /// Where the records end in `pack`, before its directory.

@@ -183,7 +183,7 @@ package struct ChunkRecords {
             return
         }
         if try !txn.delete(schema.chunks, key: id) { try dropPacked(id, in: txn) }
-        try record.withUnsafeBytes { try append(id, record: $0, in: txn, packs: packs) }
+        try append(id, record: record, in: txn, packs: packs)
     }
 
     /// Removes chunk `id`'s record; returns whether there was one.
@@ -226,7 +226,7 @@ package struct ChunkRecords {
 
     private func append(
         _ id: ChunkID,
-        record: UnsafeRawBufferPointer,
+        record: [UInt8],
         in txn: Transaction,
         packs: ChunkPackTables
     ) throws {
@@ -253,7 +253,7 @@ package struct ChunkRecords {
         guard !open.isEmpty else { return }
         let closed = open.close()
         let key = ChunkLocator.key(closed.number)
-        try txn.put(packs.packs, key: key, value: closed.value)
+        try txn.put(packs.packs, key: key, reserving: closed.storedSize) { closed.write(into: $0) }
         try txn.put(packs.usage, key: key, value: PackUsage(live: closed.size, total: closed.size).encoded)
         for (id, locator) in closed.moved { try txn.put(packs.locators, key: id, value: locator.encoded) }
         try Vault.markFormat(in: txn, schema: schema, atLeast: Schema.packedFormatVersion)
@@ -305,7 +305,7 @@ package struct ChunkRecords {
             } ?? []
         try txn.delete(packs.packs, key: key)
         try txn.delete(packs.usage, key: key)
-        for (id, record) in live { try record.withUnsafeBytes { try append(id, record: $0, in: txn, packs: packs) } }
+        for (id, record) in live { try append(id, record: record, in: txn, packs: packs) }
     }
 
     private static let missingPack = CofferError(

@@ -2,13 +2,16 @@
 /// and are stored as one value when the pack is full or the transaction commits. Kept as the
 /// transaction's state (``Transaction/state(_:)``), so every write in one transaction shares it, and
 /// it is dropped, unstored, with a transaction that aborts.
+///
+/// The records are kept as the arrays they came in (no copy): storing the pack copies each once,
+/// straight into the map.
 package final class OpenChunkPack {
     /// The number the pack is stored under.
     package private(set) var number: UInt64
-    /// The pack's entries so far, in order; `nil` for a record dropped since it was added.
-    private var entries: [(id: ChunkID, offset: Int, length: Int)?] = []
-    /// The records, one after another.
-    private var records: [UInt8] = []
+    /// The pack's records so far, in order, with their offsets; `nil` for one dropped since.
+    private var entries: [(id: ChunkID, offset: Int, record: [UInt8])?] = []
+    /// The size of the records added so far, dropped ones included: the next record's offset.
+    private(set) var size = 0
     /// The bytes of records dropped since they were added.
     private var deadBytes = 0
     /// Where each live record's entry is.
@@ -21,27 +24,20 @@ package final class OpenChunkPack {
     /// Whether the pack holds nothing.
     var isEmpty: Bool { index.isEmpty }
 
-    /// The size of the records added so far.
-    var size: Int { records.count }
-
     /// Adds `record` for chunk `id`; returns its locator.
-    func add(_ id: ChunkID, record: UnsafeRawBufferPointer) -> ChunkLocator {
+    func add(_ id: ChunkID, record: [UInt8]) -> ChunkLocator {
         if let existing = index[id] { drop(at: existing) }
-        // Room for a whole pack at once: appending never copies what is there.
-        if records.isEmpty { records.reserveCapacity(ChunkPack.targetSize + ChunkPack.recordLimit) }
-        let locator = ChunkLocator(pack: number, offset: records.count, length: record.count)
+        let locator = ChunkLocator(pack: number, offset: size, length: record.count)
         index[id] = entries.count
-        entries.append((id, records.count, record.count))
-        records.append(contentsOf: record)
+        entries.append((id, size, record))
+        size += record.count
         return locator
     }
 
     /// Calls `body` with chunk `id`'s record if this pack holds it.
     func withRecord<R>(_ id: ChunkID, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
         guard let at = index[id], let entry = entries[at] else { return nil }
-        return try records.withUnsafeBytes {
-            try body(UnsafeRawBufferPointer(rebasing: $0[entry.offset..<entry.offset + entry.length]))
-        }
+        return try entry.record.withUnsafeBytes(body)
     }
 
     /// Drops chunk `id`'s record; returns whether the pack held it.
@@ -56,32 +52,55 @@ package final class OpenChunkPack {
         guard let entry = entries[position] else { return }
         entries[position] = nil
         index[entry.id] = nil
-        deadBytes += entry.length
+        deadBytes += entry.record.count
     }
 
-    /// The pack as stored, leaving out dropped records, with the new locators of the records that
-    /// moved up in their place; then empties the pack for the next number. Without dropped records
-    /// the records are not copied: the directory is appended to them.
-    func close() -> (number: UInt64, value: [UInt8], moved: [(ChunkID, ChunkLocator)], size: Int) {
-        var kept: [(id: ChunkID, length: Int)] = []
-        var moved: [(ChunkID, ChunkLocator)] = []
-        var value: [UInt8] = []
-        if deadBytes > 0 { value.reserveCapacity(records.count - deadBytes) }
-        for case let entry? in entries {
-            kept.append((entry.id, entry.length))
-            guard deadBytes > 0 else { continue }
-            if value.count != entry.offset {
-                moved.append((entry.id, ChunkLocator(pack: number, offset: value.count, length: entry.length)))
+    /// A closed pack, to be stored.
+    struct Closed {
+        let number: UInt64
+        /// The live records, in order: dropped ones are left out, and those after them move up.
+        let records: [(id: ChunkID, record: [UInt8])]
+        /// The records that moved up, with their new locators.
+        let moved: [(ChunkID, ChunkLocator)]
+        /// The size of the records.
+        let size: Int
+
+        /// The size of the stored pack: records, directory and trailer.
+        var storedSize: Int { size + records.count * ChunkPack.entrySize + ChunkPack.trailerSize }
+
+        /// Writes the pack into `buffer`, ``storedSize`` bytes.
+        func write(into buffer: UnsafeMutableRawBufferPointer) {
+            var offset = 0
+            for (_, record) in records {
+                record.withUnsafeBytes { bytes in
+                    guard let source = bytes.baseAddress else { return }
+                    buffer.baseAddress!.advanced(by: offset).copyMemory(from: source, byteCount: bytes.count)
+                }
+                offset += record.count
             }
-            value.append(contentsOf: records[entry.offset..<entry.offset + entry.length])
+            let directory = ChunkPack.directory(records.map { ($0.id, $0.record.count) })
+            directory.withUnsafeBytes {
+                buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+            }
         }
-        if deadBytes == 0 { swap(&value, &records) }
-        let size = value.count
-        ChunkPack.finish(&value, entries: kept)
-        let closed = (number, value, moved, size)
+    }
+
+    /// The pack as it is to be stored; then empties it for the next number.
+    func close() -> Closed {
+        var records: [(id: ChunkID, record: [UInt8])] = []
+        var moved: [(ChunkID, ChunkLocator)] = []
+        var offset = 0
+        for case let entry? in entries {
+            if entry.offset != offset {
+                moved.append((entry.id, ChunkLocator(pack: number, offset: offset, length: entry.record.count)))
+            }
+            records.append((entry.id, entry.record))
+            offset += entry.record.count
+        }
+        let closed = Closed(number: number, records: records, moved: moved, size: offset)
         number += 1
         entries = []
-        records = []
+        size = 0
         deadBytes = 0
         index = [:]
         return closed
