@@ -210,6 +210,12 @@ package struct ChunkRecords {
             }
             return true
         }
+        // A pack whose directory is damaged cannot be rewritten (`verify` names it).
+        candidates = try candidates.filter { candidate in
+            try txn.withValue(packs.packs, key: ChunkLocator.key(candidate.number)) { pack in
+                (try? ChunkPack.entries(of: pack)) != nil
+            } ?? false
+        }
         // A lone small pack is left alone: rewriting it would only renumber it.
         if candidates.count == 1, candidates[0].full { return (0, true) }
         var moved = 0
@@ -281,8 +287,8 @@ package struct ChunkRecords {
         if usage.live == 0 {
             try txn.delete(packs.packs, key: key)
             try txn.delete(packs.usage, key: key)
-        } else if usage.live * 2 < usage.total, !txn.sparesSpace {
-            try rewrite(locator.pack, in: txn, packs: packs)
+        } else if usage.live * 2 < usage.total, !txn.sparesSpace, try rewrite(locator.pack, in: txn, packs: packs) {
+            return true
         } else {
             try txn.put(packs.usage, key: key, value: usage.encoded)
         }
@@ -290,11 +296,13 @@ package struct ChunkRecords {
     }
 
     /// Moves pack `number`'s live records (those whose locators still point into it) to the open
-    /// pack, and deletes it.
-    private func rewrite(_ number: UInt64, in txn: Transaction, packs: ChunkPackTables) throws {
+    /// pack, and deletes it; returns whether it did. A pack whose directory is damaged is left as it
+    /// is (`verify` names it), so that freeing other records never fails on it.
+    @discardableResult
+    private func rewrite(_ number: UInt64, in txn: Transaction, packs: ChunkPackTables) throws -> Bool {
         let key = ChunkLocator.key(number)
-        let live =
-            try txn.withValue(packs.packs, key: key) { pack -> [(ChunkID, [UInt8])] in
+        let read = try txn.withValue(packs.packs, key: key) { pack in
+            Result { () throws -> [(ChunkID, [UInt8])] in
                 try ChunkPack.entries(of: pack).compactMap { entry in
                     let stored = try txn.withValue(packs.locators, key: entry.id) { try ChunkLocator(decoding: $0) }
                     guard stored == ChunkLocator(pack: number, offset: entry.offset, length: entry.length) else {
@@ -302,10 +310,13 @@ package struct ChunkRecords {
                     }
                     return (entry.id, Array(pack[entry.offset..<entry.offset + entry.length]))
                 }
-            } ?? []
+            }
+        }
+        guard let read, case .success(let live) = read else { return false }
         try txn.delete(packs.packs, key: key)
         try txn.delete(packs.usage, key: key)
         for (id, record) in live { try append(id, record: record, in: txn, packs: packs) }
+        return true
     }
 
     private static let missingPack = CofferError(

@@ -157,6 +157,37 @@ struct ChunkRecordsTests {
         }
     }
 
+    @Test("freeing records and repacking go on past a pack whose directory is damaged")
+    func freeingPastDamage() throws {
+        let fixture = try StorageFixture()
+        let records = fixture.schema.records
+        let packs = try #require(fixture.schema.packs)
+        let ids = (0..<5).map { ChunkID(SplitMix64.bytes(32, seed: UInt64(200 + $0))) }
+        try fixture.environment.write { (txn) throws in
+            for id in ids.prefix(4) { try records.put(id, SplitMix64.bytes(1000, seed: 1), in: txn) }
+        }
+        try fixture.environment.write { (txn) throws in try records.put(ids[4], SplitMix64.bytes(900, seed: 2), in: txn)
+        }
+        // Pack 1's trailer names another version: its directory no longer parses.
+        try fixture.environment.write { (txn) throws in
+            var pack = try #require(try txn.get(packs.packs, key: ChunkLocator.key(1)))
+            pack[pack.count - 1] = 9
+            try txn.put(packs.packs, key: ChunkLocator.key(1), value: pack)
+        }
+        for id in ids.prefix(3) {
+            #expect(try fixture.environment.write { (txn) throws in try records.delete(id, in: txn) })
+        }
+        var passes = 0
+        while try !fixture.environment.write({ (txn) throws in try records.repack(in: txn).done }) {
+            passes += 1
+            try #require(passes < 10, "repacking does not end")
+        }
+        try fixture.environment.read { (txn) throws in
+            #expect(try records.record(ids[4], in: txn) == SplitMix64.bytes(900, seed: 2))
+            #expect(try txn.contains(packs.packs, key: ChunkLocator.key(1)), "the damaged pack is left for verify")
+        }
+    }
+
     private static func usage(live: UInt64, total: UInt64) -> [UInt8] {
         withUnsafeBytes(of: live.bigEndian) { Array($0) } + withUnsafeBytes(of: total.bigEndian) { Array($0) }
     }
