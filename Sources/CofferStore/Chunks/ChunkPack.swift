@@ -79,15 +79,18 @@ package enum ChunkPack {
         return entries
     }
 
-    /// The record at `offset` and `length` in `pack`.
+    /// The record at `offset` and `length` in `pack`. Only the record's own pages are read: the
+    /// bound is the pack's end less its trailer, not the directory's start, which lies on the pack's
+    /// last page. (A locator pointing into the directory gives bytes that fail the record's seal,
+    /// and `verify` checks every locator against its pack's directory.)
     ///
-    /// - Throws: ``CofferError`` `.decode` when it lies outside the pack's records.
+    /// - Throws: ``CofferError`` `.decode` when it lies outside the pack.
     package static func record(
         in pack: UnsafeRawBufferPointer,
         offset: Int,
         length: Int
     ) throws(CofferError) -> UnsafeRawBufferPointer {
-        guard offset >= 0, length >= 0, offset + length <= (try recordsEnd(of: pack)) else {
+        guard offset >= 0, length >= 0, offset + length <= pack.count - trailerSize else {
             throw CofferError(.decode, "a packed chunk's place lies outside its pack; \(damaged)")
         }
         return UnsafeRawBufferPointer(rebasing: pack[offset..<offset + length])
@@ -130,8 +133,14 @@ package struct ChunkLocator: Equatable {
         return writer.bytes
     }
 
-    /// The pack number as a key of the `chunkPacks` table (big-endian, so packs sort by number).
+    /// The pack number as a key of the `chunkPacks` and `chunkPackUsage` tables (big-endian, so
+    /// packs sort by number).
     package static func key(_ pack: UInt64) -> [UInt8] {
         withUnsafeBytes(of: pack.bigEndian) { Array($0) }
+    }
+
+    /// The pack number a key of those tables names, or `nil` for a key that is not 8 bytes.
+    package static func pack(ofKey key: UnsafeRawBufferPointer) -> UInt64? {
+        key.count == 8 ? key.loadUnaligned(as: UInt64.self).bigEndian : nil
     }
 }

@@ -80,17 +80,13 @@ package struct ChunkRecords {
     ) throws {
         guard let packs = schema.packs else { return }
         try txn.forEach(in: packs.locators, from: start) { key, value in
-            let read = Result { () throws -> Bool? in
-                let id = try ChunkID(stored: key)
-                let locator = try ChunkLocator(decoding: value)
-                var going: Bool?
-                _ = try withPacked(id, at: locator, in: txn, packs: packs) { record in
-                    going = try body(key, record)
+            let read = Result {
+                try withPacked(try ChunkID(stored: key), at: try ChunkLocator(decoding: value), in: txn, packs: packs) {
+                    try body(key, $0)
                 }
-                return going
             }
             switch read {
-            case .success(let going): return going ?? true
+            case .success(let going): return going
             case .failure(let error):
                 guard let unreadable, (error as? CofferError)?.code == .decode else { throw error }
                 try unreadable(key)
@@ -121,7 +117,7 @@ package struct ChunkRecords {
         var live: [UInt64: UInt64] = [:]
         var sizes: [UInt64: Int] = [:]
         try txn.forEach(in: packs.packs) { key, value in
-            let number = key.count == 8 ? key.loadUnaligned(as: UInt64.self).bigEndian : 0
+            let number = ChunkLocator.pack(ofKey: key) ?? 0
             switch Result(catching: { () throws(CofferError) in try ChunkPack.entries(of: value) }) {
             case .success(let entries): sizes[number] = entries.reduce(0) { $0 + $1.length }
             case .failure(let error): problems.append("chunk pack \(number): \(error.message)")
@@ -143,7 +139,7 @@ package struct ChunkRecords {
             problems.append("\(stray) packed chunks point outside their packs, or at packs that are missing")
         }
         try txn.forEach(in: packs.usage) { key, value in
-            let number = key.count == 8 ? key.loadUnaligned(as: UInt64.self).bigEndian : 0
+            let number = ChunkLocator.pack(ofKey: key) ?? 0
             guard let usage = try? PackUsage(decoding: value), sizes[number].map({ UInt64($0) }) == usage.total,
                 usage.live == live[number] ?? 0
             else {
@@ -205,7 +201,7 @@ package struct ChunkRecords {
         try txn.forEach(in: packs.usage) { key, value in
             let usage = try PackUsage(decoding: value)
             if usage.live < usage.total || usage.total < UInt64(ChunkPack.targetSize / 2) {
-                let number = key.loadUnaligned(as: UInt64.self).bigEndian
+                guard let number = ChunkLocator.pack(ofKey: key) else { return true }
                 candidates.append((number, Int(usage.live), usage.live == usage.total))
             }
             return true
@@ -245,8 +241,8 @@ package struct ChunkRecords {
     /// The transaction's open pack, numbered after the last pack stored; made on first use.
     private func openPack(in txn: Transaction, packs: ChunkPackTables) throws -> OpenChunkPack {
         try txn.state {
-            let last = try txn.lastKey(in: packs.packs).map { key in
-                key.count == 8 ? key.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self).bigEndian } : 0
+            let last = try txn.lastKey(in: packs.packs).flatMap { key in
+                key.withUnsafeBytes { ChunkLocator.pack(ofKey: $0) }
             }
             let open = OpenChunkPack(number: (last ?? 0) + 1)
             txn.beforeCommit { txn in try store(open, in: txn, packs: packs) }

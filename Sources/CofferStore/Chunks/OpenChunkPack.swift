@@ -12,8 +12,6 @@ package final class OpenChunkPack {
     private var entries: [(id: ChunkID, offset: Int, record: [UInt8])?] = []
     /// The size of the records added so far, dropped ones included: the next record's offset.
     private(set) var size = 0
-    /// The bytes of records dropped since they were added.
-    private var deadBytes = 0
     /// Where each live record's entry is.
     private var index: [ChunkID: Int] = [:]
 
@@ -52,7 +50,6 @@ package final class OpenChunkPack {
         guard let entry = entries[position] else { return }
         entries[position] = nil
         index[entry.id] = nil
-        deadBytes += entry.record.count
     }
 
     /// A closed pack, to be stored.
@@ -101,7 +98,6 @@ package final class OpenChunkPack {
         number += 1
         entries = []
         size = 0
-        deadBytes = 0
         index = [:]
         return closed
     }
