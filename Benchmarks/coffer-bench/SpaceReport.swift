@@ -179,7 +179,7 @@ enum SpaceReport {
             Part(part: "free pages (given back by compact)", bytes: space.freeBytes),
             Part(part: "LMDB meta pages, the main table, file tail", bytes: dataFile - accounted),
             Part(
-                part: "files beside data.mdb (the 2 MiB space reserve, lock file, records)",
+                part: "files beside data.mdb (the space reserve, lock file, records)",
                 bytes: vaultBytes - dataFile
             ),
         ]

@@ -76,8 +76,12 @@ package final class Environment: @unchecked Sendable {
     private let commitLock = Locked<Void>(())
     /// The file deleted to make room when a write that frees space finds the disk full.
     package let spaceReserve: SpaceReserve
-    /// Whether this instance has made sure the space reserve exists (after its first commit).
-    private let spaceReserveChecked = Atomic<Bool>(false)
+    /// The data file's pages in use when this instance last sized the space reserve; 0 before its
+    /// first commit.
+    private let spaceReserveCheckedAt = Atomic<Int>(0)
+    /// The handles of the tables this instance opened: with the free list's and the main table's,
+    /// the B-trees whose pages a deletion may copy, which the space reserve is sized for.
+    private let openedTables = Locked<Set<UInt32>>([])
     /// What ``KnownDamage`` says of the data file, if anything: writes that change something refuse.
     private let damageNote: Locked<String?>
 
@@ -472,7 +476,9 @@ package final class Environment: @unchecked Sendable {
         }
         // Handles opened in a transaction survive only if it commits, so even the read-only path
         // commits rather than aborts.
-        return try create ? write(body) : transaction(readOnly: true, commit: true, body)
+        let tables = try create ? write(body) : transaction(readOnly: true, commit: true, body)
+        openedTables.withLock { $0.formUnion(tables.map(\.handle)) }
+        return tables
     }
 
     /// Runs `body` in a read-only transaction (a consistent snapshot), then ends it.
@@ -498,18 +504,73 @@ package final class Environment: @unchecked Sendable {
         durability: CommitDurability = .immediate,
         _ body: (Transaction) throws -> R
     ) throws -> R {
-        if writesBegun.add(1, ordering: .relaxed).newValue % Self.staleReaderCheckInterval == 0 {
-            clearStaleReaders()
-        }
+        let writeNumber = writesBegun.add(1, ordering: .relaxed).newValue
+        if writeNumber % Self.staleReaderCheckInterval == 0 { clearStaleReaders() }
         while true {
             let growthsBefore = growths
             do {
                 let result = try transaction(readOnly: false, commit: true, durability: durability, body)
-                if !spaceReserveChecked.exchange(true, ordering: .relaxed) { spaceReserve.make() }
+                if spaceReserveDue(writeNumber: writeNumber) { makeSpaceReserve() }
                 return result
             } catch let error as Transaction.MapFull {
                 try grow(from: growthsBefore, cause: error.underlying)
             }
+        }
+    }
+
+    /// How many writes go by between checks that the space reserve is there and sized for the data
+    /// file's trees, which can grow into free pages without the file growing.
+    private static let spaceReserveCheckInterval = 1024
+
+    /// Whether the space reserve is due to be made or sized again after a commit: after this
+    /// instance's first, once the data file has grown by an eighth (or 64 pages) since the last
+    /// check, and every ``spaceReserveCheckInterval`` writes. `mdb_env_info` is all it costs.
+    private func spaceReserveDue(writeNumber: Int) -> Bool {
+        let checkedAt = spaceReserveCheckedAt.load(ordering: .relaxed)
+        guard checkedAt > 0, writeNumber % Self.spaceReserveCheckInterval != 0 else { return true }
+        return pagesInUse >= checkedAt + max(64, checkedAt / 8)
+    }
+
+    /// The data file's pages in use (`mdb_env_info`'s last page number, plus one), or 0 once closed.
+    private var pagesInUse: Int {
+        gate.shared {
+            guard let handle else { return 0 }
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            return info.me_last_pgno + 1
+        }
+    }
+
+    /// Makes the space reserve, or resizes it, for the data file as it is now
+    /// (``spaceReserveSize()``). Does nothing when the size cannot be read.
+    private func makeSpaceReserve() {
+        guard let (size, pages) = try? spaceReserveSize() else { return }
+        spaceReserveCheckedAt.store(pages, ordering: .relaxed)
+        spaceReserve.make(size: size)
+    }
+
+    /// The size of space reserve the data file needs as it is now
+    /// (``SpaceReserve/size(treePages:dataPages:pageSize:)``), from the branch and leaf pages of the
+    /// free list, the main table and every table this instance opened, and the pages in use, which it
+    /// also returns.
+    ///
+    /// The corresponding C functions are `mdb_stat` and `mdb_env_info`.
+    package func spaceReserveSize() throws -> (bytes: Int, pagesInUse: Int) {
+        let tables = openedTables.withLock { $0 }
+        return try read { txn in
+            var treePages = 0
+            var pageSize = 0
+            // 0 and 1 are LMDB's free list (FREE_DBI) and main table (MAIN_DBI).
+            for handle in [0, 1] + tables.sorted() {
+                var stat = MDB_stat()
+                try LMDB.check(mdb_stat(txn.pointer, handle, &stat), "mdb_stat")
+                treePages += stat.ms_branch_pages + stat.ms_leaf_pages
+                pageSize = Int(stat.ms_psize)
+            }
+            var info = MDB_envinfo()
+            try LMDB.check(mdb_env_info(mdb_txn_env(txn.pointer), &info), "mdb_env_info")
+            let pages = info.me_last_pgno + 1
+            return (SpaceReserve.size(treePages: treePages, dataPages: pages, pageSize: pageSize), pages)
         }
     }
 
@@ -522,10 +583,10 @@ package final class Environment: @unchecked Sendable {
         do {
             return try write(body)
         } catch let error as LMDBError where error.code == .noSpace {
-            guard spaceReserve.release() else { throw error }
+            guard spaceReserve.release() != nil else { throw error }
             // Made again after the retry whatever its outcome, where there is room (a deletion frees
             // pages inside data.mdb, not on the file system, so often there is not).
-            defer { spaceReserve.make() }
+            defer { makeSpaceReserve() }
             return try write { txn in
                 txn.sparesSpace = true
                 return try body(txn)

@@ -73,15 +73,14 @@ package func deletion<R>(
     in environment: Environment,
     _ body: (Transaction) throws -> R
 ) throws(CofferError) -> R {
-    let hadReserve = environment.spaceReserve.exists
+    let reserveSize = environment.spaceReserve.size
     do {
         return try environment.writeFreeingSpace(body)
     } catch let error as LMDBError where error.code == .noSpace {
         let directory = environment.directory.path
         let reserve =
-            hadReserve
-            ? "its \(SpaceReserve.size >> 20) MiB space reserve, given up for this, was not enough"
-            : "its space reserve was used up by an earlier deletion and comes back once the disk has room"
+            reserveSize.map { "its space reserve of \($0 >> 10) KiB, given up for this, was not enough" }
+            ?? "its space reserve was used up by an earlier deletion and comes back once the disk has room"
         throw CofferError(
             .diskFull,
             "the disk holding the vault \(directory) is full, and \(action()) needs room for a few new pages before "

@@ -342,5 +342,40 @@ struct FullDiskTests {
         _ = try sh("rm -f '\(mount)'/fill*; sync")
         #expect(try run(["rm", "b"]).status == 0)
         #expect(try run(["verify", "--read-data"]).status == 0)
+
+        // The reserve is sized for the vault's trees. Two snapshots of 2,000 small files share every
+        // chunk: forgetting one changes every reference count, so it copies every leaf of that table
+        // and frees none, the most a deletion can copy; forgetting the other deletes every chunk.
+        // Each fits in the reserve on a full disk (neither does in one of 96 KiB).
+        let small = scratch.path("small")
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<2000 {
+            let directory = small.appendingPathComponent("d\(index % 30)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let bytes = (0..<(200 + index % 1800)).map { _ in UInt8.random(in: 32...126, using: &generator) }
+            try Data(bytes).write(to: directory.appendingPathComponent("\(index).txt"))
+        }
+        #expect(try run(["backup", small.path]).status == 0)
+        #expect(try run(["backup", small.path]).status == 0)
+        let snapshots = try #require(
+            (try JSONSerialization.jsonObject(with: Data(try run(["snapshots", "--json"]).output.utf8))
+                as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        )
+        #expect(snapshots.count == 2)
+        for (index, snapshot) in snapshots.enumerated() {
+            try fillDisk("small files \(index)")
+            let reserve = try #require(
+                try FileManager.default.attributesOfItem(atPath: vault + "/space-reserve")[.size] as? Int
+            )
+            #expect(reserve < 1 << 20, "sized for the vault: \(reserve) bytes")
+            let forgotten = try run(["forget", snapshot])
+            #expect(
+                forgotten.status == 0,
+                "forget \(index) on a full disk with a reserve of \(reserve) bytes: \(forgotten.error)"
+            )
+        }
+        _ = try sh("rm -f '\(mount)'/fill*; sync")
+        #expect(try run(["snapshots", "--json"]).output.filter { !$0.isWhitespace } == "[]")
+        #expect(try run(["verify", "--read-data"]).status == 0)
     }
 }

@@ -349,25 +349,68 @@ struct EnvironmentTests {
         }
     }
 
-    @Test("lock.mdb has every block allocated, and the first commit makes a 2 MiB space reserve")
+    /// `name`'s size and the bytes of its allocated blocks.
+    func allocation(_ name: String) throws -> (size: Int, allocated: Int) {
+        var status = stat()
+        #expect(stat(directory.path(name).path, &status) == 0, "\(name)")
+        return (Int(status.st_size), Int(status.st_blocks) * 512)
+    }
+
+    @Test("lock.mdb has every block allocated, and the first commit makes an allocated space reserve")
     func allocatedFiles() throws {
         let (environment, _) = try makeEnvironment()
-        func allocation(_ name: String) throws -> (size: Int, allocated: Int) {
-            var status = stat()
-            #expect(stat(directory.path(name).path, &status) == 0, "\(name)")
-            return (Int(status.st_size), Int(status.st_blocks) * 512)
-        }
         let lock = try allocation("lock.mdb")
         #expect(lock.size > 0 && lock.allocated >= lock.size, "a sparse lock.mdb can kill a process on a full disk")
         let reserve = try allocation("space-reserve")
-        #expect(reserve.size == 2 << 20 && reserve.allocated >= reserve.size)
+        #expect(reserve.size == SpaceReserve.smallest && reserve.allocated >= reserve.size, "a nearly empty file")
         // Deleted, it is made again by the next environment's first commit.
         try FileManager.default.removeItem(at: directory.path("space-reserve"))
         environment.close()
         let reopened = try Environment(directory: directory.url, options: .init())
         let table = try reopened.openTables(["t"], create: false)[0]
         try reopened.write { txn in try txn.put(table, key: [1], value: [2]) }
-        #expect(try allocation("space-reserve").allocated >= 2 << 20)
+        #expect(try allocation("space-reserve").allocated >= SpaceReserve.smallest)
+    }
+
+    @Test("the space reserve's size: every tree page, the free list's share and a margin, within bounds")
+    func spaceReserveSizes() {
+        let page = 4096
+        #expect(SpaceReserve.size(treePages: 3, dataPages: 8, pageSize: page) == 256 << 10)
+        // The vault of 2,000 small files after `compact`: 95 tree pages in a data file of 916.
+        #expect(SpaceReserve.size(treePages: 95, dataPages: 916, pageSize: page) == 113 * page)
+        #expect(SpaceReserve.size(treePages: 600, dataPages: 25_000, pageSize: page) == 2 << 20)
+    }
+
+    @Test("the space reserve grows with the data file's trees, at the commit that grew it, and shrinks with them")
+    func spaceReserveFollowsTrees() throws {
+        let (environment, tables) = try makeEnvironment(initialMapSize: 16 << 20)
+        #expect(try allocation("space-reserve").size == SpaceReserve.smallest)
+        func reopenAndWrite(_ change: (Transaction, Table) throws -> Void) throws -> Int {
+            let reopened = try Environment(directory: directory.url, options: .init())
+            defer { reopened.close() }
+            let table = try reopened.openTables(["t"], create: false)[0]
+            try reopened.write { txn in try change(txn, table) }
+            #expect(try reopened.spaceReserveSize().bytes == allocation("space-reserve").size)
+            return try allocation("space-reserve").size
+        }
+        // 1 MiB of small records: some 300 leaf pages, as many as a deletion of them all copies.
+        try environment.write { txn in
+            for index in 0..<10_000 {
+                try txn.put(tables[0], key: Array("key \(index)".utf8), value: [UInt8](repeating: 7, count: 80))
+            }
+        }
+        // The data file grew by far more than an eighth: the commit that grew it sized the reserve.
+        let sizedAtOnce = try allocation("space-reserve").size
+        #expect(sizedAtOnce > 1 << 20, "\(sizedAtOnce)")
+        environment.close()
+        let grown = try reopenAndWrite { txn, table in try txn.put(table, key: [0], value: [0]) }
+        #expect(grown > 1 << 20 && grown <= SpaceReserve.largest, "\(grown)")
+        #expect(try allocation("space-reserve").allocated >= grown, "allocated in full")
+        let shrunk = try reopenAndWrite { txn, table in
+            for index in 0..<10_000 { try txn.delete(table, key: Array("key \(index)".utf8)) }
+        }
+        // The deleted leaves are free pages now: the trees, and so the reserve, are small again.
+        #expect(shrunk < grown / 2, "\(shrunk) of \(grown)")
     }
 
     @Test("after close, transactions fail with closed; closing twice is harmless")
