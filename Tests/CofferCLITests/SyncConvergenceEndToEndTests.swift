@@ -65,6 +65,12 @@ struct SyncConvergenceEndToEndTests {
         let first = try run("a", ["import", bundle("b1")])
         #expect(first.status == 3, "\(first.error)")
         #expect(first.error.contains("for data this vault lacks"), "\(first.error)")
+        // It names the device that sent the record, which holds its data (red team round 44, G2).
+        let b = try run("b", ["device", "show", "--json"]).output
+        let sender = try #require(
+            (try JSONSerialization.jsonObject(with: Data(b.utf8)) as? [String: Any])?["deviceID"] as? String
+        )
+        #expect(first.error.contains("device \(sender) sent 1"), "\(first.error)")
         // The unrelated item in the same bundle arrived at once.
         #expect(try run("a", ["item", "get", "--service", "mail", "--account", "ann"]).output == "v")
         #expect(try run("a", ["export", "--out", bundle("a1"), "--peer", "b"]).status == 0)

@@ -1,10 +1,13 @@
+package import Foundation
+
 /// Records an import could not apply yet because this vault lacks chunks they need (a peer left them
 /// out of an incremental bundle, believing this vault had them, but it deleted them meanwhile).
 ///
 /// Nothing is refused for good: a held record waits in `meta` (`held ` ‖ kind ‖ id → the record frame
-/// body, as the bundle carried it), every bundle this vault exports asks for the chunks held records
-/// lack (a want frame), and every import applies the held records whose chunks have arrived, if they
-/// still win (docs/FORMAT.md, "Records that cannot be applied yet"). What devices ask of each other
+/// body, as the bundle carried it; `held-from ` ‖ kind ‖ id → the device whose bundle brought it),
+/// every bundle this vault exports asks for the chunks held records lack (a want frame), and every
+/// import applies the held records whose chunks have arrived, if they still win (docs/FORMAT.md,
+/// "Records that cannot be applied yet"). What devices ask of each other
 /// is kept by ``SyncRequests``.
 package struct HeldRecords {
     package let schema: Schema
@@ -35,10 +38,16 @@ package struct HeldRecords {
 
     private static func key(_ kind: SyncRecordKind, id: [UInt8]) -> [UInt8] { heldPrefix + [kind.rawValue] + id }
 
+    package static let senderPrefix = Array("held-from ".utf8)
+
     /// Keeps `held` until its chunks arrive, with the references taken for it to chunks that have
-    /// (``MissingChunks/claim(_:id:stored:)``), which ``release(_:id:in:)`` gives back.
-    package func hold(_ held: Held, keeping taken: [ChunkID], in txn: Transaction) throws {
+    /// (``MissingChunks/claim(_:id:stored:)``), which ``release(_:id:in:)`` gives back, and the device
+    /// whose bundle brought it (`sender`, when known).
+    package func hold(_ held: Held, keeping taken: [ChunkID], sender: [UInt8]?, in txn: Transaction) throws {
         try txn.put(schema.meta, key: Self.key(held.kind, id: held.id), value: held.body)
+        if let sender {
+            try txn.put(schema.meta, key: Self.senderPrefix + [held.kind.rawValue] + held.id, value: sender)
+        }
         let keptKey = Self.keptPrefix + [held.kind.rawValue] + held.id
         if taken.isEmpty {
             try txn.delete(schema.meta, key: keptKey)
@@ -60,6 +69,24 @@ package struct HeldRecords {
         let chunks = ChunkStore(schema: schema)
         for chunk in try kept(kind, id: id, in: txn) { try chunks.release(chunk, in: txn) }
         try txn.delete(schema.meta, key: Self.keptPrefix + [kind.rawValue] + id)
+        try txn.delete(schema.meta, key: Self.senderPrefix + [kind.rawValue] + id)
+    }
+
+    /// The device whose bundle brought the held version of a record, if noted.
+    package func sender(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws -> [UInt8]? {
+        try txn.get(schema.meta, key: Self.senderPrefix + [kind.rawValue] + id)
+    }
+
+    /// How many held records each device's bundles brought, by device id; `nil` counts those held
+    /// before senders were noted.
+    package func countBySender(in txn: Transaction) throws -> [UUID?: Int] {
+        var counts: [UUID?: Int] = [:]
+        try txn.forEach(in: schema.meta, prefix: Self.heldPrefix) { key, _ in
+            let sender = try txn.get(schema.meta, key: Self.senderPrefix + key.dropFirst(Self.heldPrefix.count))
+            counts[sender.flatMap { try? UUID(storedBytes: $0, what: "device id") }, default: 0] += 1
+            return true
+        }
+        return counts
     }
 
     /// The chunks a held record keeps a reference to, once per reference.

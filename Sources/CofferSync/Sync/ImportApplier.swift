@@ -89,7 +89,11 @@ package struct ImportApplier {
             }
             if try placeOrHold(record, wasHeld: true) == .placed { summary.appliedFromHeld += 1 }
         }
-        summary.held = try held.all(in: txn).count
+        let senders = try held.countBySender(in: txn)
+        summary.held = senders.values.reduce(0, +)
+        summary.heldBySender = senders.compactMap { device, records in
+            device.map { HeldSender(deviceID: $0, records: records) }
+        }.sorted { $0.deviceID.uuidString < $1.deviceID.uuidString }
     }
 
     /// What became of a record offered for placing.
@@ -126,6 +130,9 @@ package struct ImportApplier {
             guard try placeOrHold(newer, wasHeld: true) == .dropped else { return .held }
             waiting = nil
         }
+        // The device whose bundle brought this version: this bundle's, or the one noted when it was
+        // first held (read before the release below drops it).
+        let sender = wasHeld ? try held.sender(record.kind, id: record.id, in: txn) : summary.sourceDevice.bytes
         var taken: [ChunkID] = []
         var missing: [ChunkID] = []
         if !record.entry.isDeleted {
@@ -153,7 +160,7 @@ package struct ImportApplier {
         // Only after the claim: releasing first could free a chunk the claim then finds missing.
         if waiting != nil { try held.release(record.kind, id: record.id, in: txn) }
         guard missing.isEmpty else {
-            try held.hold(record, keeping: taken, in: txn)
+            try held.hold(record, keeping: taken, sender: sender, in: txn)
             return .held
         }
         try place(record.kind, id: record.id, entry: record.entry, stored: record.stored)

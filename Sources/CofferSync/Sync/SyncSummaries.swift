@@ -112,8 +112,17 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     public var renamedDeviceBoundBlobs: [String] = []
     /// Records held back because this vault lacks chunks they need (a peer left them out, believing
     /// this vault had them): kept, asked for in this vault's next bundles, and applied by the import
-    /// that brings the chunks. Nothing is refused for good.
+    /// that brings the chunks. Nothing is refused for good. Those a revoked device's bundles brought
+    /// are counted apart, in ``heldFromRevokedDevices``.
     public var held = 0
+    /// The devices whose bundles brought the records counted in ``held``, by device id (records held
+    /// before Coffer noted senders are counted in ``held`` alone). A device that sent records whose
+    /// data it never sends when asked made them up (red team round 44, G2): an honest sender held
+    /// every chunk of what it sent.
+    public var heldBySender: [HeldSender] = []
+    /// Records held back that devices since revoked sent: they wait for data no member may send,
+    /// are applied if it arrives, and no longer make an import incomplete.
+    public var heldFromRevokedDevices = 0
     /// Records held back earlier that this import could apply (their chunks arrived).
     public var appliedFromHeld = 0
     /// Records held back earlier that this import dropped: each refers to chunks of a write-only
@@ -142,8 +151,32 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     /// Whether something in the bundle could not be applied now (held or refused records).
     public var isIncomplete: Bool { held > 0 || refusedFutureRecords > 0 }
 
+    /// Moves the records held back that `revoked` devices sent from ``held`` and ``heldBySender`` to
+    /// ``heldFromRevokedDevices``.
+    package mutating func setApartHeld(sentBy revoked: Set<UUID>) {
+        for sender in heldBySender where revoked.contains(sender.deviceID) {
+            held -= sender.records
+            heldFromRevokedDevices += sender.records
+        }
+        heldBySender.removeAll { revoked.contains($0.deviceID) }
+    }
+
     /// An empty summary for a bundle from `sourceDevice`.
     public init(sourceDevice: UUID) { self.sourceDevice = sourceDevice }
+}
+
+/// A device whose bundles brought records an import holds back, and how many (``ImportSummary/heldBySender``).
+public struct HeldSender: Sendable, Equatable, Codable {
+    /// The device that exported the bundles.
+    public let deviceID: UUID
+    /// How many of the records held back they brought.
+    public let records: Int
+
+    /// A sender of `records` held records.
+    public init(deviceID: UUID, records: Int) {
+        self.deviceID = deviceID
+        self.records = records
+    }
 }
 
 /// A peer this vault exports to, and how far it has been sent.

@@ -180,6 +180,21 @@ struct ForgedChunkTests {
         return (owner, m, c, content)
     }
 
+    /// Every blob manifest of a vault, opened, by record id.
+    static func manifests(
+        in txn: Transaction,
+        schema: Schema,
+        keys: KeyRing,
+        coder: ChunkRecord.Coder
+    ) throws -> [[UInt8]: BlobManifest] {
+        var manifests: [[UInt8]: BlobManifest] = [:]
+        try txn.forEach(in: schema.blobs) { key, value in
+            manifests[Array(key)] = try BlobManifest.open(value, id: Array(key), keys: keys, cipher: coder.cipher)
+            return true
+        }
+        return manifests
+    }
+
     /// A modified client's made-up record in `vault`: a write-only blob of its own write, `decoy`,
     /// whose chunk list names the chunks of the write-only blob `genuine` (red team round 43); with
     /// `newerVersion`, the genuine record itself, its write's keys replaced by the decoy's, as a
@@ -192,11 +207,7 @@ struct ForgedChunkTests {
         )
         let (schema, keys, coder) = (vault.schema, try vault.keyRing(), try ChunkRecord.Coder())
         try vault.environment.write { txn in
-            var manifests: [[UInt8]: BlobManifest] = [:]
-            try txn.forEach(in: schema.blobs) { key, value in
-                manifests[Array(key)] = try BlobManifest.open(value, id: Array(key), keys: keys, cipher: coder.cipher)
-                return true
-            }
+            let manifests = try Self.manifests(in: txn, schema: schema, keys: keys, coder: coder)
             let (realID, real) = try #require(manifests.first { $0.value.name == genuine })
             let (id, decoy) = try #require(manifests.first { $0.value.name == "decoy" })
             guard newerVersion else {
@@ -266,6 +277,56 @@ struct ForgedChunkTests {
         #expect(newerVersion || !names.contains { $0.hasPrefix("decoy") })
         let name = try #require(names.first { $0.hasPrefix("nightly.dump@") })
         #expect(Array(try c.blobs.data(name)) == content)
+        #expect(try c.blobs.verify(readingData: true).isHealthy)
+    }
+    @Test(
+        "records a member made up, naming chunks no device sends, name their sender, and stop making imports incomplete once it is revoked (red team round 44, G2)"
+    )
+    func madeUpRecordsOfRevokedSender() throws {
+        let a = try group.createFirst()
+        try a.export(to: group.bundle("founding"))
+        let (m, _) = try group.join("m", from: group.bundle("founding"))
+        let (c, _) = try group.join("c", from: group.bundle("founding"))
+        defer { for vault in [a, m, c] { vault.close() } }
+        for (vault, name) in [(m, "m"), (c, "c")] { _ = try group.exchange(vault, a, "\(name)-to-a") }
+        _ = try group.exchange(a, c, "a-to-c")
+        _ = try group.exchange(a, m, "a-to-m")
+        // M's modified client: a synced blob whose chunk list names the chunks of its device-bound
+        // blob, which no bundle carries.
+        try m.blobs.write(
+            "private",
+            data: Content.random(50_000, seed: 5),
+            options: BlobWriteOptions(scope: .deviceBound)
+        )
+        try m.blobs.write("decoy", data: Content.random(1_000, seed: 6))
+        let (schema, keys, coder) = (m.schema, try m.keyRing(), try ChunkRecord.Coder())
+        try m.environment.write { txn in
+            let manifests = try Self.manifests(in: txn, schema: schema, keys: keys, coder: coder)
+            let (_, hidden) = try #require(manifests.first { $0.value.name == "private" })
+            let (id, decoy) = try #require(manifests.first { $0.value.name == "decoy" })
+            var forged = decoy
+            (forged.chunks, forged.chunkCount, forged.size, forged.digest) =
+                (hidden.chunks, hidden.chunkCount, hidden.size, hidden.digest)
+            try txn.put(schema.blobs, key: id, value: try forged.seal(id: id, keys: keys, cipher: coder.cipher))
+        }
+        let first = try group.exchange(m, c, "m-to-c")
+        #expect(first.held == 1 && first.isIncomplete)
+        #expect(first.heldBySender == [HeldSender(deviceID: m.deviceID, records: 1)], "the sender is named")
+        // C asks; M answers without the data (it sends no device-bound chunk): still waiting.
+        _ = try group.exchange(c, m, "c-to-m")
+        let answered = try group.exchange(m, c, "m-to-c-again")
+        #expect(
+            answered.held == 1 && answered.isIncomplete
+                && answered.heldBySender == [HeldSender(deviceID: m.deviceID, records: 1)]
+        )
+        // A revokes M; C learns of it, and M's records stop counting, though they are kept.
+        try a.revoke(device: m.deviceID)
+        let revoked = try group.exchange(a, c, "a-to-c-revoked")
+        #expect(revoked.held == 0 && revoked.heldFromRevokedDevices == 1 && revoked.heldBySender.isEmpty)
+        #expect(!revoked.isIncomplete)
+        let kept = try c.environment.read { txn in try HeldRecords(schema: c.schema).countBySender(in: txn) }
+        #expect(kept == [m.deviceID: 1])
+        #expect(try !c.blobs.list().contains { $0.name == "decoy" })
         #expect(try c.blobs.verify(readingData: true).isHealthy)
     }
 }

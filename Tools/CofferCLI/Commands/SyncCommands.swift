@@ -166,8 +166,17 @@ struct ImportCommand: VaultCommand {
                 )
             }
             if summary.held > 0 {
+                let senders = summary.heldBySender.map {
+                    "device \($0.deviceID.uuidString.lowercased()) sent \($0.records)"
+                }
+                let sent = senders.isEmpty ? "" : " (\(senders.joined(separator: ", ")))"
                 output.warning(
-                    "warning: \(counted(summary.held, "record")) \(summary.held == 1 ? "waits" : "wait") for data this vault lacks (deleted here, or never received); this vault's next export or push asks for it, and the import that brings it applies them"
+                    "warning: \(counted(summary.held, "record")) \(summary.held == 1 ? "waits" : "wait") for data this vault lacks (deleted here, or never received)\(sent); this vault's next export or push asks for it, and the import that brings it applies them. A device that sent records holds their data: if they still wait after it has pushed or exported again, it made them up; revoke it if you do not trust it (coffer device revoke ID), and what it sent stops counting"
+                )
+            }
+            if summary.heldFromRevokedDevices > 0 {
+                output.warning(
+                    "note: \(counted(summary.heldFromRevokedDevices, "record")) that revoked devices sent \(summary.heldFromRevokedDevices == 1 ? "waits" : "wait") for data no member may send; \(summary.heldFromRevokedDevices == 1 ? "it is" : "they are") applied if it arrives, and no longer make imports incomplete"
                 )
             }
             let dates = ISO8601DateFormatter()
