@@ -58,8 +58,9 @@ public struct PullSummary: Sendable, Equatable, Codable {
     /// that no bundle or checkpoint in the store holds. The notices say which and why; a later pull
     /// applies them once what they wait for arrives.
     public var waitingDevices: [UUID] = []
-    /// Checkpoints this vault could not open yet (their bundles' keys): sealed in a key epoch it does
-    /// not hold. What only they hold waits.
+    /// Checkpoints this vault could not use yet (their bundles' keys): sealed in a key epoch it does
+    /// not hold, or needed and unusable (overwritten, cut short, or carrying a made-up chunk) while
+    /// no other object brought the changes they name. What only they hold waits.
     public var waitingCheckpoints: [String] = []
 
     /// Whether some changes in the store were left for a later pull (``waitingDevices``,

@@ -255,6 +255,8 @@ extension Vault {
         // Each device's chain, as far as its head goes: another copy's bundle beside it holds other
         // changes under the same numbers, and a cut claiming past the head claims what no one pushed.
         var chains: [UUID: Chain] = [:]
+        // Checkpoints this pull needed and could not import, with their cuts.
+        var unusable: [(id: String, bundleKey: String, cut: RemoteCut)] = []
         for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key < $1.key })
         where state.hasCut && state.hasBundle {
             let cutKey = layout.checkpointCutKey(id)
@@ -315,6 +317,7 @@ extension Vault {
                     // for nothing then, and what only it held waits for the next push of a member that
                     // holds it, which writes it again (the repair does not count such a cut either).
                     summary.notices.append("Ignored the checkpoint \(id): \(error.message).")
+                    unusable.append((id, bundleKey, cut))
                     continue
                 }
                 summary.bytes += imported.bytes
@@ -322,6 +325,11 @@ extension Vault {
                 summary.checkpoints.append(bundleKey)
             }
             guard summary.checkpoints.contains(bundleKey) else { continue }
+            // A device this vault did not know had no chain it trusted; the checkpoint just imported
+            // may have admitted it (its log does), so its cursor moves as far as its head allows.
+            for device in cut.through.keys where chains[device]?.end == 0 {
+                chains[device] = try chain(of: device, devices[device], heads: heads, layout: layout)
+            }
             let schema = schema
             try storage("recording the checkpoint \(bundleKey)") {
                 try environment.write { txn in
@@ -338,6 +346,43 @@ extension Vault {
                     }
                 }
             }
+        }
+        try noteWaiting(unusable, chains: chains, cursors: cursors, revoked: revoked, summary: &summary)
+    }
+
+    /// Makes the pull incomplete for each checkpoint it needed and could not import whose changes
+    /// no other object brought: a device's changes its signed cut names (up to the device's head)
+    /// that this vault's cursor still lies before. With every bundle of such a device compacted
+    /// away, no later bundle shows the gap, and the pull would say it was complete while this vault
+    /// lacks them (red team rounds 43 and 44, F3). They wait for the next push of a member that
+    /// holds them, which writes them again; a checkpoint another one in this pull made unneeded is
+    /// not named.
+    private func noteWaiting(
+        _ unusable: [(id: String, bundleKey: String, cut: RemoteCut)],
+        chains: [UUID: Chain],
+        cursors: PulledCursors,
+        revoked: Set<UUID>,
+        summary: inout PullSummary
+    ) throws(CofferError) {
+        guard !unusable.isEmpty else { return }
+        let applied = try storage("reading how far this vault has pulled") {
+            try environment.read { txn in try cursors.load(in: txn) }
+        }
+        for (id, bundleKey, cut) in unusable where !summary.checkpoints.contains(bundleKey) {
+            let lacking = cut.through.filter { device, covered in
+                guard device != deviceID, !revoked.contains(device), let chain = chains[device] else { return false }
+                return applied[device] ?? 0 < min(covered, chain.end)
+            }
+            guard !lacking.isEmpty else { continue }
+            summary.waitingCheckpoints.append(bundleKey)
+            let changes = lacking.map { device, covered in
+                "\((applied[device] ?? 0) + 1)-\(min(covered, chains[device]?.end ?? covered)) of device \(device.uuidString.lowercased())"
+            }
+            // Named once: the pull of each device's bundles passes over these.
+            summary.waitingDevices += lacking.keys.filter { !summary.waitingDevices.contains($0) }
+            summary.notices.append(
+                "Waiting for changes \(changes.sorted().joined(separator: ", ")): the store holds them only in the checkpoint \(id), which this vault could not use; the next push of a member that holds them writes them again, and a later pull applies them."
+            )
         }
     }
 

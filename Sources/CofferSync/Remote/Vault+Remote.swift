@@ -596,6 +596,18 @@ extension Vault {
                 )
                 return
             }
+            // With every bundle of the device gone and no checkpoint that counts bringing its changes
+            // up to its head, no later bundle shows the gap: the pull must not say it is complete
+            // while this vault lacks them (red team rounds 43 and 44, F3).
+            if !ordered.contains(where: { $0.first <= $0.last }), head.latest.last > applied[device] ?? 0 {
+                // (Named already when a checkpoint that held them could not be used.)
+                guard !summary.waitingDevices.contains(device) else { return }
+                summary.waitingDevices.append(device)
+                summary.notices.append(
+                    "Waiting for changes \((applied[device] ?? 0) + 1)-\(head.latest.last) of device \(device.uuidString.lowercased()): its head says it pushed them, and the store holds them in no bundle or checkpoint that counts (their bundles are gone, and a checkpoint that held them stopped counting or was ignored); the next push of a member that has them writes them again, and a later pull applies them."
+                )
+                return
+            }
             if let imported, imported.name != ordered.first {
                 // Imported ahead of older bundles: what it applied counts, though it comes again below.
                 summary.applied.add(imported.summary.applied)

@@ -519,20 +519,52 @@ struct RemoteCopiesTests {
     )
     func overwrittenCheckpointBundle() throws {
         let (fixture, remote, group, a, b) = try Self.pushedPair()
-        try b.keychain.setPassword("b1", service: "b1", account: "bob", scope: .syncable)
-        try b.push(to: remote)
-        try a.pull(from: remote)
-        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
-        try a.push(to: remote)
-        try b.pull(from: remote)
-        let compacted = try b.compact(remote: remote)
-        try fixture.client().put(compacted.checkpoint, body: SecureRandom.bytes(count: 700))
+        _ = try Self.overwriteCheckpoint(fixture, remote, a, b)
         let repaired = try a.push(to: remote)
         #expect(repaired.repairCheckpoint != nil, "\(repaired.notices)")
         let (newcomer, _) = try fixture.join(group, name: "newcomer")
         #expect(try newcomer.keychain.password(service: "b1", account: "bob") == "b1")
         #expect(try newcomer.keychain.password(service: "a2", account: "ann") == "a2")
         #expect(try newcomer.syncableState() == a.syncableState())
+    }
+
+    @Test(
+        "A pull that needed a checkpoint it could not use, with every bundle it stood for compacted away, is incomplete until a member writes the changes again (red team rounds 43 and 44, F3)"
+    )
+    func unusableCheckpointLeavesPullIncomplete() throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        // C joins now, and pulls nothing more until the end.
+        let (c, _) = try fixture.join(group, name: "c")
+        try c.push(to: remote)
+        try b.pull(from: remote)
+        try a.pull(from: remote)
+        let checkpoint = try Self.overwriteCheckpoint(fixture, remote, a, b)
+
+        // The checkpoint alone held B's and A's changes, and C cannot even check its cut (B's
+        // admission lay in it): A's head says what C lacks of A, and the pull is incomplete.
+        let waiting = try c.pull(from: remote)
+        #expect(waiting.isIncomplete && waiting.waitingDevices == [a.deviceID], "\(waiting.notices)")
+        #expect(try c.keychain.password(service: "a2", account: "ann") == nil)
+
+        // A's next push writes what it holds again. B's last change (pushed as it compacted) lies
+        // only in the overwritten checkpoint, whose cut C can check now: still incomplete, naming B.
+        let repaired = try a.push(to: remote)
+        #expect(repaired.repairCheckpoint != nil, "\(repaired.notices)")
+        let partly = try c.pull(from: remote)
+        #expect(try c.keychain.password(service: "b1", account: "bob") == "b1")
+        #expect(try c.keychain.password(service: "a2", account: "ann") == "a2")
+        #expect(partly.waitingCheckpoints == [checkpoint], "\(partly.notices)")
+        #expect(partly.waitingDevices == [b.deviceID], "\(partly.notices)")
+        let notice = partly.notices.first { $0.hasPrefix("Waiting for changes") }
+        #expect(notice?.contains("of device \(b.deviceID.uuidString.lowercased())") == true, "\(partly.notices)")
+        #expect(partly.notices.filter { $0.hasPrefix("Waiting for changes") }.count == 1, "named once")
+
+        // B's next push writes its own again; C's next pull is complete.
+        #expect(try b.push(to: remote).repairCheckpoint != nil)
+        let complete = try c.pull(from: remote)
+        #expect(!complete.isIncomplete, "\(complete.notices)")
+        try a.pull(from: remote)
+        #expect(try c.syncableState() == a.syncableState())
     }
 
     @Test(
@@ -1234,6 +1266,27 @@ struct RemoteCopiesTests {
     }
 
     /// A store, a group, its first vault pushed there and a second joined from there.
+    /// B writes `b1` and pushes, A pulls it, writes `a2` and pushes, B pulls and compacts; then the
+    /// checkpoint's bundle is overwritten with junk, its cut intact. Returns the checkpoint's key.
+    static func overwriteCheckpoint(
+        _ fixture: RemoteFixture,
+        _ remote: S3Remote,
+        _ a: Vault,
+        _ b: Vault
+    ) throws
+        -> String
+    {
+        try b.keychain.setPassword("b1", service: "b1", account: "bob", scope: .syncable)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        let compacted = try b.compact(remote: remote)
+        try fixture.client().put(compacted.checkpoint, body: SecureRandom.bytes(count: 700))
+        return compacted.checkpoint
+    }
+
     static func pushedPair() throws -> (RemoteFixture, S3Remote, SyncGroupFixture, Vault, Vault) {
         let fixture = try RemoteFixture()
         let remote = try fixture.remote()

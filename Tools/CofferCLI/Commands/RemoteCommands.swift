@@ -179,7 +179,7 @@ struct PullCommand: VaultCommand {
         }
         if !summary.waitingCheckpoints.isEmpty {
             waiting.append(
-                "\(summary.waitingCheckpoints.count) checkpoint\(summary.waitingCheckpoints.count == 1 ? "" : "s") could not be opened yet"
+                "\(summary.waitingCheckpoints.count) checkpoint\(summary.waitingCheckpoints.count == 1 ? "" : "s") could not be used yet"
             )
         }
         let reason =
