@@ -171,7 +171,7 @@ struct ImportCommand: VaultCommand {
                 }
                 let sent = senders.isEmpty ? "" : " (\(senders.joined(separator: ", ")))"
                 output.warning(
-                    "warning: \(counted(summary.held, "record")) \(summary.held == 1 ? "waits" : "wait") for data this vault lacks (deleted here, or never received)\(sent); this vault's next export or push asks for it, and the import that brings it applies them. A device that sent records holds their data: if they still wait after it has pushed or exported again, it made them up; revoke it if you do not trust it (coffer device revoke ID), and what it sent stops counting"
+                    "warning: \(counted(summary.held, "record")) \(summary.held == 1 ? "waits" : "wait") for data this vault lacks (deleted here, or never received)\(sent); this vault's next export or push asks for it, and the import that brings it applies them. A device that sent records held their data: if they still wait after it has pushed or exported again, it lost the data or made the records up; revoke it if you do not trust it (coffer device revoke ID), and what it sent stops counting"
                 )
             }
             if summary.heldFromRevokedDevices > 0 {
