@@ -67,6 +67,11 @@ public struct PullSummary: Sendable, Equatable, Codable {
     /// ``waitingCheckpoints``).
     public var isIncomplete: Bool { !waitingDevices.isEmpty || !waitingCheckpoints.isEmpty }
 
+    /// Notes that `device`'s changes wait, once however many reasons the pull finds.
+    package mutating func noteWaiting(_ device: UUID) {
+        if !waitingDevices.contains(device) { waitingDevices.append(device) }
+    }
+
     package init(remote: String) { self.remote = remote }
 }
 

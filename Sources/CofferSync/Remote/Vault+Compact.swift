@@ -379,7 +379,7 @@ extension Vault {
                 "\((applied[device] ?? 0) + 1)-\(min(covered, chains[device]?.end ?? covered)) of device \(device.uuidString.lowercased())"
             }
             // Named once: the pull of each device's bundles passes over these.
-            summary.waitingDevices += lacking.keys.filter { !summary.waitingDevices.contains($0) }
+            for device in lacking.keys { summary.noteWaiting(device) }
             summary.notices.append(
                 "Waiting for changes \(changes.sorted().joined(separator: ", ")): the store holds them only in the checkpoint \(id), which this vault could not use; the next push of a member that holds them writes them again, and a later pull applies them."
             )

@@ -590,7 +590,7 @@ extension Vault {
             // after would move the cursor past them for good; the device waits for a checkpoint that
             // holds them (the next push of a member that has them writes one).
             if let first = ordered.first(where: { $0.first <= $0.last }), first.first > (applied[device] ?? 0) + 1 {
-                summary.waitingDevices.append(device)
+                summary.noteWaiting(device)
                 summary.notices.append(
                     "Waiting for changes \((applied[device] ?? 0) + 1)-\(first.first - 1) of device \(device.uuidString.lowercased()): the store holds them in no bundle or checkpoint that counts (their bundles are gone, and a checkpoint that held them stopped counting or was ignored); this vault applies the device's later changes once a checkpoint holds them, which the next push of a member that has them writes."
                 )
@@ -602,7 +602,7 @@ extension Vault {
             if !ordered.contains(where: { $0.first <= $0.last }), head.latest.last > applied[device] ?? 0 {
                 // (Named already when a checkpoint that held them could not be used.)
                 guard !summary.waitingDevices.contains(device) else { return }
-                summary.waitingDevices.append(device)
+                summary.noteWaiting(device)
                 summary.notices.append(
                     "Waiting for changes \((applied[device] ?? 0) + 1)-\(head.latest.last) of device \(device.uuidString.lowercased()): its head says it pushed them, and the store holds them in no bundle or checkpoint that counts (their bundles are gone, and a checkpoint that held them stopped counting or was ignored); the next push of a member that has them writes them again, and a later pull applies them."
                 )
@@ -660,7 +660,7 @@ extension Vault {
                 if stuck.error.code == .keyUnavailable { throw stuck.error }
                 // A damaged object (cut short, or overwritten by someone who may write to the store)
                 // holds up this device's later changes, not everyone's (red team round 19, N3).
-                summary.waitingDevices.append(device)
+                summary.noteWaiting(device)
                 summary.notices.append(
                     "Stopped at \(stuck.key): \(stuck.error.message). Device \(device.uuidString.lowercased())'s changes from \(reached + 1) wait here: applying later ones would step over those this object should hold, which the store no longer has. A compaction by a device that holds them (\(InterfaceName.compactRemote) on that device, or on any member that pulled them before) writes a checkpoint that holds them again, and the next pull goes on from it."
                 )
@@ -685,7 +685,7 @@ extension Vault {
             do throws(CofferError) {
                 try pullDevice(device, objects)
             } catch  where error.code == .keyUnavailable {
-                summary.waitingDevices.append(device)
+                summary.noteWaiting(device)
                 summary.notices.append(
                     "Waiting for device \(device.uuidString.lowercased())'s changes: \(error.message). The other devices' changes were pulled; a later pull applies this device's once a member seals its key epoch to this vault, which its next push does."
                 )

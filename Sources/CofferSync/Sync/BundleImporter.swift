@@ -385,10 +385,10 @@ package struct BundleImporter {
                 return try finish()
             }
         }
-        // What devices revoked by now sent waits for data no member may send: it no longer makes
-        // the import incomplete (red team round 44, G2).
+        // What devices no longer members sent (revoked, or their join voided) waits for data they
+        // may never send: it no longer makes the import incomplete (red team round 44, G2).
         if !applied.heldBySender.isEmpty {
-            applied.setApartHeld(sentBy: Set(try vault.members().filter { !$0.isActive }.map(\.deviceID)))
+            applied.setApartHeld(keeping: Set(try vault.members().filter(\.isActive).map(\.deviceID)))
         }
         return applied
     }

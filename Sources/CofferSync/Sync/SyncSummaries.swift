@@ -112,17 +112,18 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     public var renamedDeviceBoundBlobs: [String] = []
     /// Records held back because this vault lacks chunks they need (a peer left them out, believing
     /// this vault had them): kept, asked for in this vault's next bundles, and applied by the import
-    /// that brings the chunks. Nothing is refused for good. Those a revoked device's bundles brought
-    /// are counted apart, in ``heldFromRevokedDevices``.
+    /// that brings the chunks. Nothing is refused for good. Those that devices no longer members
+    /// (revoked, or their join voided) sent are counted apart, in ``heldFromFormerMembers``.
     public var held = 0
     /// The devices whose bundles brought the records counted in ``held``, by device id (records held
     /// before Coffer noted senders are counted in ``held`` alone). A device that sent records whose
     /// data it never sends when asked made them up (red team round 44, G2): an honest sender held
     /// every chunk of what it sent.
     public var heldBySender: [HeldSender] = []
-    /// Records held back that devices since revoked sent: they wait for data no member may send,
-    /// are applied if it arrives, and no longer make an import incomplete.
-    public var heldFromRevokedDevices = 0
+    /// Records held back that devices no longer members sent (revoked since, or their join voided):
+    /// a device out of the group sends nothing more, so these wait for data it may never send. They
+    /// are applied if it arrives, from any member, and no longer make an import incomplete.
+    public var heldFromFormerMembers = 0
     /// Records held back earlier that this import could apply (their chunks arrived).
     public var appliedFromHeld = 0
     /// Records held back earlier that this import dropped: each refers to chunks of a write-only
@@ -151,14 +152,14 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     /// Whether something in the bundle could not be applied now (held or refused records).
     public var isIncomplete: Bool { held > 0 || refusedFutureRecords > 0 }
 
-    /// Moves the records held back that `revoked` devices sent from ``held`` and ``heldBySender`` to
-    /// ``heldFromRevokedDevices``.
-    package mutating func setApartHeld(sentBy revoked: Set<UUID>) {
-        for sender in heldBySender where revoked.contains(sender.deviceID) {
+    /// Moves the records held back that devices other than the `members` sent from ``held`` and
+    /// ``heldBySender`` to ``heldFromFormerMembers``.
+    package mutating func setApartHeld(keeping members: Set<UUID>) {
+        for sender in heldBySender where !members.contains(sender.deviceID) {
             held -= sender.records
-            heldFromRevokedDevices += sender.records
+            heldFromFormerMembers += sender.records
         }
-        heldBySender.removeAll { revoked.contains($0.deviceID) }
+        heldBySender.removeAll { !members.contains($0.deviceID) }
     }
 
     /// An empty summary for a bundle from `sourceDevice`.

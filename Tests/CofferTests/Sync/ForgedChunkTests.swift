@@ -322,11 +322,54 @@ struct ForgedChunkTests {
         // A revokes M; C learns of it, and M's records stop counting, though they are kept.
         try a.revoke(device: m.deviceID)
         let revoked = try group.exchange(a, c, "a-to-c-revoked")
-        #expect(revoked.held == 0 && revoked.heldFromRevokedDevices == 1 && revoked.heldBySender.isEmpty)
+        #expect(revoked.held == 0 && revoked.heldFromFormerMembers == 1 && revoked.heldBySender.isEmpty)
         #expect(!revoked.isIncomplete)
         let kept = try c.environment.read { txn in try HeldRecords(schema: c.schema).countBySender(in: txn) }
         #expect(kept == [m.deviceID: 1])
         #expect(try !c.blobs.list().contains { $0.name == "decoy" })
         #expect(try c.blobs.verify(readingData: true).isHealthy)
+    }
+    @Test(
+        "a held record whose sender's join was voided, with no revocation, stops making imports incomplete (outside test of G2's fix)"
+    )
+    func heldRecordOfVoidedSender() throws {
+        let a = try group.createFirst()
+        try a.blobs.write("x", data: Content.random(200_000, seed: 9))
+        try a.export(to: group.bundle("founding"))
+        let (b, _) = try group.join("b", from: group.bundle("founding"))
+        let (c, _) = try group.join("c", from: group.bundle("founding"))
+        let (d, _) = try group.join("d", from: group.bundle("founding"))
+        defer { for vault in [a, b, c, d] { vault.close() } }
+        _ = try group.exchange(b, a, "b-to-a")
+        try b.export(to: group.bundle("b-to-c"))
+        _ = try c.import(from: group.bundle("b-to-c"))
+        // C's and D's first bundles for A: their next ones leave out what these sent.
+        for (vault, name) in [(c, "c"), (d, "d")] {
+            try vault.export(to: group.bundle("\(name)-to-a"), peer: "a")
+            _ = try a.import(from: group.bundle("\(name)-to-a"))
+        }
+        // B renames the blob while A deletes it; D relays B's rename to A, which lacks the data.
+        try b.blobs.rename("x", to: "y")
+        try a.blobs.delete("x")
+        try b.export(to: group.bundle("b-to-d"), peer: "d")
+        _ = try d.import(from: group.bundle("b-to-d"))
+        try d.export(to: group.bundle("d-to-a-relay"), peer: "a")
+        let held = try a.import(from: group.bundle("d-to-a-relay"))
+        #expect(held.isIncomplete && held.heldBySender == [HeldSender(deviceID: d.deviceID, records: 1)])
+        // C, which never heard of D's join, closes passphrase joins: at A, D's join no longer counts,
+        // and D cannot be revoked (it is no device of the group), yet what it sent stops counting.
+        try c.setJoinPolicy(.approval)
+        try c.export(to: group.bundle("c-to-a-closed"), peer: "a")
+        let closed = try a.import(from: group.bundle("c-to-a-closed"))
+        #expect(try !a.members().contains { $0.deviceID == d.deviceID && $0.isActive })
+        #expect(closed.held == 0 && closed.heldFromFormerMembers == 1, "\(closed)")
+        #expect(!closed.isIncomplete)
+        // B, the author, still holds the data: asked, it sends it, and the record applies.
+        _ = try group.exchange(a, b, "a-to-b")
+        let answered = try group.exchange(b, a, "b-to-a-answer")
+        #expect(answered.held == 0 && answered.heldFromFormerMembers == 0 && !answered.isIncomplete)
+        #expect(try a.blobs.list().map(\.name) == ["y"])
+        #expect(try a.environment.read { txn in try HeldRecords(schema: a.schema).countBySender(in: txn) }.isEmpty)
+        #expect(try a.blobs.verify(readingData: true).isHealthy)
     }
 }

@@ -163,7 +163,7 @@ struct PullCommand: VaultCommand {
         var combined = ImportSummary(sourceDevice: summary.bundles.last?.imported.sourceDevice ?? UUID())
         combined.held = summary.bundles.last?.imported.held ?? 0
         combined.heldBySender = summary.bundles.last?.imported.heldBySender ?? []
-        combined.heldFromRevokedDevices = summary.bundles.last?.imported.heldFromRevokedDevices ?? 0
+        combined.heldFromFormerMembers = summary.bundles.last?.imported.heldFromFormerMembers ?? 0
         for bundle in summary.bundles {
             combined.refusedFutureRecords += bundle.imported.refusedFutureRecords
             combined.droppedForgedRecords += bundle.imported.droppedForgedRecords

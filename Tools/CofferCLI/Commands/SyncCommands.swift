@@ -174,9 +174,10 @@ struct ImportCommand: VaultCommand {
                     "warning: \(counted(summary.held, "record")) \(summary.held == 1 ? "waits" : "wait") for data this vault lacks (deleted here, or never received)\(sent); this vault's next export or push asks for it, and the import that brings it applies them. A device that sent records held their data: if they still wait after it has pushed or exported again, it lost the data or made the records up; revoke it if you do not trust it (coffer device revoke ID), and what it sent stops counting"
                 )
             }
-            if summary.heldFromRevokedDevices > 0 {
+            if summary.heldFromFormerMembers > 0 {
+                let count = summary.heldFromFormerMembers
                 output.warning(
-                    "note: \(counted(summary.heldFromRevokedDevices, "record")) that revoked devices sent \(summary.heldFromRevokedDevices == 1 ? "waits" : "wait") for data no member may send; \(summary.heldFromRevokedDevices == 1 ? "it is" : "they are") applied if it arrives, and no longer make imports incomplete"
+                    "note: \(counted(count, "record")) that devices no longer in the group (revoked, or their join voided) sent \(count == 1 ? "waits" : "wait") for data they may never send; \(count == 1 ? "it is" : "they are") applied if it arrives from any member, and no longer make imports incomplete"
                 )
             }
             let dates = ISO8601DateFormatter()

@@ -46,6 +46,6 @@ extension ExitStatus {
     /// (from a store) some devices' changes wait.
     static let incompleteImport = ExitStatus(
         3,
-        "Applied, but some records wait for data this vault lacks (records a revoked device sent do not count), or came from a device whose clock is ahead, or (from a store) some devices' changes wait behind an object this vault cannot read yet (the warnings say which); a later import or pull applies them."
+        "Applied, but some records wait for data this vault lacks (records that devices no longer in the group sent do not count), or came from a device whose clock is ahead, or (from a store) some devices' changes wait behind an object this vault cannot read yet (the warnings say which); a later import or pull applies them."
     )
 }
