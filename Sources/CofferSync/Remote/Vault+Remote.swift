@@ -604,7 +604,7 @@ extension Vault {
                 guard !summary.waitingDevices.contains(device) else { return }
                 summary.noteWaiting(device)
                 summary.notices.append(
-                    "Waiting for changes \((applied[device] ?? 0) + 1)-\(head.latest.last) of device \(device.uuidString.lowercased()): its head says it pushed them, and the store holds them in no bundle or checkpoint that counts (their bundles are gone, and a checkpoint that held them stopped counting or was ignored); the next push of a member that has them writes them again, and a later pull applies them."
+                    "Waiting for changes \((applied[device] ?? 0) + 1)-\(head.latest.last) of device \(device.uuidString.lowercased()): its head says it pushed them, and the store holds them in no bundle or checkpoint that counts (their bundles are gone or were never uploaded, and no checkpoint that counts holds them); the next push of a member that has them writes them again, and a later pull applies them."
                 )
                 return
             }

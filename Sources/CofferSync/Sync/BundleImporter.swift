@@ -386,8 +386,10 @@ package struct BundleImporter {
             }
         }
         // What devices no longer members sent (revoked, or their join voided) waits for data they
-        // may never send: it no longer makes the import incomplete (red team round 44, G2).
-        if !applied.heldBySender.isEmpty {
+        // may never send: it no longer makes the import incomplete (red team round 44, G2). A vault
+        // without a membership log (made before them, fed bundles that carry none) lists itself
+        // alone, so it sets nothing apart.
+        if !applied.heldBySender.isEmpty, try vault.readMetaIfPresent(GroupContext.Meta.log) != nil {
             applied.setApartHeld(keeping: Set(try vault.members().filter(\.isActive).map(\.deviceID)))
         }
         return applied

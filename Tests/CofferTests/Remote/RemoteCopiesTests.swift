@@ -1198,23 +1198,7 @@ struct RemoteCopiesTests {
         }
         // Every write a running vault holds or the store was sent is acknowledged.
         let acknowledged = vaults.reduce(stored) { $0.union($1.writes) }
-        // Exchanges until one goes through with no refusal: a device admitted on a branch of the
-        // membership log that lost a fork is refused until a member that knows it vouches for it,
-        // a round or two later.
-        var refusals: [String] = []
-        for _ in 0..<6 {
-            refusals = []
-            for entry in vaults {
-                do { try entry.vault.push(to: remote) } catch { refusals.append("push: \(error)") }
-            }
-            for entry in vaults {
-                do { try entry.vault.pull(from: remote) } catch { refusals.append("pull: \(error)") }
-            }
-            if refusals.isEmpty { break }
-        }
-        #expect(refusals.isEmpty, "\(replay): \(refusals)")
-        for entry in vaults { try entry.vault.push(to: remote) }
-        for entry in vaults { try entry.vault.pull(from: remote) }
+        try Self.converge(vaults.map(\.vault), remote: remote, replay: replay)
         // A rekey closes passphrase joins: the newcomer then asks to be approved.
         let newcomer: Vault
         if try vaults[0].vault.joinPolicy() == .passphrase {
@@ -1228,6 +1212,27 @@ struct RemoteCopiesTests {
             #expect(try newcomer.keychain.password(service: "w\(write)", account: "ann") == "\(write)", replay)
         }
         for entry in vaults { #expect(try entry.vault.syncableState() == state, replay) }
+    }
+
+    /// Rounds of pushes and pulls by every vault until one goes through with no refusal (a device
+    /// admitted on a branch of the membership log that lost a fork, or a clone that re-enrolled as a
+    /// device of its own, is refused until a member that knows it vouches for it, a round or two
+    /// later), at most six; then one more push and pull each.
+    static func converge(_ vaults: [Vault], remote: S3Remote, replay: Comment) throws {
+        var refusals: [String] = []
+        for _ in 0..<6 {
+            refusals = []
+            for vault in vaults {
+                do { try vault.push(to: remote) } catch { refusals.append("push: \(error)") }
+            }
+            for vault in vaults {
+                do { try vault.pull(from: remote) } catch { refusals.append("pull: \(error)") }
+            }
+            if refusals.isEmpty { break }
+        }
+        #expect(refusals.isEmpty, "\(replay): \(refusals)")
+        for vault in vaults { try vault.push(to: remote) }
+        for vault in vaults { try vault.pull(from: remote) }
     }
 
     /// Two rounds of push and pull by every vault of `vaults`; then each holds `x` and `y`, and a

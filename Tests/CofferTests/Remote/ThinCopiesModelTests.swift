@@ -97,22 +97,7 @@ struct ThinCopiesModelTests {
 
         // Every blob a running vault holds or the store was sent is acknowledged.
         let acknowledged = vaults.reduce(stored) { $0.union($1.writes) }
-        // Exchanges until one goes through with no refusal: a clone that re-enrolled as a device of
-        // its own is refused until a member that knows it vouches for it, a round or two later.
-        var refusals: [String] = []
-        for _ in 0..<6 {
-            refusals = []
-            for entry in vaults {
-                do { try entry.vault.push(to: remote) } catch { refusals.append("push: \(error)") }
-            }
-            for entry in vaults {
-                do { try entry.vault.pull(from: remote) } catch { refusals.append("pull: \(error)") }
-            }
-            if refusals.isEmpty { break }
-        }
-        #expect(refusals.isEmpty, "\(replay): \(refusals)")
-        for entry in vaults { try entry.vault.push(to: remote) }
-        for entry in vaults { try entry.vault.pull(from: remote) }
+        try RemoteCopiesTests.converge(vaults.map(\.vault), remote: remote, replay: replay)
         let (newcomer, _) = try fixture.join(group, name: "newcomer", content: .thin(keep: 0))
         defer { newcomer.close() }
         for (number, vault) in (vaults.map(\.vault) + [newcomer]).enumerated() {
