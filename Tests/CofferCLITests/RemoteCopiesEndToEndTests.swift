@@ -197,4 +197,46 @@ struct RemoteCopiesEndToEndTests: StoreEndToEndSuite {
             for item in ["one", "two", "three", "b-one"] { #expect(try holds(item, server, vault: vault), "\(item)") }
         }
     }
+
+    @Test(
+        "a device compacts, then its checkpoint is cut short past its header and its older head put back: the pull that lacks its change exits 3 until the device pushes again (red team round 44, F3)"
+    )
+    func checkpointCutShortAndOlderHeadPutBack() throws {
+        let server = try firstPush("seaweedfs", item: "one")
+        for vault in ["b", "c"] {
+            #expect(try run(["init", "--join", remote], server, vault: vault).status == 0)
+            #expect(try run(["push", remote], server, vault: vault).status == 0)
+        }
+        for vault in ["b", "c"] { #expect(try run(["pull", remote], server, vault: vault).status == 0) }
+        let b = try Vault.open(at: directory.path("b"))
+        let device = b.deviceID
+        b.close()
+        let (client, layout) = try store(server)
+        let older = try #require(try client.get(layout.headKey(device)))
+        try add("from-b", server, vault: "b")
+        let compacted = try run(["remote", "compact", remote, "--json"], server, vault: "b")
+        #expect(compacted.status == 0, "\(compacted.error)")
+        let summary = try JSONSerialization.jsonObject(with: Data(compacted.output.utf8)) as? [String: Any]
+        let checkpoint = try #require(summary?["checkpoint"] as? String, "\(compacted.output)")
+        // Someone who may write to the store: the checkpoint's header stays, its end goes, and B's
+        // older head (signed by B) goes back.
+        let bytes = try #require(try client.get(checkpoint))
+        try client.put(checkpoint, body: Array(bytes.prefix(bytes.count * 2 / 3)))
+        try client.put(layout.headKey(device), body: older)
+
+        let waiting = try run(["pull", remote], server, vault: "c")
+        #expect(waiting.status == 3, "\(waiting.output) \(waiting.error)")
+        #expect(waiting.error.contains("older head"), "\(waiting.error)")
+        #expect(waiting.error.contains("of device \(device.uuidString.lowercased())"), "\(waiting.error)")
+        #expect(try !holds("from-b", server, vault: "c"))
+
+        let repaired = try run(["push", remote], server, vault: "b")
+        #expect(repaired.status == 0, "\(repaired.error)")
+        let complete = try run(["pull", remote], server, vault: "c")
+        #expect(complete.status == 0, "\(complete.error)")
+        #expect(try holds("from-b", server, vault: "c"))
+        let joined = try run(["init", "--join", remote], server, vault: "newcomer")
+        #expect(joined.status == 0, "\(joined.output) \(joined.error)")
+        for item in ["one", "from-b"] { #expect(try holds(item, server, vault: "newcomer"), "\(item)") }
+    }
 }

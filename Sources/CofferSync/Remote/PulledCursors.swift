@@ -150,6 +150,23 @@ package struct PulledCursors {
         try txn.put(schema.meta, key: offChainKey(name, device), value: Array(etag.utf8))
     }
 
+    /// The entity tag of checkpoint `id`'s bundle, when this vault applied it for changes its
+    /// writer's own cut names past the writer's head (meta `remote-checkpoint <remote identity>
+    /// <checkpoint id>`; docs/FORMAT.md, "Compaction"): such a checkpoint moves no cursor past the
+    /// head, and is applied once.
+    package func checkpointApplied(_ id: String, in txn: Transaction) throws -> String? {
+        try txn.get(schema.meta, key: checkpointKey(id)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Records that checkpoint `id`'s bundle, tagged `etag`, was applied past its writer's head.
+    package func recordCheckpointApplied(_ etag: String, id: String, in txn: Transaction) throws {
+        try txn.put(schema.meta, key: checkpointKey(id), value: Array(etag.utf8))
+    }
+
+    private func checkpointKey(_ id: String) -> [UInt8] {
+        Array("remote-checkpoint \(remote) \(id)".utf8)
+    }
+
     private func offChainKey(_ name: RemoteLayout.BundleName, _ device: UUID) -> [UInt8] {
         Array("remote-off-chain \(remote) \(device.uuidString.lowercased()) \(name.fileName)".utf8)
     }

@@ -11,6 +11,7 @@ package import Foundation
 /// device <the compacting device's id>
 /// epoch <key epoch, 16 hex digits>
 /// through <device id> <change sequence>          (one line per device, by id)
+/// bundle <size in bytes> <entity tag>              (the checkpoint's bundle as the store took it)
 /// mac <HMAC-SHA256 of the lines above, hex>
 /// signature <Ed25519 signature of the lines above by the compacting device, hex>
 /// ```
@@ -28,11 +29,41 @@ package struct RemoteCut: Equatable {
     package var device: UUID
     /// For each device, the last change of it the checkpoint holds (with all before it).
     package var through: [UUID: UInt64]
+    /// The checkpoint's bundle as the store held it once uploaded, when the cut records it (cuts
+    /// written before it did have none).
+    package var bundle: StoredBundle?
 
-    package init(id: String, device: UUID, through: [UUID: UInt64]) {
+    /// The size and entity tag of a checkpoint's bundle object: a bundle changed since (cut short,
+    /// or overwritten by someone who may write to the store) no longer has both, which a listing
+    /// shows without reading it (red team round 44, F3).
+    package struct StoredBundle: Equatable {
+        /// The object's size in bytes.
+        package var size: Int64
+        /// The object's entity tag, unquoted.
+        package var etag: String
+    }
+
+    package init(id: String, device: UUID, through: [UUID: UInt64], bundle: StoredBundle? = nil) {
         self.id = id
         self.device = device
         self.through = through
+        self.bundle = bundle
+    }
+
+    /// Why the listed `object`, the checkpoint's bundle, is not the one this cut was written for;
+    /// `nil` when it is, or when the cut does not record it.
+    package func bundleMismatch(_ object: S3Object?) -> String? {
+        guard let bundle else { return nil }
+        guard let object else { return "its bundle is gone" }
+        if object.size != bundle.size {
+            return "its bundle holds \(object.size) bytes where its cut recorded \(bundle.size): "
+                + "it was cut short or replaced"
+        }
+        if !object.etag.isEmpty, object.etag != bundle.etag {
+            return "its bundle is not the object its cut recorded "
+                + "(entity tag \(object.etag), not \(bundle.etag)): it was overwritten"
+        }
+        return nil
     }
 
     /// A fresh checkpoint id: 128 random bits.
@@ -50,6 +81,7 @@ package struct RemoteCut: Equatable {
         for (device, sequence) in through.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
             text += "through \(device.uuidString.lowercased()) \(sequence)\n"
         }
+        if let bundle { text += "bundle \(bundle.size) \(bundle.etag)\n" }
         return try AuthenticatedText.seal(Array(text.utf8), label: Self.label, root: root, signer: signer)
     }
 
@@ -105,6 +137,14 @@ package struct RemoteCut: Equatable {
             else { throw CofferError(.decode, "\(what) has a malformed through line") }
             through[device] = sequence
         }
-        self.init(id: id, device: device, through: through)
+        var bundle: StoredBundle?
+        if let line = fields["bundle"]?.first {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let size = Int64(parts[0]), size >= 0 else {
+                throw CofferError(.decode, "\(what) has a malformed bundle line")
+            }
+            bundle = StoredBundle(size: size, etag: String(parts[1]))
+        }
+        self.init(id: id, device: device, through: through, bundle: bundle)
     }
 }

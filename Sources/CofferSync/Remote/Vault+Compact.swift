@@ -203,7 +203,18 @@ extension Vault {
         let (export, _, sites) = try writeBundle(to: file, progress: nil, notingSites: true, unreadable: unreadable) {
             _ in nil
         }
-        try client.upload(file: file.path, to: layout.checkpointBundleKey(cut.id), progress: progress)
+        let bundleKey = layout.checkpointBundleKey(cut.id)
+        try client.upload(file: file.path, to: bundleKey, progress: progress)
+        // The cut records the bundle as the store took it, so that one changed since is seen in a
+        // listing (red team round 44, F3).
+        var cut = cut
+        guard let stored = try client.attributes(of: bundleKey), stored.size == Int64(sites.size) else {
+            throw CofferError(
+                .io,
+                "the object store does not hold the checkpoint bundle \(bundleKey) as uploaded (\(sites.size) bytes); its cut was not written, so it counts for nothing. Try again"
+            )
+        }
+        cut.bundle = RemoteCut.StoredBundle(size: stored.size, etag: stored.etag ?? "")
         try client.put(layout.checkpointCutKey(cut.id), body: try sealed(cut))
         return (sites, export.lostChunks)
     }
@@ -235,6 +246,10 @@ extension Vault {
     /// Applies the checkpoints this vault needs before the bundles left after compactions: one
     /// whose cut names a device whose next bundle this vault has not applied and the store no longer
     /// holds. After each, the pull cursors (and the gap bookkeeping) move up to its cut.
+    ///
+    /// - Returns: For each other device that signed a cut this pull trusts, the last of its own
+    ///   changes its cuts name: the device's word as much as its head's, so a head older than that
+    ///   was put back (the store rolled back), and the changes between are ones its head hides.
     func applyCheckpoints(
         _ listing: [S3Object],
         client: S3Client,
@@ -243,7 +258,7 @@ extension Vault {
         revoked: Set<UUID>,
         heads: HeadReads,
         summary: inout PullSummary
-    ) throws(CofferError) {
+    ) throws(CofferError) -> [UUID: UInt64] {
         let devices = layout.devices(in: listing)
         let cursors = PulledCursors(schema: schema, remote: remote.identity)
         // Whether a checkpoint is needed is judged against the cursors before any checkpoint moved
@@ -255,8 +270,15 @@ extension Vault {
         // Each device's chain, as far as its head goes: another copy's bundle beside it holds other
         // changes under the same numbers, and a cut claiming past the head claims what no one pushed.
         var chains: [UUID: Chain] = [:]
+        // What each device's own cuts say it pushed, which an older head put back in the store
+        // hides (red team round 44, F3).
+        var ownClaims: [UUID: UInt64] = [:]
+        func chainOf(_ device: UUID) throws(CofferError) -> Chain {
+            try chain(of: device, devices[device], heads: heads, layout: layout)
+        }
         // Checkpoints this pull needed and could not import, with their cuts.
         var unusable: [(id: String, bundleKey: String, cut: RemoteCut)] = []
+        let listed = Dictionary(listing.map { ($0.key, $0) }) { first, _ in first }
         for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key < $1.key })
         where state.hasCut && state.hasBundle {
             let cutKey = layout.checkpointCutKey(id)
@@ -294,16 +316,40 @@ extension Vault {
                 continue
             }
             for device in cut.through.keys where chains[device] == nil {
-                chains[device] = try chain(of: device, devices[device], heads: heads, layout: layout)
+                chains[device] = try chainOf(device)
+            }
+            // A cut is as much its device's word as its head is: a claim of its own changes past its
+            // head means the head was put back, and the changes between are in this checkpoint. It
+            // is applied for them, records only and once (by its entity tag): the cursor stays
+            // within the head, since a cut signed with leaked keys may claim anything (round 23).
+            let ownClaim = cut.through[cut.device].flatMap { own -> UInt64? in
+                guard cut.device != deviceID, !revoked.contains(cut.device), own > chains[cut.device]?.end ?? 0
+                else { return nil }
+                return own
+            }
+            if let ownClaim { ownClaims[cut.device] = max(ownClaims[cut.device] ?? 0, ownClaim) }
+            let etag = listed[bundleKey]?.etag ?? ""
+            let pastHead = try ownClaim.map { (own) throws(CofferError) -> Bool in
+                guard pulledBefore[cut.device] ?? 0 < own, !etag.isEmpty else { return false }
+                let applied = try storage("reading how far this vault has pulled") {
+                    try environment.read { txn in try cursors.checkpointApplied(id, in: txn) }
+                }
+                return applied != etag
             }
             let needed = cut.through.contains { device, covered in
                 let after = pulledBefore[device] ?? 0
                 guard device != deviceID, !revoked.contains(device), let chain = chains[device],
                     after < min(covered, chain.end)
                 else { return false }
-                return !chain.bundles.contains { $0.first <= after + 1 && $0.last > after }
+                return !chain.goesOn(after: after)
             }
-            if needed && !summary.checkpoints.contains(bundleKey) {
+            if needed || pastHead == true, !summary.checkpoints.contains(bundleKey) {
+                // A bundle changed since its cut was written is not downloaded (red team round 44, F3).
+                if let mismatch = cut.bundleMismatch(listed[bundleKey]) {
+                    summary.notices.append("Ignored the checkpoint \(id): \(mismatch).")
+                    unusable.append((id, bundleKey, cut))
+                    continue
+                }
                 let imported: ImportSummary
                 do throws(CofferError) {
                     imported = try pullCheckpoint(
@@ -323,12 +369,17 @@ extension Vault {
                 summary.bytes += imported.bytes
                 summary.applied.add(imported.applied)
                 summary.checkpoints.append(bundleKey)
+                if ownClaim != nil, !etag.isEmpty {
+                    try storage("recording the checkpoint \(bundleKey)") {
+                        try environment.write { txn in try cursors.recordCheckpointApplied(etag, id: id, in: txn) }
+                    }
+                }
             }
             guard summary.checkpoints.contains(bundleKey) else { continue }
             // A device this vault did not know had no chain it trusted; the checkpoint just imported
             // may have admitted it (its log does), so its cursor moves as far as its head allows.
             for device in cut.through.keys where chains[device]?.end == 0 {
-                chains[device] = try chain(of: device, devices[device], heads: heads, layout: layout)
+                chains[device] = try chainOf(device)
             }
             let schema = schema
             try storage("recording the checkpoint \(bundleKey)") {
@@ -348,6 +399,7 @@ extension Vault {
             }
         }
         try noteWaiting(unusable, chains: chains, cursors: cursors, revoked: revoked, summary: &summary)
+        return ownClaims
     }
 
     /// Makes the pull incomplete for each checkpoint it needed and could not import whose changes
@@ -369,14 +421,21 @@ extension Vault {
             try environment.read { txn in try cursors.load(in: txn) }
         }
         for (id, bundleKey, cut) in unusable where !summary.checkpoints.contains(bundleKey) {
+            // Up to the device's head, or, for the cut's own device, as far as the cut says.
+            func end(_ device: UUID, _ covered: UInt64) -> UInt64 {
+                device == cut.device ? covered : min(covered, chains[device]?.end ?? 0)
+            }
+            // Not those a listed bundle of the device's chain goes on with from the cursor: the pull
+            // of its bundles applies them next.
             let lacking = cut.through.filter { device, covered in
                 guard device != deviceID, !revoked.contains(device), let chain = chains[device] else { return false }
-                return applied[device] ?? 0 < min(covered, chain.end)
+                let after = applied[device] ?? 0
+                return after < end(device, covered) && !chain.goesOn(after: after)
             }
             guard !lacking.isEmpty else { continue }
             summary.waitingCheckpoints.append(bundleKey)
             let changes = lacking.map { device, covered in
-                "\((applied[device] ?? 0) + 1)-\(min(covered, chains[device]?.end ?? covered)) of device \(device.uuidString.lowercased())"
+                "\((applied[device] ?? 0) + 1)-\(end(device, covered)) of device \(device.uuidString.lowercased())"
             }
             // Named once: the pull of each device's bundles passes over these.
             for device in lacking.keys { summary.noteWaiting(device) }
@@ -391,9 +450,16 @@ extension Vault {
     struct Chain {
         /// The bundles the head's chain may pass through.
         var bundles: [RemoteLayout.BundleName] = []
-        /// The last change of the device's head; 0 without a head this vault trusts (nothing of the
+        /// The last change of the device's head, or the last of its own changes a cut it signed
+        /// names when that is later (its head was put back); 0 without either (nothing of the
         /// device's that a checkpoint could stand for).
         var end: UInt64 = 0
+
+        /// Whether a listed bundle of the chain holds the device's next change after `after`, and
+        /// goes past it: the pull of its bundles goes on from there.
+        func goesOn(after: UInt64) -> Bool {
+            bundles.contains { $0.first <= after + 1 && $0.last > after }
+        }
 
         /// How far a checkpoint whose cut names `covered` of the device moves its cursor from
         /// `applied`: across the changes the store holds in no listed bundle of the chain, never past

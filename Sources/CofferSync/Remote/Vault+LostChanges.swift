@@ -25,6 +25,7 @@ extension Vault {
     ) throws(CofferError) -> LostChanges? {
         var lost = LostChanges()
         var covered: [UUID: UInt64] = [:]
+        let listed = Dictionary(listing.map { ($0.key, $0) }) { first, _ in first }
         for (id, state) in layout.checkpoints(in: listing).sorted(by: { $0.key < $1.key })
         where state.hasCut && state.hasBundle {
             let key = layout.checkpointCutKey(id)
@@ -32,7 +33,13 @@ extension Vault {
             do throws(CofferError) {
                 let cut = try verifiedCut(bytes, key: key, id: id)
                 // A cut counts only with its bundle: one overwritten with anything else, or cut short,
-                // holds nothing (red team round 20, R20-3). Its first bytes say whose export it is.
+                // holds nothing (red team round 20, R20-3). A cut that records its bundle's size and
+                // entity tag tells a changed one from the listing, even where only what follows the
+                // header changed (red team round 44, F3); the first bytes of any say whose export it is.
+                if let mismatch = cut.bundleMismatch(listed[layout.checkpointBundleKey(id)]) {
+                    lost.ignoredCheckpoints.append("\(id): \(mismatch)")
+                    continue
+                }
                 let prefix = try client.getPrefix(layout.checkpointBundleKey(id), count: BundleHeader.fixedSize)
                 guard let header = BundleHeader.fixedFields(ofPrefix: prefix), header.deviceID == cut.device,
                     header.firstSequence == 1

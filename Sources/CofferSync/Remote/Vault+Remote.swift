@@ -499,7 +499,7 @@ extension Vault {
         // (only its newest one's log is read, below).
         let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
         let heads = HeadReads(client: client, layout: layout)
-        try applyCheckpoints(
+        let ownClaims = try applyCheckpoints(
             listing,
             client: client,
             layout: layout,
@@ -544,10 +544,20 @@ extension Vault {
             // new write was skipped, then compacted away: red team round 35, F2).
             var applied = applied
             let pulledThrough = applied[device] ?? 0
+            // A head older than a cut the device signed, on the same history, was put back (the
+            // store rolled back, or the head alone): the device's own cut vouches for the changes
+            // past it, and the checkpoint holds them (red team round 44, F3).
+            let ownClaim = ownClaims[device] ?? 0
+            if ownClaim > head.latest.last {
+                summary.notices.append(
+                    "Device \(device.uuidString.lowercased())'s head at \(remote.location) says it pushed its changes through \(head.latest.last), but a checkpoint cut it signed names them through \(ownClaim): the store holds an older head of it (the store was rolled back, or the head put back). This pull took the changes between from that checkpoint, or says it waits for them; the device's next push writes a new head."
+                )
+            }
             // Read first: a pull writes (and syncs) only when the head did go back.
             let (parted, relogged) = try storage("recording the pull of \(device)") { () throws -> (UInt64?, Int) in
                 let back = try environment.read { txn -> UInt64? in
                     let back = min(head.latest.last, try cursors.partingPoint(of: head, in: txn) ?? .max)
+                    if back == head.latest.last && ownClaim >= pulledThrough { return nil }
                     return back < pulledThrough ? back : nil
                 }
                 guard let back else { return (nil, 0) }
@@ -671,7 +681,9 @@ extension Vault {
                 )
             }
             // Reached the head: later heads are told from it (``PulledCursors/partingPoint(of:in:)``).
+            // Not one its device's own cut shows was put back: the head it replaced stays the one.
             try storage("recording the pull of \(device)") {
+                guard ownClaim <= head.latest.last else { return }
                 guard try !environment.read({ txn in try cursors.hasRecorded(head, in: txn) }) else { return }
                 try environment.write { txn in try cursors.recordHead(head, in: txn) }
             }

@@ -532,11 +532,8 @@ struct RemoteCopiesTests {
         "A pull that needed a checkpoint it could not use, with every bundle it stood for compacted away, is incomplete until a member writes the changes again (red team rounds 43 and 44, F3)"
     )
     func unusableCheckpointLeavesPullIncomplete() throws {
-        let (fixture, remote, group, a, b) = try Self.pushedPair()
         // C joins now, and pulls nothing more until the end.
-        let (c, _) = try fixture.join(group, name: "c")
-        try c.push(to: remote)
-        try b.pull(from: remote)
+        let (fixture, remote, a, b, c) = try Self.pushedTrio()
         try a.pull(from: remote)
         let checkpoint = try Self.overwriteCheckpoint(fixture, remote, a, b)
 
@@ -565,6 +562,76 @@ struct RemoteCopiesTests {
         #expect(!complete.isIncomplete, "\(complete.notices)")
         try a.pull(from: remote)
         #expect(try c.syncableState() == a.syncableState())
+    }
+
+    @Test(
+        "A checkpoint bundle damaged past its header (cut short, or one byte changed) stops counting for the pushes that check the store: the next push writes its changes again (red team round 44, F3)",
+        arguments: [false, true]
+    )
+    func checkpointDamagedPastItsHeader(cutShort: Bool) throws {
+        let (fixture, remote, a, b, c) = try Self.pushedTrio()
+        try a.pull(from: remote)
+        let checkpoint = try Self.compactedAfterWrites(remote, a, b)
+        // Its header, and so whose full export it is, stays intact.
+        try Self.damage(checkpoint, cutShort: cutShort, try fixture.client())
+
+        let waiting = try c.pull(from: remote)
+        #expect(waiting.isIncomplete, "\(waiting.notices)")
+        #expect(waiting.notices.contains { $0.contains("Ignored the checkpoint") }, "\(waiting.notices)")
+        // B holds everything the checkpoint held (A lacks what B pushed as it compacted): its next
+        // push sees the checkpoint no longer counts and writes it again. Before cuts recorded their
+        // bundle, a damaged bundle whose header was intact still counted, and no push wrote again.
+        let repaired = try b.push(to: remote)
+        #expect(repaired.repairCheckpoint != nil, "\(repaired.notices)")
+        #expect(repaired.notices.contains { $0.contains("its cut recorded") }, "\(repaired.notices)")
+        let complete = try c.pull(from: remote)
+        #expect(!complete.isIncomplete, "\(complete.notices)")
+        #expect(try c.keychain.password(service: "b1", account: "bob") == "b1")
+        #expect(try c.keychain.password(service: "a2", account: "ann") == "a2")
+        #expect(try c.syncableState() == a.syncableState())
+    }
+
+    @Test(
+        "A device's older head put back in the store after it compacted: its own signed cut shows the head is old, and a pull that lacks what lies between says so, or takes it from the checkpoint (red team round 44, F3)",
+        arguments: [false, true]
+    )
+    func olderHeadPutBackAfterCompaction(checkpointDamaged: Bool) throws {
+        let (fixture, remote, a, b, c) = try Self.pushedTrio()
+        try b.push(to: remote)
+        try c.pull(from: remote)
+        let client = try fixture.client()
+        let headKey = RemoteLayout(location: remote.location).headKey(b.deviceID)
+        let older = try #require(try client.get(headKey))
+        try b.keychain.setPassword("b2", service: "b2", account: "bob", scope: .syncable)
+        let checkpoint = try b.compact(remote: remote).checkpoint
+        // Someone who may write to the store puts B's older head back (genuinely signed by B).
+        try client.put(headKey, body: older)
+        if checkpointDamaged { try Self.damage(checkpoint, cutShort: true, client) }
+
+        let pulled = try c.pull(from: remote)
+        #expect(pulled.notices.contains { $0.contains("the store holds an older head of it") }, "\(pulled.notices)")
+        #expect(!pulled.notices.contains { $0.contains("went back") }, "\(pulled.notices)")
+        if checkpointDamaged {
+            // Before the cut counted as the device's word, this pull exited 0 without b2.
+            #expect(pulled.isIncomplete && pulled.waitingDevices == [b.deviceID], "\(pulled.notices)")
+            #expect(try c.keychain.password(service: "b2", account: "bob") == nil)
+            // B's next push notices its head went back and sends its changes again.
+            try b.push(to: remote)
+        } else {
+            #expect(!pulled.isIncomplete, "\(pulled.notices)")
+            #expect(pulled.checkpoints == [checkpoint], "\(pulled.notices)")
+            // The checkpoint is applied once, not again at every pull while the old head stays.
+            let again = try c.pull(from: remote)
+            #expect(!again.isIncomplete && again.checkpoints.isEmpty, "\(again.notices)")
+            #expect(!again.notices.contains { $0.contains("went back") }, "\(again.notices)")
+            try b.push(to: remote)
+        }
+        let complete = try c.pull(from: remote)
+        #expect(!complete.isIncomplete, "\(complete.notices)")
+        #expect(try c.keychain.password(service: "b2", account: "bob") == "b2")
+        try a.pull(from: remote)
+        #expect(try c.syncableState() == b.syncableState())
+        #expect(try a.syncableState() == b.syncableState())
     }
 
     @Test(
@@ -1270,9 +1337,8 @@ struct RemoteCopiesTests {
         try client.put(key, body: body)
     }
 
-    /// A store, a group, its first vault pushed there and a second joined from there.
-    /// B writes `b1` and pushes, A pulls it, writes `a2` and pushes, B pulls and compacts; then the
-    /// checkpoint's bundle is overwritten with junk, its cut intact. Returns the checkpoint's key.
+    /// ``compactedAfterWrites(_:_:_:)``, then the checkpoint's bundle is overwritten with junk, its
+    /// cut intact. Returns the checkpoint's key.
     static func overwriteCheckpoint(
         _ fixture: RemoteFixture,
         _ remote: S3Remote,
@@ -1281,17 +1347,45 @@ struct RemoteCopiesTests {
     ) throws
         -> String
     {
+        let checkpoint = try compactedAfterWrites(remote, a, b)
+        try fixture.client().put(checkpoint, body: SecureRandom.bytes(count: 700))
+        return checkpoint
+    }
+
+    /// B writes `b1` and pushes, A pulls, writes `a2` and pushes, then B pulls and compacts: the
+    /// checkpoint's bundle key.
+    static func compactedAfterWrites(_ remote: S3Remote, _ a: Vault, _ b: Vault) throws -> String {
         try b.keychain.setPassword("b1", service: "b1", account: "bob", scope: .syncable)
         try b.push(to: remote)
         try a.pull(from: remote)
         try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
         try a.push(to: remote)
         try b.pull(from: remote)
-        let compacted = try b.compact(remote: remote)
-        try fixture.client().put(compacted.checkpoint, body: SecureRandom.bytes(count: 700))
-        return compacted.checkpoint
+        return try b.compact(remote: remote).checkpoint
     }
 
+    /// ``pushedPair()``, then C joins and pushes, and B pulls.
+    static func pushedTrio() throws -> (RemoteFixture, S3Remote, Vault, Vault, Vault) {
+        let (fixture, remote, group, a, b) = try pushedPair()
+        let (c, _) = try fixture.join(group, name: "c")
+        try c.push(to: remote)
+        try b.pull(from: remote)
+        return (fixture, remote, a, b, c)
+    }
+
+    /// Damages the object `key` past its first bytes: its last third cut off, or one bit of it
+    /// flipped near its end.
+    static func damage(_ key: String, cutShort: Bool, _ client: S3Client) throws {
+        var bytes = try #require(try client.get(key))
+        if cutShort {
+            bytes.removeLast(bytes.count / 3)
+        } else {
+            bytes[bytes.count - 100] ^= 0x01
+        }
+        try client.put(key, body: bytes)
+    }
+
+    /// A store, a group, its first vault pushed there and a second joined from there.
     static func pushedPair() throws -> (RemoteFixture, S3Remote, SyncGroupFixture, Vault, Vault) {
         let fixture = try RemoteFixture()
         let remote = try fixture.remote()
