@@ -150,17 +150,29 @@ package struct PulledCursors {
         try txn.put(schema.meta, key: offChainKey(name, device), value: Array(etag.utf8))
     }
 
-    /// The entity tag of checkpoint `id`'s bundle, when this vault applied it for changes its
-    /// writer's own cut names past the writer's head (meta `remote-checkpoint <remote identity>
-    /// <checkpoint id>`; docs/FORMAT.md, "Compaction"): such a checkpoint moves no cursor past the
-    /// head, and is applied once.
-    package func checkpointApplied(_ id: String, in txn: Transaction) throws -> String? {
-        try txn.get(schema.meta, key: checkpointKey(id)).map { String(decoding: $0, as: UTF8.self) }
+    /// The checkpoints this vault applied from this remote, by id, each with its bundle's entity
+    /// tag (meta `remote-checkpoint <remote identity> <checkpoint id>`; docs/FORMAT.md,
+    /// "Compaction"): what a checkpoint holds past a device's head moves no cursor, so the tag says
+    /// which ones this vault holds the changes of, and keeps it from applying one again.
+    package func appliedCheckpoints(in txn: Transaction) throws -> [String: String] {
+        let prefix = checkpointKey("")
+        var applied: [String: String] = [:]
+        try txn.forEach(in: schema.meta, prefix: prefix) { key, value in
+            let id = String(decoding: key.dropFirst(prefix.count), as: UTF8.self)
+            applied[id] = String(decoding: value, as: UTF8.self)
+            return true
+        }
+        return applied
     }
 
-    /// Records that checkpoint `id`'s bundle, tagged `etag`, was applied past its writer's head.
+    /// Records that checkpoint `id`'s bundle, tagged `etag`, was applied.
     package func recordCheckpointApplied(_ etag: String, id: String, in txn: Transaction) throws {
         try txn.put(schema.meta, key: checkpointKey(id), value: Array(etag.utf8))
+    }
+
+    /// Forgets checkpoint `id`, gone from the store.
+    package func forgetCheckpointApplied(_ id: String, in txn: Transaction) throws {
+        try txn.delete(schema.meta, key: checkpointKey(id))
     }
 
     private func checkpointKey(_ id: String) -> [UInt8] {

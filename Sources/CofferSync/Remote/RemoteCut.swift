@@ -50,18 +50,21 @@ package struct RemoteCut: Equatable {
         self.bundle = bundle
     }
 
-    /// Why the listed `object`, the checkpoint's bundle, is not the one this cut was written for;
-    /// `nil` when it is, or when the cut does not record it.
-    package func bundleMismatch(_ object: S3Object?) -> String? {
+    /// Why the listed `object`, the checkpoint's bundle, may not be the one this cut was written
+    /// for; `nil` when it is, or when the cut does not record it. With `sizeOnly`, only a size
+    /// that differs counts: an upload of the same bytes in other parts (a copy of the bucket) has
+    /// another entity tag, and a reader that checks every byte need not tell them apart.
+    package func bundleMismatch(_ object: S3Object?, sizeOnly: Bool = false) -> String? {
         guard let bundle else { return nil }
         guard let object else { return "its bundle is gone" }
         if object.size != bundle.size {
             return "its bundle holds \(object.size) bytes where its cut recorded \(bundle.size): "
                 + "it was cut short or replaced"
         }
-        if !object.etag.isEmpty, object.etag != bundle.etag {
-            return "its bundle is not the object its cut recorded "
-                + "(entity tag \(object.etag), not \(bundle.etag)): it was overwritten"
+        if !sizeOnly, !object.etag.isEmpty, object.etag != bundle.etag {
+            return "its bundle's entity tag is \(object.etag) where its cut recorded \(bundle.etag): it was "
+                + "uploaded again since, altered or as a copy of the same bytes (a copied bucket), which this "
+                + "vault cannot tell apart without reading it"
         }
         return nil
     }
@@ -101,6 +104,11 @@ package struct RemoteCut: Equatable {
         return (first == Substring(magic) ? 2 : 1, KeyEpoch(id: id), device)
     }
 
+    /// The checkpoint id a stored cut names, read before it is authenticated.
+    package static func checkpointNamed(in bytes: [UInt8]) -> String? {
+        AuthenticatedText.fields(of: bytes).fields["checkpoint"]?.first
+    }
+
     /// Reads and authenticates the cut stored under `key`: its signature by `signingKey` (the
     /// Ed25519 public key of the device it names; a version-1 cut has none), then its mac under
     /// `root`.
@@ -128,7 +136,12 @@ package struct RemoteCut: Equatable {
         }
         guard let id = fields["checkpoint"]?.first, let device = fields["device"]?.first.flatMap(UUID.init(uuidString:))
         else { throw CofferError(.decode, "\(what) lacks a field") }
-        guard id == expectedID else { throw CofferError(.decode, "\(what) names checkpoint \(id), not its own") }
+        guard id == expectedID else {
+            throw CofferError(
+                .decode,
+                "\(what) names checkpoint \(id), not its own (another checkpoint's cut copied over it); the next \(InterfaceName.compactRemote) deletes it"
+            )
+        }
         var through: [UUID: UInt64] = [:]
         for line in fields["through"] ?? [] {
             let parts = line.split(separator: " ")

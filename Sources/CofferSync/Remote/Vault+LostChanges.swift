@@ -40,6 +40,15 @@ extension Vault {
                     lost.ignoredCheckpoints.append("\(id): \(mismatch)")
                     continue
                 }
+                // A cut written before cuts recorded their bundle (or by someone holding a device's
+                // keys who left the record out) cannot vouch for a bundle damaged past its header:
+                // what only it covers is written again once, by a checkpoint that records its own.
+                guard cut.bundle != nil else {
+                    lost.ignoredCheckpoints.append(
+                        "\(id): its cut does not record its bundle's size and entity tag (written before Coffer recorded them), so this vault cannot tell whether the bundle is whole"
+                    )
+                    continue
+                }
                 let prefix = try client.getPrefix(layout.checkpointBundleKey(id), count: BundleHeader.fixedSize)
                 guard let header = BundleHeader.fixedFields(ofPrefix: prefix), header.deviceID == cut.device,
                     header.firstSequence == 1
@@ -158,8 +167,18 @@ extension Vault {
         try noteSites(sites, of: cut, remote: remote, layout: layout)
         let key = layout.checkpointBundleKey(cut.id)
         summary.repairCheckpoint = key
+        // Said only of what the checkpoint holds: the rest waits for a member that holds it.
+        let short = lost.gaps.filter { device, gap in through[device] ?? 0 < gap.upperBound }
+            .sorted { $0.key.uuidString < $1.key.uuidString }
+            .map { device, gap in
+                describe(device, max(gap.lowerBound, (through[device] ?? 0) + 1)...gap.upperBound)
+            }
+        let lacking =
+            short.isEmpty
+            ? ""
+            : " It lacks \(short.joined(separator: ", ")), which this vault does not hold either: the push of a member that does writes them."
         summary.notices.append(
-            "The store had lost \(what): \(why). This push wrote the checkpoint \(key), everything this vault holds (\(ByteCount.format(Int64(sites.size)))), so the devices that missed them, and devices that join later, get them; \(InterfaceName.compactRemote) removes what it replaces."
+            "The store had lost \(what): \(why). This push wrote the checkpoint \(key), everything this vault holds (\(ByteCount.format(Int64(sites.size)))), so the devices that missed what it holds, and devices that join later, get it; \(InterfaceName.compactRemote) removes what it replaces.\(lacking)"
         )
         if let lost = Self.lostChunksNotice(lostChunks, remote: remote) { summary.notices.append(lost) }
     }

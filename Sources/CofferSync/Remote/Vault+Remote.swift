@@ -594,7 +594,12 @@ extension Vault {
             {
                 due.append(latest)
             }
-            let ordered = due.sorted()
+            // From the cursor on, by first change: a bundle of an earlier history left beside one
+            // that starts at the cursor (a device that sent everything again after its head was put
+            // back) must neither hide that one nor move the cursor past what it holds. An answer-only
+            // bundle (named past its last change) comes after the bundles up to it.
+            func start(_ name: RemoteLayout.BundleName) -> UInt64 { min(name.first, name.last + 1) }
+            let ordered = due.sorted { (start($0), $0.last) < (start($1), $1.last) }
             // Changes between this vault's cursor and the first bundle due are in no object it can
             // use: a checkpoint that held them stopped counting, or was ignored. Applying what comes
             // after would move the cursor past them for good; the device waits for a checkpoint that

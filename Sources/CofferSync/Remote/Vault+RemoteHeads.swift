@@ -293,6 +293,22 @@ extension Vault {
                 )
                 return own
             }
+            // The head is the one this vault last wrote, but a cut this device signed may name more
+            // of its changes: a copy of this vault pushed and compacted them since, and the store's
+            // head was put back to this vault's (red team round 44, outside test of F3). Going on
+            // from the head would reuse those changes' numbers, and this vault's next compaction
+            // would delete the checkpoint that alone holds them.
+            if let claimed = try ownCutClaim(client: client, layout: layout), claimed > head.sentThrough {
+                own.mustWriteHead = true
+                own.copy = Copy(
+                    covered: min(mine?.sentThrough ?? 0, last),
+                    storeThrough: claimed,
+                    localThrough: last,
+                    pushedThrough: mine?.sentThrough ?? 0,
+                    ownCut: true
+                )
+                return own
+            }
             own.cursor = head.sentThrough
             own.head = head
             return own
@@ -421,6 +437,23 @@ extension Vault {
         var pushedThrough: UInt64
         /// Set when the head is this vault's but the bundle it names is another copy's: its key.
         var replacedBundle: String?
+        /// Set when the head is this vault's but a cut this device signed names later changes.
+        var ownCut = false
+    }
+
+    /// The last of this device's own changes that a checkpoint cut it signed names, when the store
+    /// holds such a cut this vault trusts.
+    func ownCutClaim(client: S3Client, layout: RemoteLayout) throws(CofferError) -> UInt64? {
+        let listing = try client.list(prefix: layout.checkpointFolder + "/")
+        var claimed: UInt64?
+        for (id, state) in layout.checkpoints(in: listing) where state.hasCut {
+            let key = layout.checkpointCutKey(id)
+            guard let bytes = try client.get(key), (try? RemoteCut.signer(of: bytes, key: key).device) == deviceID,
+                let cut = try? verifiedCut(bytes, key: key, id: id), let own = cut.through[deviceID]
+            else { continue }
+            claimed = max(claimed ?? 0, own)
+        }
+        return claimed
     }
 
     /// Re-enrols this vault, found a copy by ``reconcileOwnHead``, once its pull has merged the
@@ -433,7 +466,9 @@ extension Vault {
             copy.replacedBundle.map {
                 "another copy of this vault, using the same device id, pushed \($0) at the same moment as this vault, and its upload replaced this vault's (this vault's changes from \(copy.covered + 1) go again as the new device's)"
             }
-            ?? "the store holds a head of that device this vault did not write (changes through \(copy.storeThrough); this vault has \(copy.localThrough) and had pushed through \(copy.pushedThrough))"
+            ?? (copy.ownCut
+                ? "a checkpoint cut that device signed names its changes through \(copy.storeThrough), where this vault had pushed through \(copy.pushedThrough) and its head in the store is the one this vault wrote (put back, or the store rolled back)"
+                : "the store holds a head of that device this vault did not write (changes through \(copy.storeThrough); this vault has \(copy.localThrough) and had pushed through \(copy.pushedThrough))")
         return
             "This vault is a restored or cloned copy of device \(old): \(found). It is now device \(new), a new member of the group, so both copies' changes are kept; device \(old)'s pushes come back to it by pull. Once no copy uses \(old) any more, revoke it (\(InterfaceName.revoke(old)))."
     }

@@ -71,8 +71,12 @@ struct LeakedKeyCheckpointTests {
         let cuts = try client.list(prefix: layout.checkpointFolder + "/").filter { $0.key.hasSuffix(".cut") }
         #expect(Set(cuts.map(\.key)) == [layout.checkpointCutKey(forgedID), Self.cutKey(of: summary)])
 
-        // A (whose keys leaked), B and devices joining later all get every change.
+        // A (whose keys leaked), B and devices joining later all get every change. A finds a cut
+        // signed with its keys naming changes it never pushed: a copy of it is about, and it goes
+        // on as a new device.
+        let leaked = a.deviceID
         for vault in [a, b] { try vault.pull(from: remote) }
+        #expect(a.deviceID != leaked)
         let (late, _) = try fixture.join(group, name: "late")
         let state = try c.syncableState()
         for vault in [a, b, early, late] {
@@ -81,7 +85,9 @@ struct LeakedKeyCheckpointTests {
         }
 
         // Revoking A voids the forged cut; the next compaction replaces what A's checkpoint held.
-        try c.revoke(device: a.deviceID)
+        try a.push(to: remote)
+        try c.pull(from: remote)
+        try c.revoke(device: leaked)
         try c.push(to: remote)
         try b.pull(from: remote)
         _ = try b.compact(remote: remote)

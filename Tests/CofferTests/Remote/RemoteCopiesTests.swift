@@ -533,7 +533,7 @@ struct RemoteCopiesTests {
     )
     func unusableCheckpointLeavesPullIncomplete() throws {
         // C joins now, and pulls nothing more until the end.
-        let (fixture, remote, a, b, c) = try Self.pushedTrio()
+        let (fixture, remote, _, a, b, c) = try Self.pushedTrio()
         try a.pull(from: remote)
         let checkpoint = try Self.overwriteCheckpoint(fixture, remote, a, b)
 
@@ -569,7 +569,7 @@ struct RemoteCopiesTests {
         arguments: [false, true]
     )
     func checkpointDamagedPastItsHeader(cutShort: Bool) throws {
-        let (fixture, remote, a, b, c) = try Self.pushedTrio()
+        let (fixture, remote, _, a, b, c) = try Self.pushedTrio()
         try a.pull(from: remote)
         let checkpoint = try Self.compactedAfterWrites(remote, a, b)
         // Its header, and so whose full export it is, stays intact.
@@ -596,7 +596,7 @@ struct RemoteCopiesTests {
         arguments: [false, true]
     )
     func olderHeadPutBackAfterCompaction(checkpointDamaged: Bool) throws {
-        let (fixture, remote, a, b, c) = try Self.pushedTrio()
+        let (fixture, remote, _, a, b, c) = try Self.pushedTrio()
         try b.push(to: remote)
         try c.pull(from: remote)
         let client = try fixture.client()
@@ -632,6 +632,124 @@ struct RemoteCopiesTests {
         try a.pull(from: remote)
         #expect(try c.syncableState() == b.syncableState())
         #expect(try a.syncableState() == b.syncableState())
+    }
+
+    @Test(
+        "A device's own cut shows its put-back head is old, and its checkpoint is damaged: a member that holds the changes repairs, and the wait ends without the device (outside test of round 44's F3 fix, F2)"
+    )
+    func repairByAnotherMemberEndsTheWait() throws {
+        let (fixture, remote, group, a, b, c) = try Self.pushedTrio()
+        try a.pull(from: remote)
+        try a.keychain.setPassword("a1", service: "a1", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        let client = try fixture.client()
+        let headKey = RemoteLayout(location: remote.location).headKey(a.deviceID)
+        let older = try #require(try client.get(headKey))
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        try a.keychain.setPassword("a3", service: "a3", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try c.pull(from: remote)
+        let checkpoint = try a.compact(remote: remote).checkpoint
+        try client.put(headKey, body: older)
+        try Self.damage(checkpoint, cutShort: false, client)
+
+        let waiting = try b.pull(from: remote)
+        #expect(waiting.isIncomplete && waiting.waitingDevices == [a.deviceID], "\(waiting.notices)")
+        // C holds A's changes: its push writes them again, and B need not wait for A.
+        #expect(try c.push(to: remote).repairCheckpoint != nil)
+        let complete = try b.pull(from: remote)
+        #expect(!complete.isIncomplete, "\(complete.notices)")
+        #expect(try b.keychain.password(service: "a3", account: "ann") == "a3")
+        // Applied once: the next pull downloads no checkpoint.
+        let again = try b.pull(from: remote)
+        #expect(!again.isIncomplete && again.checkpoints.isEmpty, "\(again.notices)")
+        let (newcomer, joined) = try fixture.join(group, name: "newcomer")
+        #expect(!joined.isIncomplete, "\(joined.notices)")
+        #expect(try newcomer.keychain.password(service: "a3", account: "ann") == "a3")
+    }
+
+    @Test(
+        "A vault restored from a copy older than its last push and compaction, with its older head put back: its own cut shows it is a copy, it re-enrols, and its compaction deletes nothing only the old checkpoint held (outside test of round 44's F3 fix, F1)"
+    )
+    func restoredCopyFindsItsOwnCutAhead() throws {
+        let (fixture, remote, group, first, b) = try Self.pushedPair()
+        try b.push(to: remote)
+        try first.pull(from: remote)
+        let client = try fixture.client()
+        let headKey = RemoteLayout(location: remote.location).headKey(first.deviceID)
+        let older = try #require(try client.get(headKey))
+        let backup = group.directory.path("last-night")
+        var a = try Self.copy(first, to: backup, group)
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        try a.keychain.setPassword("a3", service: "a3", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        try a.compact(remote: remote)
+        try client.put(headKey, body: older)
+        // The disk dies; last night's copy comes back and goes on.
+        let device = a.deviceID
+        let target = a.directory
+        a.close()
+        a = try Self.restore(backup, over: target, group)
+        try a.keychain.setPassword("x1", service: "x1", account: "ann", scope: .syncable)
+        let pushed = try a.push(to: remote)
+        #expect(pushed.notices.contains { $0.contains("restored or cloned copy") }, "\(pushed.notices)")
+        #expect(a.deviceID != device)
+        try a.pull(from: remote)
+        try a.compact(remote: remote)
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        for vault in [a, b, newcomer] {
+            try vault.pull(from: remote)
+            for name in ["a2", "a3", "x1"] {
+                #expect(try vault.keychain.password(service: name, account: "ann") == name, "\(name)")
+            }
+        }
+    }
+
+    @Test(
+        "A checkpoint bundle uploaded again with the same bytes in other parts (a copied bucket): pulls still use it, and the push that cannot tell says so (outside test of round 44's F3 fix, F4)"
+    )
+    func checkpointUploadedAgainUnchanged() throws {
+        let (fixture, remote, _, a, b, c) = try Self.pushedTrio()
+        try a.pull(from: remote)
+        let checkpoint = try Self.compactedAfterWrites(remote, a, b)
+        let client = try fixture.client()
+        let bytes = try #require(try client.get(checkpoint))
+        let upload = try client.startUpload(checkpoint)
+        let part = try client.uploadPart(checkpoint, uploadID: upload, number: 1, body: bytes)
+        try client.completeUpload(checkpoint, uploadID: upload, parts: [part])
+
+        let pulled = try c.pull(from: remote)
+        #expect(!pulled.isIncomplete && pulled.checkpoints == [checkpoint], "\(pulled.notices)")
+        #expect(try c.keychain.password(service: "a2", account: "ann") == "a2")
+        let pushed = try b.push(to: remote)
+        #expect(pushed.notices.contains { $0.contains("cannot tell apart without reading it") }, "\(pushed.notices)")
+    }
+
+    @Test(
+        "A checkpoint whose cut is another checkpoint's, copied over it, is deleted by the next compaction instead of being named by every pull for good (outside test of round 44's F3 fix, F5)"
+    )
+    func misnamedCutGoesWithTheNextCompaction() throws {
+        let (fixture, remote, _, a, b) = try Self.pushedPair()
+        let client = try fixture.client()
+        let layout = RemoteLayout(location: remote.location)
+        let first = try a.compact(remote: remote).checkpoint
+        let firstCut = try #require(try client.get(first.replacingOccurrences(of: ".bundle", with: ".cut")))
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        let second = try a.compact(remote: remote).checkpoint
+        let secondCut = second.replacingOccurrences(of: ".bundle", with: ".cut")
+        try client.put(secondCut, body: firstCut)
+        #expect(try b.pull(from: remote).notices.contains { $0.contains("not its own") })
+
+        let compacted = try b.compact(remote: remote)
+        #expect(compacted.notices.contains { $0.contains("copied over its own") }, "\(compacted.notices)")
+        let left = Set(try client.list(prefix: layout.checkpointFolder + "/").map(\.key))
+        #expect(!left.contains(second) && !left.contains(secondCut), "\(left)")
+        // What only it held (nothing usable: its cut is not its own) comes again from A's push.
+        #expect(try a.push(to: remote).repairCheckpoint != nil)
+        let pulled = try b.pull(from: remote)
+        #expect(!pulled.isIncomplete && !pulled.notices.contains { $0.contains("not its own") }, "\(pulled.notices)")
+        #expect(try b.keychain.password(service: "a2", account: "ann") == "a2")
     }
 
     @Test(
@@ -1095,7 +1213,7 @@ struct RemoteCopiesTests {
     }
 
     @Test(
-        "Restored and cloned copies used at random with pushes, pulls, compactions and rekeys lose no acknowledged write",
+        "Restored and cloned copies used at random with pushes, pulls, compactions and rekeys, and a store whose heads are put back and checkpoints damaged, lose no acknowledged write",
         arguments: ModelSeeds.seeds("COFFER_COPIES_MODEL_SEEDS", defaults: [3, 17, 2026, 99])
     )
     func copiesModel(seed: UInt64) throws {
@@ -1119,6 +1237,11 @@ struct RemoteCopiesTests {
         // exchange counts for nothing.
         var rekeyed = false
         var forged = false
+        // Every head a device wrote, for someone who may write to the store to put back later.
+        let client = try fixture.client()
+        let layout = RemoteLayout(location: remote.location)
+        var writtenHeads: [(key: String, bytes: [UInt8])] = []
+        var damaged = false
         func exchanged(_ body: () throws(CofferError) -> Void) throws -> Bool {
             switch Result(catching: body) {
             case .success: return true
@@ -1158,7 +1281,11 @@ struct RemoteCopiesTests {
         for step in 0..<60 {
             let index = Int(generator.next() % UInt64(vaults.count))
             let vault = vaults[index].vault
-            switch generator.next() % 15 {
+            let headKey = layout.headKey(vault.deviceID)
+            if let head = try client.get(headKey), writtenHeads.last?.bytes != head {
+                writtenHeads.append((headKey, head))
+            }
+            switch generator.next() % 17 {
             case 0...3:
                 try vault.keychain.setPassword("\(step)", service: "w\(step)", account: "ann", scope: .syncable)
                 vaults[index].writes.insert(step)
@@ -1167,12 +1294,21 @@ struct RemoteCopiesTests {
                     stored.formUnion(vaults[index].writes)
                 }
             case 6, 7:
-                if try exchanged({ () throws(CofferError) in try vault.pull(from: remote) }) {
+                // A pull that says it is incomplete (a checkpoint damaged, a head put back) holds
+                // what it applied, which this model does not follow: only a complete one counts.
+                var complete = false
+                if try exchanged({ () throws(CofferError) in complete = try !vault.pull(from: remote).isIncomplete }),
+                    complete
+                {
                     vaults[index].writes.formUnion(stored)
                 }
             case 8:
-                if try exchanged({ () throws(CofferError) in try vault.compact(remote: remote) }) {
-                    vaults[index].writes.formUnion(stored)
+                var complete = false
+                if try exchanged({ () throws(CofferError) in
+                    complete = try !vault.pull(from: remote).isIncomplete
+                    try vault.compact(remote: remote)
+                }) {
+                    if complete { vaults[index].writes.formUnion(stored) }
                     stored.formUnion(vaults[index].writes)
                 }
             case 9:
@@ -1182,6 +1318,14 @@ struct RemoteCopiesTests {
             case 10 where !backups.isEmpty:
                 // Restored from an older file copy (of any device): what it held since is gone.
                 let backup = backups[Int(generator.next() % UInt64(backups.count))]
+                // Once a checkpoint was damaged, what only this vault held may have been in the store
+                // only there: it goes with this vault unless another holds it.
+                if damaged {
+                    let others = vaults.indices.filter { $0 != index }.reduce(into: backup.writes) {
+                        $0.formUnion(vaults[$1].writes)
+                    }
+                    stored.subtract(vaults[index].writes.subtracting(others))
+                }
                 let target = vault.directory
                 vault.close()
                 let copy = group.directory.path("copy-\(step)")
@@ -1259,6 +1403,24 @@ struct RemoteCopiesTests {
                     fixture.client()
                 )
                 forged = true
+            case 15 where !writtenHeads.isEmpty:
+                // Someone who may write to the store puts back an older head a device signed: the
+                // device's next push notices, and pulls go by its own cuts meanwhile (red team round
+                // 44, F3).
+                let older = writtenHeads[Int(generator.next() % UInt64(writtenHeads.count))]
+                try client.put(older.key, body: older.bytes)
+            case 16:
+                // ... or damages a checkpoint's bundle past its header: the next push of a member
+                // that holds its changes writes them again. What only the store held (a device
+                // restored from a copy older than its push since) may be lost with it, and no longer
+                // counts as acknowledged.
+                let checkpoints = try client.list(prefix: layout.listingPrefix).map(\.key)
+                    .filter { $0.contains("/checkpoints/") && $0.hasSuffix(".bundle") }
+                guard !checkpoints.isEmpty else { break }
+                let checkpoint = checkpoints[Int(generator.next() % UInt64(checkpoints.count))]
+                try Self.damage(checkpoint, cutShort: generator.next() % 2 == 0, client)
+                stored.formIntersection(vaults.reduce(into: Set<Int>()) { $0.formUnion($1.writes) })
+                damaged = true
             default:
                 break
             }
@@ -1365,12 +1527,12 @@ struct RemoteCopiesTests {
     }
 
     /// ``pushedPair()``, then C joins and pushes, and B pulls.
-    static func pushedTrio() throws -> (RemoteFixture, S3Remote, Vault, Vault, Vault) {
+    static func pushedTrio() throws -> (RemoteFixture, S3Remote, SyncGroupFixture, Vault, Vault, Vault) {
         let (fixture, remote, group, a, b) = try pushedPair()
         let (c, _) = try fixture.join(group, name: "c")
         try c.push(to: remote)
         try b.pull(from: remote)
-        return (fixture, remote, a, b, c)
+        return (fixture, remote, group, a, b, c)
     }
 
     /// Damages the object `key` past its first bytes: its last third cut off, or one bit of it
