@@ -11,7 +11,7 @@ package import Foundation
 /// device <the compacting device's id>
 /// epoch <key epoch, 16 hex digits>
 /// through <device id> <change sequence>          (one line per device, by id)
-/// bundle <size in bytes> <entity tag>              (the checkpoint's bundle as the store took it)
+/// bundle <size> <entity tag> <salt, hex>          (the checkpoint's bundle as the store took it)
 /// mac <HMAC-SHA256 of the lines above, hex>
 /// signature <Ed25519 signature of the lines above by the compacting device, hex>
 /// ```
@@ -33,14 +33,19 @@ package struct RemoteCut: Equatable {
     /// written before it did have none).
     package var bundle: StoredBundle?
 
-    /// The size and entity tag of a checkpoint's bundle object: a bundle changed since (cut short,
-    /// or overwritten by someone who may write to the store) no longer has both, which a listing
-    /// shows without reading it (red team round 44, F3).
+    /// The size, entity tag and header salt of a checkpoint's bundle object: a bundle changed since
+    /// (cut short, or overwritten by someone who may write to the store) no longer has the first
+    /// two, which a listing shows without reading it (red team round 44, F3), and another export
+    /// put in its place, even one of the same size (an older checkpoint's), has another salt,
+    /// which its first bytes show (outside test of that fix, G4).
     package struct StoredBundle: Equatable {
         /// The object's size in bytes.
         package var size: Int64
         /// The object's entity tag, unquoted.
         package var etag: String
+        /// The salt in the bundle's header, random for every export; empty in a cut that does not
+        /// record it.
+        package var salt: [UInt8]
     }
 
     package init(id: String, device: UUID, through: [UUID: UInt64], bundle: StoredBundle? = nil) {
@@ -48,6 +53,14 @@ package struct RemoteCut: Equatable {
         self.device = device
         self.through = through
         self.bundle = bundle
+    }
+
+    /// Why a bundle whose header has `salt` is not the export this cut was written for; `nil` when
+    /// it is, or when the cut does not record it.
+    package func saltMismatch(_ salt: [UInt8]) -> String? {
+        guard let bundle, bundle.salt != salt else { return nil }
+        return "its bundle is another export than the one its cut was written for (its header's salt "
+            + "differs): an older checkpoint's bundle, or another, was put in its place"
     }
 
     /// Why the listed `object`, the checkpoint's bundle, may not be the one this cut was written
@@ -84,7 +97,7 @@ package struct RemoteCut: Equatable {
         for (device, sequence) in through.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
             text += "through \(device.uuidString.lowercased()) \(sequence)\n"
         }
-        if let bundle { text += "bundle \(bundle.size) \(bundle.etag)\n" }
+        if let bundle { text += "bundle \(bundle.size) \(bundle.etag) \(bundle.salt.hexEncoded)\n" }
         return try AuthenticatedText.seal(Array(text.utf8), label: Self.label, root: root, signer: signer)
     }
 
@@ -139,7 +152,7 @@ package struct RemoteCut: Equatable {
         guard id == expectedID else {
             throw CofferError(
                 .decode,
-                "\(what) names checkpoint \(id), not its own (another checkpoint's cut copied over it); the next \(InterfaceName.compactRemote) deletes it"
+                "\(what) names checkpoint \(id), not its own (another checkpoint's cut copied over it); the next \(InterfaceName.compactRemote) deletes this cut"
             )
         }
         var through: [UUID: UInt64] = [:]
@@ -153,10 +166,10 @@ package struct RemoteCut: Equatable {
         var bundle: StoredBundle?
         if let line = fields["bundle"]?.first {
             let parts = line.split(separator: " ")
-            guard parts.count == 2, let size = Int64(parts[0]), size >= 0 else {
-                throw CofferError(.decode, "\(what) has a malformed bundle line")
-            }
-            bundle = StoredBundle(size: size, etag: String(parts[1]))
+            guard parts.count == 3, let size = Int64(parts[0]), size >= 0,
+                let salt = [UInt8](hexDigits: String(parts[2])), salt.count == BundleHeader.saltSize
+            else { throw CofferError(.decode, "\(what) has a malformed bundle line") }
+            bundle = StoredBundle(size: size, etag: String(parts[1]), salt: salt)
         }
         self.init(id: id, device: device, through: through, bundle: bundle)
     }

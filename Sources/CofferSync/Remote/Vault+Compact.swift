@@ -131,13 +131,15 @@ extension Vault {
             guard let other = try? verifiedCut(bytes, key: key, id: id) else {
                 // Another checkpoint's genuine cut copied over this one's (by someone who may write to
                 // the store): it counts for nothing, and no later compaction could replace it, so
-                // every pull would name it for good. It goes, as a checkpoint this one covers does.
+                // every pull would name it for good. The cut goes; the bundle stays, since it may be
+                // the only copy of changes no member holds any more (outside test of red team round
+                // 44's F3 fix, G1).
                 if complete.contains(id), let named = RemoteCut.checkpointNamed(in: bytes), named != id,
                     (try? verifiedCut(bytes, key: key, id: named)) != nil
                 {
-                    doomed += [key, layout.checkpointBundleKey(id)]
+                    doomed.append(key)
                     summary.notices.append(
-                        "Deleted the checkpoint \(id): its cut is checkpoint \(named)'s, copied over its own, so it counted for nothing."
+                        "Deleted the cut of checkpoint \(id): it is checkpoint \(named)'s, copied over its own, so the checkpoint counted for nothing. Its bundle stays in the store, unused."
                     )
                 }
                 continue
@@ -220,13 +222,17 @@ extension Vault {
         // The cut records the bundle as the store took it, so that one changed since is seen in a
         // listing (red team round 44, F3).
         var cut = cut
-        guard let stored = try client.attributes(of: bundleKey), stored.size == Int64(sites.size) else {
+        guard let stored = try client.attributes(of: bundleKey), stored.size == Int64(sites.size),
+            let header = BundleHeader.fixedFields(
+                ofPrefix: try client.getPrefix(bundleKey, count: BundleHeader.fixedSize)
+            ), header.deviceID == deviceID
+        else {
             throw CofferError(
                 .io,
                 "the object store does not hold the checkpoint bundle \(bundleKey) as uploaded (\(sites.size) bytes); its cut was not written, so it counts for nothing. Try again"
             )
         }
-        cut.bundle = RemoteCut.StoredBundle(size: stored.size, etag: stored.etag ?? "")
+        cut.bundle = RemoteCut.StoredBundle(size: stored.size, etag: stored.etag ?? "", salt: header.salt)
         try client.put(layout.checkpointCutKey(cut.id), body: try sealed(cut))
         return (sites, export.lostChunks)
     }

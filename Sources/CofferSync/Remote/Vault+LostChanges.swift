@@ -56,6 +56,10 @@ extension Vault {
                     lost.ignoredCheckpoints.append("\(id): its bundle is not the export its cut describes")
                     continue
                 }
+                if let mismatch = cut.saltMismatch(header.salt) {
+                    lost.ignoredCheckpoints.append("\(id): \(mismatch)")
+                    continue
+                }
                 for (device, through) in cut.through { covered[device] = max(covered[device] ?? 0, through) }
             } catch  where error.code == .notTrusted || error.code == .decode || error.code == .itemNotFound {
                 lost.ignoredCheckpoints.append("\(id): \(error.message)")

@@ -87,7 +87,8 @@ extension Vault {
                         bundleKey,
                         client: client,
                         origin: remote.identity,
-                        writer: cut.device
+                        writer: cut.device,
+                        cut: cut
                     )
                 } catch  where error.code == .param || error.code == .decode {
                     // Its bundle was overwritten or cut short (red team round 20, R20-3): the cut counts
@@ -291,7 +292,8 @@ extension Vault {
         _ key: String,
         client: S3Client,
         origin: String,
-        writer: UUID? = nil
+        writer: UUID? = nil,
+        cut: RemoteCut? = nil
     ) throws(CofferError) -> ImportSummary {
         try importObject(
             key,
@@ -307,6 +309,10 @@ extension Vault {
                         "its header says device \(header.deviceID.uuidString.lowercased()), changes \(header.firstSequence)-\(header.lastSequence), not a full export by the device its cut names"
                     )
                 }
+                // Another genuine export of the same device (an older checkpoint's bundle, of the
+                // same size) would pass for this one, and its cut would raise the cursors past what
+                // it holds (outside test of red team round 44's F3 fix, G4).
+                if let mismatch = cut?.saltMismatch(header.salt) { throw CofferError(.decode, mismatch) }
             }
         )
     }

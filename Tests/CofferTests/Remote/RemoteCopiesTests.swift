@@ -727,7 +727,7 @@ struct RemoteCopiesTests {
     }
 
     @Test(
-        "A checkpoint whose cut is another checkpoint's, copied over it, is deleted by the next compaction instead of being named by every pull for good (outside test of round 44's F3 fix, F5)"
+        "A checkpoint whose cut is another checkpoint's, copied over it, loses that cut to the next compaction instead of being named by every pull for good, and keeps its bundle (outside test of round 44's F3 fix, F5 and G1)"
     )
     func misnamedCutGoesWithTheNextCompaction() throws {
         let (fixture, remote, _, a, b) = try Self.pushedPair()
@@ -743,13 +743,40 @@ struct RemoteCopiesTests {
 
         let compacted = try b.compact(remote: remote)
         #expect(compacted.notices.contains { $0.contains("copied over its own") }, "\(compacted.notices)")
+        // Its bundle may be the only copy of changes no member holds any more: it stays.
         let left = Set(try client.list(prefix: layout.checkpointFolder + "/").map(\.key))
-        #expect(!left.contains(second) && !left.contains(secondCut), "\(left)")
+        #expect(left.contains(second) && !left.contains(secondCut), "\(left)")
         // What only it held (nothing usable: its cut is not its own) comes again from A's push.
         #expect(try a.push(to: remote).repairCheckpoint != nil)
         let pulled = try b.pull(from: remote)
         #expect(!pulled.isIncomplete && !pulled.notices.contains { $0.contains("not its own") }, "\(pulled.notices)")
         #expect(try b.keychain.password(service: "a2", account: "ann") == "a2")
+    }
+
+    @Test(
+        "An older checkpoint's bundle of the same size put in place of a newer one's: no pull takes it for the newer, and the next push writes the changes again (outside test of round 44's F3 fix, G4)"
+    )
+    func olderCheckpointBundleOfTheSameSize() throws {
+        let (fixture, remote, group, a, b) = try Self.pushedPair()
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        let client = try fixture.client()
+        try a.keychain.setPassword("v1", service: "a2", account: "ann", scope: .syncable)
+        let older = try a.compact(remote: remote).checkpoint
+        let olderBytes = try #require(try client.get(older))
+        try a.keychain.setPassword("v2", service: "a2", account: "ann", scope: .syncable)
+        let newer = try a.compact(remote: remote).checkpoint
+        #expect(try client.size(of: newer) == Int64(olderBytes.count), "the two exports differ in size")
+        try client.put(newer, body: olderBytes)
+
+        let (newcomer, joined) = try fixture.join(group, name: "newcomer")
+        #expect(joined.isIncomplete, "\(joined.notices)")
+        #expect(joined.notices.contains { $0.contains("another export") }, "\(joined.notices)")
+        #expect(try newcomer.keychain.password(service: "a2", account: "ann") != "v1")
+        #expect(try a.push(to: remote).repairCheckpoint != nil)
+        let complete = try newcomer.pull(from: remote)
+        #expect(!complete.isIncomplete, "\(complete.notices)")
+        #expect(try newcomer.keychain.password(service: "a2", account: "ann") == "v2")
     }
 
     @Test(
