@@ -233,6 +233,12 @@ extension Vault {
             )
         }
         cut.bundle = RemoteCut.StoredBundle(size: stored.size, etag: stored.etag ?? "", salt: header.salt)
+        // Noted first: a cut this vault wrote, found later (in this store or, copied, in another
+        // one), is no sign that another copy of it pushed (``ownCutClaim(client:layout:)``).
+        let schema = schema
+        try storage("recording the checkpoint \(cut.id)") {
+            try environment.write { txn in _ = try txn.put(schema.meta, key: Self.ownCheckpointKey(cut.id), value: []) }
+        }
         try client.put(layout.checkpointCutKey(cut.id), body: try sealed(cut))
         return (sites, export.lostChunks)
     }

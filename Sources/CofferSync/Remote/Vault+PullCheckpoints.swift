@@ -90,10 +90,14 @@ extension Vault {
                         writer: cut.device,
                         cut: cut
                     )
-                } catch  where error.code == .param || error.code == .decode {
-                    // Its bundle was overwritten or cut short (red team round 20, R20-3): the cut counts
-                    // for nothing then, and what only it held waits for the next push of a member that
-                    // holds it, which writes it again (the repair does not count such a cut either).
+                } catch  where error.code == .param || error.code == .decode || error.code == .notTrusted {
+                    if error.code == .notTrusted { try refuseIfOutOfGroup() }
+                    // Its bundle was overwritten or cut short (red team round 20, R20-3), or the
+                    // membership log in its header altered (a signature that does not verify): the cut
+                    // counts for nothing then, and what only it held waits for the next push of a
+                    // member that holds it, which writes it again (the repair does not count such a
+                    // cut either). Refusing the pull would let whoever may write to the store stop
+                    // every device (copies model, seed 69).
                     summary.notices.append("Ignored the checkpoint \(id): \(error.message).")
                     unusable.append((id, bundleKey, cut))
                     continue

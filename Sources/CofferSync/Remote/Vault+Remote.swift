@@ -656,6 +656,14 @@ extension Vault {
                     } catch  where error.code == .param || error.code == .decode || error.code == .keyUnavailable {
                         if stuck == nil { stuck = (key, name, error) }
                         continue
+                    } catch  where error.code == .notTrusted {
+                        // Refused for what its header's membership log says: this vault may be out of
+                        // the group (that refuses the pull), or the log is altered (a signature that
+                        // does not verify), which is damage like any other: one flipped byte there
+                        // must not stop every pull (found by the copies model's store adversary).
+                        try refuseIfOutOfGroup()
+                        if stuck == nil { stuck = (key, name, error) }
+                        continue
                     }
                 }
                 guard let imported = done else { continue }

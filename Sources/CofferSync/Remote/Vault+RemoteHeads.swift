@@ -427,6 +427,9 @@ extension Vault {
         return fields.salt
     }
 
+    /// The meta key noting that this vault wrote checkpoint `id` (docs/FORMAT.md, "Meta records").
+    static func ownCheckpointKey(_ id: String) -> [UInt8] { Array("own-checkpoint \(id)".utf8) }
+
     /// What a vault that finds itself a copy of its device knows (``reconcileOwnHead``).
     struct Copy {
         /// The changes through this are in the store as the old device's: this vault pushed them.
@@ -442,11 +445,18 @@ extension Vault {
     }
 
     /// The last of this device's own changes that a checkpoint cut it signed names, when the store
-    /// holds such a cut this vault trusts.
+    /// holds such a cut this vault trusts and did not write itself (meta `own-checkpoint <id>`):
+    /// one a copy of it wrote. A cut this vault wrote, copied from another store it pushes to,
+    /// says nothing of a copy (outside test of red team round 44's F3 fix, G2).
     func ownCutClaim(client: S3Client, layout: RemoteLayout) throws(CofferError) -> UInt64? {
         let listing = try client.list(prefix: layout.checkpointFolder + "/")
+        let schema = schema
         var claimed: UInt64?
         for (id, state) in layout.checkpoints(in: listing) where state.hasCut {
+            let written = try storage("reading the checkpoints this vault wrote") {
+                try environment.read { txn in try txn.get(schema.meta, key: Self.ownCheckpointKey(id)) != nil }
+            }
+            guard !written else { continue }
             let key = layout.checkpointCutKey(id)
             guard let bytes = try client.get(key), (try? RemoteCut.signer(of: bytes, key: key).device) == deviceID,
                 let cut = try? verifiedCut(bytes, key: key, id: id), let own = cut.through[deviceID]

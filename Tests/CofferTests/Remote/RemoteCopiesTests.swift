@@ -780,6 +780,63 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "A device's bundle whose header's membership log had one byte changed in the store: pulls go on with the rest and wait for that device's changes, and its compaction heals it",
+        arguments: [0.5, 0.9]
+    )
+    func alteredMembershipLogInABundle(at fraction: Double) throws {
+        let (fixture, remote, _, a, b) = try Self.pushedPair()
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try b.keychain.setPassword("b1", service: "b1", account: "bob", scope: .syncable)
+        let key = try #require(try b.push(to: remote).object)
+        let client = try fixture.client()
+        var bytes = try #require(try client.get(key))
+        var source = DataSource(bytes)
+        let headerLength = try BundleHeader.read(from: &source).1.count
+        bytes[Int(Double(headerLength) * fraction)] ^= 0x01
+        try client.put(key, body: bytes)
+        try a.keychain.setPassword("a1", service: "a1", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+
+        // Before, the refusal of that one object stopped the whole pull.
+        let others = try b.pull(from: remote)
+        #expect(!others.isIncomplete, "\(others.notices)")
+        #expect(try b.keychain.password(service: "a1", account: "ann") == "a1")
+        let stuck = try a.pull(from: remote)
+        #expect(stuck.isIncomplete && stuck.waitingDevices == [b.deviceID], "\(stuck.notices)")
+        try b.compact(remote: remote)
+        let healed = try a.pull(from: remote)
+        #expect(!healed.isIncomplete, "\(healed.notices)")
+        #expect(try a.keychain.password(service: "b1", account: "bob") == "b1")
+    }
+
+    @Test(
+        "A device's genuine cut copied from another store it pushes to is no sign of a copy: the device stays itself (second outside test of round 44's F3 fix, G2)"
+    )
+    func ownCutCopiedFromAnotherStore() throws {
+        let (fixture, remote, _, a, _) = try Self.pushedPair()
+        let otherFixture = try RemoteFixture()
+        let other = try otherFixture.remote()
+        try a.push(to: other)
+        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
+        try a.push(to: remote)
+        let bundleKey = try a.compact(remote: remote).checkpoint
+        let id = String(bundleKey.split(separator: "/").last!.dropLast(".bundle".count))
+        let (here, there) = (RemoteLayout(location: remote.location), RemoteLayout(location: other.location))
+        let (from, to) = (try fixture.client(), try otherFixture.client())
+        for (source, target) in [
+            (here.checkpointBundleKey(id), there.checkpointBundleKey(id)),
+            (here.checkpointCutKey(id), there.checkpointCutKey(id)),
+        ] {
+            try to.put(target, body: try #require(try from.get(source)))
+        }
+        let device = a.deviceID
+        let pushed = try a.push(to: other)
+        #expect(!pushed.notices.contains { $0.contains("restored or cloned copy") }, "\(pushed.notices)")
+        #expect(a.deviceID == device)
+    }
+
+    @Test(
         "A second group made with the same passphrase and pushed to the same prefix: a join refuses to guess, also when the real group is approval-only and no object of it opens with the passphrase (red team rounds 19 and 20)",
         arguments: [false, true]
     )
