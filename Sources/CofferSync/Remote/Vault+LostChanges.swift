@@ -45,7 +45,7 @@ extension Vault {
                 // what only it covers is written again once, by a checkpoint that records its own.
                 guard cut.bundle != nil else {
                     lost.ignoredCheckpoints.append(
-                        "\(id): its cut does not record its bundle's size and entity tag (written before Coffer recorded them), so this vault cannot tell whether the bundle is whole"
+                        "\(id): its cut does not record its bundle (written before Coffer recorded a checkpoint bundle's size, entity tag and salt, or by someone holding its device's keys who left them out), so this vault cannot tell whether the bundle is whole"
                     )
                     continue
                 }

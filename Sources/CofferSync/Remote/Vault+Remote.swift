@@ -551,7 +551,7 @@ extension Vault {
             let ownClaim = ownClaims[device] ?? 0
             if ownClaim > head.latest.last {
                 summary.notices.append(
-                    "Device \(device.uuidString.lowercased())'s head at \(remote.location) says it pushed its changes through \(head.latest.last), but a checkpoint cut it signed names them through \(ownClaim): the store holds an older head of it (the store was rolled back, or the head put back). This pull took the changes between from that checkpoint, or says it waits for them; the device's next push writes a new head."
+                    "Device \(device.uuidString.lowercased())'s head at \(remote.location) says it pushed its changes through \(head.latest.last), but a checkpoint cut it signed names them through \(ownClaim): the store holds an older head of it (the store was rolled back, or the head put back), or someone holding the device's keys signed a cut claiming more than it pushed. This pull took the changes between from a checkpoint that holds them, or says it waits for them; the device's next push writes a new head."
                 )
             }
             // Read first: a pull writes (and syncs) only when the head did go back.

@@ -464,12 +464,14 @@ extension Vault {
         let tags = Dictionary(objects.map { ($0.key, $0.etag) }) { first, _ in first }
         let schema = schema
         let epoch = try keyRing().currentEpoch(.sync)
-        var claimed: UInt64?
-        for (id, state) in layout.checkpoints(in: objects) where state.hasCut {
-            let written = try storage("reading the checkpoints this vault wrote") {
-                try environment.read { txn in try txn.get(schema.meta, key: Self.ownCheckpointKey(id)) != nil }
+        let ids = layout.checkpoints(in: objects).filter(\.value.hasCut).map(\.key)
+        let written = try storage("reading the checkpoints this vault wrote") {
+            try environment.read { txn in
+                Set(try ids.filter { try txn.get(schema.meta, key: Self.ownCheckpointKey($0)) != nil })
             }
-            guard !written else { continue }
+        }
+        var claimed: UInt64?
+        for id in ids where !written.contains(id) {
             let key = layout.checkpointCutKey(id)
             let cacheKey = tags[key].flatMap { $0.isEmpty ? nil : "\(deviceID) \(epoch) \(key) \($0)" }
             let own: UInt64?

@@ -673,9 +673,7 @@ struct RemoteCopiesTests {
         "A vault restored from a copy older than its last push and compaction, with its older head put back: its own cut shows it is a copy, it re-enrols, and its compaction deletes nothing only the old checkpoint held (outside test of round 44's F3 fix, F1)"
     )
     func restoredCopyFindsItsOwnCutAhead() throws {
-        let (fixture, remote, group, first, b) = try Self.pushedPair()
-        try b.push(to: remote)
-        try first.pull(from: remote)
+        let (fixture, remote, group, first, b) = try Self.pairKnowingEachOther()
         let client = try fixture.client()
         let headKey = RemoteLayout(location: remote.location).headKey(first.deviceID)
         let older = try #require(try client.get(headKey))
@@ -757,9 +755,7 @@ struct RemoteCopiesTests {
         "An older checkpoint's bundle of the same size put in place of a newer one's: no pull takes it for the newer, and the next push writes the changes again (outside test of round 44's F3 fix, G4)"
     )
     func olderCheckpointBundleOfTheSameSize() throws {
-        let (fixture, remote, group, a, b) = try Self.pushedPair()
-        try b.push(to: remote)
-        try a.pull(from: remote)
+        let (fixture, remote, group, a, _) = try Self.pairKnowingEachOther()
         let client = try fixture.client()
         try a.keychain.setPassword("v1", service: "a2", account: "ann", scope: .syncable)
         let older = try a.compact(remote: remote).checkpoint
@@ -783,9 +779,7 @@ struct RemoteCopiesTests {
         "A device's bundle whose header's membership log had one byte changed in the store: pulls go on with the rest and wait for that device's changes, and its compaction heals it"
     )
     func alteredMembershipLogInABundle() throws {
-        let (fixture, remote, _, a, b) = try Self.pushedPair()
-        try b.push(to: remote)
-        try a.pull(from: remote)
+        let (fixture, remote, _, a, b) = try Self.pairKnowingEachOther()
         try b.keychain.setPassword("b1", service: "b1", account: "bob", scope: .syncable)
         let key = try #require(try b.push(to: remote).object)
         let client = try fixture.client()
