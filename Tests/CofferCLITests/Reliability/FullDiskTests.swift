@@ -303,9 +303,17 @@ struct FullDiskTests {
             _ = try sh(
                 "cat /dev/zero > '\(mount)/fill' 2>/dev/null || true; for i in $(seq 1 64); do head -c 1024 /dev/zero > '\(mount)/fill'$i 2>/dev/null || break; done; sync"
             )
-            let full = try (1...50).lazy.map { index in
-                try run(["item", "add", "--service", "filler", "--account", "\(what) \(index)", "--value", "v"])
-            }.first { $0.status != 0 }
+            // The first add that fails, the rest not run (a throwing closure makes `lazy.map` eager).
+            var full: Products.Result?
+            for index in 1...50 {
+                let added = try run([
+                    "item", "add", "--service", "filler", "--account", "\(what) \(index)", "--value", "v",
+                ])
+                if added.status != 0 {
+                    full = added
+                    break
+                }
+            }
             #expect(
                 full?.error.contains("disk is full") == true,
                 "\(what): the disk did not fill: \(full?.error ?? "")"
