@@ -60,10 +60,17 @@ extension Vault {
         let layout = RemoteLayout(location: remote.location)
         let before = try client.list(prefix: layout.listingPrefix)
         let devices = layout.devices(in: before)
-        let revoked = Set(try members().filter { !$0.isActive }.map(\.deviceID))
+        let members = try members()
+        let revoked = Set(members.filter { !$0.isActive }.map(\.deviceID))
         // The cut: what this vault holds of each active device that pushed here.
-        let applied = try storage("reading how far this vault has pulled") {
-            try environment.read { txn in try PulledCursors(schema: schema, remote: remote.identity).load(in: txn) }
+        let (applied, appliedCheckpoints, formerIDs) = try storage("reading how far this vault has pulled") {
+            try environment.read { txn in
+                let cursors = PulledCursors(schema: schema, remote: remote.identity)
+                return (
+                    try cursors.load(in: txn), try cursors.appliedCheckpoints(in: txn),
+                    Set(try GroupContext.formerIdentities(in: txn, schema: schema))
+                )
+            }
         }
         let ownHeadKey = layout.headKey(deviceID)
         let ownHead = try client.get(ownHeadKey).map { (bytes) throws(CofferError) in
@@ -128,7 +135,21 @@ extension Vault {
         for (id, state) in layout.checkpoints(in: listing) where id != cut.id && state.hasCut && state.hasBundle {
             let key = layout.checkpointCutKey(id)
             guard let bytes = try client.get(key) else { continue }
+            let listedBundle = listing.first { $0.key == layout.checkpointBundleKey(id) }
             guard let other = try? verifiedCut(bytes, key: key, id: id) else {
+                // A revoked device's checkpoint is read by no pull any more (cuts count only from
+                // active members). Once this vault has applied it, as it is in the store now (its
+                // entity tag), this checkpoint holds all it held: it goes (outside test of round 44's
+                // F3 fix, G5: a restored copy's former id kept its checkpoint for good).
+                if complete.contains(id), let signer = revokedSigner(of: bytes, key: key, id: id, among: members),
+                    let listedBundle, !listedBundle.etag.isEmpty, appliedCheckpoints[id] == listedBundle.etag
+                {
+                    doomed += [key, listedBundle.key]
+                    summary.notices.append(
+                        "Deleted the checkpoint \(id) of device \(signer.uuidString.lowercased()), which is revoked: no pull reads it any more, and this vault applied all it held."
+                    )
+                    continue
+                }
                 // Another checkpoint's genuine cut copied over this one's (by someone who may write to
                 // the store): it counts for nothing, and no later compaction could replace it, so
                 // every pull would name it for good. The cut goes; the bundle stays, since it may be
@@ -169,11 +190,21 @@ extension Vault {
             let onlyRevoked = other.through.allSatisfy { device, sequence in
                 sequence <= cut.through[device] ?? 0 || revoked.contains(device)
             }
+            let why: String
+            if onlyRevoked {
+                why = " No compaction replaces it: cuts leave revoked devices out."
+            } else if formerIDs.contains(other.device) {
+                // G5: this vault re-enrolled after finding it was a restored or cloned copy, and the
+                // device's head in the store names fewer of its changes than its own cut.
+                why =
+                    " Device \(writer) is this vault's own id before it re-enrolled as a new device (it found it was a restored or cloned copy), and its head in the store names fewer of its changes than this cut: no compaction replaces it while that id is a member. Unless another copy of this vault still runs as \(writer), revoke it (\(InterfaceName.revoke(writer))); the next compaction then deletes this checkpoint, once this vault has applied it."
+            } else {
+                why =
+                    " A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the devices' heads in the store name fewer changes than this cut: a head was put back to an older one (that device's next push mends it; if the device is gone for good, as the old id of a vault that re-enrolled is, revoke it), or someone holding device \(writer)'s keys wrote a cut claiming more than was pushed (revoking that device, or its owner's rekey, \(InterfaceName.rekey), voids it)."
+            }
             summary.notices.append(
                 "Kept the checkpoint \(id) of device \(writer): its cut names changes this vault has not applied, \(beyond.joined(separator: ", "))."
-                    + (onlyRevoked
-                        ? " No compaction replaces it: cuts leave revoked devices out."
-                        : " A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the cut claims more than was ever pushed: someone holding device \(writer)'s keys wrote it, and revoking that device (or its owner's rekey, \(InterfaceName.rekey)) voids it.")
+                    + why
             )
         }
         // The checkpoint holds every chunk: where it lies there is noted before the bundles that held
@@ -265,5 +296,24 @@ extension Vault {
                 )
             }
         }
+    }
+
+    /// The device that signed the cut `bytes` of checkpoint `id`, when it is a member no longer active
+    /// here and the signature verifies with the signing key the log last gave it: a cut only that
+    /// device could have written, which no pull reads any more.
+    private func revokedSigner(of bytes: [UInt8], key: String, id: String, among members: [GroupMember]) -> UUID? {
+        guard let (_, epoch, device) = try? RemoteCut.signer(of: bytes, key: key),
+            let member = members.first(where: { $0.deviceID == device && !$0.isActive }),
+            let root = try? keyRing().root(.sync, epoch: epoch),
+            let cut = try? RemoteCut(
+                decoding: bytes,
+                key: key,
+                expectedID: id,
+                root: root,
+                signingKey: Array(member.identity.signingKey)
+            ),
+            cut.device == device
+        else { return nil }
+        return device
     }
 }

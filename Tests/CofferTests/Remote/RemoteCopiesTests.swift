@@ -673,22 +673,7 @@ struct RemoteCopiesTests {
         "A vault restored from a copy older than its last push and compaction, with its older head put back: its own cut shows it is a copy, it re-enrols, and its compaction deletes nothing only the old checkpoint held (outside test of round 44's F3 fix, F1)"
     )
     func restoredCopyFindsItsOwnCutAhead() throws {
-        let (fixture, remote, group, first, b) = try Self.pairKnowingEachOther()
-        let client = try fixture.client()
-        let headKey = RemoteLayout(location: remote.location).headKey(first.deviceID)
-        let older = try #require(try client.get(headKey))
-        let backup = group.directory.path("last-night")
-        var a = try Self.copy(first, to: backup, group)
-        try a.keychain.setPassword("a2", service: "a2", account: "ann", scope: .syncable)
-        try a.keychain.setPassword("a3", service: "a3", account: "ann", scope: .syncable)
-        try a.push(to: remote)
-        try a.compact(remote: remote)
-        try client.put(headKey, body: older)
-        // The disk dies; last night's copy comes back and goes on.
-        let device = a.deviceID
-        let target = a.directory
-        a.close()
-        a = try Self.restore(backup, over: target, group)
+        let (fixture, remote, group, a, b, device, _) = try Self.restoredAfterItsCompaction(writing: ["a2", "a3"])
         try a.keychain.setPassword("x1", service: "x1", account: "ann", scope: .syncable)
         let pushed = try a.push(to: remote)
         #expect(pushed.notices.contains { $0.contains("restored or cloned copy") }, "\(pushed.notices)")
@@ -701,6 +686,51 @@ struct RemoteCopiesTests {
             for name in ["a2", "a3", "x1"] {
                 #expect(try vault.keychain.password(service: name, account: "ann") == name, "\(name)")
             }
+        }
+    }
+
+    @Test(
+        "A re-enrolled copy's compaction keeps its former id's checkpoint, saying it is its own old id and to revoke it; once revoked, the next compaction deletes it and nothing is lost (outside test of round 44's F3 fix, G5)"
+    )
+    func formerIdsCheckpointGoesOnceRevoked() throws {
+        let (fixture, remote, group, a, b, former, old) = try Self.restoredAfterItsCompaction(writing: ["a2"])
+        let client = try fixture.client()
+        try a.pull(from: remote)
+        #expect(a.deviceID != former, "the restored copy re-enrols")
+
+        let kept = try a.compact(remote: remote)
+        let writer = former.uuidString.lowercased()
+        #expect(kept.keptCheckpoints.contains(old), "\(kept.notices)")
+        #expect(
+            kept.notices.contains {
+                $0.contains("Device \(writer) is this vault's own id before it re-enrolled")
+                    && $0.contains("revoke it (")
+            },
+            "\(kept.notices)"
+        )
+        #expect(
+            try b.compact(remote: remote).notices.contains { $0.contains("a head was put back to an older one") },
+            "another member's notice names both causes"
+        )
+        _ = try a.revoke(device: former)
+        try b.pull(from: remote)
+        let deleted = try a.compact(remote: remote)
+        #expect(
+            deleted.notices.contains { $0.contains("Deleted the checkpoint") && $0.contains("revoked") },
+            "\(deleted.notices)"
+        )
+        #expect(!(try client.list(prefix: old).contains { $0.key == old }))
+        // A revocation makes the group approval-only; the members' next pushes seal the key epoch
+        // they started at it to the newcomer.
+        let newcomer = try fixture.approvedJoin(group, name: "newcomer", by: b)
+        for member in [a, b] {
+            try member.pull(from: remote)
+            try member.push(to: remote)
+        }
+        for (name, vault) in [("a", a), ("b", b), ("newcomer", newcomer)] {
+            let pulled = try vault.pull(from: remote)
+            #expect(!pulled.isIncomplete, "\(name): \(pulled.notices)")
+            #expect(try vault.keychain.password(service: "a2", account: "ann") == "a2", "\(name)")
         }
     }
 
@@ -1644,6 +1674,27 @@ struct RemoteCopiesTests {
 
     /// Copies `vault`'s directory to `url` as a file copy would (closed meanwhile), and returns the
     /// vault reopened.
+    /// A pair's first device, copied (last night's backup), then writes `writing` as syncable items,
+    /// pushes and compacts; its older head is put back; its disk dies and the copy comes back. Returns
+    /// the restored vault, the other device, the id it had and its checkpoint's key.
+    static func restoredAfterItsCompaction(
+        writing names: [String]
+    ) throws -> (RemoteFixture, S3Remote, SyncGroupFixture, Vault, Vault, UUID, String) {
+        let (fixture, remote, group, first, b) = try pairKnowingEachOther()
+        let client = try fixture.client()
+        let headKey = RemoteLayout(location: remote.location).headKey(first.deviceID)
+        let older = try #require(try client.get(headKey))
+        let backup = group.directory.path("last-night")
+        let a = try copy(first, to: backup, group)
+        for name in names { try a.keychain.setPassword(name, service: name, account: "ann", scope: .syncable) }
+        try a.push(to: remote)
+        let checkpoint = try a.compact(remote: remote).checkpoint
+        try client.put(headKey, body: older)
+        let (device, target) = (a.deviceID, a.directory)
+        a.close()
+        return (fixture, remote, group, try restore(backup, over: target, group), b, device, checkpoint)
+    }
+
     static func copy(_ vault: Vault, to url: URL, _ group: SyncGroupFixture) throws -> Vault {
         let directory = vault.directory
         vault.close()
