@@ -63,11 +63,17 @@ extension Vault {
         let members = try members()
         let revoked = Set(members.filter { !$0.isActive }.map(\.deviceID))
         // The cut: what this vault holds of each active device that pushed here.
-        let (applied, appliedCheckpoints, formerIDs) = try storage("reading how far this vault has pulled") {
+        let listedCheckpoints = Array(layout.checkpoints(in: before).keys)
+        let (applied, appliedCheckpoints, ownCheckpoints, formerIDs) = try storage(
+            "reading how far this vault has pulled"
+        ) {
             try environment.read { txn in
                 let cursors = PulledCursors(schema: schema, remote: remote.identity)
+                let own = try listedCheckpoints.filter {
+                    try txn.get(schema.meta, key: Self.ownCheckpointKey($0)) != nil
+                }
                 return (
-                    try cursors.load(in: txn), try cursors.appliedCheckpoints(in: txn),
+                    try cursors.load(in: txn), try cursors.appliedCheckpoints(in: txn), Set(own),
                     Set(try GroupContext.formerIdentities(in: txn, schema: schema))
                 )
             }
@@ -165,7 +171,21 @@ extension Vault {
                 }
                 continue
             }
-            if complete.contains(id) && cut.covers(other) {
+            // Whether this vault holds a device's changes through `sequence`: its cursor goes that
+            // far, or it wrote this checkpoint, or it applied it as it stands (its entity tag).
+            let holdsAll =
+                ownCheckpoints.contains(id)
+                || (listedBundle.map { !$0.etag.isEmpty && appliedCheckpoints[id] == $0.etag } ?? false)
+            func holds(_ device: UUID, through sequence: UInt64) -> Bool {
+                holdsAll || applied[device] ?? 0 >= sequence
+            }
+            // A cut leaves revoked devices out, so for them what this vault holds counts: its new
+            // checkpoint holds it too (a push logs their records again first), and the old one
+            // would otherwise stay for good (outside test of the G5 fix, F1).
+            let covered = other.through.allSatisfy { device, sequence in
+                cut.through[device] ?? 0 >= sequence || (revoked.contains(device) && holds(device, through: sequence))
+            }
+            if complete.contains(id) && covered {
                 doomed += [key, layout.checkpointBundleKey(id)]
                 continue
             }
@@ -182,28 +202,33 @@ extension Vault {
                 .map { device, sequence in
                     "device \(device.uuidString.lowercased()) through \(sequence) ("
                         + (revoked.contains(device)
-                            ? "revoked in this vault's log, so no cut of it names the device)"
-                            : "this vault: \(cut.through[device] ?? 0))")
+                            ? "revoked in this vault's log, so no cut names it, and this vault has pulled it through \(applied[device] ?? 0))"
+                            : "this cut: \(cut.through[device] ?? 0)"
+                                + (holds(device, through: sequence)
+                                    ? "; this vault holds them, but a cut names a device's changes only as far as its head in the store goes)"
+                                    : ")"))
                 }
-            // A checkpoint naming only revoked devices beyond this cut is an honest one from before
-            // the revocation: no later cut names them, so no compaction replaces it.
+            // A checkpoint naming only revoked devices beyond this cut, whose changes this vault does
+            // not hold, is an honest one from before the revocation, perhaps their only copy.
             let onlyRevoked = other.through.allSatisfy { device, sequence in
                 sequence <= cut.through[device] ?? 0 || revoked.contains(device)
             }
             let why: String
             if onlyRevoked {
-                why = " No compaction replaces it: cuts leave revoked devices out."
+                why =
+                    " It may hold the only copy of those changes: a compaction by a vault that pulled them, or applied this checkpoint, replaces it."
             } else if formerIDs.contains(other.device) {
                 // G5: this vault re-enrolled after finding it was a restored or cloned copy, and the
                 // device's head in the store names fewer of its changes than its own cut.
                 why =
-                    " Device \(writer) is this vault's own id before it re-enrolled as a new device (it found it was a restored or cloned copy), and its head in the store names fewer of its changes than this cut: no compaction replaces it while that id is a member. Unless another copy of this vault still runs as \(writer), revoke it (\(InterfaceName.revoke(writer))); the next compaction then deletes this checkpoint, once this vault has applied it."
+                    " Device \(writer) is this vault's own id before it re-enrolled as a new device (it found it was a restored or cloned copy), and its head in the store names fewer of its changes than this cut: no compaction replaces it while that id is a member. Unless another copy of this vault still runs as \(writer), revoke it (\(InterfaceName.revoke(writer))); the next compaction then deletes this checkpoint"
+                    + (holdsAll ? ", which this vault has applied." : ", once this vault has applied it (a pull does).")
             } else {
                 why =
                     " A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the devices' heads in the store name fewer changes than this cut: a head was put back to an older one (that device's next push mends it; if the device is gone for good, as the old id of a vault that re-enrolled is, revoke it), or someone holding device \(writer)'s keys wrote a cut claiming more than was pushed (revoking that device, or its owner's rekey, \(InterfaceName.rekey), voids it)."
             }
             summary.notices.append(
-                "Kept the checkpoint \(id) of device \(writer): its cut names changes this vault has not applied, \(beyond.joined(separator: ", "))."
+                "Kept the checkpoint \(id) of device \(writer): its cut names changes past this compaction's cut, \(beyond.joined(separator: ", "))."
                     + why
             )
         }

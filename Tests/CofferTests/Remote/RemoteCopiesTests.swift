@@ -704,7 +704,7 @@ struct RemoteCopiesTests {
         #expect(
             kept.notices.contains {
                 $0.contains("Device \(writer) is this vault's own id before it re-enrolled")
-                    && $0.contains("revoke it (")
+                    && $0.contains("revoke it (") && $0.contains("which this vault has applied")
             },
             "\(kept.notices)"
         )
@@ -720,9 +720,45 @@ struct RemoteCopiesTests {
             "\(deleted.notices)"
         )
         #expect(!(try client.list(prefix: old).contains { $0.key == old }))
-        // A revocation makes the group approval-only; the members' next pushes seal the key epoch
-        // they started at it to the newcomer.
-        let newcomer = try fixture.approvedJoin(group, name: "newcomer", by: b)
+        // Nor does this vault's own checkpoint since, which names the old id, stay for good (F1).
+        #expect(deleted.keptCheckpoints.isEmpty, "\(deleted.notices)")
+        try Self.expectAfterRevocation(a, b, approving: b, fixture, remote, group, have: ("a2", "ann"))
+    }
+
+    @Test(
+        "After a revocation, a member's checkpoint naming the revoked device's changes goes with the next compaction of a vault that holds them, and a newcomer still gets them (outside test of the G5 fix, F1)"
+    )
+    func checkpointNamingARevokedDeviceGoes() throws {
+        let (fixture, remote, group, a, b, c) = try Self.pushedTrio()
+        let client = try fixture.client()
+        try c.keychain.setPassword("c1", service: "c1", account: "cy", scope: .syncable)
+        try c.push(to: remote)
+        try b.pull(from: remote)
+        let old = try b.compact(remote: remote).checkpoint
+        try a.pull(from: remote)
+        _ = try a.revoke(device: c.deviceID)
+        try b.pull(from: remote)
+
+        let compacted = try a.compact(remote: remote)
+        #expect(!compacted.keptCheckpoints.contains(old), "\(compacted.notices)")
+        #expect(!(try client.list(prefix: old).contains { $0.key == old }))
+        try Self.expectAfterRevocation(a, b, approving: a, fixture, remote, group, have: ("c1", "cy"))
+    }
+
+    /// After a revocation: a newcomer joins, approved by `approver` (a revocation makes the group
+    /// approval-only), the members pull and push (sealing the key epoch they started at the
+    /// revocation to it), and then every one of them pulls completely and has the item `have`
+    /// (service, account), whose value is its service.
+    static func expectAfterRevocation(
+        _ a: Vault,
+        _ b: Vault,
+        approving approver: Vault,
+        _ fixture: RemoteFixture,
+        _ remote: S3Remote,
+        _ group: SyncGroupFixture,
+        have item: (service: String, account: String)
+    ) throws {
+        let newcomer = try fixture.approvedJoin(group, name: "newcomer", by: approver)
         for member in [a, b] {
             try member.pull(from: remote)
             try member.push(to: remote)
@@ -730,7 +766,10 @@ struct RemoteCopiesTests {
         for (name, vault) in [("a", a), ("b", b), ("newcomer", newcomer)] {
             let pulled = try vault.pull(from: remote)
             #expect(!pulled.isIncomplete, "\(name): \(pulled.notices)")
-            #expect(try vault.keychain.password(service: "a2", account: "ann") == "a2", "\(name)")
+            #expect(
+                try vault.keychain.password(service: item.service, account: item.account) == item.service,
+                "\(name)"
+            )
         }
     }
 
