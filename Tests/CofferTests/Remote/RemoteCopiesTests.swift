@@ -745,6 +745,32 @@ struct RemoteCopiesTests {
         try Self.expectAfterRevocation(a, b, approving: a, fixture, remote, group, have: ("c1", "cy"))
     }
 
+    @Test(
+        "A revoked device's genuine cut copied over a member's checkpoint's cut is ignored and named as another checkpoint's cut, not as that checkpoint's own (outside test of the G5 fix, F3)"
+    )
+    func revokedDevicesCutCopiedOverAnother() throws {
+        let (fixture, remote, _, a, b, c) = try Self.pushedTrio()
+        let client = try fixture.client()
+        let revokedCheckpoint = try c.compact(remote: remote).checkpoint
+        let revokedCut = try #require(
+            try client.get(revokedCheckpoint.replacingOccurrences(of: ".bundle", with: ".cut"))
+        )
+        try a.pull(from: remote)
+        _ = try a.revoke(device: c.deviceID)
+        try b.pull(from: remote)
+        let honest = try b.compact(remote: remote).checkpoint
+        let honestID = String(honest.split(separator: "/").last!.dropLast(".bundle".count))
+        try client.put(honest.replacingOccurrences(of: ".bundle", with: ".cut"), body: revokedCut)
+
+        let pulled = try a.pull(from: remote)
+        #expect(
+            pulled.notices.contains {
+                $0.contains("Ignored the checkpoint \(honestID)") && $0.contains("copied over this one's")
+            },
+            "\(pulled.notices)"
+        )
+    }
+
     /// After a revocation: a newcomer joins, approved by `approver` (a revocation makes the group
     /// approval-only), the members pull and push (sealing the key epoch they started at the
     /// revocation to it), and then every one of them pulls completely and has the item `have`
