@@ -171,19 +171,19 @@ extension Vault {
                 }
                 continue
             }
-            // Whether this vault holds a device's changes through `sequence`: its cursor goes that
-            // far, or it wrote this checkpoint, or it applied it as it stands (its entity tag).
+            // Whether this vault holds all this checkpoint holds: it wrote it, or applied it as it
+            // stands (its entity tag).
             let holdsAll =
                 ownCheckpoints.contains(id)
                 || (listedBundle.map { !$0.etag.isEmpty && appliedCheckpoints[id] == $0.etag } ?? false)
-            func holds(_ device: UUID, through sequence: UInt64) -> Bool {
-                holdsAll || applied[device] ?? 0 >= sequence
-            }
-            // A cut leaves revoked devices out, so for them what this vault holds counts: its new
-            // checkpoint holds it too (a push logs their records again first), and the old one
-            // would otherwise stay for good (outside test of the G5 fix, F1).
+            // A cut leaves revoked devices out; for them, that this vault holds all the checkpoint
+            // holds counts instead, since its new checkpoint holds it too, and the old one would
+            // otherwise stay for good (outside test of the G5 fix, F1). Not its cursor: pulls skip a
+            // revoked device's objects, so a cursor may count changes whose numbers a restored copy
+            // of that device reused since, with other records that only this checkpoint holds
+            // (second outside test, F1).
             let covered = other.through.allSatisfy { device, sequence in
-                cut.through[device] ?? 0 >= sequence || (revoked.contains(device) && holds(device, through: sequence))
+                cut.through[device] ?? 0 >= sequence || (revoked.contains(device) && holdsAll)
             }
             if complete.contains(id) && covered {
                 doomed += [key, layout.checkpointBundleKey(id)]
@@ -202,10 +202,10 @@ extension Vault {
                 .map { device, sequence in
                     "device \(device.uuidString.lowercased()) through \(sequence) ("
                         + (revoked.contains(device)
-                            ? "revoked in this vault's log, so no cut names it, and this vault has pulled it through \(applied[device] ?? 0))"
+                            ? "revoked in this vault's log, so no cut names it)"
                             : "this cut: \(cut.through[device] ?? 0)"
-                                + (holds(device, through: sequence)
-                                    ? "; this vault holds them, but a cut names a device's changes only as far as its head in the store goes)"
+                                + (holdsAll
+                                    ? "; this vault holds them, from this checkpoint, but a cut names a device's changes only as far as its head in the store goes)"
                                     : ")"))
                 }
             // A checkpoint naming only revoked devices beyond this cut, whose changes this vault does
@@ -216,7 +216,7 @@ extension Vault {
             let why: String
             if onlyRevoked {
                 why =
-                    " It may hold the only copy of those changes: a compaction by a vault that pulled them, or applied this checkpoint, replaces it."
+                    " It may hold the only copy of those changes: a compaction by a vault that wrote or applied this checkpoint replaces it."
             } else if formerIDs.contains(other.device) {
                 // G5: this vault re-enrolled after finding it was a restored or cloned copy, and the
                 // device's head in the store names fewer of its changes than its own cut.

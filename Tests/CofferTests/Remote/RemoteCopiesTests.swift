@@ -746,6 +746,48 @@ struct RemoteCopiesTests {
     }
 
     @Test(
+        "A revoked device restored from a copy reused its change numbers: the checkpoint that alone holds its later record is kept by a vault whose cursor counts the earlier one (second outside test of the G5 fix, F1)"
+    )
+    func revokedDevicesReusedNumbersKeepTheirCheckpoint() throws {
+        let (fixture, remote, group, h, b, first) = try Self.pushedTrio()
+        let client = try fixture.client()
+        // Two rounds, so each knows every join and its acknowledgements.
+        for _ in 0..<2 {
+            for vault in [h, b, first] {
+                try vault.pull(from: remote)
+                try vault.push(to: remote)
+            }
+        }
+        let headKey = RemoteLayout(location: remote.location).headKey(first.deviceID)
+        let older = try #require(try client.get(headKey))
+        let backup = group.directory.path("r-last-night")
+        var r = try Self.copy(first, to: backup, group)
+        try r.keychain.setPassword("r1", service: "r1", account: "rob", scope: .syncable)
+        try r.push(to: remote)
+        try h.pull(from: remote)
+        // R's disk dies; its older head is put back and last night's copy writes under the same
+        // change number.
+        try client.put(headKey, body: older)
+        let target = r.directory
+        r.close()
+        r = try Self.restore(backup, over: target, group)
+        try r.keychain.setPassword("r2", service: "r2", account: "rob", scope: .syncable)
+        try r.push(to: remote)
+        try b.pull(from: remote)
+        _ = try h.revoke(device: r.deviceID)
+        let only = try b.compact(remote: remote).checkpoint
+        try h.push(to: remote)
+        try h.pull(from: remote)
+
+        let compacted = try h.compact(remote: remote)
+        #expect(compacted.keptCheckpoints.contains(only), "\(compacted.notices)")
+        #expect(
+            compacted.notices.contains { $0.contains("may hold the only copy") },
+            "\(compacted.notices)"
+        )
+    }
+
+    @Test(
         "A revoked device's genuine cut copied over a member's checkpoint's cut is ignored and named as another checkpoint's cut, not as that checkpoint's own (outside test of the G5 fix, F3)"
     )
     func revokedDevicesCutCopiedOverAnother() throws {
@@ -1458,7 +1500,7 @@ struct RemoteCopiesTests {
             if let head = try client.get(headKey), writtenHeads.last?.bytes != head {
                 writtenHeads.append((headKey, head))
             }
-            switch generator.next() % 17 {
+            switch generator.next() % 18 {
             case 0...3:
                 try vault.keychain.setPassword("\(step)", service: "w\(step)", account: "ann", scope: .syncable)
                 vaults[index].writes.insert(step)
@@ -1594,6 +1636,38 @@ struct RemoteCopiesTests {
                 try Self.damage(checkpoint, cutShort: generator.next() % 2 == 0, client)
                 stored.formIntersection(vaults.reduce(into: Set<Int>()) { $0.formUnion($1.writes) })
                 damaged = true
+            case 17:
+                // A vault that re-enrolled revokes its former id, as its notices ask, once no running
+                // vault runs as it or was admitted by it (but itself, which re-enrolled in its name),
+                // right after a complete pull: it holds what
+                // that id pushed, and its pushes log it again. The checkpoints naming the id then
+                // go with later compactions (outside test of the G5 fix).
+                let members = try vault.members()
+                let running = Set(vaults.map(\.vault.deviceID))
+                let former = try vault.environment.read { txn in
+                    try GroupContext.formerIdentities(in: txn, schema: vault.schema)
+                }.filter { id in
+                    !running.contains(id)
+                        && members.contains { $0.deviceID == id && $0.isActive }
+                        && !members.contains {
+                            $0.addedBy == id && $0.deviceID != vault.deviceID && running.contains($0.deviceID)
+                        }
+                }
+                guard let id = former.first else { break }
+                var complete = false
+                guard
+                    try exchanged({ () throws(CofferError) in complete = try !vault.pull(from: remote).isIncomplete }),
+                    complete
+                else { break }
+                vaults[index].writes.formUnion(stored)
+                // The pull may have brought another copy's revocation of it.
+                if try vault.members().contains(where: { $0.deviceID == id && $0.isActive }) {
+                    try vault.revoke(device: id)
+                }
+                backups.removeAll { $0.device == id }
+                // A revocation starts a key epoch, as a rekey does: a copy that has not heard of it
+                // is refused what is sealed in it until a pull brings it.
+                rekeyed = true
             default:
                 break
             }
