@@ -31,7 +31,8 @@ struct EndToEndTests {
 
     @Test("init, then info --json (global option before or after the command)")
     func initAndInfo() throws {
-        let created = try run(["init", "--vault", vault, "--json"])
+        // The standard cost, not the tests' fast one.
+        let created = try run(["init", "--vault", vault, "--json"], extra: [Products.weakenKDF.name: ""])
         #expect(created.status == 0, "\(created.error)")
         let summary = try json(created)
         #expect(summary["formatVersion"] as? Int == 2)
@@ -48,6 +49,19 @@ struct EndToEndTests {
         let locked = try run(["info", "--vault", vault], passphrase: nil)
         #expect(locked.status == 0)
         #expect(locked.output.contains("State:") && locked.output.contains("locked"))
+    }
+
+    @Test("COFFER_TESTONLY_WEAKEN_KDF=1 gives init the tests' fast scrypt cost, and --kdf strong is kept")
+    func weakenedKDFForTests() throws {
+        for (arguments, kdf) in [
+            ([String](), "scrypt N=2^10 r=8 p=1"), (["--kdf", "strong"], "scrypt N=2^17 r=8 p=1"),
+        ] {
+            let directory = vault + "-\(arguments.count)"
+            let created = try run(["init", "--vault", directory] + arguments, extra: [Products.weakenKDF.name: "1"])
+            #expect(created.status == 0, "\(created.error)")
+            let fields = try json(try run(["info", "--json", "--vault", directory]))
+            #expect(fields["kdf"] as? String == kdf, "\(arguments)")
+        }
     }
 
     @Test("the vault comes from $COFFER_VAULT when --vault is absent")

@@ -92,6 +92,13 @@ public enum Products {
         public let error: String
     }
 
+    /// What every `coffer` the tests run is given: `coffer init` then makes vaults with the fast
+    /// scrypt cost of tests (``KDFParameters/insecureFastForTesting``, as ``CLIHarness`` does through
+    /// the library). Every command that unlocks a vault derives its key from the passphrase, and at
+    /// the standard cost that was a tenth of a second of CPU each time, thousands of times a run. A
+    /// test of the standard cost passes the name with an empty value.
+    public static let weakenKDF = (name: "COFFER_TESTONLY_WEAKEN_KDF", value: "1")
+
     /// Runs `executable` with `arguments` and `environment` (added to a minimal one), waits for it, and
     /// returns its exit status and output. Standard input holds `input` (at most a pipe's buffer, 64
     /// KiB), or nothing, as in CI. While it runs, this process's ``Watchdog`` guards it.
@@ -105,7 +112,10 @@ public enum Products {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        var base = ["PATH": "/usr/bin:/bin", "HOME": ProcessInfo.processInfo.environment["HOME"] ?? "/tmp"]
+        var base = [
+            "PATH": "/usr/bin:/bin", "HOME": ProcessInfo.processInfo.environment["HOME"] ?? "/tmp",
+            Self.weakenKDF.name: Self.weakenKDF.value,
+        ]
         base.merge(environment) { _, new in new }
         process.environment = base
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }

@@ -46,6 +46,10 @@ public enum CofferCommand {
             "How many seconds ahead of this machine's clock a synced record may be (default 600)."
         ),
         EnvironmentVariable(
+            "COFFER_TESTONLY_WEAKEN_KDF",
+            "Tests only: 1 makes init derive the passphrase's key at a cost (scrypt N=2^10) that barely slows a guesser; never set it for a vault you keep."
+        ),
+        EnvironmentVariable(
             "AWS_ACCESS_KEY_ID",
             "The object store's access key (with AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN)."
         ),

@@ -97,7 +97,9 @@ final class ExampleMachine {
             "--mount", "--uts", "--pid", "--fork", "--mount-proc", "--kill-child",
             "/bin/bash", "--noprofile", "--norc", "-s",
         ]
-        process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"]
+        process.environment = [
+            "PATH": "/usr/bin:/bin:/usr/sbin:/sbin", Products.weakenKDF.name: Products.weakenKDF.value,
+        ]
         input = Pipe()
         process.standardInput = input
         let log = machine.appendingPathComponent("shell.log")

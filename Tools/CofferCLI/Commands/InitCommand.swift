@@ -3,6 +3,10 @@ import Foundation
 
 /// `coffer init`: creates a vault, alone or joining a sync group.
 struct InitCommand: ParsableCommand {
+    /// The environment variable that makes `init` derive a new vault's key with scrypt N = 2^10
+    /// (``KDFParameters/insecureFastForTesting``) instead of the standard cost: tests only.
+    static let weakenKDFForTests = "COFFER_TESTONLY_WEAKEN_KDF"
+
     static let configuration = CommandConfiguration(
         name: "init",
         abstract: "Create a new vault.",
@@ -105,6 +109,11 @@ struct InitCommand: ParsableCommand {
     func run(_ context: CommandContext) throws {
         var configuration = Vault.Configuration()
         configuration.kdf = kdf == .strong ? .strong : .standard
+        // Tests only (as BorgBackup's BORG_TESTONLY_WEAKEN_KDF): thousands of end-to-end runs each
+        // derive the passphrase's key; an explicit --kdf strong is kept.
+        if kdf == .standard, context.environment[Self.weakenKDFForTests] == "1" {
+            configuration.kdf = .insecureFastForTesting
+        }
         configuration.deviceName = name
         let directory = try context.vaultDirectory()
         if let output = requestJoin {
