@@ -46,7 +46,7 @@ public enum CofferCommand {
             "How many seconds ahead of this machine's clock a synced record may be (default 600)."
         ),
         EnvironmentVariable(
-            "COFFER_TESTONLY_WEAKEN_KDF",
+            InitCommand.weakenKDFForTests,
             "Tests only: 1 makes init derive the passphrase's key at a cost (scrypt N=2^10) that barely slows a guesser; never set it for a vault you keep."
         ),
         EnvironmentVariable(

@@ -141,18 +141,24 @@ extension Vault {
         for (id, state) in layout.checkpoints(in: listing) where id != cut.id && state.hasCut && state.hasBundle {
             let key = layout.checkpointCutKey(id)
             guard let bytes = try client.get(key) else { continue }
-            let listedBundle = listing.first { $0.key == layout.checkpointBundleKey(id) }
+            // Whether this vault holds all this checkpoint holds: it wrote it, or applied it as it
+            // stands in the store now (its entity tag).
+            let holdsAll =
+                ownCheckpoints.contains(id)
+                || listing.contains {
+                    $0.key == layout.checkpointBundleKey(id) && !$0.etag.isEmpty && appliedCheckpoints[id] == $0.etag
+                }
             guard let other = try? verifiedCut(bytes, key: key, id: id) else {
                 // A revoked device's checkpoint is read by no pull any more (cuts count only from
-                // active members). Once this vault has applied it, as it is in the store now (its
-                // entity tag), this checkpoint holds all it held: it goes (outside test of round 44's
-                // F3 fix, G5: a restored copy's former id kept its checkpoint for good).
-                if complete.contains(id), let signer = revokedSigner(of: bytes, key: key, id: id, among: members),
-                    let listedBundle, !listedBundle.etag.isEmpty, appliedCheckpoints[id] == listedBundle.etag
+                // active members). When this vault holds all it held, so does the checkpoint just
+                // written: it goes (outside test of round 44's F3 fix, G5: a restored copy's former
+                // id kept its checkpoint for good).
+                if complete.contains(id), holdsAll,
+                    let signer = revokedSigner(of: bytes, key: key, id: id, among: members)
                 {
-                    doomed += [key, listedBundle.key]
+                    doomed += [key, layout.checkpointBundleKey(id)]
                     summary.notices.append(
-                        "Deleted the checkpoint \(id) of device \(signer.uuidString.lowercased()), which is revoked: no pull reads it any more, and this vault applied all it held."
+                        "Deleted the checkpoint \(id) of device \(signer.uuidString.lowercased()), which is revoked: no pull reads it any more, and this vault holds all it held."
                     )
                     continue
                 }
@@ -171,11 +177,6 @@ extension Vault {
                 }
                 continue
             }
-            // Whether this vault holds all this checkpoint holds: it wrote it, or applied it as it
-            // stands (its entity tag).
-            let holdsAll =
-                ownCheckpoints.contains(id)
-                || (listedBundle.map { !$0.etag.isEmpty && appliedCheckpoints[id] == $0.etag } ?? false)
             // A cut leaves revoked devices out; for them, that this vault holds all the checkpoint
             // holds counts instead, since its new checkpoint holds it too, and the old one would
             // otherwise stay for good (outside test of the G5 fix, F1). Not its cursor: pulls skip a
@@ -222,7 +223,7 @@ extension Vault {
                 // device's head in the store names fewer of its changes than its own cut.
                 why =
                     " Device \(writer) is this vault's own id before it re-enrolled as a new device (it found it was a restored or cloned copy), and its head in the store names fewer of its changes than this cut: no compaction replaces it while that id is a member. Unless another copy of this vault still runs as \(writer), revoke it (\(InterfaceName.revoke(writer))); the next compaction then deletes this checkpoint"
-                    + (holdsAll ? ", which this vault has applied." : ", once this vault has applied it (a pull does).")
+                    + (holdsAll ? ", which this vault has applied." : ", once this vault has applied it.")
             } else {
                 why =
                     " A compaction by a device that has them replaces it. If it stays after every member has pulled and compacted, the devices' heads in the store name fewer changes than this cut: a head was put back to an older one (that device's next push mends it; if the device is gone for good, as the old id of a vault that re-enrolled is, revoke it), or someone holding device \(writer)'s keys wrote a cut claiming more than was pushed (revoking that device, or its owner's rekey, \(InterfaceName.rekey), voids it)."

@@ -180,12 +180,14 @@ extension Vault {
                 // pair of objects that are no checkpoint (planted by whoever may write to the store),
                 // counts for nothing: following it would raise this vault's cursors past bundles it
                 // lacks, and refusing the pull would let it stop every device (red team round 19).
-                // A cut naming another checkpoint was copied over this one's: say so, whoever signed
-                // it (outside test of the G5 fix, F3: a revoked device's genuine cut copied over an
-                // honest checkpoint's was named as that checkpoint's own).
+                // A cut whose signer is not an active member, naming another checkpoint, was copied
+                // over this one's or forged: say so (outside test of the G5 fix, F3: a revoked
+                // device's genuine cut copied over an honest checkpoint's was named as that
+                // checkpoint's own). A genuine cut under the wrong name says so itself (`.decode`).
                 var why = error.message
-                if let named = RemoteCut.checkpointNamed(in: bytes), named != id, !why.contains("not its own") {
-                    why += " (and its text names checkpoint \(named): another checkpoint's cut, copied over this one's)"
+                if error.code == .notTrusted, let named = RemoteCut.checkpointNamed(in: bytes), named != id {
+                    why +=
+                        " (and its text names checkpoint \(named), not this one: a cut copied over this one's, or a forged one)"
                 }
                 summary.notices.append("Ignored the checkpoint \(id): \(why).")
             } catch  where error.code == .keyUnavailable {
