@@ -70,15 +70,40 @@ package struct ChunkStore {
         guard var references = try references(of: id, in: txn), references.count > 0 else {
             throw CofferError(.decode, "a chunk was released more often than it was referenced; \(run: .verify)")
         }
-        if references.count == 1 {
-            try schema.records.delete(id, in: txn)
-            try txn.delete(schema.chunkRefs, key: id)
-            try StoreContent(schema: schema)?.forgetSite(of: id, in: txn)
+        if references.count == 1, txn.deferredChunkFrees == nil {
+            try free(id, in: txn)
             return true
         }
         references.count -= 1
         try set(references, of: id, in: txn)
+        if references.count == 0 { txn.deferredChunkFrees?.append(id) }
         return false
+    }
+
+    private func free(_ id: ChunkID, in txn: Transaction) throws {
+        try schema.records.delete(id, in: txn)
+        try txn.delete(schema.chunkRefs, key: id)
+        try StoreContent(schema: schema)?.forgetSite(of: id, in: txn)
+    }
+
+    /// Runs `body` with frees deferred: a chunk whose last reference goes keeps its record, with no
+    /// reference, until `body` returns, and then goes unless something took it again meanwhile.
+    ///
+    /// An import applies a bundle's records this way, so a record deleted or replaced before another
+    /// record of the same bundle takes its chunks (a rename: one name goes, another takes its content)
+    /// does not free what the other needs, whatever order the records come in.
+    package func deferringFrees<Result>(in txn: Transaction, _ body: () throws -> Result) throws -> Result {
+        guard txn.deferredChunkFrees == nil else { return try body() }
+        txn.deferredChunkFrees = []
+        defer { txn.deferredChunkFrees = nil }
+        let result = try body()
+        let candidates = txn.deferredChunkFrees ?? []
+        txn.deferredChunkFrees = nil
+        for id in candidates where try references(of: id, in: txn)?.count == 0 {
+            txn.noteScatteredTouch()
+            try free(id, in: txn)
+        }
+        return result
     }
 
     /// A chunk's `chunkRefs` entry: how many references it has, and the change sequence that was the

@@ -35,6 +35,11 @@ package final class Transaction {
         return UInt64(mdb_txn_id(handle))
     }
 
+    /// Chunks whose last reference went while frees were deferred in this transaction (`nil` when
+    /// they are not): the content store keeps them, unreferenced, until the deferral ends, and frees
+    /// those no one took again.
+    package var deferredChunkFrees: [ChunkID]?
+
     /// Notes one operation at a random place in a large table (a chunk's reference count, say), so
     /// the environment can drop the map's pages every so often (``Environment/noteScatteredTouch(_:)``).
     ///

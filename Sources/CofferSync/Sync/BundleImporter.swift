@@ -334,24 +334,32 @@ package struct BundleImporter {
                     unchecked: unchecked
                 )
                 let pending = PendingWrites(schema: vault.schema)
-                try pending.forEachStagedRecord(of: write, in: txn) { body in
-                    guard
-                        case .record(let kind, let id, let entry, let stored) = try BundleFrame.decode(
-                            type: 2,
-                            body: body
-                        )
-                    else { throw CofferError(.internalError, "a staged import record is not a record") }
-                    try applier.apply(kind, id: id, entry: entry, stored: stored, body: body)
+                // A record that goes before another takes its chunks (a rename) must not free them.
+                try ChunkStore(schema: vault.schema).deferringFrees(in: txn) {
+                    try pending.forEachStagedRecord(of: write, in: txn) { body in
+                        guard
+                            case .record(let kind, let id, let entry, let stored) = try BundleFrame.decode(
+                                type: 2,
+                                body: body
+                            )
+                        else { throw CofferError(.internalError, "a staged import record is not a record") }
+                        try applier.apply(kind, id: id, entry: entry, stored: stored, body: body)
+                    }
+                    // The changes this bundle's own records made are in the store it came from. (Held
+                    // records applied below may have come from anywhere: they are not noted.)
+                    let applied = try ChangeLog.lastSequence(in: txn, schema: vault.schema)
+                    if let origin, applied > before {
+                        try RemoteOrigins(schema: vault.schema, remote: origin)
+                            .record(
+                                (before + 1)...applied,
+                                from: summary.sourceDevice,
+                                signedWith: group?.signer,
+                                in: txn
+                            )
+                    }
+                    // Records held back before may be complete now, with this bundle's chunks.
+                    try applier.applyHeld()
                 }
-                // The changes this bundle's own records made are in the store it came from. (Held
-                // records applied below may have come from anywhere: they are not noted.)
-                let applied = try ChangeLog.lastSequence(in: txn, schema: vault.schema)
-                if let origin, applied > before {
-                    try RemoteOrigins(schema: vault.schema, remote: origin)
-                        .record((before + 1)...applied, from: summary.sourceDevice, signedWith: group?.signer, in: txn)
-                }
-                // Records held back before may be complete now, with this bundle's chunks.
-                try applier.applyHeld()
                 if let object {
                     // A write-only client's chunks a record checked now (the others go with the
                     // staging references).

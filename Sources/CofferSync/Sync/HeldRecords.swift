@@ -107,6 +107,16 @@ package struct HeldRecords {
         }
     }
 
+    /// Whether any record is held back.
+    package func any(in txn: Transaction) throws -> Bool {
+        var found = false
+        try txn.forEach(in: schema.meta, prefix: Self.heldPrefix) { _, _ in
+            found = true
+            return false
+        }
+        return found
+    }
+
     /// Every held record.
     package func all(in txn: Transaction) throws -> [Held] {
         var found: [Held] = []

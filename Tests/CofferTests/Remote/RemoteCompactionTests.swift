@@ -210,6 +210,44 @@ struct RemoteCompactionTests {
         #expect(try newcomer.syncableState() == a.syncableState())
     }
 
+    @Test(
+        "A record held back for chunks that only a checkpoint holds applies from it, when its sender will never answer"
+    )
+    func heldRecordAppliesFromCheckpoint() throws {
+        // Outside test of G5's fix, F2: the pull passed over the checkpoint (its cut named nothing this
+        // vault lacked), so the record waited, and compaction refused, until another member pushed.
+        let setting = try Setting(server: "seaweedfs")
+        let remote = setting.remote
+        let vaults = try devices(3, setting)
+        let (a, b, c) = (vaults[0], vaults[1], vaults[2])
+        var generator = SplitMix64(seed: 29)
+        let content = Data((0..<200_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        try a.blobs.write("x", data: content)
+        try a.push(to: remote)
+        for _ in 0..<2 {
+            for vault in vaults {
+                try vault.pull(from: remote)
+                try vault.push(to: remote)
+            }
+        }
+        // a deletes x, then b writes the same content as y: b's bundle leaves out chunks every device
+        // held, and a no longer does. b is revoked before it can send them; c holds y whole and
+        // compacts.
+        try a.blobs.delete("x")
+        try b.blobs.write("y", data: content)
+        try b.push(to: remote)
+        try c.pull(from: remote)
+        #expect(try c.blobs.contains("y"))
+        #expect(try a.pull(from: remote).bundles.last?.imported.held == 1)
+        _ = try a.revoke(device: b.deviceID)
+        try c.compact(remote: remote)
+        try a.push(to: remote)
+        let pulled = try a.pull(from: remote)
+        #expect(pulled.checkpoints.count == 1, "\(pulled)")
+        #expect(try a.blobs.contains("y"))
+        try a.compact(remote: remote)
+    }
+
     @Test("Push and pull work with credentials that cannot delete; compaction then fails saying so, losing nothing")
     func appendOnly() throws {
         // moto does not enforce bucket policies: SeaweedFS only.

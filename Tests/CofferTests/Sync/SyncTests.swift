@@ -173,6 +173,31 @@ struct SyncTests {
         #expect(Array(try b.blobs.data("v2")) == base + Content.mixed(5_000, seed: 22))
     }
 
+    @Test("renames apply whatever order a bundle brings the name that goes and the one that takes its content")
+    func renamesKeepTheirChunks() throws {
+        // The importer freed the chunks of a deleted name before the new name, later in the bundle,
+        // took them, and held the new name back for chunks the sender left out as held here already.
+        let names = (0..<8).map { "blob-\($0)" }
+        for (index, name) in names.enumerated() {
+            try a.blobs.write(name, data: Content.mixed(100_000, seed: UInt64(40 + index)))
+        }
+        try a.blobs.write("gone", data: Content.mixed(100_000, seed: 60))
+        try a.export(to: group.bundle("full"), peer: "b")
+        let (b, _) = try group.join("b", from: group.bundle("full"))
+        for name in names { try a.blobs.rename(name, to: "renamed-" + name) }
+        try a.blobs.delete("gone")
+        let summary = try a.export(to: group.bundle("delta"), peer: "b")
+        #expect(summary.chunks == 0)
+        let imported = try b.import(from: group.bundle("delta"))
+        #expect(imported.held == 0)
+        for (index, name) in names.enumerated() {
+            #expect(Array(try b.blobs.data("renamed-" + name)) == Content.mixed(100_000, seed: UInt64(40 + index)))
+        }
+        // What no record took went: the two vaults hold the same.
+        #expect(try b.syncableState() == a.syncableState())
+        #expect(try b.blobs.verify().isHealthy)
+    }
+
     @Test(
         "a bundle whose records need chunks the vault lacks is applied in part: the rest waits, is asked for, and arrives"
     )
