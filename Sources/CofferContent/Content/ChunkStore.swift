@@ -27,7 +27,17 @@ package struct ChunkStore {
     @discardableResult
     package func retain(_ id: ChunkID, sealed: [UInt8]?, replacing: Bool = false, in txn: Transaction) throws -> Bool {
         if try retainIfStored(id, in: txn) {
-            if replacing, let sealed { try schema.records.put(id, sealed, in: txn) }
+            if replacing, let sealed {
+                try schema.records.put(id, sealed, in: txn)
+                // Stored here in place of sites no one checked (``stored(_:keys:cipher:in:)``): born
+                // now, so that the next push sends it, and a site of this vault's own then counts.
+                if let content = StoreContent(schema: schema), try content.isUnchecked(id, in: txn),
+                    var references = try references(of: id, in: txn)
+                {
+                    references.born = try ChangeLog.lastSequence(in: txn, schema: schema)
+                    try set(references, of: id, in: txn)
+                }
+            }
             return false
         }
         guard let sealed else {
@@ -250,8 +260,11 @@ package struct ChunkStore {
             ChunkRecord.isIntact(record, id: id, keys: keys, cipher: cipher) ?? true
         }
         // An offloaded chunk is in the object store, checked when it was offloaded: content is
-        // deduplicated against it without fetching it.
-        if intact == nil, try StoreContent(schema: schema)?.site(of: id, in: txn) != nil { return .intact }
+        // deduplicated against it without fetching it. Not so one whose sites only a records
+        // object gave: the writer stores its own record (a member could name junk as the chunk's).
+        if intact == nil, let content = StoreContent(schema: schema), try content.site(of: id, in: txn) != nil {
+            return try content.isUnchecked(id, in: txn) ? .damaged : .intact
+        }
         return intact == true ? .intact : .damaged
     }
 

@@ -18,6 +18,7 @@
 /// 0x08 ‖ object number ‖ chunk id → (empty): the other sites in an object, to forget with it
 /// 0x09 ‖ object number   → (empty): every chunk record in the object has its site noted
 /// 0x0A ‖ chunk id        → SHA-256 of the record of a write-only client's chunk, dropped locally
+/// 0x0B ‖ chunk id        → (empty): no site of the chunk was checked (all came from records objects)
 /// ```
 ///
 /// A chunk's site under `0x01` is the first noted while its object is known; every other object it
@@ -53,6 +54,7 @@ package struct StoreContent {
         case objectSite = 8
         case wholeObject = 9
         case perWriteDigest = 10
+        case unchecked = 11
     }
 
     // MARK: Objects
@@ -150,7 +152,21 @@ package struct StoreContent {
     /// 41: junk under another device's chunk ids), and one read first would hide the genuine copy.
     /// Only a site in the store the chunk is offloaded to (`remote`, the one the vault reads from)
     /// comes ahead of one in another store.
-    package func note(_ id: ChunkID, at site: ChunkSite, offloadedTo remote: String?, in txn: Transaction) throws {
+    ///
+    /// A site a records object gave (`checked` false, ``isUnchecked(_:in:)``) marks the chunk
+    /// unchecked when it had no site in an object still known; a checked one lifts the mark.
+    package func note(
+        _ id: ChunkID,
+        at site: ChunkSite,
+        offloadedTo remote: String?,
+        checked: Bool = true,
+        in txn: Transaction
+    ) throws {
+        if checked {
+            try noteChecked(id, in: txn)
+        } else if try self.site(of: id, in: txn) == nil {
+            try txn.put(table, key: Self.uncheckedKey(id), value: [])
+        }
         let current = try primarySite(of: id, in: txn)
         if let current, current.object == site.object {
             try txn.put(table, key: Self.siteKey(id), value: site.encoded)
@@ -198,6 +214,20 @@ package struct StoreContent {
         return sites
     }
 
+    /// Whether no site of chunk `id` was checked: each came from a records object, the word of the
+    /// device that signed it, and no read has fetched the record from one (docs/FORMAT.md, "Records
+    /// objects"). A write does not deduplicate against such a chunk, and offloading does not count
+    /// it as held by the store.
+    package func isUnchecked(_ id: ChunkID, in txn: Transaction) throws -> Bool {
+        try txn.contains(table, key: Self.uncheckedKey(id))
+    }
+
+    /// Notes that a site of chunk `id` was checked (a read fetched and checked its record there, or
+    /// the site came from a bundle read or written whole).
+    package func noteChecked(_ id: ChunkID, in txn: Transaction) throws {
+        try txn.delete(table, key: Self.uncheckedKey(id))
+    }
+
     /// Whether chunk `id` has a site noted, in an object still known or not.
     package func hasSite(_ id: ChunkID, in txn: Transaction) throws -> Bool {
         try txn.contains(table, key: Self.siteKey(id))
@@ -233,6 +263,7 @@ package struct StoreContent {
         try txn.delete(table, key: Self.siteKey(id))
         try txn.delete(table, key: Self.cachedKey(id))
         try txn.delete(table, key: Self.perWriteDigestKey(id))
+        try txn.delete(table, key: Self.uncheckedKey(id))
         let prefix = [Kind.otherSite.rawValue] + id.bytes
         var numbers: [UInt64] = []
         try txn.forEach(in: table, prefix: prefix) { key, _ in
@@ -382,6 +413,7 @@ package struct StoreContent {
 
     private static func siteKey(_ id: ChunkID) -> [UInt8] { [Kind.site.rawValue] + id.bytes }
     private static func cachedKey(_ id: ChunkID) -> [UInt8] { [Kind.cached.rawValue] + id.bytes }
+    private static func uncheckedKey(_ id: ChunkID) -> [UInt8] { [Kind.unchecked.rawValue] + id.bytes }
     private static func perWriteDigestKey(_ id: ChunkID) -> [UInt8] { [Kind.perWriteDigest.rawValue] + id.bytes }
 
     private static func otherSiteKey(_ id: ChunkID, object number: UInt64) -> [UInt8] {

@@ -37,12 +37,17 @@ package struct BundleChunkSite: Sendable {
     /// `onlyReferenced`, only those of chunks this vault holds a reference to (the others, should
     /// they come back, come with a bundle of their own). A record sealed per write is noted only
     /// when it is a copy of the one this vault holds or held (``perWriteDigest``).
+    ///
+    /// With `unchecked`, the sites are a records object's word (``RecordsObject``): noted as
+    /// unchecked (``StoreContent/isUnchecked(_:in:)``), and the object is not marked whole, so a
+    /// search for chunks still reads it through.
     package static func note(
         _ sites: [BundleChunkSite],
         in object: StoreObject,
         schema: Schema,
         txn: Transaction,
-        onlyReferenced: Bool = false
+        onlyReferenced: Bool = false,
+        unchecked: Bool = false
     ) throws {
         guard let content = StoreContent(schema: schema), !isReplaceable(object.key) else { return }
         let number = try content.number(of: object, in: txn)
@@ -55,10 +60,11 @@ package struct BundleChunkSite: Sendable {
                 site.id,
                 at: ChunkSite(object: number, offset: site.offset, length: site.length),
                 offloadedTo: offloadedTo,
+                checked: !unchecked,
                 in: txn
             )
         }
-        try content.noteWhole(number, in: txn)
+        if !unchecked { try content.noteWhole(number, in: txn) }
     }
 }
 

@@ -93,6 +93,8 @@ package final class OffloadCache: Sendable {
                 guard try content.isOffloaded(id, in: txn) else { continue }
                 try schema.records.put(id, record, in: txn)
                 try content.noteCached(id, length: record.count, lastUse: now, in: txn)
+                // The read checked it where it fetched it.
+                try content.noteChecked(id, in: txn)
             }
             for id in pending.uses {
                 guard let length = try schema.records.withRecord(id, in: txn, { $0.count }),

@@ -208,8 +208,11 @@ extension Vault {
                 }
                 let chunks = ChunkStore(schema: schema)
                 try content.forEachSite(in: txn) { id, _ in
+                    // A chunk none of whose sites was checked (a records object's word) is not counted
+                    // as held by the store.
                     guard let references = try chunks.references(of: id, in: txn), references.count > 0,
-                        try content.sites(of: id, in: txn).contains(where: { $0.object.remote == identity })
+                        try content.sites(of: id, in: txn).contains(where: { $0.object.remote == identity }),
+                        try !content.isUnchecked(id, in: txn)
                     else { return true }
                     guard let length = try schema.records.withRecord(id, in: txn, { $0.count }) else {
                         result.alreadyOffloaded += 1

@@ -131,6 +131,13 @@ extension Vault {
             guard let covered = cut.through[device] else { continue }
             doomed += objects.bundles.filter { $0.last <= covered }.map { layout.bundleKey(device, $0) }
         }
+        // Records objects go with their bundles, and those whose bundle is gone (a crash between
+        // the two uploads, or a compaction by a Coffer that does not know them) go too.
+        let listedKeys = Set(listing.map(\.key))
+        for object in listing {
+            guard let bundle = RecordsObject.bundleKey(forRecords: object.key) else { continue }
+            if !listedKeys.contains(bundle) { doomed.append(object.key) }
+        }
         // Another checkpoint goes only when this one's cut covers it and it was complete before this
         // compaction began: it was written before this checkpoint, and this vault has applied all it
         // holds. A cut is a claim its signer makes: one naming more than its bundle holds (signed with
@@ -270,12 +277,21 @@ extension Vault {
         progress: SyncProgress?
     ) throws(CofferError) -> (sites: BundleSites, lostChunks: Int) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compact-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
-        let (export, _, sites) = try writeBundle(to: file, progress: nil, notingSites: true, unreadable: unreadable) {
-            _ in nil
+        let recordsFile = file.appendingPathExtension("records")
+        defer {
+            try? FileManager.default.removeItem(at: file)
+            try? FileManager.default.removeItem(at: recordsFile)
         }
+        let (export, _, sites) = try writeBundle(
+            to: file,
+            progress: nil,
+            notingSites: true,
+            recordsObject: recordsFile,
+            unreadable: unreadable
+        ) { _ in nil }
         let bundleKey = layout.checkpointBundleKey(cut.id)
         try client.upload(file: file.path, to: bundleKey, progress: progress)
+        try uploadRecordsObject(recordsFile, beside: bundleKey, bundleSize: sites.size, client: client)
         // The cut records the bundle as the store took it, so that one changed since is seen in a
         // listing (red team round 44, F3).
         var cut = cut

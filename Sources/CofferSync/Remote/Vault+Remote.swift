@@ -175,6 +175,12 @@ extension Vault {
         // The bundle goes up as it is produced, part by part (no temporary file); it appears only
         // when the upload completes, and counts only once the head names it.
         let started = S3UploadSink.Started()
+        // The bundle's records object is written beside it (a file until the bundle is up), for
+        // thin imports (``RecordsObject``).
+        let recordsFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "coffer-records-\(UUID().uuidString)"
+        )
+        defer { try? FileManager.default.removeItem(at: recordsFile) }
         var written: (summary: ExportSummary, sentThrough: UInt64, sink: S3UploadSink, sites: BundleSites)
         do throws(CofferError) {
             written = try writeBundle(
@@ -228,6 +234,7 @@ extension Vault {
                     return (upload.salt, upload.noncePrefix)
                 },
                 notingSites: true,
+                recordsObject: recordsFile,
                 cursor: { _ in own.cursor }
             )
         } catch {
@@ -290,6 +297,7 @@ extension Vault {
             written.sink.abort()
             throw error
         }
+        try uploadRecordsObject(recordsFile, beside: key, bundleSize: written.sites.size, client: client)
         try beforeHead()
         // Pushes again, as what it finds itself then (a copy, once another copy is found).
         func pushAgain() throws(CofferError) -> PushSummary {
@@ -885,6 +893,19 @@ extension Vault {
             }
             return (try trusted(), (newest, imported))
         }
+    }
+
+    /// Uploads the records object `file` beside the bundle `bundleKey` when it is worth storing
+    /// (``RecordsObject/isWorthStoring(size:beside:)``); not for an answer-only bundle, which the
+    /// next push writes over.
+    func uploadRecordsObject(_ file: URL, beside bundleKey: String, bundleSize: UInt64, client: S3Client)
+        throws(CofferError)
+    {
+        guard !isReplaceable(bundleKey), let key = RecordsObject.key(forBundle: bundleKey),
+            let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size]) as? NSNumber,
+            RecordsObject.isWorthStoring(size: size.int64Value, beside: Int64(bundleSize))
+        else { return }
+        try client.upload(file: file.path, to: key, progress: nil)
     }
 
     /// Imports one bundle object as it downloads, once its header matches its name (and the whole

@@ -24,6 +24,25 @@ package struct BundleExporter<Sink: ByteSink> {
     /// Where each chunk record went in the stream, when the bundle goes to an object store: the
     /// vault notes these sites once the store holds the bundle (``StoreContent``).
     package var sites: [BundleChunkSite]?
+    /// The chunks written sealed per write (a write-only client's), gathered with ``sites``.
+    package private(set) var chunksSealedPerWrite: Set<ChunkID> = []
+    /// Set for the export of a records object (``RecordsObject``): the bundle's export, made in the
+    /// same read transaction and so meeting the same records and chunks in the same order. Each
+    /// chunk record it wrote becomes a site frame, but for those sealed per write.
+    package var describing: DescribedBundle?
+
+    /// What a records object's export knows of the bundle it describes.
+    package struct DescribedBundle {
+        /// Where the bundle's export put each chunk record.
+        package let sites: [ChunkID: BundleChunkSite]
+        /// The chunks it wrote that are sealed per write: written whole.
+        package let sealedPerWrite: Set<ChunkID>
+
+        package init(sites: [BundleChunkSite], sealedPerWrite: Set<ChunkID>) {
+            self.sites = Dictionary(sites.map { ($0.id, $0) }) { first, _ in first }
+            self.sealedPerWrite = sealedPerWrite
+        }
+    }
 
     package init(
         txn: Transaction,
@@ -136,7 +155,11 @@ package struct BundleExporter<Sink: ByteSink> {
         try writeRecord(kind, id: id, entry: entry)
     }
 
-    /// Ends the stream with the end frame and returns the sink.
+    /// Writes a records object's first frame: the bundle it describes (``RecordsBinding``).
+    package mutating func writeBinding(_ binding: RecordsBinding) throws(CofferError) {
+        try write(BundleFrame.binding(binding).encoded)
+    }
+
     /// Writes the chunks other devices asked for that this vault holds (and the bundle lacks so far),
     /// then this vault's own request: the chunks its held records lack (a want frame), if any.
     package mutating func writeRequests() throws {
@@ -195,6 +218,7 @@ package struct BundleExporter<Sink: ByteSink> {
     /// to (only a syncable one when `syncableOnly`); one the store no longer gives is left out and
     /// counted (``ExportSummary/lostChunks``), as ``unreadableChunks`` says.
     private mutating func writeStoredChunk(_ id: ChunkID, syncableOnly: Bool) throws {
+        if try describedChunk(id) { return }
         do {
             try ChunkStore(schema: schema).withRecord(id, in: txn) { (record) throws in
                 if !syncableOnly || Self.scope(ofChunk: record) == .syncable { try writeChunk(id: id, record: record) }
@@ -207,7 +231,19 @@ package struct BundleExporter<Sink: ByteSink> {
         }
     }
 
+    /// In a records object's export, writes chunk `id`'s site in the bundle, or nothing when the
+    /// bundle left it out; returns `false` when the record itself is to be written (one sealed per
+    /// write, or not a records object's export).
+    private mutating func describedChunk(_ id: ChunkID) throws(CofferError) -> Bool {
+        guard let describing, !describing.sealedPerWrite.contains(id) else { return false }
+        guard let site = describing.sites[id] else { return true }
+        try write(BundleFrame.site(id: id, offset: site.offset, length: site.length).encoded)
+        if !wroteEveryChunk { written.insert(id) }
+        return true
+    }
+
     private mutating func writeChunk(id: ChunkID, record: UnsafeRawBufferPointer) throws(CofferError) {
+        if try describedChunk(id) { return }
         guard Self.scope(ofChunk: record) == .syncable else {
             throw CofferError(.internalError, "an export reached a device-bound chunk; nothing was written")
         }
@@ -215,7 +251,10 @@ package struct BundleExporter<Sink: ByteSink> {
         // Straight from the map into the stream: the frame header, the id, the record as stored.
         try writeFrameHeader(type: 1, bodyLength: ChunkID.size + record.count)
         try write(id.bytes)
-        sites?.append(BundleChunkSite(id: id, offset: writer.plaintextLength, length: UInt32(record.count)))
+        if sites != nil {
+            sites?.append(BundleChunkSite(id: id, offset: writer.plaintextLength, length: UInt32(record.count)))
+            if StoreContent.isSealedPerWrite(record) { chunksSealedPerWrite.insert(id) }
+        }
         try writer.write(record)
         if !wroteEveryChunk { written.insert(id) }
         chunkFrames += 1

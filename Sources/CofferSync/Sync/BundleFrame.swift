@@ -8,6 +8,9 @@
 /// end     (type 3): chunk frames (UInt64) ‖ record frames (UInt64)
 /// signature (type 6, version-2 bundles, just before the end frame): Ed25519 (64) by the exporting
 ///           device over "coffer/v2/bundle-signature" ‖ 0 ‖ SHA-256(header ‖ every frame before it)
+/// site    (type 7, records objects only): chunk id (32) ‖ record offset (UInt64) ‖ record length (UInt32)
+/// binding (type 8, records objects only, first): the bundle's salt (32) ‖ SHA-256 of its header (32)
+///           ‖ its size (UInt64)
 /// ```
 ///
 /// Records and chunks travel exactly as stored, still sealed under sync-root keys; the frame adds only
@@ -28,6 +31,11 @@ package enum BundleFrame: Equatable {
     case resend([ResendRequest])
     /// The exporting device's signature of everything before it (version-2 bundles).
     case signature([UInt8])
+    /// Where a chunk record lies in the bundle a records object describes (``RecordsObject``), in
+    /// place of the record.
+    case site(id: ChunkID, offset: UInt64, length: UInt32)
+    /// The bundle a records object describes (``RecordsObject``): its first frame.
+    case binding(RecordsBinding)
 
     package static let headerSize = 5
 
@@ -46,6 +54,8 @@ package enum BundleFrame: Equatable {
         case want = 4
         case resend = 5
         case signature = 6
+        case site = 7
+        case binding = 8
     }
 
     /// The frame as written: header and body.
@@ -81,6 +91,16 @@ package enum BundleFrame: Equatable {
         case .signature(let signature):
             type = .signature
             body.write(raw: signature)
+        case .site(let id, let offset, let length):
+            type = .site
+            body.write(id)
+            body.write(offset)
+            body.write(length)
+        case .binding(let binding):
+            type = .binding
+            body.write(raw: binding.bundleSalt)
+            body.write(raw: binding.headerDigest)
+            body.write(binding.bundleSize)
         }
         var frame = BinaryWriter()
         frame.write(type.rawValue)
@@ -146,6 +166,18 @@ package enum BundleFrame: Equatable {
             let signature = try reader.readBytes(64)
             try reader.finish()
             return .signature(signature)
+        case .site:
+            let id = try reader.readChunkID()
+            let offset = try reader.readUInt64()
+            let length = try reader.readUInt32()
+            try reader.finish()
+            return .site(id: id, offset: offset, length: length)
+        case .binding:
+            let salt = try reader.readBytes(32)
+            let digest = try reader.readBytes(32)
+            let size = try reader.readUInt64()
+            try reader.finish()
+            return .binding(RecordsBinding(bundleSalt: salt, headerDigest: digest, bundleSize: size))
         }
     }
 }
@@ -225,7 +257,7 @@ package struct BundleFrameReader<Source: ByteSource> {
         switch frame {
         case .chunk: chunks += 1
         case .record: records += 1
-        case .want, .resend: break
+        case .want, .resend, .site, .binding: break
         case .signature(let signature):
             try verify(signature)
             signed = true

@@ -32,6 +32,10 @@ package struct BundleImporter {
     /// The store object the bundle is read from, if any: where each chunk record lies in it is
     /// noted with the records (``StoreContent``).
     package let object: StoreObject?
+    /// Set when the stream is the records object of the bundle `object` (``RecordsObject``), which a
+    /// thin import reads instead: what its first frame must say. Its site frames are noted as
+    /// unchecked sites in `object`.
+    package let describing: RecordsBinding?
 
     package init(
         vault: Vault,
@@ -39,7 +43,8 @@ package struct BundleImporter {
         sequences: (first: UInt64, last: UInt64),
         group: ImportPlan? = nil,
         origin: String? = nil,
-        object: StoreObject? = nil
+        object: StoreObject? = nil,
+        describing: RecordsBinding? = nil
     ) {
         self.vault = vault
         self.keys = keys
@@ -47,6 +52,7 @@ package struct BundleImporter {
         self.group = group
         self.origin = origin
         self.object = object
+        self.describing = describing
     }
 
     /// Batches of at most this many chunks or bytes are committed together while staging: large
@@ -70,6 +76,9 @@ package struct BundleImporter {
         let pending = PendingWrites(schema: vault.schema)
         let write = PendingWrites.WriteID.random()
         let thin = try thinObject()
+        if describing != nil, thin == nil {
+            throw CofferError(.internalError, "a records object is read only by a thin import")
+        }
         try storage("starting the import") {
             if thin != nil { try vault.schema.ensureStoreContent(in: vault.environment) }
             try vault.environment.write { txn in try pending.begin(write, in: txn) }
@@ -95,9 +104,16 @@ package struct BundleImporter {
                 // stream's sites would come first for chunks this vault holds already), but for
                 // those of a write-only client's chunks that a record has yet to check, at the commit.
                 let checked = sites.filter { !unchecked.awaitsCheck($0) }
+                let fromRecordsObject = describing != nil
                 try storage("noting where chunks lie") {
                     try vault.environment.write { txn in
-                        try BundleChunkSite.note(checked, in: thin, schema: vault.schema, txn: txn)
+                        try BundleChunkSite.note(
+                            checked,
+                            in: thin,
+                            schema: vault.schema,
+                            txn: txn,
+                            unchecked: fromRecordsObject
+                        )
                     }
                 }
                 try keepStructure(of: write)
@@ -204,15 +220,18 @@ package struct BundleImporter {
             records.removeAll(keepingCapacity: true)
             bytes = 0
         }
+        // A records object's chunk frames (a write-only client's chunks) lie at offsets of its own
+        // stream, not the bundle's: they are stored whole, and get no site.
+        let describing = describing
         func takeChecked() throws(CofferError) {
             guard let chunk = try checks.next() else { return }
             checking -= 1
             checkingBytes -= chunk.record.count
-            if object != nil { sites.append(chunk.site) }
+            if object != nil, describing == nil { sites.append(chunk.site) }
             // A write-only client's chunks are stored whole even in a thin import: they are checked
             // when a record takes them, at the commit (``UncheckedChunks``). The next offload drops
             // what the budget does not keep.
-            if thin != nil, !ArrivingChunkCheck.isSealedPerWrite(chunk.record) {
+            if thin != nil, describing == nil, !ArrivingChunkCheck.isSealedPerWrite(chunk.record) {
                 offloaded.append(chunk.site)
                 bytes += ChunkID.size + 12
             } else {
@@ -221,7 +240,18 @@ package struct BundleImporter {
             }
             if chunks.count + offloaded.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
         }
+        var first = true
         while let frame = try frames.next() {
+            if let describing {
+                // The records object names its bundle first (``RecordsBinding``).
+                guard first == (frame == .binding(describing)) else {
+                    throw CofferError(
+                        .decode,
+                        "the records object does not describe the bundle beside it (another copy's, or altered)"
+                    )
+                }
+            }
+            first = false
             switch frame {
             case .chunk(let id, let record):
                 try ChunkRecord.checkHeader(record, scope: .syncable)
@@ -240,6 +270,18 @@ package struct BundleImporter {
                 wanted = chunkIDs
             case .resend(let requests):
                 resend = requests.first { $0.device == vault.deviceID.bytes }?.after
+            case .site(let id, let offset, let length):
+                guard describing != nil else {
+                    throw CofferError(.decode, "the bundle holds a chunk's site, which only a records object holds")
+                }
+                let site = BundleChunkSite(id: id, offset: offset, length: length)
+                sites.append(site)
+                offloaded.append(site)
+                bytes += ChunkID.size + 12
+            case .binding:
+                guard describing != nil else {
+                    throw CofferError(.decode, "the bundle names another bundle, which only a records object does")
+                }
             case .end, .signature:
                 break  // never returned: the reader checks the end frame and then returns nil
             }

@@ -92,12 +92,14 @@ extension Vault {
 
     /// ``writeBundle(to:progress:excluding:cursor:)``, with `notingSites` also returning where each
     /// chunk record went in the stream (for a file that goes on to an object store: a compaction's
-    /// checkpoint); without it the sites are empty and nothing is gathered.
+    /// checkpoint, with its records object written to `recordsObject`); without it the sites are
+    /// empty and nothing is gathered.
     package func writeBundle(
         to url: URL,
         progress: SyncProgress?,
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         notingSites: Bool,
+        recordsObject: URL? = nil,
         unreadable: UnreadableChunks = .leaveOut,
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (ExportSummary, sentThrough: UInt64, sites: BundleSites) {
@@ -108,6 +110,7 @@ extension Vault {
             progress: progress,
             excluding: excluded,
             notingSites: notingSites,
+            recordsObject: recordsObject,
             unreadable: unreadable,
             cursor: cursor
         )
@@ -119,15 +122,20 @@ extension Vault {
     /// bundle's header (an upload, named by the header's sequences); returns the sink as the export
     /// left it, for the caller to finish.
     ///
-    /// - Parameter seeds: Called first in the export's read transaction: the salt and nonce prefix of
-    ///   an interrupted export of exactly this state, to make the same bytes again, or `nil` for
-    ///   fresh ones.
+    /// - Parameters:
+    ///   - seeds: Called first in the export's read transaction: the salt and nonce prefix of an
+    ///     interrupted export of exactly this state, to make the same bytes again, or `nil` for
+    ///     fresh ones.
+    ///   - recordsObject: With `notingSites`, where to write the bundle's records object
+    ///     (``RecordsObject``), made in the same read transaction; a frozen group's bundle, which
+    ///     holds no record, gets none.
     package func writeBundle<Sink: ByteSink>(
         into makeSink: @escaping (BundleHeader) throws -> Sink,
         progress: SyncProgress?,
         excluding excluded: @escaping (Transaction) throws -> SequenceRanges = { _ in SequenceRanges() },
         seeds: @escaping (Transaction) throws -> (salt: [UInt8], noncePrefix: [UInt8])? = { _ in nil },
         notingSites: Bool = false,
+        recordsObject: URL? = nil,
         unreadable: UnreadableChunks = .leaveOut,
         cursor: @escaping (Transaction) throws -> UInt64?
     ) throws(CofferError) -> (summary: ExportSummary, sentThrough: UInt64, sink: Sink, sites: BundleSites) {
@@ -169,19 +177,61 @@ extension Vault {
                 if notingSites { exporter.sites = [] }
                 exporter.unreadableChunks = unreadable
                 let excluded = try excluded(txn)
-                if group.isFrozen {
-                    // Nothing sealed.
-                } else if let cursor {
-                    try exporter.writeChanges(after: cursor, excluding: excluded)
-                } else if !excluded.isEmpty {
-                    // Everything the change log holds (every syncable record ever written), less what
-                    // the store has already.
-                    try exporter.writeChanges(after: 0, excluding: excluded)
-                } else {
-                    try exporter.writeEverything()
+                func writeFrames<Output: ByteSink>(_ exporter: inout BundleExporter<Output>) throws {
+                    if group.isFrozen {
+                        // Nothing sealed.
+                    } else if let cursor {
+                        try exporter.writeChanges(after: cursor, excluding: excluded)
+                    } else if !excluded.isEmpty {
+                        // Everything the change log holds (every syncable record ever written), less
+                        // what the store has already.
+                        try exporter.writeChanges(after: 0, excluding: excluded)
+                    } else {
+                        try exporter.writeEverything()
+                    }
+                    if !group.isFrozen { try exporter.writeRequests() }
                 }
-                if !group.isFrozen { try exporter.writeRequests() }
+                try writeFrames(&exporter)
                 let sink = try exporter.finish(signer: group.signer)
+                if let recordsObject, let bundleSites = exporter.sites, !group.isFrozen {
+                    // The same records and requests, in the same order from the same transaction,
+                    // with each chunk record's site in the bundle in its place.
+                    let recordsHeader = BundleHeader.fresh(
+                        syncGroupID: groupID,
+                        deviceID: identity.deviceID,
+                        firstSequence: header.firstSequence,
+                        lastSequence: header.lastSequence,
+                        joinBlock: header.joinBlock,
+                        epoch: group.epoch,
+                        log: group.log,
+                        seeds: nil
+                    )
+                    let output = try FileOutput(path: recordsObject.path)
+                    var describer = try BundleExporter(
+                        txn: txn,
+                        environment: environment,
+                        schema: schema,
+                        keys: keys,
+                        writer: try BundleStreamWriter(
+                            header: recordsHeader,
+                            key: try recordsHeader.streamKey(syncRoot: group.root),
+                            sink: output
+                        )
+                    )
+                    describer.describing = BundleExporter.DescribedBundle(
+                        sites: bundleSites,
+                        sealedPerWrite: exporter.chunksSealedPerWrite
+                    )
+                    describer.unreadableChunks = unreadable
+                    let binding = try RecordsBinding(
+                        salt: header.salt,
+                        headerBytes: header.encoded,
+                        size: UInt64(sink.count)
+                    )
+                    try describer.writeBinding(binding)
+                    try writeFrames(&describer)
+                    try describer.finish(signer: group.signer).commit()
+                }
                 var summary = exporter.summary
                 summary.groupLogFull = group.isFrozen
                 summary.isIncremental = cursor != nil
