@@ -210,6 +210,33 @@ struct RemoteCompactionTests {
         #expect(try newcomer.syncableState() == a.syncableState())
     }
 
+    @Test("A record held back that a revoked device sent does not stop compaction, which leaves that device's bundles")
+    func heldFromRevokedSenderCompacts() throws {
+        // Final outside test of issue 37, F1: once the sender was revoked, nothing could end the
+        // wait, and compaction refused for good.
+        let setting = try Setting(server: "seaweedfs")
+        let remote = setting.remote
+        let vaults = try devices(2, setting)
+        let (a, b) = (vaults[0], vaults[1])
+        var generator = SplitMix64(seed: 31)
+        try a.blobs.write("x", data: Data((0..<200_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }))
+        try a.push(to: remote)
+        try b.pull(from: remote)
+        try b.keychain.setPassword("b", service: "b", account: "ann", scope: .syncable)
+        try b.push(to: remote)
+        try a.pull(from: remote)
+        try a.blobs.delete("x")
+        try b.blobs.rename("x", to: "y")
+        try b.push(to: remote)
+        #expect(try a.pull(from: remote).bundles.last?.imported.held == 1)
+        _ = try a.revoke(device: b.deviceID)
+        let (client, layout) = (try setting.fixture.client(), RemoteLayout(location: remote.location))
+        let bundlesBefore = layout.devices(in: try client.list(prefix: layout.listingPrefix))[b.deviceID]?.bundles
+        let summary = try a.compact(remote: remote)
+        #expect(summary.deletedObjects > 0)
+        #expect(layout.devices(in: try client.list(prefix: layout.listingPrefix))[b.deviceID]?.bundles == bundlesBefore)
+    }
+
     @Test(
         "A record held back for chunks that only a checkpoint holds applies from it, when its sender will never answer"
     )
