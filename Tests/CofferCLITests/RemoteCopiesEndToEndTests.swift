@@ -239,4 +239,77 @@ struct RemoteCopiesEndToEndTests: StoreEndToEndSuite {
         #expect(joined.status == 0, "\(joined.output) \(joined.error)")
         for item in ["one", "from-b"] { #expect(try holds(item, server, vault: "newcomer"), "\(item)") }
     }
+
+    @Test(
+        "a device with a fast clock: the others wait for its records, no compaction deletes them, and they apply in time"
+    )
+    func fastClockWaits() throws {
+        // Final outside test of issue 37, F2: the pull moved its cursor past the refused records,
+        // said "Nothing new" from then on, and a compaction deleted the only bundle holding them.
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/faketime") else {
+            Issue.record("faketime is not installed (Debian package faketime; Tools/test installs it)")
+            return
+        }
+        func run(
+            _ arguments: [String],
+            _ server: SeaweedFS,
+            vault: String? = nil,
+            clock: String? = nil
+        ) throws
+            -> Products.Result
+        {
+            var environment = cli.environment.merging(server.environment) { _, new in new }
+            if let vault { environment["COFFER_VAULT"] = directory.path(vault).path }
+            guard let clock else { return try Products.run(cli.coffer, arguments, environment: environment) }
+            return try Products.run(
+                URL(fileURLWithPath: "/usr/bin/faketime"),
+                ["-f", clock, cli.coffer.path] + arguments,
+                environment: environment
+            )
+        }
+        let server = try firstPush("seaweedfs", item: "before")
+        #expect(try run(["init", "--join", remote], server, vault: "b").status == 0)
+        #expect(try run(["push", remote], server, vault: "b").status == 0)
+        #expect(try run(["pull", remote], server).status == 0)
+        // b's clock runs twelve minutes fast (the allowed skew is ten).
+        let added = try run(
+            ["item", "add", "--service", "ahead", "--account", "ann", "--value", "ahead", "--sync"],
+            server,
+            vault: "b",
+            clock: "+12m"
+        )
+        #expect(added.status == 0, "\(added.output) \(added.error)")
+        #expect(try run(["push", remote], server, vault: "b", clock: "+12m").status == 0)
+        for _ in 0..<2 {
+            let refused = try run(["pull", remote], server)
+            #expect(refused.status == 3, "\(refused.output) \(refused.error)")
+            #expect(refused.error.contains("ahead of this machine's clock"), "\(refused.error)")
+        }
+        let (client, layout) = try store(server)
+        let b = try Vault.open(at: directory.path("b"))
+        let bDevice = b.deviceID
+        b.close()
+        let bundlesBefore = layout.devices(in: try client.list(prefix: layout.listingPrefix))[bDevice]?.bundles ?? []
+        let compacted = try run(["remote", "compact", remote], server)
+        #expect(compacted.status == 0, "\(compacted.output) \(compacted.error)")
+        let bundlesAfter = layout.devices(in: try client.list(prefix: layout.listingPrefix))[bDevice]?.bundles ?? []
+        #expect(bundlesAfter.contains(bundlesBefore.max()!), "\(bundlesBefore) \(bundlesAfter)")
+        #expect(try !holds("ahead", server))
+        // Once their time has come here, the next pull applies them; then compaction and a newcomer.
+        let applied = try run(["pull", remote], server, clock: "+13m")
+        #expect(applied.status == 0, "\(applied.output) \(applied.error)")
+        #expect(
+            try run(["item", "get", "--service", "ahead", "--account", "ann"], server, clock: "+13m").output == "ahead"
+        )
+        #expect(try run(["remote", "compact", remote], server, clock: "+13m").status == 0)
+        let joined = try run(["init", "--join", remote], server, vault: "newcomer", clock: "+13m")
+        #expect(joined.status == 0, "\(joined.output) \(joined.error)")
+        let got = try run(
+            ["item", "get", "--service", "ahead", "--account", "ann"],
+            server,
+            vault: "newcomer",
+            clock: "+13m"
+        )
+        #expect(got.output == "ahead", "\(got.error)")
+    }
 }

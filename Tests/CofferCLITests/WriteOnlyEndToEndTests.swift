@@ -109,6 +109,18 @@ struct WriteOnlyEndToEndTests {
         #expect(refused.error.contains("not by ffff-ffff-ffff-ffff-ffff"), "\(refused.error)")
     }
 
+    @Test("init --join with --allow-write-only allows write-only clients in the joined vault")
+    func allowedWhenJoining() throws {
+        let bundle = cli.directory.path("group.bundle").path
+        #expect(try cli.run(["export", "--out", bundle]).status == 0)
+        let joined = ["COFFER_VAULT": cli.directory.path("joined").path]
+        let created = try cli.run(["init", "--join", bundle, "--allow-write-only"], extra: joined)
+        #expect(created.status == 0, "\(created.error)")
+        #expect(created.output.contains("Write-only clients allowed"), "\(created.output)")
+        let status = try cli.run(["write-only", "status"], extra: joined)
+        #expect(status.output.contains("Write-only clients: allowed"), "\(status.output)")
+    }
+
     @Test("write-only disable refuses clients again; what they wrote stays")
     func disable() throws {
         #expect(

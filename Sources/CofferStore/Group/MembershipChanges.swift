@@ -18,10 +18,16 @@ package struct MembershipChanges: Equatable {
             let was = earlier[member.deviceID]
             let subject = member.isThisDevice ? "this device" : Self.name(member)
             if member.isActive, was == nil {
+                // What arrives in an import or a pull was not done here: an approval under this
+                // device's keys was made by another copy of this vault (final outside test of issue
+                // 37, F5: it read as this device's own).
+                let byThisDevice = now[member.addedBy]?.isThisDevice == true
                 let how =
                     member.addedBy == member.deviceID
                     ? "joined with the group key (a passphrase join)"
-                    : "was approved by \(Self.name(member.addedBy, in: now))"
+                    : byThisDevice
+                        ? "was approved with this device's keys by another copy of this vault (a restored or cloned copy re-enrols that way; if you made no copy, this device's files leaked: rekey it)"
+                        : "was approved by \(Self.name(member.addedBy, in: now))"
                 lines.append((member.isThisDevice, "\(subject) \(how)"))
             } else if !member.isActive, was?.isActive != false {
                 let by =

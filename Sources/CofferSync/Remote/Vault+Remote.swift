@@ -643,6 +643,11 @@ extension Vault {
             // object overlapping the device's real bundles must not stop them (red team round 24, F1).
             var reached = applied[device] ?? 0
             var stuck: (key: String, name: RemoteLayout.BundleName, error: CofferError)?
+            // Once a bundle had records refused for clock stamps ahead of this machine's clock, the
+            // cursor stays before it, so the next pulls import it again until they apply, and no
+            // compaction here deletes it (final outside test of issue 37, F2: the cursor moved on,
+            // and the records were lost to every other device).
+            var refusedAhead = false
             for name in ordered {
                 if stuck != nil, name.first <= name.last, name.first > reached + 1 { break }
                 let key = layout.bundleKey(device, name)
@@ -679,10 +684,13 @@ extension Vault {
                 summary.bundles.append(PulledBundle(object: key, imported: imported))
                 summary.applied.add(imported.applied)
                 summary.bytes += imported.bytes
-                try storage("recording the pull of \(key)") {
-                    try environment.write { txn in
-                        try cursors.record(device, through: name.last, in: txn)
-                        if name == latest { try cursors.recordLatestApplied(latestTag, of: device, in: txn) }
+                refusedAhead = refusedAhead || imported.refusedFutureRecords > 0
+                if !refusedAhead {
+                    try storage("recording the pull of \(key)") {
+                        try environment.write { txn in
+                            try cursors.record(device, through: name.last, in: txn)
+                            if name == latest { try cursors.recordLatestApplied(latestTag, of: device, in: txn) }
+                        }
                     }
                 }
                 reached = max(reached, name.last)

@@ -423,6 +423,15 @@ package struct BundleImporter {
                 guard source != vault.deviceID.bytes else { return try finish() }
                 try requests.recordWanted(wanted, by: source, in: txn)
                 try requests.recordResend(resend, for: source, in: txn)
+                // Records refused for clock stamps ahead of this machine's clock count as not
+                // arrived: the device is asked to send its changes again from before this bundle,
+                // and a later import applies them (a pull imports the bundle again by itself).
+                if applier.summary.refusedFutureRecords > 0 {
+                    if origin == nil, try requests.gaps(in: txn).first(where: { $0.device == source }) == nil {
+                        try requests.recordGap(try requests.applied(from: source, in: txn), of: source, in: txn)
+                    }
+                    return try finish()
+                }
                 // A bundle that starts past what arrived before leaves a gap: asked for again.
                 let gap = try requests.noteImported(from: source, first: sequences.first, last: sequences.last, in: txn)
                 if let gap {

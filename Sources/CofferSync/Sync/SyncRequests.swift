@@ -60,6 +60,11 @@ package struct SyncRequests {
         return nil
     }
 
+    /// How far every change of `device` has arrived here (`applied-from`), 0 when none has.
+    package func applied(from device: [UInt8], in txn: Transaction) throws -> UInt64 {
+        try sequence(at: Self.appliedPrefix + device, in: txn) ?? 0
+    }
+
     /// Notes that every change of `device` up to `through` has arrived (a checkpoint held them),
     /// clearing a gap that ends there.
     package func noteCovered(_ device: [UInt8], through: UInt64, in txn: Transaction) throws {

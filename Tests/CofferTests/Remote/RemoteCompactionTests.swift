@@ -173,13 +173,10 @@ struct RemoteCompactionTests {
         #expect(try vaults[2].syncableState() == state)
     }
 
-    @Test(
-        "A vault holding records back for want of chunks refuses to compact until they arrive",
-        arguments: RemoteCompactionTests.servers
-    )
-    func heldRecordsRefuse(server: String) throws {
-        let setting = try Setting(server: server)
-        let (fixture, group, remote) = (setting.fixture, setting.group, setting.remote)
+    /// Two devices, where the first holds back the second's record: the first deletes blob `x` while
+    /// the second renames it to `y`, so the second's bundle names chunks the first no longer has.
+    func renameHeldBack(_ setting: Setting) throws -> (Vault, Vault) {
+        let remote = setting.remote
         let vaults = try devices(2, setting)
         let (a, b) = (vaults[0], vaults[1])
         var generator = SplitMix64(seed: 17)
@@ -189,11 +186,21 @@ struct RemoteCompactionTests {
         try b.keychain.setPassword("b", service: "b", account: "ann", scope: .syncable)
         try b.push(to: remote)
         try a.pull(from: remote)
-        // a deletes x while b renames it: b's bundle names chunks a no longer has.
         try a.blobs.delete("x")
         try b.blobs.rename("x", to: "y")
         try b.push(to: remote)
         #expect(try a.pull(from: remote).bundles.last?.imported.held == 1)
+        return (a, b)
+    }
+
+    @Test(
+        "A vault holding records back for want of chunks refuses to compact until they arrive",
+        arguments: RemoteCompactionTests.servers
+    )
+    func heldRecordsRefuse(server: String) throws {
+        let setting = try Setting(server: server)
+        let (fixture, group, remote) = (setting.fixture, setting.group, setting.remote)
+        let (a, b) = try renameHeldBack(setting)
         let before = try storedBytes(setting)
         let refused = #expect(throws: CofferError.self) { try a.compact(remote: remote) }
         #expect(refused?.message.contains("holds 1 record back") == true, "\(refused?.message ?? "")")
@@ -208,6 +215,21 @@ struct RemoteCompactionTests {
         let (newcomer, _) = try fixture.join(group, name: "newcomer")
         #expect(try newcomer.blobs.contains("y"))
         #expect(try newcomer.syncableState() == a.syncableState())
+    }
+
+    @Test("A record held back that a revoked device sent does not stop compaction, which leaves that device's bundles")
+    func heldFromRevokedSenderCompacts() throws {
+        // Final outside test of issue 37, F1: once the sender was revoked, nothing could end the
+        // wait, and compaction refused for good.
+        let setting = try Setting(server: "seaweedfs")
+        let remote = setting.remote
+        let (a, b) = try renameHeldBack(setting)
+        _ = try a.revoke(device: b.deviceID)
+        let (client, layout) = (try setting.fixture.client(), RemoteLayout(location: remote.location))
+        let bundlesBefore = layout.devices(in: try client.list(prefix: layout.listingPrefix))[b.deviceID]?.bundles
+        let summary = try a.compact(remote: remote)
+        #expect(summary.deletedObjects > 0)
+        #expect(layout.devices(in: try client.list(prefix: layout.listingPrefix))[b.deviceID]?.bundles == bundlesBefore)
     }
 
     @Test(

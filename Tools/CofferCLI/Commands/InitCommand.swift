@@ -128,13 +128,19 @@ struct InitCommand: ParsableCommand {
         let passphrase = try context.passphrase(confirm: true)
         let vault = try Vault.create(at: directory, passphrase: passphrase, configuration: configuration)
         defer { vault.close() }
-        if allowWriteOnly { try vault.allowWriteOnlyClients(true) }
+        let writeOnly = try allowingWriteOnly(vault)
         try context.output.result(Summary(vault, at: directory)) {
-            "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path)"
-                + (allowWriteOnly
-                    ? "\nWrite-only clients allowed; write key \((try? vault.writeKeyFingerprint) ?? "unknown")" : "")
+            "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path)" + writeOnly
         }
         context.output.note("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
+    }
+
+    /// Allows write-only clients in the new `vault` when asked (`--allow-write-only`, with any way of
+    /// making it); returns the line that says so, or nothing.
+    private func allowingWriteOnly(_ vault: Vault) throws -> String {
+        guard allowWriteOnly else { return "" }
+        try vault.allowWriteOnlyClients(true)
+        return "\nWrite-only clients allowed; write key \((try? vault.writeKeyFingerprint) ?? "unknown")"
     }
 
     /// `init --request-join FILE`: a new vault that asks to join a group by approval.
@@ -160,6 +166,7 @@ struct InitCommand: ParsableCommand {
             configuration: configuration
         )
         defer { vault.close() }
+        let writeOnly = try allowingWriteOnly(vault)
         if output == "-" {
             context.console.print(request.text)
         } else {
@@ -179,6 +186,7 @@ struct InitCommand: ParsableCommand {
                 + "Group fingerprint: \(reference.fingerprint)\n"
                 + "Next: give \(target) to a member, who runs 'coffer device approve' and compares both "
                 + "fingerprints; then import a bundle that member exports (or pull from the group's remote)."
+                + writeOnly
         }
     }
 
@@ -200,9 +208,11 @@ struct InitCommand: ParsableCommand {
         )
         defer { vault.close() }
         bar.finish()
+        let writeOnly = try allowingWriteOnly(vault)
         try context.output.result(JoinSummary(vault: Summary(vault, at: directory), imported: summary)) {
             "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path) in sync group "
-                + vault.syncGroupID.uuidString.lowercased() + "\n" + ImportCommand.describe(summary, path: bundle)
+                + vault.syncGroupID.uuidString.lowercased() + writeOnly + "\n"
+                + ImportCommand.describe(summary, path: bundle)
         }
         try ImportCommand.finish(summary, context)
         context.output.note("Next: run 'coffer key export' and keep the recovery key somewhere offline.")
@@ -229,12 +239,13 @@ struct InitCommand: ParsableCommand {
         )
         defer { vault.close() }
         bar.finish()
+        let writeOnly = try allowingWriteOnly(vault)
         let thinness = thin ? ThinSummary(remote: remote.location.description, keep: keepBytes) : nil
         try context.output.result(
             RemoteJoinSummary(vault: Summary(vault, at: directory), pulled: summary, thin: thinness)
         ) {
             "Created vault \(vault.id.uuidString.lowercased()) at \(directory.path) in sync group "
-                + vault.syncGroupID.uuidString.lowercased()
+                + vault.syncGroupID.uuidString.lowercased() + writeOnly
                 + (thinness.map {
                     "\nThin: content stays in \($0.remote), read on demand; at most \(ByteCount.format(Int64($0.keep))) of it kept here"
                 } ?? "")

@@ -183,7 +183,7 @@ struct ImportCommand: VaultCommand {
             let dates = ISO8601DateFormatter()
             for (device, date) in summary.devicesAhead.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
                 output.warning(
-                    "warning: records from device \(device.uuidString.lowercased()) carry clock stamps up to \(dates.string(from: date)), ahead of this machine's clock by more than the allowed skew; they were refused: fix that device's clock (its next changes will travel), or allow more with COFFER_MAX_CLOCK_SKEW=SECONDS"
+                    "warning: records from device \(device.uuidString.lowercased()) carry clock stamps up to \(dates.string(from: date)), ahead of this machine's clock by more than the allowed skew; they were refused, and the next pulls (or, for bundle files, the device's next exports) bring them again until their time has come here. Fix that device's clock, or that of a write-only client that writes into its vault (its stamps are its own); or allow more with COFFER_MAX_CLOCK_SKEW=SECONDS"
                 )
             }
         }
