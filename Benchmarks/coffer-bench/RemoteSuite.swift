@@ -39,7 +39,7 @@ enum RemoteSuite {
         )
         return [
             PlainUpload(fixture: fixture), Push(fixture: fixture), PlainDownload(fixture: fixture),
-            Join(fixture: fixture), OffloadedRead(fixture: fixture),
+            Join(fixture: fixture, thin: false), Join(fixture: fixture, thin: true), OffloadedRead(fixture: fixture),
             CompactedGroup(fixture: fixture, measuring: .history),
             CompactedGroup(fixture: fixture, measuring: .store), CompactedGroup(fixture: fixture, measuring: .join),
         ]
@@ -175,25 +175,41 @@ enum RemoteSuite {
         }
     }
 
+    /// A new vault joins from the store: whole (it imports the bundle while downloading it), or thin
+    /// (`init --join --thin`: it reads the bundle's records object, not the bundle, and keeps no
+    /// content). The thin figure's bytes are the bundle's too, so it reads as how fast a vault of that
+    /// size is joined, beside the plain download of those bytes.
     struct Join: JoiningBenchmark {
         let fixture: Fixture
+        let thin: Bool
         var joined = SyncSuite.JoinedVaultDirectory()
-        var name: String { "remote/pull (a new vault joins: import while downloading)" }
+        var name: String {
+            thin
+                ? "remote/thin join (records only, content left in the store)"
+                : "remote/pull (a new vault joins: import while downloading)"
+        }
         var bytesPerRun: Int { fixture.bundleSize }
         var reference: String? { RemoteSuite.plainDownload }
 
-        init(fixture: Fixture) { self.fixture = fixture }
+        init(fixture: Fixture, thin: Bool) {
+            self.fixture = fixture
+            self.thin = thin
+        }
 
         mutating func run() throws {
             let (vault, summary) = try Vault.join(
                 remote: try fixture.remote(prefix: "joined"),
                 at: joined.next(),
                 passphrase: "bench",
-                configuration: SyncSuite.joiningConfiguration
+                configuration: SyncSuite.joiningConfiguration,
+                content: thin ? .thin(keep: 0) : .whole
             )
             vault.close()
             guard summary.bundles.count == 1 else {
                 throw BenchmarkError("the join pulled \(summary.bundles.count) bundles")
+            }
+            guard !thin || summary.bytes * 8 < fixture.bundleSize else {
+                throw BenchmarkError("the thin join read \(summary.bytes) bytes of a \(fixture.bundleSize)-byte bundle")
             }
         }
     }

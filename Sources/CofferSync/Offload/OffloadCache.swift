@@ -24,6 +24,8 @@ package final class OffloadCache: Sendable {
         var offeredBytes = 0
         var uses: Set<ChunkID> = []
         var damaged: [StoreObject] = []
+        /// Chunks a read fetched and checked (``StoreContent/noteChecked(_:in:)``).
+        var checked: Set<ChunkID> = []
         var scheduled = false
     }
 
@@ -33,12 +35,14 @@ package final class OffloadCache: Sendable {
         self.budget = budget
     }
 
-    /// Offers a fetched record: kept unless it alone exceeds the budget.
+    /// Offers a fetched record: kept unless it alone exceeds the budget. Either way the read checked
+    /// it where it fetched it, which is noted: a site only a records object gave counts from then on.
     package func offer(_ id: ChunkID, record: [UInt8]) {
-        guard UInt64(record.count) <= budget else { return }
+        let fits = UInt64(record.count) <= budget
         let schedule = state.withLock { pending -> Bool in
-            if pending.offers.updateValue(record, forKey: id) == nil { pending.offeredBytes += record.count }
-            return start(&pending, when: pending.offeredBytes >= Self.flushBytes)
+            pending.checked.insert(id)
+            if fits, pending.offers.updateValue(record, forKey: id) == nil { pending.offeredBytes += record.count }
+            return start(&pending, when: pending.offeredBytes >= Self.flushBytes || pending.checked.count >= 4096)
         }
         if schedule { queue.async { self.write() } }
     }
@@ -80,7 +84,9 @@ package final class OffloadCache: Sendable {
             pending = Pending()
             return taken
         }
-        guard !pending.offers.isEmpty || !pending.uses.isEmpty || !pending.damaged.isEmpty, !environment.isClosed
+        guard
+            !pending.offers.isEmpty || !pending.uses.isEmpty || !pending.damaged.isEmpty || !pending.checked.isEmpty,
+            !environment.isClosed
         else { return }
         let schema = schema
         let budget = budget
@@ -93,9 +99,8 @@ package final class OffloadCache: Sendable {
                 guard try content.isOffloaded(id, in: txn) else { continue }
                 try schema.records.put(id, record, in: txn)
                 try content.noteCached(id, length: record.count, lastUse: now, in: txn)
-                // The read checked it where it fetched it.
-                try content.noteChecked(id, in: txn)
             }
+            for id in pending.checked { try content.noteChecked(id, in: txn) }
             for id in pending.uses {
                 guard let length = try schema.records.withRecord(id, in: txn, { $0.count }),
                     try content.isCached(id, in: txn)

@@ -305,3 +305,16 @@ extension Vault {
         }
     }
 }
+
+extension Vault {
+    /// Whether this vault imports bundles from the store `remote` (its identity) thin: it offloads
+    /// to that store, with the store attached to read from (``BundleImporter``).
+    func importsThin(from remote: String) throws(CofferError) -> Bool {
+        guard schema.offloadedChunks?.remote == remote else { return false }
+        let schema = schema
+        let offloadedTo = try storage("reading the offload settings") {
+            try environment.read { txn in try OffloadSettings.load(in: txn, schema: schema)?.remote }
+        }
+        return offloadedTo == remote
+    }
+}

@@ -139,8 +139,8 @@ extension Vault {
             guard let covered = cut.through[device] else { continue }
             doomed += objects.bundles.filter { $0.last <= covered }.map { layout.bundleKey(device, $0) }
         }
-        // Records objects go with their bundles, and those whose bundle is gone (a crash between
-        // the two uploads, or a compaction by a Coffer that does not know them) go too.
+        // Records objects whose bundle is gone (a crash between the two uploads, or a compaction by
+        // a Coffer that does not know them) go; the others go with their bundles (below).
         let listedKeys = Set(listing.map(\.key))
         for object in listing {
             guard let bundle = RecordsObject.bundleKey(forRecords: object.key) else { continue }
@@ -251,6 +251,11 @@ extension Vault {
         // The checkpoint holds every chunk: where it lies there is noted before the bundles that held
         // this vault's offloaded chunks go.
         try noteSites(sites, of: cut, remote: remote, layout: layout)
+        // A bundle's records object goes first: one left without its bundle would be read for
+        // nothing, and deleted by the next compaction.
+        doomed = doomed.flatMap { key in
+            RecordsObject.key(forBundle: key).flatMap { listedKeys.contains($0) ? [$0, key] : nil } ?? [key]
+        }
         for key in doomed {
             do {
                 try client.delete(key)

@@ -906,7 +906,12 @@ extension Vault {
     /// Uploads the records object `file` beside the bundle `bundleKey` when it is worth storing
     /// (``RecordsObject/isWorthStoring(size:beside:)``); not for an answer-only bundle, which the
     /// next push writes over.
-    func uploadRecordsObject(_ file: URL, beside bundleKey: String, bundleSize: UInt64, client: S3Client)
+    func uploadRecordsObject(
+        _ file: URL,
+        beside bundleKey: String,
+        bundleSize: UInt64,
+        client: S3Client
+    )
         throws(CofferError)
     {
         guard !isReplaceable(bundleKey), let key = RecordsObject.key(forBundle: bundleKey),
@@ -954,6 +959,48 @@ extension Vault {
         }
         // Under a download limit, ranges of about one second's worth, so the pace stays even.
         let rangeSize = client.remote.downloadLimit.map { min(8 << 20, max(256 << 10, $0)) } ?? 8 << 20
+        // A thin import reads the bundle's records object instead, when there is one that describes
+        // it; any fault in it (another copy's, damaged, altered) and the bundle itself is read.
+        if let recordsKey = RecordsObject.key(forBundle: key), !isReplaceable(key),
+            try importsThin(from: client.remote.identity),
+            let records = try client.attributes(of: recordsKey)
+        {
+            let described = Result { () throws(CofferError) -> ImportSummary in
+                var bundle = S3RangeSource(
+                    client: client,
+                    key: key,
+                    size: size,
+                    etag: etag,
+                    rangeSize: 64 << 10,
+                    progress: { _ in }
+                )
+                let (bundleHeader, bundleHeaderBytes) = try BundleHeader.read(from: &bundle)
+                try expect(bundleHeader)
+                var source = S3RangeSource(
+                    client: client,
+                    key: recordsKey,
+                    size: records.size,
+                    etag: records.etag,
+                    rangeSize: rangeSize,
+                    progress: progress
+                )
+                var summary = try importBundle(
+                    from: &source,
+                    origin: origin,
+                    object: (client.remote.identity, key, UInt64(size)),
+                    describing: (bundleHeader, bundleHeaderBytes)
+                ) { (recordsHeader) throws(CofferError) in
+                    // The bundle's header passed `expect`; the records object's names the same changes.
+                    guard recordsHeader.deviceID == bundleHeader.deviceID,
+                        recordsHeader.firstSequence == bundleHeader.firstSequence,
+                        recordsHeader.lastSequence == bundleHeader.lastSequence
+                    else { throw CofferError(.decode, "the records object names other changes than its bundle") }
+                }
+                summary.bytes = records.size + Int64(bundleHeaderBytes.count)
+                return summary
+            }
+            if case .success(let summary) = described { return summary }
+        }
         var source = S3RangeSource(
             client: client,
             key: key,

@@ -139,14 +139,8 @@ package struct BundleImporter {
     /// over (``isReplaceable(_:)``). A vault whose store is not attached imports whole, and its next
     /// offload, push or pull drops what its budget does not keep.
     private func thinObject() throws(CofferError) -> StoreObject? {
-        guard let object, !isReplaceable(object.key), vault.schema.offloadedChunks?.remote == object.remote else {
-            return nil
-        }
-        let schema = vault.schema
-        let offloadedTo = try storage("reading the offload settings") {
-            try vault.environment.read { txn in try OffloadSettings.load(in: txn, schema: schema)?.remote }
-        }
-        return offloadedTo == object.remote ? object : nil
+        guard let object, !isReplaceable(object.key), try vault.importsThin(from: object.remote) else { return nil }
+        return object
     }
 
     private func stage<Source: ByteSource>(

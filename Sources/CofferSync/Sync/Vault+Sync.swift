@@ -352,10 +352,15 @@ extension Vault {
     /// Imports the bundle `source` reads (a file, an object as it downloads), after `expect` has
     /// accepted its header; as ``import(from:progress:)-6f60g``, nothing is applied before the whole
     /// stream verifies.
+    ///
+    /// With `describing`, `source` is the records object (``RecordsObject``) of the bundle `object`,
+    /// whose header is `describing.header` (`headerLength` bytes long): its first frame must bind it
+    /// to that bundle, and its sites are noted in it.
     package func importBundle<Source: ByteSource>(
         from source: inout Source,
         origin: String?,
         object: (remote: String, key: String, size: UInt64)? = nil,
+        describing: (header: BundleHeader, headerBytes: [UInt8])? = nil,
         expect: (BundleHeader) throws(CofferError) -> Void
     ) throws(CofferError) -> ImportSummary {
         try checkOpen()
@@ -388,6 +393,15 @@ extension Vault {
         )
         try installGroupKeys(plan.importEpochs(current: try keyRing().currentEpoch(.sync)), group: syncGroupID)
         let keys = try keyRing()
+        let binding = try describing.map { (described) throws(CofferError) in
+            try RecordsBinding(
+                salt: described.header.salt,
+                headerBytes: described.headerBytes,
+                size: object?.size ?? 0
+            )
+        }
+        // The object the sites lie in: the bundle, read or described.
+        let shape = describing ?? (header, headerBytes)
         var summary = try BundleImporter(
             vault: self,
             keys: keys,
@@ -399,10 +413,11 @@ extension Vault {
                     remote: $0.remote,
                     key: $0.key,
                     size: $0.size,
-                    headerLength: UInt32(headerBytes.count),
-                    segmentSize: UInt32(header.segmentSize)
+                    headerLength: UInt32(shape.headerBytes.count),
+                    segmentSize: UInt32(shape.header.segmentSize)
                 )
-            }
+            },
+            describing: binding
         ).run(
             &frames,
             summary: ImportSummary(sourceDevice: header.deviceID)
