@@ -58,6 +58,8 @@ package struct BundleImporter {
     /// Batches of at most this many chunks or bytes are committed together while staging: large
     /// enough that the commits' flushes do not dominate, small enough to bound memory.
     private static let batchChunks = 1024
+    /// A thin import's chunks are a site each, not a record: many more go in one batch.
+    private static let batchSites = 32768
     private static let batchBytes = 8 << 20
     /// At most this many chunk records, or bytes of them, are being checked at once.
     private static let checkWindow = 64
@@ -232,7 +234,9 @@ package struct BundleImporter {
                 chunks.append((chunk.site.id, chunk.record))
                 bytes += chunk.record.count
             }
-            if chunks.count + offloaded.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
+            if chunks.count >= Self.batchChunks || offloaded.count >= Self.batchSites || bytes >= Self.batchBytes {
+                try flush()
+            }
         }
         var first = true
         while let frame = try frames.next() {
@@ -279,7 +283,9 @@ package struct BundleImporter {
             case .end, .signature:
                 break  // never returned: the reader checks the end frame and then returns nil
             }
-            if chunks.count + offloaded.count >= Self.batchChunks || bytes >= Self.batchBytes { try flush() }
+            if chunks.count >= Self.batchChunks || offloaded.count >= Self.batchSites || bytes >= Self.batchBytes {
+                try flush()
+            }
         }
         checks.finishSubmitting()
         while checking > 0 { try takeChecked() }
