@@ -215,6 +215,13 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
         let joined = try run(["init", "--join", remote, "--thin", "--json"], server, vault: "thin")
         #expect(joined.status == 0, "\(joined.error)")
         #expect(joined.output.contains("\"thin\""), "\(joined.output)")
+        // It read each bundle's records object, not the bundle (docs/FORMAT.md, "Records objects").
+        let (client, layout) = try store(server)
+        let bundleBytes = try client.list(prefix: layout.listingPrefix).filter { $0.key.hasSuffix(".bundle") }
+            .reduce(0) { $0 + $1.size }
+        let pulled = try JSONSerialization.jsonObject(with: Data(joined.output.utf8)) as? [String: Any]
+        let pulledBytes = try #require((pulled?["pulled"] as? [String: Any])?["bytes"] as? Int)
+        #expect(pulledBytes * 8 < bundleBytes, "pulled \(pulledBytes) of \(bundleBytes)")
         let whole = try chunkCounts()
         let thin = try chunkCounts("thin")
         // What stays here is the chunk lists and snapshot trees: a few chunks, against the dozens of

@@ -195,42 +195,43 @@ extension Vault {
                 let sink = try exporter.finish(signer: group.signer)
                 if let recordsObject, let bundleSites = exporter.sites, !group.isFrozen {
                     // The same records and requests, in the same order from the same transaction,
-                    // with each chunk record's site in the bundle in its place.
-                    let recordsHeader = BundleHeader.fresh(
-                        syncGroupID: groupID,
-                        deviceID: identity.deviceID,
-                        firstSequence: header.firstSequence,
-                        lastSequence: header.lastSequence,
-                        joinBlock: header.joinBlock,
-                        epoch: group.epoch,
-                        log: group.log,
-                        seeds: nil
-                    )
-                    let output = try FileOutput(path: recordsObject.path)
-                    var describer = try BundleExporter(
-                        txn: txn,
-                        environment: environment,
-                        schema: schema,
-                        keys: keys,
-                        writer: try BundleStreamWriter(
-                            header: recordsHeader,
-                            key: try recordsHeader.streamKey(syncRoot: group.root),
-                            sink: output
+                    // with each chunk record's site in the bundle in its place. Best effort: a
+                    // records object that cannot be written (a full disk) only means thin imports
+                    // read the bundle.
+                    let described = Result { () throws in
+                        let recordsHeader = BundleHeader.fresh(
+                            syncGroupID: groupID,
+                            deviceID: identity.deviceID,
+                            firstSequence: header.firstSequence,
+                            lastSequence: header.lastSequence,
+                            joinBlock: header.joinBlock,
+                            epoch: group.epoch,
+                            log: group.log,
+                            seeds: nil
                         )
-                    )
-                    describer.describing = BundleExporter.DescribedBundle(
-                        sites: bundleSites,
-                        sealedPerWrite: exporter.chunksSealedPerWrite
-                    )
-                    describer.unreadableChunks = unreadable
-                    let binding = try RecordsBinding(
-                        salt: header.salt,
-                        headerBytes: header.encoded,
-                        size: UInt64(sink.count)
-                    )
-                    try describer.writeBinding(binding)
-                    try writeFrames(&describer)
-                    try describer.finish(signer: group.signer).commit()
+                        var describer = try BundleExporter(
+                            txn: txn,
+                            environment: environment,
+                            schema: schema,
+                            keys: keys,
+                            writer: try BundleStreamWriter(
+                                header: recordsHeader,
+                                key: try recordsHeader.streamKey(syncRoot: group.root),
+                                sink: try FileOutput(path: recordsObject.path)
+                            )
+                        )
+                        describer.describing = BundleExporter.DescribedBundle(
+                            sites: bundleSites,
+                            sealedPerWrite: exporter.chunksSealedPerWrite
+                        )
+                        describer.unreadableChunks = unreadable
+                        try describer.writeBinding(
+                            try RecordsBinding(salt: header.salt, headerBytes: header.encoded, size: UInt64(sink.count))
+                        )
+                        try writeFrames(&describer)
+                        try describer.finish(signer: group.signer).commit()
+                    }
+                    if case .failure = described { try? FileManager.default.removeItem(at: recordsObject) }
                 }
                 var summary = exporter.summary
                 summary.groupLogFull = group.isFrozen
