@@ -304,7 +304,7 @@ extension Vault {
         ) { _ in nil }
         let bundleKey = layout.checkpointBundleKey(cut.id)
         try client.upload(file: file.path, to: bundleKey, progress: progress)
-        try uploadRecordsObject(recordsFile, beside: bundleKey, bundleSize: sites.size, client: client)
+        uploadRecordsObject(recordsFile, beside: bundleKey, bundleSize: sites.size, client: client)
         // The cut records the bundle as the store took it, so that one changed since is seen in a
         // listing (red team round 44, F3).
         var cut = cut

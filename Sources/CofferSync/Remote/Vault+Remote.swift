@@ -297,7 +297,7 @@ extension Vault {
             written.sink.abort()
             throw error
         }
-        try uploadRecordsObject(recordsFile, beside: key, bundleSize: written.sites.size, client: client)
+        uploadRecordsObject(recordsFile, beside: key, bundleSize: written.sites.size, client: client)
         try beforeHead()
         // Pushes again, as what it finds itself then (a copy, once another copy is found).
         func pushAgain() throws(CofferError) -> PushSummary {
@@ -905,20 +905,13 @@ extension Vault {
 
     /// Uploads the records object `file` beside the bundle `bundleKey` when it is worth storing
     /// (``RecordsObject/isWorthStoring(size:beside:)``); not for an answer-only bundle, which the
-    /// next push writes over.
-    func uploadRecordsObject(
-        _ file: URL,
-        beside bundleKey: String,
-        bundleSize: UInt64,
-        client: S3Client
-    )
-        throws(CofferError)
-    {
+    /// next push writes over. Best effort: without it, thin imports read the bundle.
+    func uploadRecordsObject(_ file: URL, beside bundleKey: String, bundleSize: UInt64, client: S3Client) {
         guard !isReplaceable(bundleKey), let key = RecordsObject.key(forBundle: bundleKey),
             let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size]) as? NSNumber,
             RecordsObject.isWorthStoring(size: size.int64Value, beside: Int64(bundleSize))
         else { return }
-        try client.upload(file: file.path, to: key, progress: nil)
+        _ = try? client.upload(file: file.path, to: key, progress: nil)
     }
 
     /// Imports one bundle object as it downloads, once its header matches its name (and the whole

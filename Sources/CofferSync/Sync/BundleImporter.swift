@@ -287,6 +287,10 @@ package struct BundleImporter {
                 try flush()
             }
         }
+        // A records object with no frame at all names no bundle either.
+        if describing != nil, first {
+            throw CofferError(.decode, "the records object does not describe the bundle beside it (it names none)")
+        }
         checks.finishSubmitting()
         while checking > 0 { try takeChecked() }
         try flush()
