@@ -62,6 +62,12 @@ public struct PullSummary: Sendable, Equatable, Codable {
     /// not hold, or needed and unusable (overwritten, cut short, or carrying a made-up chunk) while
     /// no other object brought the changes they name. What only they hold waits.
     public var waitingCheckpoints: [String] = []
+    /// Records the checkpoints applied held that were refused for clock stamps ahead of this
+    /// machine's clock (the bundles' are in ``bundles``): a later pull imports those checkpoints
+    /// again until their time has come.
+    public var refusedFutureRecords = 0
+    /// The devices those records name, with the latest stamp refused of each.
+    public var devicesAhead: [UUID: Date] = [:]
 
     /// Whether some changes in the store were left for a later pull (``waitingDevices``,
     /// ``waitingCheckpoints``).

@@ -614,6 +614,8 @@ extension Vault {
             // after would move the cursor past them for good; the device waits for a checkpoint that
             // holds them (the next push of a member that has them writes one).
             if let first = ordered.first(where: { $0.first <= $0.last }), first.first > (applied[device] ?? 0) + 1 {
+                // (Named already when a checkpoint holding them was refused or could not be used.)
+                guard !summary.waitingDevices.contains(device) else { return }
                 summary.noteWaiting(device)
                 summary.notices.append(
                     "Waiting for changes \((applied[device] ?? 0) + 1)-\(first.first - 1) of device \(device.uuidString.lowercased()): the store holds them in no bundle or checkpoint that counts (their bundles are gone, and a checkpoint that held them stopped counting or was ignored); this vault applies the device's later changes once a checkpoint holds them, which the next push of a member that has them writes."

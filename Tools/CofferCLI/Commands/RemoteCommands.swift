@@ -164,6 +164,8 @@ struct PullCommand: VaultCommand {
         combined.held = summary.bundles.last?.imported.held ?? 0
         combined.heldBySender = summary.bundles.last?.imported.heldBySender ?? []
         combined.heldFromFormerMembers = summary.bundles.last?.imported.heldFromFormerMembers ?? 0
+        combined.refusedFutureRecords = summary.refusedFutureRecords
+        combined.devicesAhead = summary.devicesAhead
         for bundle in summary.bundles {
             combined.refusedFutureRecords += bundle.imported.refusedFutureRecords
             combined.droppedForgedRecords += bundle.imported.droppedForgedRecords
