@@ -45,19 +45,16 @@ extension Vault {
             )
         }
         // A record held back for want of chunks is in no checkpoint this vault could write, while the
-        // bundle that brought it would be deleted. Not so one that a device no longer an active
-        // member sent: no cut names that device, so its bundles stay (final outside test of issue
-        // 37, F1: once the sender was revoked, nothing could ever end the wait).
+        // bundle that brought it would be deleted. Not so one that only devices no longer active
+        // members sent: no cut names them, so their bundles stay (final outside test of issue 37,
+        // F1: once the sender was revoked, nothing could ever end the wait). One that an active
+        // member sent too still blocks (outside test of that fix, finding 2).
         let schema = schema
         let active = Set(try members().filter(\.isActive).map(\.deviceID))
         let hasLog = try readMetaIfPresent(GroupContext.Meta.log) != nil
         let held = try storage("reading the records held back") {
-            try environment.read { txn in
-                try HeldRecords(schema: schema).countBySender(in: txn)
-                    .filter { sender, _ in !hasLog || sender.map(active.contains) ?? true }
-                    .values.reduce(0, +)
-            }
-        }
+            try environment.read { txn in try HeldRecords(schema: schema).tally(active: hasLog ? active : nil, in: txn) }
+        }.waiting
         guard held == 0 else {
             throw CofferError(
                 .param,

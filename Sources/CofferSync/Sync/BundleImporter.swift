@@ -452,8 +452,14 @@ package struct BundleImporter {
         // may never send: it no longer makes the import incomplete (red team round 44, G2). A vault
         // without a membership log (made before them, fed bundles that carry none) lists itself
         // alone, so it sets nothing apart.
-        if !applied.heldBySender.isEmpty, try vault.readMetaIfPresent(GroupContext.Meta.log) != nil {
-            applied.setApartHeld(keeping: Set(try vault.members().filter(\.isActive).map(\.deviceID)))
+        if applied.held > 0, try vault.readMetaIfPresent(GroupContext.Meta.log) != nil {
+            let active = Set(try vault.members().filter(\.isActive).map(\.deviceID))
+            let schema = vault.schema
+            applied.tallyHeld(
+                try storage("counting the records held back") {
+                    try vault.environment.read { txn in try HeldRecords(schema: schema).tally(active: active, in: txn) }
+                }
+            )
         }
         return applied
     }

@@ -4,7 +4,7 @@ package import Foundation
 /// out of an incremental bundle, believing this vault had them, but it deleted them meanwhile).
 ///
 /// Nothing is refused for good: a held record waits in `meta` (`held ` ‖ kind ‖ id → the record frame
-/// body, as the bundle carried it; `held-from ` ‖ kind ‖ id → the device whose bundle brought it),
+/// body, as the bundle carried it; `held-from ` ‖ kind ‖ id → the devices whose bundles brought it),
 /// every bundle this vault exports asks for the chunks held records lack (a want frame), and every
 /// import applies the held records whose chunks have arrived, if they still win (docs/FORMAT.md,
 /// "Records that cannot be applied yet"). What devices ask of each other
@@ -41,12 +41,12 @@ package struct HeldRecords {
     package static let senderPrefix = Array("held-from ".utf8)
 
     /// Keeps `held` until its chunks arrive, with the references taken for it to chunks that have
-    /// (``MissingChunks/claim(_:id:stored:)``), which ``release(_:id:in:)`` gives back, and the device
-    /// whose bundle brought it (`sender`, when known).
-    package func hold(_ held: Held, keeping taken: [ChunkID], sender: [UInt8]?, in txn: Transaction) throws {
+    /// (``MissingChunks/claim(_:id:stored:)``), which ``release(_:id:in:)`` gives back, and the devices
+    /// whose bundles brought that version (`senders`, 16 bytes each, when known).
+    package func hold(_ held: Held, keeping taken: [ChunkID], senders: [[UInt8]], in txn: Transaction) throws {
         try txn.put(schema.meta, key: Self.key(held.kind, id: held.id), value: held.body)
-        if let sender {
-            try txn.put(schema.meta, key: Self.senderPrefix + [held.kind.rawValue] + held.id, value: sender)
+        if !senders.isEmpty {
+            try txn.put(schema.meta, key: Self.senderPrefix + [held.kind.rawValue] + held.id, value: senders.flatMap { $0 })
         }
         let keptKey = Self.keptPrefix + [held.kind.rawValue] + held.id
         if taken.isEmpty {
@@ -72,21 +72,39 @@ package struct HeldRecords {
         try txn.delete(schema.meta, key: Self.senderPrefix + [kind.rawValue] + id)
     }
 
-    /// The device whose bundle brought the held version of a record, if noted.
-    package func sender(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws -> [UInt8]? {
-        try txn.get(schema.meta, key: Self.senderPrefix + [kind.rawValue] + id)
+    /// The devices whose bundles brought the held version of a record (empty when not noted: held
+    /// before Coffer noted senders). A value of one device (16 bytes) is what Coffer noted before
+    /// it kept every sender.
+    package func senders(_ kind: SyncRecordKind, id: [UInt8], in txn: Transaction) throws -> [[UInt8]] {
+        guard let value = try txn.get(schema.meta, key: Self.senderPrefix + [kind.rawValue] + id), value.count % 16 == 0
+        else { return [] }
+        return stride(from: 0, to: value.count, by: 16).map { Array(value[$0..<($0 + 16)]) }
     }
 
-    /// How many held records each device's bundles brought, by device id; `nil` counts those held
-    /// before senders were noted.
-    package func countBySender(in txn: Transaction) throws -> [UUID?: Int] {
-        var counts: [UUID?: Int] = [:]
+    /// The held records, by whether a device still in the group sent them (`active`; `nil` counts
+    /// every sender): those that only devices no longer in it sent (revoked, or their join voided)
+    /// are counted apart, since they wait for data their senders may never send; a record with no
+    /// sender noted counts as waiting. `bySender` counts each waiting record once for each active
+    /// device that sent it.
+    package func tally(active: Set<UUID>?, in txn: Transaction) throws
+        -> (waiting: Int, fromFormerMembers: Int, bySender: [UUID: Int])
+    {
+        var tally = (waiting: 0, fromFormerMembers: 0, bySender: [UUID: Int]())
         try txn.forEach(in: schema.meta, prefix: Self.heldPrefix) { key, _ in
-            let sender = try txn.get(schema.meta, key: Self.senderPrefix + key.dropFirst(Self.heldPrefix.count))
-            counts[sender.flatMap { try? UUID(storedBytes: $0, what: "device id") }, default: 0] += 1
+            let value = try txn.get(schema.meta, key: Self.senderPrefix + key.dropFirst(Self.heldPrefix.count)) ?? []
+            let senders = stride(from: 0, to: value.count - value.count % 16, by: 16).compactMap {
+                try? UUID(storedBytes: Array(value[$0..<($0 + 16)]), what: "device id")
+            }
+            let current = senders.filter { active?.contains($0) ?? true }
+            if !senders.isEmpty, current.isEmpty {
+                tally.fromFormerMembers += 1
+            } else {
+                tally.waiting += 1
+                for sender in Set(current) { tally.bySender[sender, default: 0] += 1 }
+            }
             return true
         }
-        return counts
+        return tally
     }
 
     /// The chunks a held record keeps a reference to, once per reference.

@@ -89,11 +89,7 @@ package struct ImportApplier {
             }
             if try placeOrHold(record, wasHeld: true) == .placed { summary.appliedFromHeld += 1 }
         }
-        let senders = try held.countBySender(in: txn)
-        summary.held = senders.values.reduce(0, +)
-        summary.heldBySender = senders.compactMap { device, records in
-            device.map { HeldSender(deviceID: $0, records: records) }
-        }.sorted { $0.deviceID.uuidString < $1.deviceID.uuidString }
+        summary.tallyHeld(try held.tally(active: nil, in: txn))
     }
 
     /// What became of a record offered for placing.
@@ -132,7 +128,17 @@ package struct ImportApplier {
         }
         // The device whose bundle brought this version: this bundle's, or the one noted when it was
         // first held (read before the release below drops it).
-        let sender = wasHeld ? try held.sender(record.kind, id: record.id, in: txn) : summary.sourceDevice.bytes
+        // The devices whose bundles brought this version: those noted when it was first held, and
+        // this bundle's when it brings the same version again (a relay: outside test of the F1 fix,
+        // finding 2, where only the last sender counted, and revoking it let compaction delete the
+        // bundle of an active member that had sent it too).
+        var senders = [summary.sourceDevice.bytes]
+        if wasHeld {
+            senders = try held.senders(record.kind, id: record.id, in: txn)
+        } else if let waiting, waiting.entry.version == record.entry.version {
+            let noted = try held.senders(record.kind, id: record.id, in: txn)
+            senders = noted.contains(summary.sourceDevice.bytes) ? noted : noted + senders
+        }
         var taken: [ChunkID] = []
         var missing: [ChunkID] = []
         if !record.entry.isDeleted {
@@ -160,7 +166,7 @@ package struct ImportApplier {
         // Only after the claim: releasing first could free a chunk the claim then finds missing.
         if waiting != nil { try held.release(record.kind, id: record.id, in: txn) }
         guard missing.isEmpty else {
-            try held.hold(record, keeping: taken, sender: sender, in: txn)
+            try held.hold(record, keeping: taken, senders: senders, in: txn)
             return .held
         }
         try place(record.kind, id: record.id, entry: record.entry, stored: record.stored)

@@ -152,14 +152,13 @@ public struct ImportSummary: Sendable, Equatable, Codable {
     /// Whether something in the bundle could not be applied now (held or refused records).
     public var isIncomplete: Bool { held > 0 || refusedFutureRecords > 0 }
 
-    /// Moves the records held back that devices other than the `members` sent from ``held`` and
-    /// ``heldBySender`` to ``heldFromFormerMembers``.
-    package mutating func setApartHeld(keeping members: Set<UUID>) {
-        for sender in heldBySender where !members.contains(sender.deviceID) {
-            held -= sender.records
-            heldFromFormerMembers += sender.records
-        }
-        heldBySender.removeAll { !members.contains($0.deviceID) }
+    /// Sets ``held``, ``heldFromFormerMembers`` and ``heldBySender`` from a tally of the records
+    /// held back (``HeldRecords/tally(active:in:)``).
+    package mutating func tallyHeld(_ tally: (waiting: Int, fromFormerMembers: Int, bySender: [UUID: Int])) {
+        held = tally.waiting
+        heldFromFormerMembers = tally.fromFormerMembers
+        heldBySender = tally.bySender.map { HeldSender(deviceID: $0.key, records: $0.value) }
+            .sorted { $0.deviceID.uuidString < $1.deviceID.uuidString }
     }
 
     /// An empty summary for a bundle from `sourceDevice`.

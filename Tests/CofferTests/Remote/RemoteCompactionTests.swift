@@ -232,6 +232,42 @@ struct RemoteCompactionTests {
         #expect(layout.devices(in: try client.list(prefix: layout.listingPrefix))[b.deviceID]?.bundles == bundlesBefore)
     }
 
+    @Test("A record held back that an active member relayed still stops compaction after its author is revoked")
+    func heldFromRelayStillRefuses() throws {
+        // Outside test of the F1 fix, finding 2: the held record noted only its last sender, so
+        // revoking that one let compaction delete the active relay's bundle that carried it.
+        let setting = try Setting(server: "seaweedfs")
+        let remote = setting.remote
+        let vaults = try devices(3, setting)
+        let (a, b, c) = (vaults[0], vaults[1], vaults[2])
+        var generator = SplitMix64(seed: 37)
+        try a.blobs.write("x", data: Data((0..<200_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }))
+        try a.push(to: remote)
+        // Everyone has x, and has pushed since: their bundles leave x's chunks out.
+        for vault in [b, c] {
+            try vault.pull(from: remote)
+            try vault.keychain.setPassword("pulled", service: "s", account: "\(vault.deviceID)", scope: .syncable)
+            try vault.push(to: remote)
+        }
+        try a.pull(from: remote)
+        try a.blobs.delete("x")
+        try b.blobs.rename("x", to: "y")
+        // c gets b's rename from a bundle file and pushes it first; then b pushes.
+        let file = setting.group.bundle("b-to-c")
+        try b.export(to: file)
+        try c.import(from: file)
+        try c.push(to: remote)
+        #expect(try a.pull(from: remote).bundles.last?.imported.heldBySender.map(\.deviceID) == [c.deviceID])
+        try b.push(to: remote)
+        let both = try a.pull(from: remote).bundles.last?.imported.heldBySender.map(\.deviceID).sorted {
+            $0.uuidString < $1.uuidString
+        }
+        #expect(both == [b.deviceID, c.deviceID].sorted { $0.uuidString < $1.uuidString })
+        _ = try a.revoke(device: b.deviceID)
+        let refused = #expect(throws: CofferError.self) { try a.compact(remote: remote) }
+        #expect(refused?.message.contains("holds 1 record back") == true, "\(refused?.message ?? "")")
+    }
+
     @Test(
         "A record held back for chunks that only a checkpoint holds applies from it, when its sender will never answer"
     )
