@@ -52,8 +52,9 @@ extension Vault {
         let schema = schema
         let active = Set(try members().filter(\.isActive).map(\.deviceID))
         let hasLog = try readMetaIfPresent(GroupContext.Meta.log) != nil
+        let counting: Set<UUID>? = hasLog ? active : nil
         let held = try storage("reading the records held back") {
-            try environment.read { txn in try HeldRecords(schema: schema).tally(active: hasLog ? active : nil, in: txn) }
+            try environment.read { txn in try HeldRecords(schema: schema).tally(active: counting, in: txn) }
         }.waiting
         guard held == 0 else {
             throw CofferError(

@@ -46,7 +46,11 @@ package struct HeldRecords {
     package func hold(_ held: Held, keeping taken: [ChunkID], senders: [[UInt8]], in txn: Transaction) throws {
         try txn.put(schema.meta, key: Self.key(held.kind, id: held.id), value: held.body)
         if !senders.isEmpty {
-            try txn.put(schema.meta, key: Self.senderPrefix + [held.kind.rawValue] + held.id, value: senders.flatMap { $0 })
+            try txn.put(
+                schema.meta,
+                key: Self.senderPrefix + [held.kind.rawValue] + held.id,
+                value: senders.flatMap { $0 }
+            )
         }
         let keptKey = Self.keptPrefix + [held.kind.rawValue] + held.id
         if taken.isEmpty {
@@ -86,7 +90,10 @@ package struct HeldRecords {
     /// are counted apart, since they wait for data their senders may never send; a record with no
     /// sender noted counts as waiting. `bySender` counts each waiting record once for each active
     /// device that sent it.
-    package func tally(active: Set<UUID>?, in txn: Transaction) throws
+    package func tally(
+        active: Set<UUID>?,
+        in txn: Transaction
+    ) throws
         -> (waiting: Int, fromFormerMembers: Int, bySender: [UUID: Int])
     {
         var tally = (waiting: 0, fromFormerMembers: 0, bySender: [UUID: Int]())
