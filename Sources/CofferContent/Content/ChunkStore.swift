@@ -192,7 +192,7 @@ package struct ChunkStore {
             guard try content.hasSite(id, in: txn) else { return nil }
             throw CofferError(
                 .itemNotFound,
-                "a chunk this vault offloaded lies in no object the store lists that this vault knows of (a compaction replaced them, or they were deleted): \(run: .pull), which looks for it in the store's other objects, then try again; if the pull says it lies nowhere, the store lost it (\(InterfaceName.verifyReadingData) names the content that uses it)"
+                "a chunk this vault offloaded lies in no object the store lists that this vault knows of (a compaction replaced them, they were deleted, or a read found them damaged): \(run: .pull), which looks for it in the store's other objects, then try again; if the pull says it lies nowhere, the store lost it (\(InterfaceName.verifyReadingData) names the content that uses it)"
             )
         }
         let readable = sites.filter { $0.object.remote == source?.remote }

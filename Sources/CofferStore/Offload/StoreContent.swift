@@ -19,6 +19,7 @@
 /// 0x09 ‖ object number   → (empty): every chunk record in the object has its site noted
 /// 0x0A ‖ chunk id        → SHA-256 of the record of a write-only client's chunk, dropped locally
 /// 0x0B ‖ chunk id        → (empty): no site of the chunk was checked (all came from records objects)
+/// 0x0C ‖ remote ‖ 0x00 ‖ key → size (UInt64): a read found that object damaged
 /// ```
 ///
 /// A chunk's site under `0x01` is the first noted while its object is known; every other object it
@@ -55,6 +56,7 @@ package struct StoreContent {
         case wholeObject = 9
         case perWriteDigest = 10
         case unchecked = 11
+        case foundDamaged = 12
     }
 
     // MARK: Objects
@@ -126,11 +128,34 @@ package struct StoreContent {
 
     /// Forgets `object` if it is the one noted under its name (the same size and shape), as a read
     /// found it damaged (``OffloadedChunkSource/noteDamaged(_:)``).
+    /// The damage is remembered (``foundDamaged(in:in:)``): this vault cannot tell what the object
+    /// held, so its compactions keep it.
     package func forgetIfNoted(_ object: StoreObject, in txn: Transaction) throws {
+        var size = BinaryWriter()
+        size.write(object.size)
+        try txn.put(table, key: Self.foundDamagedKey(remote: object.remote, key: object.key), value: size.bytes)
         guard let stored = try txn.get(table, key: Self.nameKey(remote: object.remote, key: object.key)) else { return }
         var reader = BinaryReader(stored, what: "a store object's number")
         let number = try reader.readUInt64()
         if try self.object(number, in: txn) == object { try forget(number, in: txn) }
+    }
+
+    /// The objects of `remote` a read found damaged (``forgetIfNoted(_:in:)``), by key, with the size
+    /// they had then.
+    package func foundDamaged(in remote: String, in txn: Transaction) throws -> [String: UInt64] {
+        let prefix = Self.foundDamagedKey(remote: remote, key: "")
+        var found: [String: UInt64] = [:]
+        try txn.forEach(in: table, prefix: prefix) { key, value in
+            var reader = BinaryReader(Array(value), what: "a damaged object's size")
+            found[String(decoding: key.dropFirst(prefix.count), as: UTF8.self)] = try reader.readUInt64()
+            return true
+        }
+        return found
+    }
+
+    /// Forgets that a read found object `key` of `remote` damaged (it is gone, or another now).
+    package func forgetFoundDamaged(_ key: String, in remote: String, in txn: Transaction) throws {
+        try txn.delete(table, key: Self.foundDamagedKey(remote: remote, key: key))
     }
 
     /// Notes that every chunk record in object `number` has its site noted (it was read whole, or
@@ -435,6 +460,10 @@ package struct StoreContent {
 
     private static func nameKey(remote: String, key: String) -> [UInt8] {
         [Kind.objectName.rawValue] + Array(remote.utf8) + [0] + Array(key.utf8)
+    }
+
+    private static func foundDamagedKey(remote: String, key: String) -> [UInt8] {
+        [Kind.foundDamaged.rawValue] + Array(remote.utf8) + [0] + Array(key.utf8)
     }
 }
 

@@ -65,7 +65,7 @@ extension Vault {
             }
             if !homeless.isEmpty {
                 notices.append(
-                    "\(homeless.count) chunk\(homeless.count == 1 ? "" : "s") this vault offloaded lie in no object \(remote.location) lists now; reading the content that uses them fails until a device that holds them pushes again (\(InterfaceName.verify) names it)."
+                    "\(homeless.count) chunk\(homeless.count == 1 ? "" : "s") this vault offloaded lie in no object \(remote.location) lists now that this vault can read (gone, or found damaged); reading the content that uses them fails until a device that holds them writes them again: its next push does for changes no bundle or checkpoint holds any more, and its compaction (\(InterfaceName.compactRemote)) for those in a damaged object (\(InterfaceName.verify) names what uses them)."
                 )
             }
         }

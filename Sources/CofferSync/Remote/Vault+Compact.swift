@@ -249,6 +249,28 @@ extension Vault {
         // The checkpoint holds every chunk: where it lies there is noted before the bundles that held
         // this vault's offloaded chunks go.
         try noteSites(sites, of: cut, remote: remote, layout: layout)
+        // An object a read here found damaged is kept: this vault cannot tell what it held, and a
+        // records object may have given it records whose content lies in its intact part (outside
+        // test of records objects, F1: a thin vault's compaction deleted the only copy). A
+        // compaction by a device that imported it whole (or holds its changes) replaces it.
+        let damaged = try storage("reading the objects found damaged") { () throws -> [String: UInt64] in
+            guard let content = StoreContent(schema: schema) else { return [:] }
+            let identity = remote.identity
+            let found = try environment.read { txn in try content.foundDamaged(in: identity, in: txn) }
+            let stale = found.filter { key, size in sizes[key].map { UInt64($0) != size } ?? true }
+            if !stale.isEmpty {
+                try environment.write { txn in
+                    for key in stale.keys { try content.forgetFoundDamaged(key, in: identity, in: txn) }
+                }
+            }
+            return found.filter { stale[$0.key] == nil }
+        }
+        for key in doomed where damaged[key] != nil {
+            summary.notices.append(
+                "Kept \(key): a read here found it damaged, so this vault cannot tell what it held. A compaction by a device that holds those changes whole replaces it."
+            )
+        }
+        doomed.removeAll { damaged[$0] != nil }
         // A bundle's records object goes first: one left without its bundle would be read for
         // nothing, and deleted by the next compaction.
         doomed = doomed.flatMap { key in

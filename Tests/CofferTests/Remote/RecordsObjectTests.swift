@@ -225,4 +225,32 @@ struct RecordsObjectTests {
         defer { newcomer.close() }
         #expect(Array(try newcomer.blobs.data("mine")) == contents[0])
     }
+
+    @Test("a bundle damaged past its header beside an intact records object: a thin vault's compaction keeps it")
+    func damagedBundleIsKept() throws {
+        // Outside test of records objects, F1: the thin vault applied the records, found the content
+        // damaged on reading, and its compaction deleted the bundle, the only copy of the intact rest.
+        let (a, contents) = try pushedBlobs(1)
+        defer { a.close() }
+        let remote = try fixture.remote()
+        let client = try fixture.client()
+        let bundle = try #require(try listing().keys.first { $0.hasSuffix(".bundle") })
+        let fetched = try client.get(bundle)
+        var bytes = try #require(fetched)
+        bytes[bytes.count / 2] ^= 0x01
+        try client.put(bundle, body: bytes)
+        let (thin, _) = try fixture.join(group, name: "thin", content: .thin(keep: 0))
+        defer { thin.close() }
+        #expect(throws: CofferError.self) { try thin.blobs.data("blob-0") }
+        thin.schema.offloadedChunks?.finish()
+        let compacted = try thin.compact(remote: remote)
+        #expect(compacted.notices.contains { $0.contains("Kept \(bundle)") }, "\(compacted.notices)")
+        #expect(try listing()[bundle] != nil)
+        // The device that holds the changes whole replaces it; a newcomer gets everything.
+        try a.compact(remote: remote)
+        #expect(try listing()[bundle] == nil)
+        let (newcomer, _) = try fixture.join(group, name: "newcomer")
+        defer { newcomer.close() }
+        #expect(Array(try newcomer.blobs.data("blob-0")) == contents[0])
+    }
 }
