@@ -307,11 +307,21 @@ struct RemoteCopiesEndToEndTests: StoreEndToEndSuite {
         let holdersAfter = try holders()
         #expect(holdersAfter.isSuperset(of: holdersBefore), "\(holdersBefore) \(holdersAfter)")
         #expect(try !holds("ahead", server))
+        // b's clock is corrected, and b changes the record again: the change follows the version it
+        // replaces, so it wins once both arrive (third outside test of the fix, F1: it was stamped
+        // below, and the old value came back everywhere).
+        let updated = try run(
+            ["item", "update", "--service", "ahead", "--account", "ann", "--value", "later"],
+            server,
+            vault: "b"
+        )
+        #expect(updated.status == 0, "\(updated.error)")
+        #expect(try run(["push", remote], server, vault: "b").status == 0)
         // Once their time has come here, the next pull applies them; then compaction and a newcomer.
         let applied = try run(["pull", remote], server, clock: "+13m")
         #expect(applied.status == 0, "\(applied.output) \(applied.error)")
         #expect(
-            try run(["item", "get", "--service", "ahead", "--account", "ann"], server, clock: "+13m").output == "ahead"
+            try run(["item", "get", "--service", "ahead", "--account", "ann"], server, clock: "+13m").output == "later"
         )
         #expect(try run(["remote", "compact", remote], server, clock: "+13m").status == 0)
         let joined = try run(["init", "--join", remote], server, vault: "newcomer", clock: "+13m")
@@ -322,6 +332,6 @@ struct RemoteCopiesEndToEndTests: StoreEndToEndSuite {
             vault: "newcomer",
             clock: "+13m"
         )
-        #expect(got.output == "ahead", "\(got.error)")
+        #expect(got.output == "later", "\(got.error)")
     }
 }

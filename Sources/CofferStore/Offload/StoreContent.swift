@@ -128,12 +128,15 @@ package struct StoreContent {
 
     /// Forgets `object` if it is the one noted under its name (the same size and shape), as a read
     /// found it damaged (``OffloadedChunkSource/noteDamaged(_:)``).
-    /// The damage is remembered (``foundDamaged(in:in:)``): this vault cannot tell what the object
-    /// held, so its compactions keep it.
-    package func forgetIfNoted(_ object: StoreObject, in txn: Transaction) throws {
-        var size = BinaryWriter()
-        size.write(object.size)
-        try txn.put(table, key: Self.foundDamagedKey(remote: object.remote, key: object.key), value: size.bytes)
+    /// With `rememberingDamage` (its header held, its stream did not), the damage is remembered
+    /// (``foundDamaged(in:in:)``): this vault cannot tell what the rest holds, so its compactions
+    /// keep it. An object overwritten from its header on holds nothing of the original.
+    package func forgetIfNoted(_ object: StoreObject, rememberingDamage: Bool = false, in txn: Transaction) throws {
+        if rememberingDamage {
+            var size = BinaryWriter()
+            size.write(object.size)
+            try txn.put(table, key: Self.foundDamagedKey(remote: object.remote, key: object.key), value: size.bytes)
+        }
         guard let stored = try txn.get(table, key: Self.nameKey(remote: object.remote, key: object.key)) else { return }
         var reader = BinaryReader(stored, what: "a store object's number")
         let number = try reader.readUInt64()

@@ -23,7 +23,7 @@ package final class OffloadCache: Sendable {
         var offers: [ChunkID: [UInt8]] = [:]
         var offeredBytes = 0
         var uses: Set<ChunkID> = []
-        var damaged: [StoreObject] = []
+        var damaged: [(object: StoreObject, remembering: Bool)] = []
         /// Chunks a read fetched and checked (``StoreContent/noteChecked(_:in:)``).
         var checked: Set<ChunkID> = []
         var scheduled = false
@@ -58,9 +58,11 @@ package final class OffloadCache: Sendable {
 
     /// Notes that a read found `object` damaged: it is forgotten (``StoreContent/forgetIfNoted(_:in:)``)
     /// with the next write, at once.
-    package func noteDamaged(_ object: StoreObject) {
+    /// With `remembering`, the damage is remembered too (its header held: what the rest holds may
+    /// be intact, so this vault's compactions keep it).
+    package func noteDamaged(_ object: StoreObject, remembering: Bool) {
         let schedule = state.withLock { pending -> Bool in
-            pending.damaged.append(object)
+            pending.damaged.append((object, remembering))
             return start(&pending, when: true)
         }
         if schedule { queue.async { self.write() } }
@@ -93,7 +95,9 @@ package final class OffloadCache: Sendable {
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
         _ = try? environment.write { txn in
             guard let content = StoreContent(schema: schema) else { return }
-            for object in pending.damaged { try content.forgetIfNoted(object, in: txn) }
+            for (object, remembering) in pending.damaged {
+                try content.forgetIfNoted(object, rememberingDamage: remembering, in: txn)
+            }
             for (id, record) in pending.offers {
                 // Kept only while still offloaded: referenced, not here, in the store.
                 guard try content.isOffloaded(id, in: txn) else { continue }

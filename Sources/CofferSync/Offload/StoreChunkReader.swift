@@ -13,6 +13,9 @@ package final class StoreChunkReader: OffloadedChunkSource {
     private let keys: @Sendable () throws(CofferError) -> KeyRing
     package let cache: OffloadCache
     private let heads = Locked<[String: StreamHead]>([:])
+    /// Objects whose header held but whose stream did not (a segment, or a chunk not where noted):
+    /// what the rest holds may be intact, so the damage is remembered (``noteDamaged(_:)``).
+    private let damagedPastHeader = Locked<Set<String>>([])
     /// Opened segments, shared by the chunks in them and read ahead for a reader going in order.
     private let segmentCache = SegmentCache(budget: 64 << 20)
     /// Object headers kept at most (each a few kilobytes, at most the log's cap).
@@ -56,7 +59,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
         let segmentSize = UInt64(object.segmentSize)
         let sealedSize = segmentSize + UInt64(AESGCM.tagByteCount)
         let headerLength = UInt64(object.headerLength)
-        guard object.size > headerLength else { throw damaged(object, "it holds no stream") }
+        guard object.size > headerLength else { throw damaged(object, "it holds no stream", pastHeader: true) }
         let segments = (object.size - headerLength + sealedSize - 1) / sealedSize
         // The frame body: the chunk id, then the record.
         let start = site.offset - UInt64(ChunkID.size)
@@ -64,7 +67,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
         let first = start / segmentSize
         let last = (end - 1) / segmentSize
         guard site.offset >= UInt64(ChunkID.size), last < segments else {
-            throw damaged(object, "a chunk's site lies outside it")
+            throw damaged(object, "a chunk's site lies outside it", pastHeader: true)
         }
         let opened = try segmentCache.segments(first, last, of: Self.identity(of: object), count: segments) {
             [self] (range) throws(CofferError) -> [[UInt8]] in
@@ -74,7 +77,7 @@ package final class StoreChunkReader: OffloadedChunkSource {
         let frameID = Self.gather(start..<site.offset, from: opened, startingAt: base)
         let record = Self.gather(site.offset..<end, from: opened, startingAt: base)
         guard frameID == id.bytes, record.count == Int(site.length) else {
-            throw damaged(object, "the chunk is not where this vault noted it")
+            throw damaged(object, "the chunk is not where this vault noted it", pastHeader: true)
         }
         return record
     }
@@ -135,15 +138,16 @@ package final class StoreChunkReader: OffloadedChunkSource {
                     )
                 )
             } catch {
-                throw damaged(object, "its segment \(index) does not authenticate")
+                throw damaged(object, "its segment \(index) does not authenticate", pastHeader: true)
             }
             position += length
         }
         return opened
     }
 
-    private func damaged(_ object: StoreObject, _ why: String) -> CofferError {
-        CofferError(
+    private func damaged(_ object: StoreObject, _ why: String, pastHeader: Bool = false) -> CofferError {
+        if pastHeader { damagedPastHeader.withLock { _ = $0.insert(Self.identity(of: object)) } }
+        return CofferError(
             .decode,
             "a chunk this vault offloaded cannot be read from \(object.key) at \(remote): \(why), and no other object this vault knows of gives it. \(run: .pull) looks for it in the store's other objects; \(InterfaceName.verifyReadingData) tells which content is affected"
         )
@@ -188,7 +192,10 @@ package final class StoreChunkReader: OffloadedChunkSource {
 
     package func noteUse(of id: ChunkID) { cache.noteUse(of: id) }
 
-    package func noteDamaged(_ object: StoreObject) { cache.noteDamaged(object) }
+    package func noteDamaged(_ object: StoreObject) {
+        let pastHeader = damagedPastHeader.withLock { $0.contains(Self.identity(of: object)) }
+        cache.noteDamaged(object, remembering: pastHeader)
+    }
 
     package func finish() { cache.finish() }
 }

@@ -56,6 +56,30 @@ struct SyncFormatTests {
         #expect(restarted >> 16 - now >> 16 < 60_000)
     }
 
+    @Test("a change is stamped past the version it replaces, even when the clock restarted below it")
+    func changeFollowsItsVersion() throws {
+        // Third outside test of issue 37's clock fix, F1: a device whose fast clock was corrected
+        // stamped its edit below its old version, which won everywhere once its time came.
+        let vault = try VaultFixture().create()
+        let schema = vault.schema
+        let id = Array(repeating: UInt8(7), count: 32)
+        let (old, edit, other) = try vault.environment.write { txn in
+            // Written while the machine's clock ran a year fast; the clock then restarts.
+            let old = HybridClock.wallStamp() + (365 * 86_400_000 << 16)
+            let version = RecordVersion(stamp: old, device: vault.deviceID.bytes)
+            try ChangeLog.append(.itemPut, recordID: id, version: version, in: txn, schema: schema)
+            try ChangeLog.append(.itemPut, recordID: id, in: txn, schema: schema)
+            let edit = try #require(try VersionEntry.load(.item, id: id, in: txn, schema: schema)).version.stamp
+            try ChangeLog.append(.itemPut, recordID: Array(repeating: UInt8(8), count: 32), in: txn, schema: schema)
+            let otherID = Array(repeating: UInt8(8), count: 32)
+            let other = try #require(try VersionEntry.load(.item, id: otherID, in: txn, schema: schema))
+            return (old, edit, other.version.stamp)
+        }
+        #expect(edit == old + 1)
+        // Other records' stamps restart from the wall clock.
+        #expect(other < old && other >> 16 - HybridClock.wallStamp() >> 16 < 60_000)
+    }
+
     @Test("frames round-trip, and their bytes are type ‖ length ‖ body (known answer)")
     func frames() throws {
         let entry = VersionEntry(version: RecordVersion(stamp: 5, device: Self.device), isDeleted: false)
