@@ -19,7 +19,7 @@
 /// 0x09 ‖ object number   → (empty): every chunk record in the object has its site noted
 /// 0x0A ‖ chunk id        → SHA-256 of the record of a write-only client's chunk, dropped locally
 /// 0x0B ‖ chunk id        → (empty): no site of the chunk was checked (all came from records objects)
-/// 0x0C ‖ remote ‖ 0x00 ‖ key → size (UInt64): a read found that object damaged
+/// 0x0C ‖ remote ‖ 0x00 ‖ key → size (UInt64): a read found that object damaged past its header
 /// ```
 ///
 /// A chunk's site under `0x01` is the first noted while its object is known; every other object it
