@@ -316,7 +316,13 @@ struct RemoteCopiesEndToEndTests: StoreEndToEndSuite {
             vault: "b"
         )
         #expect(updated.status == 0, "\(updated.error)")
+        // And its other changes travel at once, whether the refused records lie in a bundle or, b
+        // having compacted, in its checkpoint (third outside test, F2: they waited behind it).
+        try add("unrelated", server, vault: "b")
         #expect(try run(["push", remote], server, vault: "b").status == 0)
+        let meanwhile = try run(["pull", remote], server)
+        #expect(meanwhile.status == 3, "\(meanwhile.output) \(meanwhile.error)")
+        #expect(try holds("unrelated", server), "\(meanwhile.output) \(meanwhile.error)")
         // Once their time has come here, the next pull applies them; then compaction and a newcomer.
         let applied = try run(["pull", remote], server, clock: "+13m")
         #expect(applied.status == 0, "\(applied.output) \(applied.error)")

@@ -613,8 +613,14 @@ extension Vault {
             // use: a checkpoint that held them stopped counting, or was ignored. Applying what comes
             // after would move the cursor past them for good; the device waits for a checkpoint that
             // holds them (the next push of a member that has them writes one).
-            if let first = ordered.first(where: { $0.first <= $0.last }), first.first > (applied[device] ?? 0) + 1 {
-                // (Named already when a checkpoint holding them was refused or could not be used.)
+            // Not when this pull imported the checkpoint that holds them and refused some of its
+            // records for their clock: what came after is applied (the cursor stays, below), as
+            // when a bundle's records are refused (third outside test of the clock fix, F2).
+            let refusedInCheckpoint = summary.devicesAhead[device] != nil
+            if !refusedInCheckpoint, let first = ordered.first(where: { $0.first <= $0.last }),
+                first.first > (applied[device] ?? 0) + 1
+            {
+                // (Named already when a checkpoint holding them could not be used.)
                 guard !summary.waitingDevices.contains(device) else { return }
                 summary.noteWaiting(device)
                 summary.notices.append(
@@ -649,7 +655,7 @@ extension Vault {
             // cursor stays before it, so the next pulls import it again until they apply, and no
             // compaction here deletes it (final outside test of issue 37, F2: the cursor moved on,
             // and the records were lost to every other device).
-            var refusedAhead = false
+            var refusedAhead = refusedInCheckpoint
             for name in ordered {
                 if stuck != nil, name.first <= name.last, name.first > reached + 1 { break }
                 let key = layout.bundleKey(device, name)
