@@ -132,15 +132,9 @@ package enum ChangeLog {
             try HybridClock.observe(version.stamp, in: txn, schema: schema)
             stamped = version
         } else {
-            // A change follows the version it replaces: stamped past it, even when this vault's
-            // clock restarted below it (the machine's clock was fast, then corrected). Otherwise the
-            // old version, refused by the others until its time came, would then win everywhere
-            // over this change (third outside test of issue 37's clock fix, F1).
-            var stamp = try HybridClock.tick(in: txn, schema: schema)
-            if let replaced = try VersionEntry.load(kind.record, id: recordID, in: txn, schema: schema),
-                replaced.version.stamp >= stamp
-            {
-                stamp = replaced.version.stamp + 1
+            // A change follows the version it replaces, even when the clock restarted below it.
+            let stamp = try HybridClock.tick(in: txn, schema: schema) {
+                try VersionEntry.load(kind.record, id: recordID, in: txn, schema: schema)?.version.stamp
             }
             stamped = RecordVersion(stamp: stamp, device: try localDevice(in: txn, schema: schema))
         }

@@ -102,11 +102,21 @@ package enum HybridClock {
     package static let localResetSkew: UInt64 = 600_000 << 16
 
     /// A fresh stamp for a local change, recorded in `txn`.
-    package static func tick(in txn: Transaction, schema: Schema) throws -> UInt64 {
+    ///
+    /// - Parameter replaced: The stamp of the version the change replaces, read only when the clock
+    ///   restarts (the clock is past every other version this vault holds): the change is stamped
+    ///   past it, so it follows what it changes (third outside test of issue 37's clock fix, F1).
+    package static func tick(
+        in txn: Transaction,
+        schema: Schema,
+        replacing replaced: () throws -> UInt64? = { nil }
+    ) throws -> UInt64 {
         let wall = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16
         let last = try reading(in: txn, schema: schema)
-        let stamp = last > wall + localResetSkew ? wall : max(wall, last + 1)
+        let restarts = last > wall + localResetSkew
+        let stamp = restarts ? wall : max(wall, last + 1)
         try record(stamp, in: txn, schema: schema)
+        if restarts, let replaced = try replaced(), replaced >= stamp { return replaced + 1 }
         return stamp
     }
 

@@ -59,7 +59,7 @@ extension Vault {
         guard held == 0 else {
             throw CofferError(
                 .param,
-                "this vault holds \(held) record\(held == 1 ? "" : "s") back until data they need arrives, so its checkpoint would lack them; pull again (\(InterfaceName.pull)) after the devices that have the data push, or compact from another device. Nothing was changed"
+                "this vault holds \(held) record\(held == 1 ? "" : "s") back until data they need arrives, so its checkpoint would lack them; pull again (\(InterfaceName.pull)) after the devices that have the data push, or compact from another device. No checkpoint was written and nothing was deleted (the pull and the push before it ran)"
             )
         }
         let client = S3Client(remote)

@@ -179,8 +179,7 @@ struct RemoteCompactionTests {
         let remote = setting.remote
         let vaults = try devices(2, setting)
         let (a, b) = (vaults[0], vaults[1])
-        var generator = SplitMix64(seed: 17)
-        try a.blobs.write("x", data: Data((0..<200_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }))
+        try a.blobs.write("x", data: Data(SplitMix64.bytes(200_000, seed: 17)))
         try a.push(to: remote)
         try b.pull(from: remote)
         try b.keychain.setPassword("b", service: "b", account: "ann", scope: .syncable)
@@ -240,8 +239,7 @@ struct RemoteCompactionTests {
         let remote = setting.remote
         let vaults = try devices(3, setting)
         let (a, b, c) = (vaults[0], vaults[1], vaults[2])
-        var generator = SplitMix64(seed: 37)
-        try a.blobs.write("x", data: Data((0..<200_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }))
+        try a.blobs.write("x", data: Data(SplitMix64.bytes(200_000, seed: 37)))
         try a.push(to: remote)
         // Everyone has x, and has pushed since: their bundles leave x's chunks out.
         for vault in [b, c] {
@@ -278,8 +276,7 @@ struct RemoteCompactionTests {
         let remote = setting.remote
         let vaults = try devices(3, setting)
         let (a, b, c) = (vaults[0], vaults[1], vaults[2])
-        var generator = SplitMix64(seed: 29)
-        let content = Data((0..<200_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        let content = Data(SplitMix64.bytes(200_000, seed: 29))
         try a.blobs.write("x", data: content)
         try a.push(to: remote)
         for _ in 0..<2 {
