@@ -196,15 +196,6 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
     }
 
     /// The bytes of the files in vault directory `name`.
-    func diskUsage(_ name: String) throws -> UInt64 {
-        let walker = FileManager.default.enumerator(at: directory.path(name), includingPropertiesForKeys: nil)
-        var total: UInt64 = 0
-        while let url = walker?.nextObject() as? URL {
-            total += UInt64((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
-        }
-        return total
-    }
-
     @Test(
         "a thin join keeps records and structure only; every reader, a backup, a compaction and the cache budget work there",
         arguments: ["seaweedfs", "moto"]

@@ -251,23 +251,6 @@ struct RemoteCopiesEndToEndTests: StoreEndToEndSuite {
             Issue.record("faketime is not installed (Debian package faketime; Tools/test installs it)")
             return
         }
-        func run(
-            _ arguments: [String],
-            _ server: SeaweedFS,
-            vault: String? = nil,
-            clock: String? = nil
-        ) throws
-            -> Products.Result
-        {
-            var environment = cli.environment.merging(server.environment) { _, new in new }
-            if let vault { environment["COFFER_VAULT"] = directory.path(vault).path }
-            guard let clock else { return try Products.run(cli.coffer, arguments, environment: environment) }
-            return try Products.run(
-                URL(fileURLWithPath: "/usr/bin/faketime"),
-                ["-f", clock, cli.coffer.path] + arguments,
-                environment: environment
-            )
-        }
         let server = try firstPush("seaweedfs", item: "before")
         #expect(try run(["init", "--join", remote], server, vault: "b").status == 0)
         #expect(try run(["push", remote], server, vault: "b").status == 0)

@@ -40,6 +40,34 @@ extension StoreEndToEndSuite {
         return (S3Client(store), RemoteLayout(location: location))
     }
 
+    /// Runs `coffer arguments` on `server` against vault directory `vault` (the harness's own when
+    /// `nil`) under `faketime -f clock`: on a device whose clock is off by `clock` (`+12m`).
+    func run(
+        _ arguments: [String],
+        _ server: SeaweedFS,
+        vault: String? = nil,
+        clock: String
+    ) throws
+        -> Products.Result
+    {
+        let environment = cli.environment.merging(self.environment(server, vault: vault)) { _, new in new }
+        return try Products.run(
+            URL(fileURLWithPath: "/usr/bin/faketime"),
+            ["-f", clock, cli.coffer.path] + arguments,
+            environment: environment
+        )
+    }
+
+    /// The bytes of the files in vault directory `name`.
+    func diskUsage(_ name: String) throws -> UInt64 {
+        let walker = FileManager.default.enumerator(at: cli.directory.path(name), includingPropertiesForKeys: nil)
+        var total: UInt64 = 0
+        while let url = walker?.nextObject() as? URL {
+            total += UInt64((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
+        }
+        return total
+    }
+
     private func environment(_ server: SeaweedFS, vault: String?) -> [String: String] {
         var environment = server.environment
         if let vault { environment["COFFER_VAULT"] = cli.directory.path(vault).path }

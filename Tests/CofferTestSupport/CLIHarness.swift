@@ -41,14 +41,17 @@ public struct CLIHarness: Sendable {
         return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
     }
 
-    /// `coffer arguments` started with the vault's environment, its standard streams pipes; the
+    /// `coffer arguments` started with the vault's environment plus `extra`, its standard streams pipes; the
     /// caller waits for it (or kills it). This process's ``Watchdog`` stops it if this process ends
     /// first.
-    public func start(_ arguments: [String]) throws -> RunningCoffer {
+    public func start(_ arguments: [String], extra: [String: String] = [:]) throws -> RunningCoffer {
         let process = Process()
         process.executableURL = coffer
         process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { _, new in new }
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"].merging(extra) { _, new in new }) {
+            _,
+            new in new
+        }
         let running = RunningCoffer(process: process)
         process.standardInput = running.input
         process.standardOutput = running.output

@@ -26,7 +26,15 @@ package final class BatchFlusher: @unchecked Sendable {
         }
     }
 
-    private let channel = BoundedChannel<Batch>(capacity: 1)
+    /// What the thread takes: a batch to commit, or a barrier to signal once every batch before it is.
+    private enum Work: Sendable {
+        case batch(Batch)
+        case barrier(DispatchSemaphore)
+    }
+
+    private let channel = BoundedChannel<Work>(capacity: 1)
+    /// Barriers handed over and not signalled yet: signalled when the thread ends, whatever happened.
+    private let barriers = Locked<[ObjectIdentifier: DispatchSemaphore]>([:])
     private let done = DispatchSemaphore(value: 0)
     private let failure = Locked<CofferError?>(nil)
 
@@ -48,9 +56,19 @@ package final class BatchFlusher: @unchecked Sendable {
         _ commit: (Batch) throws(CofferError) -> Void,
         _ onFailure: (CofferError) -> Void
     ) {
-        defer { done.signal() }
+        defer {
+            for barrier in barriers.withLock({ $0.values }) { barrier.signal() }
+            done.signal()
+        }
         do {
-            while let batch = try channel.receive() { try commit(batch) }
+            while let work = try channel.receive() {
+                switch work {
+                case .batch(let batch): try commit(batch)
+                case .barrier(let barrier):
+                    barriers.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(barrier)) }
+                    barrier.signal()
+                }
+            }
         } catch let error as CofferError {
             fail(error, onFailure)
         } catch {
@@ -68,7 +86,21 @@ package final class BatchFlusher: @unchecked Sendable {
     ///
     /// - Throws: The error of an earlier batch that failed.
     package func submit(_ batch: Batch) throws(CofferError) {
-        guard channel.send(batch) else { throw storedFailure }
+        guard channel.send(.batch(batch)) else { throw storedFailure }
+    }
+
+    /// Waits until every batch handed over so far is committed; the thread goes on taking batches.
+    ///
+    /// - Throws: The error of a batch that failed.
+    package func drain() throws(CofferError) {
+        let barrier = DispatchSemaphore(value: 0)
+        barriers.withLock { $0[ObjectIdentifier(barrier)] = barrier }
+        guard channel.send(.barrier(barrier)) else {
+            barriers.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(barrier)) }
+            throw storedFailure
+        }
+        barrier.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
     }
 
     /// Waits until every batch handed over is committed (or the first failure).

@@ -148,6 +148,15 @@ package struct ChunkStore {
         }
     }
 
+    /// Counts chunk `id` as born at the latest change sequence, if it was born at `since` or later:
+    /// the next export to a peer credited up to now sends it again. A backup that committed parts
+    /// does this to its tree's chunks, stored before the parts that credited peers past them.
+    package func noteBornNow(_ id: ChunkID, ifBornSince since: UInt64, in txn: Transaction) throws {
+        guard var references = try references(of: id, in: txn), references.born >= since else { return }
+        references.born = try ChangeLog.lastSequence(in: txn, schema: schema)
+        try set(references, of: id, in: txn)
+    }
+
     /// The reference entry of chunk `id`, or `nil` if it is not stored.
     package func references(of id: ChunkID, in txn: Transaction) throws -> References? {
         try txn.withValue(schema.chunkRefs, key: id) { try References(decoding: $0) }

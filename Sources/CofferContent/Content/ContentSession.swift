@@ -466,6 +466,40 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         package func retainStored(_ id: ChunkID) {
             queued.append(PendingChunk(id: id, sealed: nil, plaintext: []))
         }
+
+        /// What the committer runs once the current marker is handled (``pause(_:)``).
+        fileprivate(set) var pauseRequest: ((Checkpoint) throws(CofferError) -> Void)?
+
+        /// Asks the committer to stop once the handler returns, commit every chunk the session has
+        /// stored so far, run `body` on its thread with no transaction of the session open, and go
+        /// on: a backup commits a part of itself and uploads it there (``Checkpoint``).
+        package func pause(_ body: @escaping (Checkpoint) throws(CofferError) -> Void) {
+            pauseRequest = body
+        }
+    }
+
+    /// A point in a session where every chunk it stored is committed: records committed here may
+    /// refer to them (``CommitContext/pause(_:)``).
+    package struct Checkpoint {
+        fileprivate let environment: Environment
+        fileprivate let store: ContentStore
+        fileprivate let write: PendingWrites.WriteID
+
+        /// Commits `body` in one write transaction, and counts the write as begun after it
+        /// (``PendingWrites/advanceBegin(of:in:)``): what `body` commits must refer to every chunk
+        /// the session stored so far that another device needs (an export credits its receiver with
+        /// them).
+        package func commit<R>(_ what: String, _ body: (Transaction) throws -> R) throws(CofferError) -> R {
+            let store = store
+            let write = write
+            return try storage(what) {
+                try environment.write { txn in
+                    let result = try body(txn)
+                    try store.pending.advanceBegin(of: write, in: txn)
+                    return result
+                }
+            }
+        }
     }
 
     /// Takes processed chunks in order on its own thread: hashes each content, builds its chunk list,
@@ -629,11 +663,19 @@ package final class ContentSession<Marker>: @unchecked Sendable {
                     batch += context.queued
                     context.queued.removeAll()
                 }
-                if batchBytes >= ContentSession.batchByteLimit || batch.count >= ContentSession.batchChunkLimit {
+                let pause = context.pauseRequest
+                if (pause != nil && !batch.isEmpty) || batchBytes >= ContentSession.batchByteLimit
+                    || batch.count >= ContentSession.batchChunkLimit
+                {
                     try flusher.submit(BatchFlusher.Batch(chunks: batch, number: batchNumber, bytesHandled: total))
                     batch.removeAll(keepingCapacity: true)
                     batchNumber += 1
                     batchBytes = 0
+                }
+                if let pause {
+                    context.pauseRequest = nil
+                    try flusher.drain()
+                    try pause(Checkpoint(environment: environment, store: store, write: write))
                 }
             }
             return (batch, batchNumber, total)

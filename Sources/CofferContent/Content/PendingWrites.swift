@@ -62,6 +62,25 @@ package struct PendingWrites {
         return oldest
     }
 
+    /// Counts `write` as begun at the latest change sequence from now on: every chunk it stored so far
+    /// is referenced by a record committed since (a backup's part, ``oldestBeginSequence(in:)``), so an
+    /// export may credit its receiver past them.
+    package func advanceBegin(of write: WriteID, in txn: Transaction) throws {
+        let key = write.bytes + [Self.ownerTag]
+        guard let stored = try txn.get(schema.pending, key: key), stored.count == 28 else {
+            throw CofferError(.internalError, "a write in progress has no owner record")
+        }
+        var record = BinaryWriter()
+        record.write(raw: stored[..<20])
+        record.write(try ChangeLog.lastSequence(in: txn, schema: schema))
+        try txn.put(schema.pending, key: key, value: record.bytes)
+    }
+
+    /// Whether `write` is registered: in progress, or ended by a process that died and not released yet.
+    package func isRegistered(_ write: WriteID, in txn: Transaction) throws -> Bool {
+        try txn.contains(schema.pending, key: write.bytes + [Self.ownerTag])
+    }
+
     /// Notes chunks the write has taken references to, as batch number `batch` (one per transaction).
     package func note(_ chunkIDs: [ChunkID], batch: UInt32, of write: WriteID, in txn: Transaction) throws {
         guard !chunkIDs.isEmpty else { return }

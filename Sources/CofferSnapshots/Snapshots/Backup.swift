@@ -23,6 +23,31 @@ public struct BackupResult: Sendable {
     public let excluded: [String]
     /// How many paths the exclude patterns left out (a directory counts once, with all under it).
     public var excludedByPattern = 0
+    /// How the backup uploaded its content as it went, on a vault that offloads it to an object
+    /// store with the store attached; `nil` elsewhere.
+    public var uploads: BackupUploads?
+}
+
+/// How a backup on a vault that offloads its content uploaded it as it went: in parts, each pushed
+/// once the files read since the last added ``BackupOptions/partSize`` of new content, the local
+/// copies then dropped down to the cache budget (docs/FORMAT.md, "Backup parts").
+public struct BackupUploads: Sendable, Equatable {
+    /// The store, as `s3://BUCKET/PREFIX`.
+    public let store: String
+    /// The parts pushed (the backup pushes once more at its end when there was any).
+    public let parts: Int
+    /// What the pushes said.
+    public let notices: [String]
+    /// Why uploading stopped, if it did: the rest of the backup's content stays here until the next
+    /// push or offload.
+    public let failure: String?
+
+    package init(store: String, parts: Int, notices: [String], failure: String?) {
+        self.store = store
+        self.parts = parts
+        self.notices = notices
+        self.failure = failure
+    }
 }
 
 /// Progress of a backup: files and bytes handled so far.
@@ -110,6 +135,12 @@ package final class BackupRun: @unchecked Sendable {
 
     package func useChunker(_ chunker: FastCDC) { self.chunker = chunker }
 
+    /// Commits the backup in parts as it goes, through `writer` (``BackupPartWriter``).
+    package func commitInParts(_ writer: BackupPartWriter) { parts = writer }
+
+    /// The part writer, when the backup commits in parts.
+    private(set) var parts: BackupPartWriter?
+
     // MARK: Committer side
 
     /// The session's handler: adds each entry to the tree in order.
@@ -140,6 +171,7 @@ package final class BackupRun: @unchecked Sendable {
             statistics.bytesAdded += Int64(summary.addedBytes)
             if isNew { statistics.newFiles += 1 } else { statistics.changedFiles += 1 }
             try append(entry, context)
+            parts?.add(entry, addedBytes: summary.addedBytes, context)
         case .unchanged(let entry):
             guard let content = entry.content else { return }
             try retainStored(content.chunks, context)

@@ -35,6 +35,11 @@ public struct BackupOptions: Sendable, Equatable {
     /// Do not enter directories on another file system than the backed-up directory's; their mount
     /// points are recorded as empty directories.
     public var oneFileSystem: Bool
+    /// On a vault that offloads its content to an object store (with the store attached), the bytes
+    /// of new content after which the backup commits a part and uploads it, so that its directory
+    /// stays within the cache budget (``BackupUploads``); `nil`: a quarter of the budget, at least
+    /// 64 MiB and at most 1 GiB. Ignored elsewhere.
+    public var partSize: Int64?
     /// When the snapshot says it was taken; now when `nil` (restic's `backup --time`, for importing
     /// old backups, and for tests of retention policies).
     public var time: Date?
@@ -59,6 +64,7 @@ public struct BackupOptions: Sendable, Equatable {
         excludeIfPresent = []
         excludeLargerThan = nil
         oneFileSystem = false
+        partSize = nil
         time = nil
         hostname = nil
     }

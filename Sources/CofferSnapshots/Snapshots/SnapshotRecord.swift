@@ -79,16 +79,19 @@ public struct SnapshotInfo: Sendable, Hashable {
 /// and a root entry; version 4 encodes its tree as version 3 does and adds the snapshot's tags and
 /// the paths it backed up; version 5 is version 4 with the owner's mark, which only a writer holding
 /// the vault's keys can make: a `completeUnlessOpen` record without a valid mark was made, or may
-/// have been, by a write-only client (``SnapshotInfo/isWriteOnly``).
+/// have been, by a write-only client (``SnapshotInfo/isWriteOnly``); version 6 is a part of a backup in
+/// progress (``BackupPart``): version 5 with the part's block before the mark.
 package struct SnapshotRecord: Sendable, StoredContent {
     /// The version new snapshots are written with.
     package static let version: UInt8 = 4
     /// The versions this Coffer reads.
-    package static let readableVersions: ClosedRange<UInt8> = 1...5
+    package static let readableVersions: ClosedRange<UInt8> = 1...6
     /// The first version with tags.
     package static let taggedVersion: UInt8 = 4
     /// The version of a record that carries the owner's mark.
     package static let markedVersion: UInt8 = 5
+    /// The version of a backup's part (``BackupPart``): version 5 with the part's block before the mark.
+    package static let partVersion: UInt8 = 6
     /// The label of the owner's mark, and of the key it is made with.
     package static let markLabel = "coffer/v1/snapshot-owner"
 
@@ -117,6 +120,12 @@ package struct SnapshotRecord: Sendable, StoredContent {
     package var ownerMark: [UInt8]?
     /// Whether ``ownerMark`` is the mark of the vault's keys for this record (set by ``open``).
     package var hasValidOwnerMark = false
+    /// The backup this record is a part of (version 6), as its body says.
+    package var partOf: BackupPart?
+
+    /// The backup this record is a part of, when it is one: version 6 with the owner's mark. A part
+    /// without a valid mark is listed as a snapshot, which its owner can see and forget.
+    package var part: BackupPart? { hasValidOwnerMark ? partOf : nil }
 
     /// Whether a writer holding no key may have made this record: see ``SnapshotInfo/isWriteOnly``.
     package var isWriteOnly: Bool { level.isSealedToClassKey && !hasValidOwnerMark }
@@ -190,10 +199,24 @@ package struct SnapshotRecord: Sendable, StoredContent {
             )
         }
         guard let mark = try mark(keys: keys) else { return false }
-        formatVersion = Self.markedVersion
+        formatVersion = max(formatVersion, Self.markedVersion)
         ownerMark = mark
         hasValidOwnerMark = true
         return true
+    }
+
+    /// Makes the record a part of a backup in progress, marked as the owner's with `keys`: it is
+    /// written as version 6.
+    ///
+    /// - Throws: ``CofferError`` `.interactionNotAllowed` when `keys` cannot make the mark.
+    package mutating func markAsPart(_ part: BackupPart, keys: KeyRing) throws(CofferError) {
+        formatVersion = Self.partVersion
+        partOf = part
+        guard let mark = try mark(keys: keys) else {
+            throw CofferError(.interactionNotAllowed, "a backup's part needs the vault's keys to mark it")
+        }
+        ownerMark = mark
+        hasValidOwnerMark = true
     }
 
     /// The body without the owner's mark.
@@ -220,6 +243,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
             writer.write(UInt16(paths.count))
             for path in paths { writer.write(lengthPrefixed: Array(path.utf8)) }
         }
+        if formatVersion >= Self.partVersion, let partOf { partOf.encode(into: &writer) }
         return writer.bytes
     }
 
@@ -316,6 +340,7 @@ package struct SnapshotRecord: Sendable, StoredContent {
             for _ in 0..<Int(try reader.readUInt16()) { record.tags.append(try text()) }
             for _ in 0..<Int(try reader.readUInt16()) { record.paths.append(try text()) }
         }
+        if version >= partVersion { record.partOf = try BackupPart.decode(from: &reader) }
         if version >= markedVersion { record.ownerMark = try reader.readBytes(32) }
         try reader.finish()
         return record

@@ -14,16 +14,22 @@ package struct SnapshotStore {
 
     package var contentStore: ContentStore { ContentStore(schema: schema) }
 
-    /// Every snapshot, oldest first. While the vault is locked a `completeUnlessOpen` snapshot cannot
-    /// be opened: it fails the listing, or with `skippingLocked` is left out (finding a snapshot by
-    /// name, a mounted view).
-    package func all(cipher: AESGCM, skippingLocked: Bool = true) throws(CofferError) -> [SnapshotRecord] {
+    /// Every snapshot, oldest first, but the parts of backups in progress (``BackupPart``) unless
+    /// `includingParts`. While the vault is locked a `completeUnlessOpen` snapshot cannot be opened:
+    /// it fails the listing, or with `skippingLocked` is left out (finding a snapshot by name, a
+    /// mounted view).
+    package func all(
+        cipher: AESGCM,
+        skippingLocked: Bool = true,
+        includingParts: Bool = false
+    ) throws(CofferError) -> [SnapshotRecord] {
         let records = try storage("listing the snapshots") {
             try environment.read { txn in
                 var records: [SnapshotRecord] = []
                 try txn.forEach(in: schema.snapshots) { key, value in
                     do {
-                        records.append(try SnapshotRecord.open(value, id: Array(key), keys: keys, cipher: cipher))
+                        let record = try SnapshotRecord.open(value, id: Array(key), keys: keys, cipher: cipher)
+                        if includingParts || record.part == nil { records.append(record) }
                     } catch let error as CofferError where skippingLocked && error.code == .interactionNotAllowed {}
                     return true
                 }

@@ -71,6 +71,11 @@ public struct Snapshots: Sendable {
         let previous = try walk.previous(store, cipher: try makeCipher(), sealedToClassKey: writeKeys != nil)
         defer { previous.close() }
         let run = try BackupRun(environment: vault.environment, store: store.contentStore, scope: scope)
+        // What the backup's chunks are born at or after (``BackupPartWriter/noteTreeBorn``).
+        let schema = vault.schema
+        let beganAt = try storage("reading the change log") {
+            try vault.environment.read { txn in try ChangeLog.lastSequence(in: txn, schema: schema) }
+        }
         let session = try ContentSession<BackupRun.Marker>(
             vault: vault,
             keys: keys,
@@ -82,6 +87,29 @@ public struct Snapshots: Sendable {
             progress: nil
         ) { (marker, summary, context) throws(CofferError) in try run.handle(marker, summary, context) }
         run.useChunker(session.chunker)
+        // On a vault that offloads its content, with the store attached, a backup of syncable content
+        // commits and uploads it in parts as it goes (a write-only client's has no keys to mark parts).
+        if let uploader = vault.schema.contentUploader, scope == .syncable, writeKeys == nil {
+            run.commitInParts(
+                BackupPartWriter(
+                    vault: vault,
+                    keys: keys,
+                    uploader: uploader,
+                    write: session.write,
+                    chunker: session.chunker,
+                    description: BackupPartWriter.Description(
+                        name: walk.name,
+                        sourcePath: walk.sources.root,
+                        hostname: walk.hostname,
+                        created: created,
+                        tags: tags,
+                        paths: walk.sources.paths
+                    ),
+                    partSize: options.partSize.map { UInt64(max(1, $0)) } ?? uploader.partSize,
+                    beganAt: beganAt
+                )
+            )
+        }
         // Progress comes from the readers, as each path is handled: the walk runs ahead of them.
         let readers = BackupReaders(session: session, run: run, progress: progress)
         var leftOut = 0
@@ -129,6 +157,11 @@ public struct Snapshots: Sendable {
         )
         var result = BackupResult(snapshot: record.info, problems: run.problems, excluded: run.excluded)
         result.excludedByPattern = leftOut
+        if let parts = run.parts {
+            // The snapshot, and what was read after the last part, go up too once any part did.
+            parts.finishUploading()
+            result.uploads = parts.uploads
+        }
         return result
     }
 
@@ -191,6 +224,12 @@ public struct Snapshots: Sendable {
             try Vault.markFormat(in: txn, schema: vault.schema, atLeast: Schema.sealedToClassKeyFormatVersion)
         }
         for list in run.abandonedContents { try Self.release(list, context: context, store: store, in: txn) }
+        if let parts = run.parts {
+            // Parts credited peers with every chunk stored before them, the tree's among them: those
+            // go with the snapshot.
+            try parts.noteTreeBorn(tree.chunks, context: context, in: txn)
+            try parts.deleteParts(store: store, coder: context.coder, in: txn)
+        }
         try txn.put(
             vault.schema.snapshots,
             key: id,

@@ -67,6 +67,14 @@ package final class Schema: Sendable {
     }
     private let offloadedChunkSource = Locked<(any OffloadedChunkSource)?>(nil)
 
+    /// Uploads a backup's content as it goes, once the sync layer attached the store the vault
+    /// offloads to (``ContentUploader``); `nil` before.
+    package var contentUploader: (any ContentUploader)? {
+        get { uploader.withLock { $0 } }
+        set { uploader.withLock { $0 = newValue } }
+    }
+    private let uploader = Locked<(any ContentUploader)?>(nil)
+
     /// A random token for the handle this schema belongs to: journal entries carry it, so a handle
     /// tells its own changes from those of other handles and processes.
     package let handleToken = UInt64.random(in: 1...UInt64.max)

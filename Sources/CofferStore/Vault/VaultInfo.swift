@@ -53,7 +53,7 @@ extension Vault {
             try environment.read { txn in
                 (
                     try txn.count(schema.items), try txn.count(schema.blobs), try schema.records.count(in: txn),
-                    try txn.count(schema.snapshots)
+                    try Self.snapshotCount(in: txn, schema: schema)
                 )
             }
         }
@@ -77,5 +77,15 @@ extension Vault {
             freeBytes: Int(space.freeBytes),
             mapBytes: environment.mapSize
         )
+    }
+    /// The snapshots, not counting the parts of backups in progress (record version 6, which the
+    /// unsealed header says: docs/FORMAT.md, "Backup parts").
+    private static func snapshotCount(in txn: Transaction, schema: Schema) throws -> Int {
+        var count = 0
+        try txn.forEach(in: schema.snapshots) { _, value in
+            if value.first != 6 { count += 1 }
+            return true
+        }
+        return count
     }
 }

@@ -66,6 +66,7 @@ extension Vault {
             },
             cache: cache
         )
+        schema.contentUploader = StoreUploader(vault: self, remote: remote, keep: settings?.keep ?? 0)
     }
 
     /// The object store this vault offloaded content to, as `s3://BUCKET/PREFIX`, or `nil` when it

@@ -87,6 +87,13 @@ struct BackupCommand: VaultCommand {
     @Flag(short: "x", help: "Stay on the directory's file system: mount points are kept empty.")
     var oneFileSystem: Bool
 
+    @Option(
+        value: "SIZE",
+        help:
+            "On an offloaded vault, upload a part once SIZE of new content is read (default: a quarter of offload --keep, 64M to 1G)."
+    )
+    var partSize: ByteSize?
+
     @Flag(help: "List what the backup would read and leave out; read and store nothing.")
     var dryRun: Bool
 
@@ -106,6 +113,7 @@ struct BackupCommand: VaultCommand {
         options.excludeIfPresent = excludeIfPresent
         options.excludeLargerThan = excludeLargerThan?.bytes
         options.oneFileSystem = oneFileSystem
+        options.partSize = partSize?.bytes
         options.time = time?.date
         options.hostname = host
         if completeUnlessOpen || writeOnly.writeOnly { options.protection = .completeUnlessOpen }
@@ -141,12 +149,28 @@ struct BackupCommand: VaultCommand {
                 )
             }
             for problem in result.problems { output.warning("warning: \(problem)") }
+            if let uploads = result.uploads {
+                for notice in uploads.notices { output.note(notice) }
+                if uploads.parts > 0 {
+                    output.note(
+                        "Uploaded to \(uploads.store) as it went: \(counted(uploads.parts, "part")), then the snapshot; the local copies beyond the offload budget were dropped."
+                    )
+                }
+                if let failure = uploads.failure {
+                    output.warning(
+                        "warning: uploading to \(uploads.store) stopped (\(failure)); the snapshot is complete here, and what was not uploaded stays here until the next push or offload."
+                    )
+                }
+            }
         }
         let stats = result.snapshot.statistics
         let listing = BackupListing(
             snapshot: SnapshotListing(result.snapshot),
             problems: result.problems.map(\.description),
-            excluded: result.excluded
+            excluded: result.excluded,
+            uploads: result.uploads.map {
+                BackupListing.Uploads(store: $0.store, parts: $0.parts, failure: $0.failure)
+            }
         )
         try output.status(listing) {
             "Snapshot \(result.snapshot.shortID) of \(result.snapshot.paths.joined(separator: ", ")): \(counted(stats.files, "file")) "
@@ -569,6 +593,14 @@ struct BackupListing: Encodable {
     let snapshot: SnapshotListing
     let problems: [String]
     let excluded: [String]
+    /// On a vault that offloads its content: the parts uploaded as the backup went.
+    let uploads: Uploads?
+
+    struct Uploads: Encodable {
+        let store: String
+        let parts: Int
+        let failure: String?
+    }
 }
 
 struct RestoreListing: Encodable {
