@@ -47,6 +47,10 @@ public struct PullSummary: Sendable, Equatable, Codable {
     public var bytes: Int64 = 0
     /// Devices whose objects were left alone because this vault's membership log revokes them.
     public var revokedDevices: [UUID] = []
+    /// Of ``revokedDevices``, those with bundles in the store past the changes this vault applied
+    /// from them: changes made before the revocation that this vault had not pulled, or had refused
+    /// for the device's clock, which no member applies now.
+    public var revokedDevicesNotApplied: [UUID] = []
     /// The checkpoints applied (their bundles' keys): this vault lacked changes that compaction had
     /// removed the bundles of.
     public var checkpoints: [String] = []

@@ -746,6 +746,9 @@ extension Vault {
         where device != deviceID && objects.hasHead {
             if revoked.contains(device) {
                 summary.revokedDevices.append(device)
+                if objects.bundles.contains(where: { $0.last > applied[device] ?? 0 }) {
+                    summary.revokedDevicesNotApplied.append(device)
+                }
                 continue
             }
             let unknown = try !knowsDevice(device)

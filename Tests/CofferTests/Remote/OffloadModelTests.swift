@@ -6,7 +6,8 @@ import Testing
 
 /// A randomized model of offloading: three devices of one group write, push, pull, offload with
 /// random budgets, compact and read, in random order, against a real SeaweedFS; halfway, a fourth
-/// joins thin (its content left in the store) with a random budget, and does the same. After every step,
+/// joins thin (its content left in the store) with a random budget, and does the same; backups on
+/// offloaded devices upload parts as they go. After every step,
 /// every blob a device lists reads back whole as content some device wrote under that name, no
 /// offloaded chunk lacks a site it can be read from once the device has pulled, and each cache is
 /// within its budget. Every device converges after a final round. Seeds from
@@ -97,6 +98,18 @@ struct OffloadModelTests {
         }
         let snapshots = try devices.map { device in Set(try device.snapshots.list().map(\.id)) }
         #expect(Set(snapshots).count == 1, "seed \(seed): the devices list different snapshots after converging")
+        // Every backup finished, so its parts are gone everywhere.
+        for (number, vault) in devices.enumerated() {
+            let parts = try vault.environment.read { txn -> Int in
+                var count = 0
+                try txn.forEach(in: vault.schema.snapshots) { _, value in
+                    if value.first == SnapshotRecord.partVersion { count += 1 }
+                    return true
+                }
+                return count
+            }
+            #expect(parts == 0, "seed \(seed), device \(number): \(parts) parts of finished backups are left")
+        }
     }
 
     /// Runs `step` on `device`; returns the cache budget an offload set.
@@ -144,7 +157,10 @@ struct OffloadModelTests {
                 }
             }
             if case .failure(let error) = written { throw CofferError(.io, "writing a test tree: \(error)") }
-            _ = try device.snapshots.backup(directory: root, options: BackupOptions(name: "tree"))
+            // On an offloaded device, parts small enough that the backup uploads some as it goes.
+            var options = BackupOptions(name: "tree")
+            options.partSize = [nil, 100_000, 250_000][Int(generator.next() % 3)]
+            _ = try device.snapshots.backup(directory: root, options: options)
         case .forget:
             let ids = try device.snapshots.list().map(\.id)
             if !ids.isEmpty { try device.snapshots.forget(ids[Int(generator.next() % UInt64(ids.count))]) }

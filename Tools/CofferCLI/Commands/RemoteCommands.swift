@@ -158,6 +158,9 @@ struct PullCommand: VaultCommand {
         for device in summary.revokedDevices {
             context.output.note(
                 "note: left device \(device.uuidString.lowercased())'s objects alone: it was revoked from the group"
+                    + (summary.revokedDevicesNotApplied.contains(device)
+                        ? "; its bundles there hold changes this vault never applied (made before the revocation but not pulled in time, or refused then for the device's clock), and no member applies them now"
+                        : "")
             )
         }
         var combined = ImportSummary(sourceDevice: summary.bundles.last?.imported.sourceDevice ?? UUID())
