@@ -115,6 +115,25 @@ struct BackupPartsEndToEndTests: StoreEndToEndSuite {
         try expectSame(tree, restoredFrom: "vault", server, host: true)
     }
 
+    @Test("one file eight times the part size: parts are cut within it, and the budget holds")
+    func largeFileInParts() throws {
+        let server = try thinVault(budget: "1M")
+        let tree = try tree("tree", files: 1, size: 32_000_000, seed: 3)
+        let backup = try run(
+            ["backup", tree.path, "--name", "docs", "--part-size", "4M", "--json"],
+            server,
+            vault: "thin"
+        )
+        #expect(backup.status == 0, "\(backup.error)")
+        let listing = try JSONSerialization.jsonObject(with: Data(backup.output.utf8)) as? [String: Any]
+        #expect(((listing?["uploads"] as? [String: Any])?["parts"] as? Int ?? 0) >= 6, "\(backup.output)")
+        let used = try diskUsage("thin")
+        #expect(used < 12 << 20, "\(used) bytes for a 32 MB file")
+        #expect(try run(["verify"], server, vault: "thin").status == 0)
+        try expectSame(tree, restoredFrom: "thin", server)
+        try expectWholeVaultHolds(tree, server)
+    }
+
     @Test("a tree of many small files: its snapshot's tree, cut before the last parts, reaches every device")
     func treeCutBeforeParts() throws {
         // The tree's first chunks are stored once a megabyte of entries is buffered, before the

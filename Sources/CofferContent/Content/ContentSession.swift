@@ -91,6 +91,9 @@ package final class ContentSession<Marker>: @unchecked Sendable {
     package let chunker: FastCDC
     private let pipeline: OrderedPipeline<Job, Processed>
     private let committer: Committer
+    /// The committer's context, for hooks a caller installs before it submits anything
+    /// (``CommitContext/onChunk``).
+    package var commitContext: CommitContext { committer.context }
     /// The read buffer, reused for every content of the session (only the submitting thread uses it).
     private var readBuffer: [UInt8] = []
 
@@ -467,15 +470,29 @@ package final class ContentSession<Marker>: @unchecked Sendable {
             queued.append(PendingChunk(id: id, sealed: nil, plaintext: []))
         }
 
-        /// What the committer runs once the current marker is handled (``pause(_:)``).
+        /// What the committer runs once the current item is handled (``pause(_:)``).
         fileprivate(set) var pauseRequest: ((Checkpoint) throws(CofferError) -> Void)?
 
-        /// Asks the committer to stop once the handler returns, commit every chunk the session has
-        /// stored so far, run `body` on its thread with no transaction of the session open, and go
-        /// on: a backup commits a part of itself and uploads it there (``Checkpoint``).
+        /// Called on the committer's thread after each chunk of a content is taken, in order, with
+        /// the bytes of its sealed record when it is new here (0 when it was stored already): a
+        /// backup counts what it added, and pauses for a part (``pause(_:)``), there too.
+        package var onChunk: ((UInt64) -> Void)?
+
+        /// Asks the committer to stop once the current chunk or marker is handled, commit every chunk
+        /// the session has stored so far, run `body` on its thread with no transaction of the session
+        /// open, and go on: a backup commits a part of itself and uploads it there (``Checkpoint``).
         package func pause(_ body: @escaping (Checkpoint) throws(CofferError) -> Void) {
             pauseRequest = body
         }
+    }
+
+    /// The content the committer was in the middle of at a pause: its chunks so far.
+    package struct PartialContent {
+        /// The chunk list so far: its stored list chunks and the entries after them (``ChunkListBuilder/finish()``
+        /// gives the last list chunk to store, when there is one).
+        package let list: ChunkListBuilder
+        package let chunkCount: UInt64
+        package let size: UInt64
     }
 
     /// A point in a session where every chunk it stored is committed: records committed here may
@@ -484,6 +501,9 @@ package final class ContentSession<Marker>: @unchecked Sendable {
         fileprivate let environment: Environment
         fileprivate let store: ContentStore
         fileprivate let write: PendingWrites.WriteID
+        /// The content whose chunks the session stored in part so far, when it paused within one:
+        /// what `body` commits must refer to them too.
+        package let partial: PartialContent?
 
         /// Commits `body` in one write transaction, and counts the write as begun after it
         /// (``PendingWrites/advanceBegin(of:in:)``): what `body` commits must refer to every chunk
@@ -636,6 +656,7 @@ package final class ContentSession<Marker>: @unchecked Sendable {
                     if let full = list.append(ChunkEntry(id: chunk.id, length: UInt32(plaintext.count))) {
                         try storeListChunk(full)
                     }
+                    context.onChunk?(UInt64(chunk.sealed?.count ?? 0))
                 case .end(let marker):
                     if let last = list.finish() { try storeListChunk(last) }
                     let digest: [UInt8]?
@@ -675,7 +696,8 @@ package final class ContentSession<Marker>: @unchecked Sendable {
                 if let pause {
                     context.pauseRequest = nil
                     try flusher.drain()
-                    try pause(Checkpoint(environment: environment, store: store, write: write))
+                    let partial = chunkCount > 0 ? PartialContent(list: list, chunkCount: chunkCount, size: size) : nil
+                    try pause(Checkpoint(environment: environment, store: store, write: write, partial: partial))
                 }
             }
             return (batch, batchNumber, total)

@@ -171,7 +171,7 @@ package final class BackupRun: @unchecked Sendable {
             statistics.bytesAdded += Int64(summary.addedBytes)
             if isNew { statistics.newFiles += 1 } else { statistics.changedFiles += 1 }
             try append(entry, context)
-            parts?.add(entry, addedBytes: summary.addedBytes, context)
+            parts?.add(entry, addedBytes: summary.addedBytes)
         case .unchanged(let entry):
             guard let content = entry.content else { return }
             try retainStored(content.chunks, context)

@@ -1,10 +1,11 @@
 package import Foundation
 
 /// Commits a backup in parts as it goes and uploads each (``BackupPart``, ``ContentUploader``): once
-/// the files read since the last part added ``partSize`` bytes of new content, the committer pauses,
-/// a hidden snapshot record whose tree holds those files is committed with its own references, the
-/// write counts as begun after it (so an export credits a peer with its chunks), and the uploader
-/// pushes it and drops the local copies the store now holds.
+/// the chunks stored since the last part add up to ``partSize`` bytes of new content, the committer
+/// pauses (within a file, if it is reading one), a hidden snapshot record whose tree holds the files
+/// read since the last part (and the part of the current file read so far) is committed with its own
+/// references, the write counts as begun after it (so an export credits a peer with its chunks), and
+/// the uploader pushes it and drops the local copies the store now holds.
 ///
 /// Used only on the committer thread (``BackupRun``), then by the final transaction.
 package final class BackupPartWriter: @unchecked Sendable {
@@ -65,21 +66,24 @@ package final class BackupPartWriter: @unchecked Sendable {
         self.beganAt = beganAt
     }
 
-    /// Adds a file whose content was read, with the bytes its new chunks took; pauses the session
-    /// for a part once they reach ``partSize``.
-    package func add(
-        _ entry: TreeEntry,
-        addedBytes added: UInt64,
-        _ context: ContentSession<BackupRun.Marker>.CommitContext
-    ) {
+    /// Counts each chunk the session takes (``ContentSession/CommitContext/onChunk``), and pauses it
+    /// for a part once the new ones reach ``partSize``: installed before anything is submitted.
+    package func watch(_ context: ContentSession<BackupRun.Marker>.CommitContext) {
+        context.onChunk = { [self] (added) in
+            guard failure == nil else { return }
+            addedBytes += added
+            guard addedBytes >= partSize else { return }
+            context.pause { [self] (checkpoint) throws(CofferError) in try commitPart(checkpoint, context) }
+        }
+    }
+
+    /// Adds a file whose content was read, with the bytes its new chunks took.
+    package func add(_ entry: TreeEntry, addedBytes added: UInt64) {
         guard failure == nil else { return }
         entries.append(entry)
         statistics.files += 1
         statistics.bytes += Int64(entry.size)
         statistics.bytesAdded += Int64(added)
-        addedBytes += added
-        guard addedBytes >= partSize else { return }
-        context.pause { [self] (checkpoint) throws(CofferError) in try commitPart(checkpoint, context) }
     }
 
     /// Commits the files added since the last part as a part, then uploads it. An upload that fails
@@ -88,6 +92,34 @@ package final class BackupPartWriter: @unchecked Sendable {
         _ checkpoint: ContentSession<BackupRun.Marker>.Checkpoint,
         _ context: ContentSession<BackupRun.Marker>.CommitContext
     ) throws(CofferError) {
+        // The file the session paused within: an entry of its chunks so far, whose last list chunk,
+        // if any, is the part's own.
+        var entries = entries
+        var ownListChunks: [ChunkID: [UInt8]] = [:]
+        if let partial = checkpoint.partial {
+            var list = partial.list
+            if let last = list.finish() {
+                let id = try context.keys.id(of: last.plaintext)
+                ownListChunks[id] = try context.seal(last.plaintext, id: id)
+                list.stored(last, id: id)
+            }
+            entries.append(
+                TreeEntry(
+                    kind: .file,
+                    path: Array(Self.partialPath.utf8),
+                    mode: 0o100600,
+                    uid: 0,
+                    gid: 0,
+                    modifiedSeconds: 0,
+                    modifiedNanoseconds: 0,
+                    size: partial.size,
+                    device: 0,
+                    inode: 0,
+                    changedSeconds: 0,
+                    content: TreeEntry.Content(chunkCount: partial.chunkCount, chunks: list.list)
+                )
+            )
+        }
         let tree = try PartTree(entries, chunker: chunker, context: context)
         var record = SnapshotRecord(
             id: SecureRandom.bytes(count: 16),
@@ -115,7 +147,7 @@ package final class BackupPartWriter: @unchecked Sendable {
             keys: keys
         )
         let sealed = try record.seal(keys: keys, cipher: context.coder.cipher)
-        let (schema, keys, entries) = (schema, keys, entries)
+        let (schema, keys) = (schema, keys)
         try checkpoint.commit("committing a part of the backup") { txn in
             let chunks = ChunkStore(schema: schema)
             // The part's own tree and list chunks, then every file's chunks, once per occurrence: the
@@ -125,7 +157,9 @@ package final class BackupPartWriter: @unchecked Sendable {
             for entry in entries {
                 guard let list = entry.content?.chunks else { continue }
                 if case .indirect(let references) = list {
-                    for reference in references { _ = try chunks.retain(reference.id, sealed: nil, in: txn) }
+                    for reference in references {
+                        _ = try chunks.retain(reference.id, sealed: ownListChunks[reference.id], in: txn)
+                    }
                 }
                 try list.forEachEntry(
                     loadListChunk: { (reference) throws(CofferError) in
@@ -163,6 +197,10 @@ package final class BackupPartWriter: @unchecked Sendable {
             failure = error
         }
     }
+
+    /// The path of a part's entry for the file the backup was reading when it paused: a part is
+    /// never restored, and its entries are there for their chunks.
+    package static let partialPath = "partial"
 
     /// In the backup's final transaction: deletes its parts (the snapshot holds their chunks by now),
     /// and the parts this device's earlier backups left when they were stopped (``staleParts``).

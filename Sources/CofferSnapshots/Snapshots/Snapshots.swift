@@ -109,6 +109,7 @@ public struct Snapshots: Sendable {
                     beganAt: beganAt
                 )
             )
+            run.parts?.watch(session.commitContext)
         }
         // Progress comes from the readers, as each path is handled: the walk runs ahead of them.
         let readers = BackupReaders(session: session, run: run, progress: progress)
