@@ -14,7 +14,7 @@ package protocol ContentUploader: AnyObject, Sendable {
 
     /// Pushes the vault's changes (the parts committed so far), then drops the local copies of the
     /// chunks the store now holds, keeping at most the cache budget less `headroom` (what the next
-    /// part may add). Returns what the push said.
+    /// part may add) of what reads cached. Returns what the push said.
     ///
     /// - Throws: ``CofferError`` `.io` naming the store when it cannot be reached; the errors of a push.
     func upload(headroom: UInt64) throws(CofferError) -> [String]

@@ -1,6 +1,6 @@
 /// Uploads a backup's parts to the store a vault offloads to (``ContentUploader``): pushes, then
 /// drops the local copies of what the store now holds down to the cache budget less the room the
-/// next part needs.
+/// next part needs, keeping only what reads cached (the backup's own content goes once uploaded).
 final class StoreUploader: ContentUploader {
     private let vault: @Sendable () -> Vault?
     private let remote: S3Remote
@@ -20,7 +20,11 @@ final class StoreUploader: ContentUploader {
     func upload(headroom: UInt64) throws(CofferError) -> [String] {
         guard let vault = vault() else { throw CofferError(.closed, "the vault was closed") }
         let notices = try vault.push(to: remote).notices
-        _ = try vault.dropOffloadableChunks(remote: remote.identity, keep: keep > headroom ? keep - headroom : 0)
+        _ = try vault.dropOffloadableChunks(
+            remote: remote.identity,
+            keep: keep > headroom ? keep - headroom : 0,
+            readOnly: true
+        )
         return notices
     }
 }

@@ -186,8 +186,14 @@ extension Vault {
     /// Drops the local records of chunks with a site in `remote` (an object this vault pushed under
     /// its head, or pulled), keeping at most `keep` bytes of them, most recently used (else most
     /// recently stored) first; the kept ones become the cache. Chunk lists and snapshot trees
-    /// (``RecordStructure``) always stay.
-    package func dropOffloadableChunks(remote identity: String, keep: UInt64) throws(CofferError) -> DroppedChunks {
+    /// (``RecordStructure``) always stay. With `readOnly`, only chunks read since they were cached
+    /// are kept: a backup's uploads drop what it wrote, which is rarely read soon, and leave the
+    /// budget to what reads cached.
+    package func dropOffloadableChunks(
+        remote identity: String,
+        keep: UInt64,
+        readOnly: Bool = false
+    ) throws(CofferError) -> DroppedChunks {
         let (schema, environment) = (schema, environment)
         var result = DroppedChunks()
         // The chunks the store holds, most recently used (or stored) first.
@@ -242,7 +248,7 @@ extension Vault {
                     var batchResult = result
                     guard let content = StoreContent(schema: schema) else { return (batchKept, batchResult) }
                     for candidate in slice {
-                        if batchKept + UInt64(candidate.length) <= keep {
+                        if batchKept + UInt64(candidate.length) <= keep, !readOnly || candidate.rank.0 > 0 {
                             batchKept += UInt64(candidate.length)
                             batchResult.kept.chunks += 1
                             batchResult.kept.bytes += UInt64(candidate.length)
