@@ -19,7 +19,7 @@ final class StoreUploader: ContentUploader {
 
     func upload(headroom: UInt64) throws(CofferError) -> [String] {
         guard let vault = vault() else { throw CofferError(.closed, "the vault was closed") }
-        let notices = try vault.push(to: remote).notices
+        let notices = try vault.push(to: remote, progress: nil, beforeHead: {}, keepingPushed: false).notices
         _ = try vault.dropOffloadableChunks(
             remote: remote.identity,
             keep: keep > headroom ? keep - headroom : 0,

@@ -38,14 +38,16 @@ extension Vault {
     /// ``push(to:progress:)-4qpe7`` with hooks where tests stop a push the way a crash would, or
     /// race another copy's push against it: after the last look at the head before the bundle
     /// appears, between the bundle's upload and the last look at the head before writing it, after
-    /// that look, and after each part sent.
+    /// that look, and after each part sent. Without `keepingPushed`, a vault that offloads to the
+    /// store does not keep what it pushed in its cache (a backup's upload drops it itself).
     package func push(
         to remote: S3Remote,
         progress: SyncProgress?,
         beforeFinish: () throws(CofferError) -> Void = {},
         beforeHead: () throws(CofferError) -> Void,
         beforeHeadWrite: () throws(CofferError) -> Void = {},
-        afterPart: @escaping (Int) throws(CofferError) -> Void = { _ throws(CofferError) in }
+        afterPart: @escaping (Int) throws(CofferError) -> Void = { _ throws(CofferError) in },
+        keepingPushed: Bool = true
     ) throws(CofferError) -> PushSummary {
         var summary = try pushChanges(
             to: remote,
@@ -57,6 +59,10 @@ extension Vault {
         )
         // Changes of the group's that the store lost are written again (red team round 17, F1).
         try repairLostChanges(remote: remote, summary: &summary)
+        // A vault that offloads to this store keeps within its cache budget what it just pushed.
+        if keepingPushed, let settings = try offloadSettings(), settings.remote == remote.identity {
+            _ = try dropOffloadableChunks(remote: remote.identity, keep: settings.keep)
+        }
         return summary
     }
 
@@ -382,10 +388,6 @@ extension Vault {
         }
         summary.resumedParts = written.sink.reusedParts
         summary.object = key
-        // A vault that offloads to this store keeps within its cache budget what it just pushed.
-        if let settings = try offloadSettings(), settings.remote == identity {
-            _ = try dropOffloadableChunks(remote: identity, keep: settings.keep)
-        }
         return summary
     }
 

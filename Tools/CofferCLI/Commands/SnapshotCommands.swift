@@ -153,7 +153,7 @@ struct BackupCommand: VaultCommand {
                 for notice in uploads.notices { output.note(notice) }
                 if uploads.parts > 0 {
                     output.note(
-                        "Uploaded to \(uploads.store) as it went: \(counted(uploads.parts, "part")), then the snapshot; the local copies beyond the offload budget were dropped."
+                        "Uploaded to \(uploads.store) as it went: \(counted(uploads.parts, "part")), then the snapshot; what it uploaded is not kept here (the cache keeps what reads fetch)."
                     )
                 }
                 if let failure = uploads.failure {
