@@ -1,9 +1,9 @@
 import Foundation
 
 /// The local cache of an offloaded vault: chunk records fetched from the object store are kept in
-/// the `chunks` table again, noted as cached (``StoreContent``), and the least recently used are
-/// dropped whenever the cached records exceed the budget (docs/FORMAT.md, "Chunks in the object
-/// store").
+/// the `chunks` table again, noted as cached (``StoreContent``), within the budget: room is made by
+/// dropping the least recently used of what was cached before this cache was attached, and what
+/// does not fit is not kept (docs/FORMAT.md, "Chunks in the object store").
 ///
 /// Readers offer records while they hold a read transaction, so nothing here waits for a write:
 /// offers and uses are gathered in memory (at most ``flushBytes``) and written by a background
@@ -14,6 +14,9 @@ package final class OffloadCache: Sendable {
     private let schema: Schema
     /// The most bytes of cached records kept.
     package let budget: UInt64
+    /// When this cache was attached (ms since 1970): what it cached since, it never evicts to make
+    /// room for more (a read larger than the budget keeps what it cached first).
+    private let attachedAt = UInt64(Date().timeIntervalSince1970 * 1000)
     private let state = Locked(Pending())
     private let queue = DispatchQueue(label: "coffer.offload-cache")
     /// Offered bytes that start a write.
@@ -92,17 +95,31 @@ package final class OffloadCache: Sendable {
         else { return }
         let schema = schema
         let budget = budget
+        let attachedAt = attachedAt
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
         _ = try? environment.write { txn in
             guard let content = StoreContent(schema: schema) else { return }
             for (object, remembering) in pending.damaged {
                 try content.forgetIfNoted(object, rememberingDamage: remembering, in: txn)
             }
-            for (id, record) in pending.offers {
+            // Room is made by dropping what was cached before this cache was attached, least
+            // recently used first, never what it cached itself: a read larger than the budget (a
+            // restore, `verify --read-data`) would otherwise churn through the cache, and LMDB
+            // reuses freed pages only in runs that fit, so the data file grew far past the budget
+            // (a 20 GiB restore on a 2 GiB budget: 4.2 GiB). What does not fit is not kept.
+            let offered = pending.offers.values.reduce(UInt64(0)) { $0 + UInt64($1.count) }
+            var cached = try Self.trim(
+                content,
+                to: budget > offered ? budget - offered : 0,
+                evictingOnlyBefore: attachedAt,
+                in: txn
+            )
+            for (id, record) in pending.offers where cached + UInt64(record.count) <= budget {
                 // Kept only while still offloaded: referenced, not here, in the store.
                 guard try content.isOffloaded(id, in: txn) else { continue }
                 try schema.records.put(id, record, in: txn)
                 try content.noteCached(id, length: record.count, lastUse: now, in: txn)
+                cached += UInt64(record.count)
             }
             for id in pending.checked { try content.noteChecked(id, in: txn) }
             for id in pending.uses {
@@ -111,14 +128,19 @@ package final class OffloadCache: Sendable {
                 else { continue }
                 try content.noteCached(id, length: length, lastUse: now, in: txn)
             }
-            _ = try Self.trim(content, to: budget, in: txn)
         }
     }
 
-    /// Drops cached records, least recently used first, until at most `budget` bytes are cached;
-    /// forgets entries of chunks gone or no longer local. Returns the bytes cached after.
+    /// Drops cached records, least recently used first, until at most `budget` bytes are cached
+    /// (only those last used before `evictingOnlyBefore`, when given); forgets entries of chunks gone
+    /// or no longer local. Returns the bytes cached after.
     @discardableResult
-    package static func trim(_ content: StoreContent, to budget: UInt64, in txn: Transaction) throws -> UInt64 {
+    package static func trim(
+        _ content: StoreContent,
+        to budget: UInt64,
+        evictingOnlyBefore: UInt64 = .max,
+        in txn: Transaction
+    ) throws -> UInt64 {
         var entries: [(id: ChunkID, lastUse: UInt64, length: Int)] = []
         var stale: [ChunkID] = []
         try content.forEachCached(in: txn) { id, lastUse, length in
@@ -137,7 +159,8 @@ package final class OffloadCache: Sendable {
         }
         for id in stale { try content.forgetCached(id, in: txn) }
         guard total > budget else { return total }
-        for entry in live.sorted(by: { $0.lastUse < $1.lastUse }) where total > budget {
+        for entry in live.sorted(by: { $0.lastUse < $1.lastUse })
+        where total > budget && entry.lastUse < evictingOnlyBefore {
             try content.dropLocalRecord(entry.id, in: txn)
             try content.forgetCached(entry.id, in: txn)
             total -= UInt64(entry.length)
