@@ -174,6 +174,35 @@ struct OffloadEndToEndTests: StoreEndToEndSuite {
         }
     }
 
+    @Test("a read larger than the cache keeps what it read first instead of churning through the cache")
+    func readLargerThanCache() throws {
+        let server = try SeaweedFS.shared()
+        let (blob, _) = try fillAndPush(server)
+        #expect(try run(["offload", remote, "--keep", "1M"], server).status == 0)
+        let got = try get("big", server)
+        #expect(got.bytes.map { $0 == blob } == true, "\(got.error)")
+        let vault = try Vault.open(at: directory.path("vault"))
+        defer { vault.close() }
+        try vault.unlock(passphrase: "pw")
+        guard case .inline(let entries) = try vault.blobs.reader().manifest(of: "big").chunks else {
+            Issue.record("the test blob's chunk list is not inline")
+            return
+        }
+        let cached = try vault.environment.read { txn -> Set<ChunkID> in
+            var ids: Set<ChunkID> = []
+            try StoreContent(schema: vault.schema)?.forEachCached(in: txn) { id, _, _ in
+                ids.insert(id)
+                return true
+            }
+            return ids
+        }
+        // The blob is 2.5 MB and the cache 1 MiB: it holds chunks read first (readers fetch a few
+        // windows ahead in parallel), none of the last ones, which an LRU admission would keep.
+        #expect(!cached.isEmpty)
+        let early = Set(entries.prefix(cached.count + 12).map(\.id))
+        #expect(cached.isSubset(of: early), "\(cached.count) cached of \(entries.count)")
+    }
+
     @Test(
         "a compaction on another device moves what this one offloaded; its next pull finds it again",
         arguments: ["seaweedfs", "moto"]

@@ -24,6 +24,8 @@ package final class OffloadCache: Sendable {
 
     private struct Pending {
         var offers: [ChunkID: [UInt8]] = [:]
+        /// The offered chunks in the order they were offered: when not all fit, the first stay.
+        var offerOrder: [ChunkID] = []
         var offeredBytes = 0
         var uses: Set<ChunkID> = []
         var damaged: [(object: StoreObject, remembering: Bool)] = []
@@ -44,7 +46,10 @@ package final class OffloadCache: Sendable {
         let fits = UInt64(record.count) <= budget
         let schedule = state.withLock { pending -> Bool in
             pending.checked.insert(id)
-            if fits, pending.offers.updateValue(record, forKey: id) == nil { pending.offeredBytes += record.count }
+            if fits, pending.offers.updateValue(record, forKey: id) == nil {
+                pending.offeredBytes += record.count
+                pending.offerOrder.append(id)
+            }
             return start(&pending, when: pending.offeredBytes >= Self.flushBytes || pending.checked.count >= 4096)
         }
         if schedule { queue.async { self.write() } }
@@ -114,7 +119,8 @@ package final class OffloadCache: Sendable {
                 evictingOnlyBefore: attachedAt,
                 in: txn
             )
-            for (id, record) in pending.offers where cached + UInt64(record.count) <= budget {
+            for id in pending.offerOrder {
+                guard let record = pending.offers[id], cached + UInt64(record.count) <= budget else { continue }
                 // Kept only while still offloaded: referenced, not here, in the store.
                 guard try content.isOffloaded(id, in: txn) else { continue }
                 try schema.records.put(id, record, in: txn)
