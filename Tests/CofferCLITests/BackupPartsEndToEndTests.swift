@@ -72,10 +72,8 @@ struct BackupPartsEndToEndTests: StoreEndToEndSuite {
         #expect(compared.status == 0, "\(compared.output)")
     }
 
-    @Test("a backup four times the budget uploads in parts, stays within the budget, and reaches every device")
-    func uploadsAsItGoes() throws {
-        let server = try thinVault(budget: "1M")
-        let tree = try tree("tree", files: 40, size: 600_000, seed: 1)
+    /// The thin vault backs up `tree` as `docs` in parts of 4 MiB; the result and its `uploads`.
+    func backUpInParts(_ tree: URL, _ server: SeaweedFS) throws -> (Products.Result, [String: Any]?) {
         let backup = try run(
             ["backup", tree.path, "--name", "docs", "--part-size", "4M", "--json"],
             server,
@@ -83,7 +81,14 @@ struct BackupPartsEndToEndTests: StoreEndToEndSuite {
         )
         #expect(backup.status == 0, "\(backup.error)")
         let listing = try JSONSerialization.jsonObject(with: Data(backup.output.utf8)) as? [String: Any]
-        let uploads = listing?["uploads"] as? [String: Any]
+        return (backup, listing?["uploads"] as? [String: Any])
+    }
+
+    @Test("a backup four times the budget uploads in parts, stays within the budget, and reaches every device")
+    func uploadsAsItGoes() throws {
+        let server = try thinVault(budget: "1M")
+        let tree = try tree("tree", files: 40, size: 600_000, seed: 1)
+        let (backup, uploads) = try backUpInParts(tree, server)
         #expect((uploads?["parts"] as? Int ?? 0) >= 4, "\(backup.output)")
         #expect(uploads?["failure"] == nil, "\(backup.output)")
         // Each part's push sends what is new since the last: the store holds the content once.
@@ -119,14 +124,8 @@ struct BackupPartsEndToEndTests: StoreEndToEndSuite {
     func largeFileInParts() throws {
         let server = try thinVault(budget: "1M")
         let tree = try tree("tree", files: 1, size: 32_000_000, seed: 3)
-        let backup = try run(
-            ["backup", tree.path, "--name", "docs", "--part-size", "4M", "--json"],
-            server,
-            vault: "thin"
-        )
-        #expect(backup.status == 0, "\(backup.error)")
-        let listing = try JSONSerialization.jsonObject(with: Data(backup.output.utf8)) as? [String: Any]
-        #expect(((listing?["uploads"] as? [String: Any])?["parts"] as? Int ?? 0) >= 6, "\(backup.output)")
+        let (backup, uploads) = try backUpInParts(tree, server)
+        #expect((uploads?["parts"] as? Int ?? 0) >= 6, "\(backup.output)")
         let used = try diskUsage("thin")
         #expect(used < 12 << 20, "\(used) bytes for a 32 MB file")
         #expect(try run(["verify"], server, vault: "thin").status == 0)
