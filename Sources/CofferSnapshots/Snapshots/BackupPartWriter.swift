@@ -251,20 +251,10 @@ package final class BackupPartWriter: @unchecked Sendable {
         coder: ChunkRecord.Coder,
         in txn: Transaction
     ) throws {
-        let chunks = store.contentStore.chunks
         var ids: [ChunkID] = []
         try store.forEachReference(of: record, in: txn, coder: coder) { ids.append($0) }
-        for id in ids { try chunks.release(id, in: txn) }
-        try txn.delete(store.schema.snapshots, key: record.id)
-        try ChangeLog.record(
-            .snapshotDelete,
-            recordID: record.id,
-            scope: record.scope,
-            description: LocalJournal.Description(name: "\(record.name) (part \(record.part?.number ?? 0))"),
-            keys: store.keys,
-            in: txn,
-            schema: store.schema
-        )
+        let description = LocalJournal.Description(name: "\(record.name) (part \(record.part?.number ?? 0))")
+        try store.drop(record, releasing: ids, description: description, in: txn)
     }
 
     /// In the backup's final transaction: counts the tree's chunks stored during the backup as born

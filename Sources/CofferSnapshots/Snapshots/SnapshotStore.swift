@@ -242,23 +242,33 @@ package struct SnapshotStore {
         var ids: [ChunkID] = []
         try forEachReference(of: record) { ids.append($0) }
         let schema = schema
-        let keys = keys
-        let chunks = contentStore.chunks
         try deletion("forgetting a snapshot", in: environment) { txn in
             guard try txn.contains(schema.snapshots, key: record.id) else {
                 throw CofferError(.itemNotFound, "the snapshot was forgotten meanwhile")
             }
-            for id in ids { try chunks.release(id, in: txn) }
-            try txn.delete(schema.snapshots, key: record.id)
-            try ChangeLog.record(
-                .snapshotDelete,
-                recordID: record.id,
-                scope: record.scope,
-                description: record.changeDescription,
-                keys: keys,
-                in: txn,
-                schema: schema
-            )
+            try drop(record, releasing: ids, description: record.changeDescription, in: txn)
         }
+    }
+
+    /// Deletes a snapshot's record in `txn`: releases `references` (every reference it holds), deletes
+    /// the record and logs the deletion (``ChangeLog``) under `description`.
+    package func drop(
+        _ record: SnapshotRecord,
+        releasing references: [ChunkID],
+        description: LocalJournal.Description,
+        in txn: Transaction
+    ) throws {
+        let chunks = contentStore.chunks
+        for id in references { try chunks.release(id, in: txn) }
+        try txn.delete(schema.snapshots, key: record.id)
+        try ChangeLog.record(
+            .snapshotDelete,
+            recordID: record.id,
+            scope: record.scope,
+            description: description,
+            keys: keys,
+            in: txn,
+            schema: schema
+        )
     }
 }

@@ -151,9 +151,12 @@ struct BackupCommand: VaultCommand {
             for problem in result.problems { output.warning("warning: \(problem)") }
             if let uploads = result.uploads {
                 for notice in uploads.notices { output.note(notice) }
+                // "Then the snapshot" only when the last push went up too: a failure says what stayed.
                 if uploads.parts > 0 {
                     output.note(
-                        "Uploaded to \(uploads.store) as it went: \(counted(uploads.parts, "part")), then the snapshot; what it uploaded is not kept here (the cache keeps what reads fetch)."
+                        "Uploaded to \(uploads.store) as it went: \(counted(uploads.parts, "part"))"
+                            + (uploads.failure == nil ? ", then the snapshot" : "")
+                            + "; what it uploaded is not kept here (the cache keeps what reads fetch)."
                     )
                 }
                 if let failure = uploads.failure {
